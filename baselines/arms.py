@@ -1,0 +1,41 @@
+"""The arms: ways to compile the whole graph, each the one pipeline with different hooks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .template import SERIAL, PoolSchedule
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One way to compile the graph.
+
+    fuse              run FuseOps and FuseTIR
+    split_after_pool  the pool's result leaves the dataflow block (the issue's PARTIAL)
+    schedule          replaces the fused pool function before default scheduling; any object
+                      with `apply(func, target)` and `to_dict()` (picklable, for trial processes)
+    """
+
+    name: str
+    fuse: bool = True
+    split_after_pool: bool = False
+    schedule: Any = None
+
+    def describe(self) -> dict:
+        return {"name": self.name, "fuse": self.fuse, "split_after_pool": self.split_after_pool,
+                "schedule": None if self.schedule is None else self.schedule.to_dict()}
+
+
+DEFAULT_ARMS = (
+    Arm("off", fuse=False),
+    Arm("partial", split_after_pool=True),
+    Arm("on"),
+    Arm("serial", schedule=SERIAL),
+)
+
+
+def template_arm(name: str, config: dict) -> Arm:
+    """A tuned arm whose fused pool kernel is one point of the schedule template."""
+    return Arm(name, schedule=PoolSchedule(**config))

@@ -1,0 +1,55 @@
+"""The Relax module of a Case, built from TOPI computes exactly as the issue's TVMScript is."""
+
+from __future__ import annotations
+
+import tvm
+from tvm import relax, topi
+
+from .case import Case
+
+
+def build_graph(case: Case, split_after_pool: bool = False) -> tvm.IRModule:
+    """Return the Relax module for `case`.
+
+    For the default Case this is structurally equal to the issue's module (tests hold it). With
+    `split_after_pool` the pool's result leaves the dataflow block, the issue's PARTIAL.
+    """
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType(case.input_shape, "float32"))
+
+    def add_one(value):
+        # The bias stays a Relax constant, so TIR takes it as a 0-d buffer like the issue's graph.
+        return bb.emit_te(topi.add, value, relax.const(1, "float32"), primfunc_name_hint="add")
+
+    def concat(values):
+        return bb.emit_te(topi.concatenate, values, 1, primfunc_name_hint="concatenate")
+
+    def prelude_and_pool():
+        # PARTIAL binds the pool to a non-dataflow var: FuseOps cannot fuse across it.
+        emit = bb.emit_output if split_after_pool else bb.emit
+        pool_input = x
+        if case.prelude:
+            groups = []
+            for _ in range(case.branches):
+                leaves = [add_one(x) for _ in range(case.branches)]
+                groups.append(add_one(concat(leaves)))
+            pool_input = concat(groups)
+        return emit(bb.call_te(
+            topi.nn.pool2d, pool_input,
+            (case.window, case.window), (case.stride, case.stride), (1, 1), (0, 0, 0, 0),
+            "max", False, "NCHW", primfunc_name_hint="pool2d",
+        ))
+
+    def tail(pooled):
+        outputs, value = [], pooled
+        for _ in range(case.tail):
+            value = add_one(value)
+            outputs.append(value)
+        result = relax.Tuple([outputs[0], outputs[-1]]) if case.shared_output else outputs[-1]
+        return bb.emit_output(result)
+
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            result = tail(prelude_and_pool())
+        bb.emit_func_output(result)
+    return bb.get()

@@ -1,0 +1,106 @@
+"""One Relax pipeline for every arm: the backend's own passes, with the arm's hooks applied."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import tvm
+from tvm import relax, s_tir
+
+from .case import Case
+from .graph import build_graph
+from .template import POOL_BLOCK
+
+FUSION_PASSES = ("FuseOps", "FuseTIR")
+DUMPED_PASSES = ("FuseOps", "FuseTIR", "ApplyDefaultSchedule")
+HOST = {"kind": "llvm", "mcpu": "generic"}
+# MetaSchedule needs the CUDA target fully described (see DESIGN.md), so every arm uses this one.
+CUDA_LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 49152,
+               "thread_warp_size": 32, "registers_per_block": 65536}
+
+
+def make_target(kind: str, arch: str = "sm_90") -> tvm.target.Target:
+    if kind == "cuda":
+        return tvm.target.Target({"kind": "cuda", "arch": arch, **CUDA_LIMITS}, host=HOST)
+    if kind == "llvm":
+        return tvm.target.Target({"kind": "llvm"})
+    raise ValueError(f"unknown target {kind!r}: use cuda or llvm")
+
+
+def _backend(target: tvm.target.Target):
+    if target.kind.name == "cuda":
+        from tvm.relax.backend.cuda import pipeline
+    else:  # relax.pipeline has no llvm lowering passes in 0.27; take the CPU backend directly
+        from tvm.relax.backend.cpu_generic import pipeline
+    return pipeline
+
+
+def lower(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None):
+    """Run the backend pipeline on the Case's graph with the arm's hooks; return the IRModule."""
+    backend = _backend(target)
+    mod = build_graph(case, split_after_pool=arm.split_after_pool)
+    if dump_dir is not None:
+        dump_dir.mkdir(parents=True, exist_ok=True)
+    with target, tvm.transform.PassContext(opt_level=3):
+        passes = backend.library_dispatch_passes(target) + backend.legalize_passes(target)
+        for index, transform in enumerate(passes):
+            name = str(transform.info.name).split(".")[-1]
+            if not (name in FUSION_PASSES and not arm.fuse):
+                mod = transform(mod)
+            if name == "FuseTIR" and arm.schedule is not None:
+                # Before default scheduling: the rule list skips functions marked scheduled.
+                mod, record = replace_fused_pool(mod, arm.schedule, target)
+                if dump_dir is not None:
+                    (dump_dir / "intervention.json").write_text(json.dumps(record, indent=2))
+            if dump_dir is not None and name in DUMPED_PASSES:
+                (dump_dir / f"{index:02d}_{name}.py").write_text(mod.script())
+        for transform in backend.dataflow_lower_passes(target) + backend.finalize_passes(target):
+            mod = transform(mod)
+    return mod
+
+
+def build(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None):
+    """Lower and compile one arm; returns the `tvm.compile` Executable."""
+    mod = lower(case, arm, target, dump_dir)
+    return relax.build(mod, target=target, relax_pipeline=None, tir_pipeline="default")
+
+
+def fused_pool_function(mod: tvm.IRModule) -> tuple[tvm.ir.GlobalVar, tvm.tirx.PrimFunc]:
+    """The one PrimFunc that holds the pool and at least one fused epilogue block."""
+    found = [(gv, func) for gv, func in mod.functions.items()
+             if isinstance(func, tvm.tirx.PrimFunc) and _has_fused_pool(func)]
+    if len(found) != 1:
+        raise ValueError(f"expected one fused pool function, found {len(found)}")
+    return found[0]
+
+
+def _has_fused_pool(func: tvm.tirx.PrimFunc) -> bool:
+    sch = s_tir.Schedule(func)
+    names = [sch.get(block).name_hint for block in sch.get_child_blocks(sch.get_sblock("root"))]
+    return POOL_BLOCK in names and len(names) > 1
+
+
+def _digest(func) -> str:
+    return hashlib.sha256(func.script().encode()).hexdigest()
+
+
+def replace_fused_pool(mod: tvm.IRModule, schedule, target):
+    """Schedule the fused pool function with `schedule`; other functions must stay unchanged."""
+    gv, func = fused_pool_function(mod)
+    others = {key.name_hint: _digest(value) for key, value in mod.functions.items() if key != gv}
+    mod = tvm.IRModule(dict(mod.functions), attrs=mod.attrs)
+    mod.update_func(gv, schedule.apply(func, target))
+    record = {
+        "replaced_function": gv.name_hint,
+        "schedule": schedule.to_dict(),
+        "before_sha256": _digest(func),
+        "after_sha256": _digest(mod[gv]),
+        "unchanged_functions": others,
+        "other_functions_unchanged": all(
+            _digest(mod[key]) == digest for key, digest in others.items()),
+    }
+    if not record["other_functions_unchanged"]:
+        raise RuntimeError("replacing the fused pool function changed another function")
+    return mod, record

@@ -1,0 +1,48 @@
+"""An independent NumPy reference for any Case: no TVM in it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .case import Case
+
+
+def random_input(case: Case, seed: int) -> np.ndarray:
+    """The issue's input draw: uniform in [-0.5, 0.5], float32."""
+    return np.random.default_rng(seed).uniform(-0.5, 0.5, case.input_shape).astype("float32")
+
+
+def max_pool(case: Case, y: np.ndarray) -> np.ndarray:
+    """MaxPool with a square window, no padding, over the last two axes of NCHW."""
+    _, channels, out_h, out_w = case.pool_shape
+    k, s = case.window, case.stride
+    pooled = np.full((y.shape[0], channels, out_h, out_w), np.finfo(np.float32).min, "float32")
+    for rh in range(k):
+        for rw in range(k):
+            pooled = np.maximum(pooled, y[:, :, rh:rh + out_h * s:s, rw:rw + out_w * s:s])
+    return pooled
+
+
+def reference(case: Case, x: np.ndarray) -> list[np.ndarray]:
+    """The graph's outputs as a list (one or two arrays, as the Relax function returns them)."""
+    one = np.float32(1)
+    y = x
+    if case.prelude:
+        groups = []
+        for _ in range(case.branches):
+            leaves = [x + one for _ in range(case.branches)]
+            groups.append(np.concatenate(leaves, axis=1) + one)
+        y = np.concatenate(groups, axis=1)
+    outputs, value = [], max_pool(case, y)
+    for _ in range(case.tail):
+        value = value + one
+        outputs.append(value)
+    return [outputs[0], outputs[-1]] if case.shared_output else [outputs[-1]]
+
+
+def fused_pool_reference(case: Case, pool_input: np.ndarray, biases: int) -> np.ndarray:
+    """What the fused pool kernel computes: MaxPool, then `biases` additions of 1."""
+    value = max_pool(case, pool_input)
+    for _ in range(biases):
+        value = value + np.float32(1)
+    return value

@@ -1,0 +1,137 @@
+"""A schedule template for the fused pool kernel (MaxPool + elementwise epilogue).
+
+Reads like a dlight rule: one small class, one `apply`. Every point parallelizes over outputs and
+reduces the window inside one thread, which is what the issue says the default rule does not do.
+The issue's SERIAL kernel is one point of it (`SERIAL`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import tvm
+from tvm import s_tir
+
+POOL_BLOCK = "pool_max"
+
+
+@dataclass(frozen=True)
+class PoolSchedule:
+    """One point of the template; the fields are the knobs the Optuna search turns.
+
+    threads       threads per block (CUDA only)
+    outputs_w     outputs per thread along W (consecutive)
+    outputs_h     outputs per thread along H
+    thread_axis   "inner": consecutive threads take consecutive outputs (coalesced);
+                  "outer": threadIdx.x takes the outer part of the split (strided)
+    unroll        unroll the window and the per-thread output loops
+    vector        vectorize the per-thread input rows (loads) and outputs along W (stores)
+    pooled_scope  where the pooled value lives between the reduction and the epilogue
+    """
+
+    threads: int = 256
+    outputs_w: int = 1
+    outputs_h: int = 1
+    thread_axis: str = "inner"
+    unroll: bool = False
+    vector: bool = False
+    pooled_scope: str = "local"
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target) -> tvm.tirx.PrimFunc:
+        sch = s_tir.Schedule(func)
+        if target.kind.name == "cuda":
+            _schedule_gpu(sch, self)
+        else:
+            _schedule_cpu(sch, self)
+        return sch.mod["main"].with_attr("tirx.is_scheduled", True)
+
+
+# The issue's SERIAL kernel: 256 threads per block, one output per thread, window in a register.
+SERIAL = PoolSchedule()
+
+
+def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
+    """Inline the epilogue chain into the output block, tile H and W by outputs per thread."""
+    pool = sch.get_sblock(POOL_BLOCK)
+    output = sch.get_output_blocks(sch.get_sblock("root"))[0]
+    for consumer in _chain_between(sch, pool, output):
+        sch.compute_inline(consumer)
+    n, c, h, w = sch.get_loops(output)
+    h_outer, h_inner = sch.split(h, [None, cfg.outputs_h])
+    w_outer, w_inner = sch.split(w, [None, cfg.outputs_w])
+    sch.reorder(n, c, h_outer, w_outer, h_inner, w_inner)
+    return pool, output, sch.fuse(n, c, h_outer, w_outer), h_inner, w_inner
+
+
+def _chain_between(sch: s_tir.Schedule, pool, output) -> list:
+    """The elementwise blocks between the pool and the output block, in order."""
+    chain, block = [], pool
+    while True:
+        consumers = sch.get_consumers(block)
+        if len(consumers) != 1:
+            raise ValueError("the fused pool function is not a single elementwise chain")
+        block = consumers[0]
+        if sch.get(block).name_hint == sch.get(output).name_hint:
+            return chain
+        chain.append(block)
+
+
+def _schedule_gpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
+    pool, output, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
+    if cfg.thread_axis == "inner":
+        block_loop, thread_loop = sch.split(outer, [None, cfg.threads])
+    else:
+        thread_loop, block_loop = sch.split(outer, [cfg.threads, None])
+        sch.reorder(block_loop, thread_loop)
+    sch.bind(block_loop, "blockIdx.x")
+    sch.bind(thread_loop, "threadIdx.x")
+    sch.compute_at(pool, thread_loop, preserve_unit_loops=True)
+    sch.set_scope(pool, 0, cfg.pooled_scope)
+    if cfg.vector:
+        _vector_loads(sch, pool, thread_loop)
+        if cfg.outputs_w in (2, 4):
+            sch.vectorize(w_inner)
+    if cfg.unroll:
+        _unroll_inner(sch, pool, thread_loop)
+        if not cfg.vector or cfg.outputs_w not in (2, 4):
+            sch.unroll(w_inner)
+        sch.unroll(h_inner)
+
+
+def _schedule_cpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
+    pool, output, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
+    sch.parallel(outer)
+    sch.compute_at(pool, outer, preserve_unit_loops=True)
+    if cfg.unroll:
+        _unroll_inner(sch, pool, outer)
+    if cfg.vector and cfg.outputs_w > 1:
+        sch.vectorize(w_inner)
+
+
+def _unroll_inner(sch: s_tir.Schedule, block, parent) -> None:
+    """Unroll every loop of `block` nested below `parent` (the window and the output tile)."""
+    loops = sch.get_loops(block)
+    position = [i for i, loop in enumerate(loops) if sch.get(loop).same_as(sch.get(parent))][0]
+    for loop in loops[position + 1:]:
+        sch.unroll(loop)
+
+
+def _vector_loads(sch: s_tir.Schedule, pool, thread_loop) -> None:
+    """Stage each thread's input rows in registers, loading them with vector instructions."""
+    staged = sch.cache_read(pool, 0, "local")
+    sch.compute_at(staged, thread_loop, preserve_unit_loops=True)
+    columns = sch.get_loops(staged)[-1]
+    width = vector_width(sch.get(columns).extent)
+    if width > 1:
+        _, lanes = sch.split(columns, [None, width])
+        sch.vectorize(lanes)
+
+
+def vector_width(extent) -> int:
+    """The widest float vector (4 or 2 lanes) that divides a loop extent, else 1."""
+    extent = int(extent)
+    return next((w for w in (4, 2) if extent % w == 0), 1)
