@@ -22,6 +22,7 @@ CUDA_LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 491
 
 
 def make_target(kind: str, arch: str = "sm_90") -> tvm.target.Target:
+    """The target of every build; `(kind, arch)` is what runs store to rebuild it."""
     if kind == "cuda":
         return tvm.target.Target({"kind": "cuda", "arch": arch, **CUDA_LIMITS}, host=HOST)
     if kind == "llvm":

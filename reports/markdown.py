@@ -1,0 +1,110 @@
+"""report.md: reads like a comment in the apache/tvm#20401 thread."""
+
+from __future__ import annotations
+
+
+def _us(value) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _ratio_text(name: str, ratio: dict) -> str:
+    verdict = "" if ratio["distinguishable"] else ", not distinguishable from 1"
+    return (f"{name} = {ratio['ratio']:.2f} "
+            f"({ratio['confidence']:.0%} CI {ratio['low']:.2f}–{ratio['high']:.2f}{verdict})")
+
+
+def headline(report: dict) -> str:
+    arms = report["arms"]
+    on = arms.get("on", {}).get("median_us")
+    where = f"{report['device']} ({report['target']})"
+    parts = [f"On {where}, median of {report['trials']} per-trial medians: "
+             + ", ".join(f"{name.upper()} {_us(arm['median_us'])} us"
+                         for name, arm in arms.items() if arm["median_us"] is not None) + "."]
+    if report["ratios"]:
+        parts.append("Ratios: " + "; ".join(
+            _ratio_text(name, ratio) for name, ratio in report["ratios"].items()) + ".")
+    best = report.get("best_arm")
+    if best and on and best != "on":
+        found = _found_by(report, best)
+        parts.append(f"The best arm is `{best}` at {_us(arms[best]['median_us'])} us end to end, "
+                     f"{on / arms[best]['median_us']:.2f}x faster than the default schedule (ON)"
+                     f"{found}.")
+    wrong = [name for name, arm in arms.items() if not arm["correct"]]
+    if wrong:
+        parts.append("Wrong against the NumPy reference, not timed: " + ", ".join(wrong) + ".")
+    else:
+        parts.append("Every arm matched the independent NumPy reference "
+                     f"(largest max-abs error {max(a['max_abs_err'] or 0 for a in arms.values()):.3g}).")
+    return " ".join(parts)
+
+
+def _found_by(report: dict, arm: str) -> str:
+    tuner = report["tuners"].get(arm)
+    if not tuner or tuner.get("best_trial") is None:
+        return ""
+    return f"; {arm} found it at trial {tuner['best_trial']} of {tuner['trials']}"
+
+
+def _table(header: list[str], rows: list[list]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join("—" if c is None else str(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def arms_table(report: dict) -> list[str]:
+    rows = []
+    for name, arm in report["arms"].items():
+        rows.append([f"`{name}`", _us(arm["median_us"]), _us(arm.get("iqr_us")),
+                     "—" if arm.get("cv") is None else f"{arm['cv']:.2%}",
+                     _fmt(arm.get("ratio_to_on")), _fmt(arm.get("ratio_to_best")),
+                     "yes" if arm["correct"] else "**no**",
+                     "—" if arm["max_abs_err"] is None else f"{arm['max_abs_err']:.3g}"])
+    return _table(["arm", "median us", "IQR us", "CV (median of trials)", "/ ON", "/ best",
+                   "correct", "max abs err"], rows)
+
+
+def _fmt(value) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def kernels_table(report: dict) -> list[str]:
+    rows = []
+    for name, arm in report["arms"].items():
+        for kernel in arm["kernels"]:
+            rows.append([f"`{name}`", f"`{kernel['name'][:48]}`", kernel["grid"], kernel["block"],
+                         kernel["registers"], kernel["shared_bytes"], kernel["local_bytes"]])
+    if not rows:
+        return ["No CUDA kernels in this run (target llvm)."]
+    return _table(["arm", "kernel", "grid", "block", "registers", "shared B", "local B"], rows)
+
+
+def tuners_table(report: dict) -> list[str]:
+    rows = []
+    for name, tuner in report["tuners"].items():
+        failed = ", ".join(f"{k}: {v}" for k, v in tuner.get("failed_by_reason", {}).items())
+        rows.append([f"`{name}`", tuner.get("trials"), tuner.get("valid"), failed or "0",
+                     _us(tuner.get("best_kernel_us")), tuner.get("best_trial"),
+                     _fmt(tuner.get("wall_s"))])
+    return _table(["tuner", "trials", "valid", "failed by reason", "best kernel us",
+                   "found at trial", "wall s"], rows)
+
+
+def environment_block(report: dict) -> list[str]:
+    env = report["environment"]
+    return ["```"] + [f"{key}: {value}" for key, value in env.items()] + ["```"]
+
+
+def render(report: dict) -> str:
+    lines = ["# Fused MaxPool + Add (apache/tvm#20401): default schedule against tuned schedules",
+             "", headline(report), "", "## Arms (whole graph, Relax VM `invoke_stateful`)", ""]
+    lines += arms_table(report)
+    lines += ["", "## CUDA kernels of each arm (ptxas resource report)", ""]
+    lines += kernels_table(report)
+    if report["tuners"]:
+        lines += ["", "## Tuners (fused pool kernel, kernel-level timing)", ""]
+        lines += tuners_table(report)
+    lines += ["", "## Case and protocol", "", f"Case: `{report['case']}`",
+              "", f"Protocol: `{report['protocol']}`", "",
+              f"Command: `{report.get('command')}`", "", "## Environment", ""]
+    lines += environment_block(report)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,76 @@
+"""PNG plots of a run: arm latencies with error bars, tuners' best-so-far, parameter importances."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from tuning.store import Run, read_json  # noqa: E402
+
+
+def write_all(run: Run, report: dict) -> None:
+    _arms(run, report)
+    _best_so_far(run, report)
+    _importances(run, report)
+
+
+def _save(figure, run: Run, name: str) -> None:
+    figure.tight_layout()
+    figure.savefig(run.path / name, dpi=90)
+    plt.close(figure)
+
+
+def _arms(run: Run, report: dict) -> None:
+    timed = [(name, arm) for name, arm in report["arms"].items() if arm["median_us"] is not None]
+    if not timed:
+        return
+    figure, axis = plt.subplots(figsize=(6, 3))
+    medians = [arm["median_us"] for _, arm in timed]
+    errors = [[arm["median_us"] - arm["q1_us"] for _, arm in timed],
+              [arm["q3_us"] - arm["median_us"] for _, arm in timed]]
+    axis.bar([name for name, _ in timed], medians, yerr=errors, capsize=4, color="tab:blue")
+    axis.set_ylabel("end-to-end latency, us (median, IQR)")
+    axis.set_title(f"{report['device']}: whole graph per arm")
+    _save(figure, run, "arms.png")
+
+
+def _best_so_far(run: Run, report: dict) -> None:
+    curves = {}
+    for name in report["tuners"]:
+        path = run.path / "tuners" / name / "trials.json"
+        if path.exists():
+            curves[name] = [t.get("kernel_us") for t in read_json(path)]
+    if not curves:
+        return
+    figure, axis = plt.subplots(figsize=(6, 3.5))
+    for name, times in curves.items():
+        best, line = float("inf"), []
+        for value in times:
+            best = min(best, value) if value is not None else best
+            line.append(best if best != float("inf") else None)
+        axis.plot(range(1, len(line) + 1), line, label=name)
+    for tuner in report["tuners"].values():
+        for key, style in (("default_kernel_us", "--"), ("serial_kernel_us", ":")):
+            if tuner.get(key):
+                axis.axhline(tuner[key], linestyle=style, color="gray",
+                             label=key.replace("_kernel_us", " schedule"))
+        break
+    axis.set_yscale("log")
+    axis.set_xlabel("trial")
+    axis.set_ylabel("best fused-kernel time so far, us")
+    axis.legend(fontsize=7)
+    _save(figure, run, "best_so_far.png")
+
+
+def _importances(run: Run, report: dict) -> None:
+    importances = report["tuners"].get("optuna", {}).get("importances")
+    if not importances:
+        return
+    figure, axis = plt.subplots(figsize=(5, 3))
+    names = list(importances)
+    axis.barh(names, [importances[n] for n in names], color="tab:green")
+    axis.set_xlabel("importance (fANOVA)")
+    axis.set_title("Optuna parameter importances")
+    _save(figure, run, "importances.png")

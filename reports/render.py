@@ -1,0 +1,30 @@
+"""Write a run's report files (report.json, report.md, report.csv, plots) from its stored data."""
+
+from __future__ import annotations
+
+import csv
+
+from tuning.store import Run, write_json
+
+from . import markdown
+from .summary import summarize_run
+
+CSV_FIELDS = ("arm", "median_us", "iqr_us", "cv", "ratio_to_on", "ratio_to_best", "correct",
+              "max_abs_err", "samples")
+
+
+def render_run(run: Run) -> dict:
+    report = summarize_run(run)
+    write_json(run.path / "report.json", report)
+    (run.path / "report.md").write_text(markdown.render(report))
+    with open(run.path / "report.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        for name, arm in report["arms"].items():
+            writer.writerow({"arm": name, **arm})
+    try:
+        from . import plots
+    except ImportError:  # matplotlib is optional for re-rendering; the tables are enough
+        return report
+    plots.write_all(run, report)
+    return report

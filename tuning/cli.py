@@ -1,0 +1,169 @@
+"""`tune`: build and time the four arms of apache/tvm#20401, tune the fused kernel, report.
+
+    tune --budget 500                 the whole study (four arms, both tuners, 500 trials each)
+    tune --budget 0                   the four arms only
+    tune --resume DIR                 finish an interrupted run without re-measuring
+    tune report DIR                   re-render a run's report (no GPU needed)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import shlex
+import sys
+from pathlib import Path
+
+from baselines.case import CaseError, parse_case
+
+from .harness import Protocol
+from .progress import Progress
+from .store import Run, RunError
+
+EXIT_USAGE = 2
+
+
+class UsageError(ValueError):
+    """Bad input: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, no usage dump
+        raise UsageError(f"{message} (see tune --help)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tune", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--budget", type=int, default=500,
+                        help="measured trials per tuner, failed ones included (default 500; "
+                             "0 runs the four default arms only)")
+    parser.add_argument("--tuners", default="optuna,metaschedule",
+                        help="comma-separated subset of: optuna, metaschedule")
+    parser.add_argument("--target", default="auto", help="auto (CUDA if a GPU is visible, "
+                        "else llvm), cuda or llvm")
+    parser.add_argument("--case", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="change the graph, e.g. --case window=3 stride=1 prelude=false")
+    parser.add_argument("--trials", type=int, default=Protocol.trials,
+                        help="independent end-to-end trials, one process each")
+    parser.add_argument("--blocks", type=int, default=Protocol.blocks,
+                        help="interleaved timing blocks per trial (the issue used 40)")
+    parser.add_argument("--number", type=int, default=Protocol.number)
+    parser.add_argument("--repeat", type=int, default=Protocol.repeat)
+    parser.add_argument("--min-repeat-ms", type=int, default=Protocol.min_repeat_ms)
+    parser.add_argument("--warmup-s", type=float, default=Protocol.warmup_s)
+    parser.add_argument("--sampler", default="tpe", help="Optuna sampler: tpe, random, cmaes, grid")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the tuners' samplers")
+    parser.add_argument("--storage", default=None,
+                        help="Optuna storage URL (default: SQLite, or a journal file where "
+                             "SQLAlchemy is missing, in the run folder)")
+    parser.add_argument("--exhaustive", action="store_true",
+                        help="also measure every point of the Optuna space once")
+    parser.add_argument("--out", default=None, help="run folder (default runs/<date>-<target>)")
+    parser.add_argument("--resume", default=None, metavar="DIR", help="finish this run")
+    parser.add_argument("--verbose", action="store_true", help="one progress line per step")
+    return parser
+
+
+def _check_positive(args) -> None:
+    if args.budget < 0:
+        raise UsageError(f"--budget must be >= 0, got {args.budget}")
+    for name in ("trials", "blocks", "number", "repeat"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.min_repeat_ms < 0 or args.warmup_s < 0:
+        raise UsageError("--min-repeat-ms and --warmup-s must be >= 0")
+
+
+def _tuners(args) -> list[str]:
+    from .study import TUNERS
+    names = [n.strip() for n in args.tuners.split(",") if n.strip()]
+    unknown = [n for n in names if n not in TUNERS]
+    if unknown:
+        raise UsageError(f"unknown tuner {unknown[0]!r}; choose from {', '.join(TUNERS)}")
+    return names if args.budget > 0 else []
+
+
+def resolve_target(kind: str, say=print):
+    """Return (target spec for make_target, device string); `auto` says which it picked."""
+    from .environment import gpu_arch, gpu_visible
+    if kind not in ("auto", "cuda", "llvm"):
+        raise UsageError(f"unknown target {kind!r}; use auto, cuda or llvm")
+    visible = gpu_visible() if kind != "llvm" else False
+    if kind == "cuda" and not visible:
+        raise UsageError("--target cuda needs a CUDA GPU and none is visible; use --target llvm")
+    if kind == "auto":
+        kind = "cuda" if visible else "llvm"
+        say(f"target: {kind} ({'a CUDA GPU is visible' if visible else 'no CUDA GPU visible'})")
+    if kind == "cuda":
+        import tvm
+        return {"kind": "cuda", "arch": gpu_arch()}, f"{tvm.cuda(0).device_name} {gpu_arch()}"
+    import platform
+    return {"kind": "llvm"}, f"cpu {platform.machine()} {platform.processor() or ''}".strip()
+
+
+def _start(args, progress: Progress) -> Run:
+    from baselines.pipeline import make_target
+
+    from .study import new_meta, save_environment
+    case = parse_case(args.case)
+    tuners = _tuners(args)
+    protocol = Protocol(number=args.number, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,
+                        warmup_s=args.warmup_s, blocks=args.blocks, trials=args.trials)
+    spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
+    identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
+    options = {"sampler": args.sampler, "seed": args.seed, "storage": args.storage,
+               "exhaustive": args.exhaustive}
+    command = "tune " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    run = Run.create(out, new_meta(case, spec, identity, protocol, tuners, args.budget,
+                                   command, options))
+    save_environment(run, make_target(**spec))
+    return run
+
+
+def _resume(path: str) -> Run:
+    run = Run.open(Path(path))
+    meta = run.meta
+    spec, device = resolve_target(meta["identity"]["target"])
+    identity = {"case": meta["case"], "target": spec["kind"], "device": device}
+    return Run.open(Path(path), identity)
+
+
+def _report(argv: list[str]) -> int:
+    from reports.render import render_run
+    if len(argv) != 1:
+        raise UsageError("tune report takes one run folder: tune report DIR")
+    run = Run.open(Path(argv[0]))
+    render_run(run)
+    print(run.path / "report.md")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        if argv[:1] == ["report"]:
+            return _report(argv[1:])
+        args = _parser().parse_args(argv)
+        _check_positive(args)
+        progress = Progress(verbose=args.verbose)
+        run = _resume(args.resume) if args.resume else _start(args, progress)
+        print(f"run folder: {run.path}", file=sys.stderr)
+        from .study import run_study
+        report = run_study(run, progress)
+    except (UsageError, CaseError, RunError) as error:
+        print(f"tune: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("\ntune: interrupted; everything measured so far is kept. "
+              "Finish with: tune --resume <run folder>", file=sys.stderr)
+        return 130
+    from reports.markdown import headline
+    print(headline(report))
+    print(f"report: {run.path / 'report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

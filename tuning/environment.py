@@ -1,0 +1,66 @@
+"""What a run records about where it ran (DESIGN.md: measurement rules)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import shutil
+import subprocess
+import sys
+
+
+def _nvidia_smi(query: str) -> str | None:
+    if shutil.which("nvidia-smi") is None:
+        return None
+    done = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+                          capture_output=True, text=True, timeout=30)
+    return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout else None
+
+
+def sm_clock_mhz() -> str | None:
+    return _nvidia_smi("clocks.sm")
+
+
+def gpu_visible() -> bool:
+    import tvm
+    return bool(tvm.cuda(0).exist)
+
+
+def gpu_arch() -> str:
+    import tvm
+    return "sm_" + str(tvm.cuda(0).compute_version).replace(".", "")
+
+
+def capture(target) -> dict:
+    import tvm
+    import tvm_ffi
+    env = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "os": platform.platform(),
+        "python": sys.version.split()[0],
+        "cpu_count": os.cpu_count(),
+        "tvm": tvm.__version__,
+        "tvm_ffi": tvm_ffi.__version__,
+        "target": str(target.export()) if hasattr(target, "export") else str(target),
+        "target_kind": target.kind.name,
+    }
+    if target.kind.name == "cuda":
+        device = tvm.cuda(0)
+        env.update({
+            "gpu": device.device_name,
+            "compute_capability": device.compute_version,
+            "driver": _nvidia_smi("driver_version"),
+            "cuda_runtime": _cuda_runtime_version(),
+            "sm_clock_before": sm_clock_mhz(),
+        })
+    return env
+
+
+def _cuda_runtime_version() -> str | None:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    return out.strip().splitlines()[-1] if out else None

@@ -1,0 +1,72 @@
+"""The whole study of one run: tuners first, then one interleaved end-to-end comparison.
+
+Every phase writes its results into the run folder as it finishes, and skips what is already
+there, so an interrupted run is finished by `tune --resume DIR` without re-measuring.
+"""
+
+from __future__ import annotations
+
+import time
+
+from baselines.arms import DEFAULT_ARMS, Arm
+from baselines.case import Case
+from baselines.pipeline import make_target
+
+from .harness import Protocol, run_trial_process
+from .progress import Progress
+from .store import Run, read_json, write_json
+
+TUNERS = ("optuna", "metaschedule")
+
+
+def tuned_arm(name: str, run: Run, case: Case, target, budget: int, progress: Progress,
+              options: dict) -> Arm | None:
+    """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
+    if name == "optuna":
+        from .optuna_search import run_optuna as tune
+    else:
+        from .metaschedule import run_metaschedule as tune
+    return tune(run, case, target, budget, progress, options)
+
+
+def run_study(run: Run, progress: Progress) -> dict:
+    meta = run.meta
+    case = Case.from_dict(meta["case"])
+    protocol = Protocol(**meta["protocol"])
+    target = make_target(**meta["target_spec"])
+    started = time.monotonic()
+    arms = list(DEFAULT_ARMS)
+    for name in meta["tuners"]:
+        arm = tuned_arm(name, run, case, target, meta["budget"], progress, meta["options"])
+        if arm is not None:
+            arms.append(arm)
+    run.update_meta(arms=[arm.describe() for arm in arms])
+    for index in range(protocol.trials):
+        if run.trial_path(index).exists():
+            progress.say(f"trial {index}: already measured, kept")
+            continue
+        progress.say(f"trial {index + 1}/{protocol.trials}: {len(arms)} arms in a fresh process")
+        ir_dir = str(run.path / "ir") if index == 0 else None
+        result = run_trial_process(case, arms, meta["target_spec"], protocol, index, ir_dir,
+                                   verbose=progress.verbose)
+        run.save_trial(result)
+    if target.kind.name == "cuda":
+        from .environment import sm_clock_mhz
+        environment = read_json(run.path / "environment.json")
+        write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
+    run.update_meta(wall_s=meta.get("wall_s", 0) + time.monotonic() - started)
+    from reports.render import render_run
+    return render_run(run)
+
+
+def new_meta(case: Case, target_spec: dict, identity: dict, protocol: Protocol, tuners: list[str],
+             budget: int, command: str, options: dict) -> dict:
+    return {"case": case.to_dict(), "target_spec": target_spec, "identity": identity,
+            "protocol": protocol.to_dict(), "tuners": tuners, "budget": budget,
+            "command": command, "options": options, "arms": [a.describe() for a in DEFAULT_ARMS]}
+
+
+def save_environment(run: Run, target) -> None:
+    from .environment import capture
+    write_json(run.path / "environment.json", capture(target))
+
