@@ -38,28 +38,55 @@ def _backend(target: tvm.target.Target):
     return pipeline
 
 
+def legalize(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None,
+             stop_after: str | None = None) -> tvm.IRModule:
+    """The backend's dispatch and legalization passes with the arm's hooks (call under target).
+
+    `stop_after` names a pass after which to stop (e.g. "FuseTIR", for the unscheduled kernel).
+    """
+    mod = build_graph(case, split_after_pool=arm.split_after_pool)
+    backend = _backend(target)
+    passes = backend.library_dispatch_passes(target) + backend.legalize_passes(target)
+    for index, transform in enumerate(passes):
+        name = str(transform.info.name).split(".")[-1]
+        if not (name in FUSION_PASSES and not arm.fuse):
+            mod = transform(mod)
+        if name == "FuseTIR" and arm.schedule is not None:
+            # Before default scheduling: the rule list skips functions marked scheduled.
+            mod, record = replace_fused_pool(mod, arm.schedule, target)
+            if dump_dir is not None:
+                (dump_dir / "intervention.json").write_text(json.dumps(record, indent=2))
+        if dump_dir is not None and name in DUMPED_PASSES:
+            (dump_dir / f"{index:02d}_{name}.py").write_text(mod.script())
+        if name == stop_after:
+            break
+    return mod
+
+
 def lower(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None):
     """Run the backend pipeline on the Case's graph with the arm's hooks; return the IRModule."""
-    backend = _backend(target)
-    mod = build_graph(case, split_after_pool=arm.split_after_pool)
     if dump_dir is not None:
         dump_dir.mkdir(parents=True, exist_ok=True)
+    backend = _backend(target)
     with target, tvm.transform.PassContext(opt_level=3):
-        passes = backend.library_dispatch_passes(target) + backend.legalize_passes(target)
-        for index, transform in enumerate(passes):
-            name = str(transform.info.name).split(".")[-1]
-            if not (name in FUSION_PASSES and not arm.fuse):
-                mod = transform(mod)
-            if name == "FuseTIR" and arm.schedule is not None:
-                # Before default scheduling: the rule list skips functions marked scheduled.
-                mod, record = replace_fused_pool(mod, arm.schedule, target)
-                if dump_dir is not None:
-                    (dump_dir / "intervention.json").write_text(json.dumps(record, indent=2))
-            if dump_dir is not None and name in DUMPED_PASSES:
-                (dump_dir / f"{index:02d}_{name}.py").write_text(mod.script())
+        mod = legalize(case, arm, target, dump_dir)
         for transform in backend.dataflow_lower_passes(target) + backend.finalize_passes(target):
             mod = transform(mod)
     return mod
+
+
+def fused_stage(case: Case, arm, target: tvm.target.Target) -> tvm.IRModule:
+    """The module right after FuseTIR: what tuners take their kernel from."""
+    with target, tvm.transform.PassContext(opt_level=3):
+        return legalize(case, arm, target, stop_after="FuseTIR")
+
+
+def default_schedule_pass(target: tvm.target.Target):
+    """The backend's ApplyDefaultSchedule (dlight rules), as the ON arm runs it."""
+    for transform in _backend(target).legalize_passes(target):
+        if str(transform.info.name).split(".")[-1] == "ApplyDefaultSchedule":
+            return transform
+    raise ValueError(f"the {target.kind.name} pipeline has no default schedule pass")
 
 
 def build(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None):

@@ -1,0 +1,76 @@
+"""Build many candidates in parallel on the CPU cores, measure them one at a time on the device.
+
+Shared by both tuners: a candidate is anything with a `schedule` (`apply(func, target)`); its
+outcome is a record with `status` ok / wrong / failed, `reason`, `kernel_us`, `build_s`, `run_s`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from baselines.case import Case
+
+from .kernel import KernelProtocol, KernelRunner, bias_count, compile_kernel, fused_function
+
+
+def _build(case: Case, target_spec: dict, schedule, path: str) -> dict:
+    """In a builder process: schedule the fused function and compile it to `path`."""
+    from baselines.pipeline import make_target
+    started = time.monotonic()
+    try:
+        target = make_target(**target_spec)
+        _, func = fused_function(case, target_spec)
+        compile_kernel(schedule.apply(func, target), target, Path(path))
+    except Exception as error:  # recorded against the candidate; the search goes on
+        return {"status": "failed", "reason": "build error",
+                "detail": f"{type(error).__name__}: {str(error).strip().splitlines()[-1][:300]}",
+                "build_s": time.monotonic() - started}
+    return {"status": "built", "path": path, "build_s": time.monotonic() - started}
+
+
+class CandidateEvaluator:
+    """Parallel builders and one replaceable measuring process, for one Case and target."""
+
+    def __init__(self, case: Case, target_spec: dict, protocol: KernelProtocol | None = None,
+                 workers: int | None = None):
+        self.case, self.target_spec = case, target_spec
+        self.protocol = protocol or KernelProtocol()
+        _, func = fused_function(case, target_spec)
+        self.runner = KernelRunner(case, bias_count(func), target_spec["kind"], self.protocol)
+        self.workers = workers or max(1, (os.cpu_count() or 2))
+        self._pool = ProcessPoolExecutor(self.workers,
+                                         mp_context=multiprocessing.get_context("spawn"))
+        self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
+
+    def evaluate(self, schedules: list) -> list[dict]:
+        """Build all in parallel, then check and time each built one, in order."""
+        paths = [os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{i}.so")
+                 for i in range(len(schedules))]
+        futures = [self._pool.submit(_build, self.case, self.target_spec, schedule, path)
+                   for schedule, path in zip(schedules, paths)]
+        records = []
+        for future in futures:
+            record = future.result()
+            if record["status"] == "built":
+                record.update(self.runner.measure(record.pop("path")))
+            records.append(record)
+        for path in paths:
+            if os.path.exists(path):
+                os.remove(path)
+        return records
+
+    def close(self) -> None:
+        self._pool.shutdown(cancel_futures=True)
+        self.runner.close()
+        self._tmp.cleanup()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,188 @@
+"""Kernel-level work on the fused pool function: extract it, compile a schedule of it, time it.
+
+Every tuning candidate (Optuna or MetaSchedule) goes through `compile_kernel` in a builder process
+and `KernelRunner` in one measuring process, so their figures are comparable. The runner is a
+process of its own because a bad kernel (an illegal address) poisons the CUDA context: it is
+replaced, and the candidate recorded as failed.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import queue as queue_module
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from baselines.case import Case
+from baselines.reference import fused_pool_reference
+
+RTOL, ATOL = 2e-4, 2e-5
+
+
+@dataclass(frozen=True)
+class KernelProtocol:
+    """Kernel-level timing: `number` launches per repeat, at least `min_repeat_ms` each."""
+
+    number: int = 20
+    repeat: int = 5
+    min_repeat_ms: int = 10
+    checks: int = 2
+    time_limit_s: float = 60.0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+_FUSED_CACHE: dict = {}
+
+
+def fused_function(case: Case, target_spec: dict):
+    """(name, PrimFunc) of the fused pool function, after FuseTIR, before default scheduling."""
+    key = (case, tuple(sorted(target_spec.items())))
+    if key not in _FUSED_CACHE:
+        from baselines.arms import Arm
+        from baselines.pipeline import fused_pool_function, fused_stage, make_target
+        mod = fused_stage(case, Arm("on"), make_target(**target_spec))
+        gv, func = fused_pool_function(mod)
+        _FUSED_CACHE[key] = (gv.name_hint, func)
+    return _FUSED_CACHE[key]
+
+
+def bias_count(func) -> int:
+    """Inputs between the pool input and the output are 0-d bias buffers."""
+    return len(func.params) - 2
+
+
+def default_schedule(func, target):
+    """The fused function as the backend's default rules schedule it (unscheduled on llvm)."""
+    import tvm
+    if target.kind.name != "cuda":
+        return func
+    from baselines.pipeline import default_schedule_pass
+    with target:
+        mod = default_schedule_pass(target)(tvm.IRModule({"main": func}))
+    return mod["main"]
+
+
+def compile_kernel(func, target, path: Path) -> Path:
+    """Compile one scheduled PrimFunc into a shared library the runner can load."""
+    import tvm
+    # Fused functions are private; the runner looks the kernel up by this symbol.
+    func = func.with_attr("global_symbol", "main")
+    executable = tvm.compile(tvm.IRModule({"main": func}), target=target)
+    executable.export_library(str(path))
+    return path
+
+
+def _inputs(case: Case, biases: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    pool_input = rng.uniform(-0.5, 0.5, case.pool_input_shape).astype("float32")
+    return [pool_input] + [np.array(1, dtype="float32") for _ in range(biases)]
+
+
+def measure_library(path: str, case: Case, biases: int, target_kind: str,
+                    protocol: KernelProtocol) -> dict:
+    """Check a compiled kernel against the NumPy reference, then time it (microseconds)."""
+    import tvm
+    device = tvm.cuda(0) if target_kind == "cuda" else tvm.cpu(0)
+    module = tvm.runtime.load_module(path)
+    function = module["main"]
+    worst = 0.0
+    for seed in range(protocol.checks):
+        host = _inputs(case, biases, seed)
+        args = [tvm.runtime.tensor(a, device=device) for a in host]
+        poisoned = np.full(case.pool_shape, np.nan, dtype="float32")
+        out = tvm.runtime.tensor(poisoned, device=device)
+        function(*args, out)
+        device.sync()
+        got = out.numpy()
+        want = fused_pool_reference(case, host[0], biases)
+        error = float(np.nanmax(np.abs(got.astype(np.float64) - want))) if not np.isnan(
+            got).all() else math.inf
+        if np.isnan(got).any() or not np.allclose(got, want, rtol=RTOL, atol=ATOL):
+            return {"status": "wrong", "max_abs_err": error if not np.isnan(got).any() else None,
+                    "reason": "wrong result" if not np.isnan(got).any() else "output not written"}
+        worst = max(worst, error)
+    timer = module.time_evaluator("main", device, number=protocol.number,
+                                  repeat=protocol.repeat, min_repeat_ms=protocol.min_repeat_ms)
+    samples = [s * 1e6 for s in timer(*args, out).results]
+    return {"status": "ok", "kernel_us": float(np.median(samples)), "samples_us": samples,
+            "max_abs_err": worst}
+
+
+def _runner_loop(requests, replies):
+    while True:
+        job = requests.get()
+        if job is None:
+            return
+        key, args = job
+        try:
+            replies.put((key, measure_library(*args)))
+        except Exception as error:  # a runtime error is a failed candidate, not a dead runner
+            replies.put((key, {"status": "failed", "reason": "run error",
+                               "detail": f"{type(error).__name__}: {str(error)[:300]}"}))
+
+
+class KernelRunner:
+    """One measuring process, replaced when a candidate kills it or runs past the time limit."""
+
+    def __init__(self, case: Case, biases: int, target_kind: str, protocol: KernelProtocol):
+        self.case, self.biases, self.kind, self.protocol = case, biases, target_kind, protocol
+        self._context = multiprocessing.get_context("spawn")
+        self._process = None
+        self.restarts = 0
+
+    def _start(self):
+        self._requests, self._replies = self._context.Queue(), self._context.Queue()
+        self._process = self._context.Process(
+            target=_runner_loop, args=(self._requests, self._replies), daemon=True)
+        self._process.start()
+
+    def measure(self, path: str) -> dict:
+        if self._process is None or not self._process.is_alive():
+            self._start()
+        key = str(path)
+        started = time.monotonic()
+        self._requests.put((key, (key, self.case, self.biases, self.kind, self.protocol)))
+        while True:
+            try:
+                _, result = self._replies.get(timeout=0.5)
+                result["run_s"] = time.monotonic() - started
+                return result
+            except queue_module.Empty:
+                if not self._process.is_alive():
+                    self._replace()
+                    return {"status": "failed", "reason": "runner crashed",
+                            "detail": f"exit code {self._process.exitcode}"}
+                if time.monotonic() - started > self.protocol.time_limit_s:
+                    self._replace(kill=True)
+                    return {"status": "failed", "reason": "time limit",
+                            "detail": f"no result within {self.protocol.time_limit_s:.0f} s"}
+
+    def _replace(self, kill: bool = False):
+        if kill and self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+        self._process = None
+        self.restarts += 1
+
+    def close(self):
+        if self._process is not None and self._process.is_alive():
+            self._requests.put(None)
+            self._process.join(timeout=10)
+            if self._process.is_alive():
+                self._process.kill()
+
+
+class DefaultSchedule:
+    """The backend's default rules as a candidate, so the default kernel is timed like the rest."""
+
+    def apply(self, func, target):
+        return default_schedule(func, target)
+
+    def to_dict(self) -> dict:
+        return {"default": True}

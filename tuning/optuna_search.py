@@ -1,0 +1,246 @@
+"""Optuna search over the schedule template of the fused pool kernel.
+
+The study lives in its storage (SQLite in the run folder by default, a journal file where
+SQLAlchemy is missing, or any `--storage` URL); every measured figure is a trial's user attribute,
+so `--resume` re-measures nothing. Points are checked against the space's constraints before
+building (pruned with the reason), a repeated point is answered from its first measurement, and
+failed candidates are FAIL trials with their reason.
+"""
+
+from __future__ import annotations
+
+import time
+
+from baselines.arms import template_arm
+from baselines.case import Case
+
+from .candidates import CandidateEvaluator
+from .kernel import DefaultSchedule
+from .space import Space, key
+from .store import Run, write_json
+
+STUDY_NAME = "fused-pool"
+SAMPLERS = ("tpe", "random", "cmaes", "grid")
+# Asks allowed per measured trial before the search gives up on new points.
+ASKS_PER_TRIAL = 20
+
+
+class TuningFailed(RuntimeError):
+    """A tuner that measured no valid candidate: the run must not pass silently."""
+
+
+def make_sampler(name: str, seed: int, space: Space):
+    import optuna
+    if name == "tpe":
+        return optuna.samplers.TPESampler(seed=seed, constant_liar=True)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if name == "cmaes":
+        return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
+    if name == "grid":
+        return optuna.samplers.GridSampler(space.domains, seed=seed)
+    raise ValueError(f"unknown sampler {name!r}; choose from {', '.join(SAMPLERS)}")
+
+
+def storage_for(directory, url: str | None):
+    """`url` as given, else SQLite in the run folder, else a journal file (no SQLAlchemy)."""
+    if url:
+        return url
+    try:
+        import sqlalchemy  # noqa: F401
+    except ImportError:
+        from optuna.storages import JournalStorage
+        from optuna.storages.journal import JournalFileBackend
+        return JournalStorage(JournalFileBackend(str(directory / "study.journal")))
+    return f"sqlite:///{(directory / 'study.db').resolve()}"
+
+
+def distributions(space: Space) -> dict:
+    from optuna.distributions import CategoricalDistribution
+    return {name: CategoricalDistribution(choices) for name, choices in space.domains.items()}
+
+
+class OptunaSearch:
+    def __init__(self, study, space: Space, evaluator: CandidateEvaluator, progress=None,
+                 batch: int | None = None):
+        self.study, self.space, self.evaluator = study, space, evaluator
+        self.progress = progress
+        self.batch = batch or evaluator.workers
+        self._close_interrupted()
+        for params in space.seeds():
+            study.enqueue_trial(params, skip_if_exists=True)
+
+    def _close_interrupted(self) -> None:
+        """Trials asked but never told (a killed run) are failed; they measured nothing."""
+        import optuna
+        for trial in self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+            self.study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
+
+    def measured(self) -> dict:
+        """Measured points by key: the record of the trial that measured them."""
+        return {t.user_attrs["key"]: t for t in self.study.get_trials(deepcopy=False)
+                if t.user_attrs.get("measured")}
+
+    def run(self, budget: int) -> None:
+        """Measure until `budget` trials are measured (failed ones count) or the space is spent."""
+        valid = {key(p) for p in self.space.valid_points()}
+        dists = distributions(self.space)
+        asks = 0
+        while True:
+            measured = self.measured()
+            if len(measured) >= budget or valid <= set(measured) or asks > ASKS_PER_TRIAL * budget:
+                return
+            batch = {}
+            while len(batch) < min(self.batch, budget - len(measured)):
+                asks += 1
+                if asks > ASKS_PER_TRIAL * budget:
+                    break
+                trial = self.study.ask(dists)
+                self._triage(trial, measured, batch)
+                if valid <= set(measured) | set(batch):
+                    break
+            self._measure(batch)
+            if self.progress:
+                best = self.best_value()
+                self.progress.step("optuna", len(self.measured()), budget,
+                                   f"best {best:.2f} us" if best else "")
+
+    def _triage(self, trial, measured: dict, batch: dict) -> None:
+        """Prune impossible points, answer repeats from memory, queue the rest for measuring."""
+        import optuna
+        params = trial.params
+        point = key(params)
+        trial.set_user_attr("key", point)
+        reason = self.space.why_invalid(params)
+        if reason:
+            trial.set_user_attr("pruned", reason)
+            self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        elif point in measured or point in batch:
+            first = measured.get(point)
+            if first is None or first.value is None:  # repeat within a batch, or of a failure
+                trial.set_user_attr("duplicate_of", first.number if first else None)
+                self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+            else:
+                trial.set_user_attr("duplicate_of", first.number)
+                self.study.tell(trial, first.value)
+        else:
+            batch[point] = trial
+
+    def _measure(self, batch: dict) -> None:
+        import optuna
+        trials = list(batch.values())
+        records = self.evaluator.evaluate([self.space.config(t.params) for t in trials])
+        for trial, record in zip(trials, records):
+            trial.set_user_attr("measured", True)
+            for name, value in record.items():
+                if name != "samples_us":
+                    trial.set_user_attr(name, value)
+            trial.set_user_attr("samples_us", record.get("samples_us"))
+            if record["status"] == "ok":
+                self.study.tell(trial, record["kernel_us"])
+            else:
+                self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+
+    def best_value(self):
+        values = [t.value for t in self.measured().values() if t.value is not None]
+        return min(values) if values else None
+
+    def exhaustive(self) -> dict:
+        """Every valid point measured once (earlier measurements reused): the space's optimum."""
+        measured = self.measured()
+        table = {k: t.value for k, t in measured.items()}
+        missing = [p for p in self.space.valid_points() if key(p) not in table]
+        for start in range(0, len(missing), self.batch):
+            chunk = missing[start:start + self.batch]
+            records = self.evaluator.evaluate([self.space.config(p) for p in chunk])
+            for params, record in zip(chunk, records):
+                table[key(params)] = record.get("kernel_us") if record["status"] == "ok" else None
+            if self.progress:
+                self.progress.step("exhaustive", min(start + self.batch, len(missing)), len(missing))
+        return table
+
+
+def records(study) -> list[dict]:
+    """Measured trials in order, for the report's best-so-far plot and tables."""
+    rows = []
+    for trial in study.get_trials(deepcopy=False):
+        if trial.user_attrs.get("measured"):
+            attrs = {k: v for k, v in trial.user_attrs.items() if k != "samples_us"}
+            rows.append({"number": trial.number, "params": trial.params, **attrs,
+                         "kernel_us": trial.value})
+    return rows
+
+
+def summarize(study, rows: list[dict], wall_s: float, default: dict,
+              exhaustive: dict | None, serial_key: str) -> dict:
+    failed: dict[str, int] = {}
+    for row in rows:
+        if row["status"] != "ok":
+            reason = row.get("reason", row["status"])
+            failed[reason] = failed.get(reason, 0) + 1
+    valid = [row for row in rows if row["status"] == "ok"]
+    summary = {"trials": len(rows), "valid": len(valid), "failed_by_reason": failed,
+               "wall_s": wall_s, "default_kernel_us": default.get("kernel_us"),
+               "default_status": default.get("status")}
+    serial = [r for r in rows if r["key"] == serial_key]
+    if serial and serial[0]["status"] == "ok":
+        summary["serial_kernel_us"] = serial[0]["kernel_us"]
+    if valid:
+        best_index, best = min(enumerate(valid), key=lambda item: item[1]["kernel_us"])
+        summary.update({"best_params": best["params"], "best_kernel_us": best["kernel_us"],
+                        "best_trial": rows.index(best) + 1})
+        summary["importances"] = _importances(study)
+    if exhaustive is not None:
+        values = [v for v in exhaustive.values() if v is not None]
+        summary["exhaustive_points"] = len(exhaustive)
+        summary["exhaustive_best_kernel_us"] = min(values) if values else None
+    return summary
+
+
+def _importances(study) -> dict | None:
+    try:
+        import optuna
+        return {k: float(v) for k, v in optuna.importance.get_param_importances(study).items()}
+    except Exception:  # too few distinct points; importances are optional in the report
+        return None
+
+
+def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dict):
+    """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph."""
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    directory = run.tuner_dir("optuna")
+    target_spec = run.meta["target_spec"]
+    space = Space(case, target.kind.name)
+    started = time.monotonic()
+    study = optuna.create_study(
+        study_name=STUDY_NAME, direction="minimize", load_if_exists=True,
+        storage=storage_for(directory, options.get("storage")),
+        sampler=make_sampler(options.get("sampler", "tpe"), options.get("seed", 0), space))
+    with CandidateEvaluator(case, target_spec) as evaluator:
+        search = OptunaSearch(study, space, evaluator, progress)
+        search.run(budget)
+        default = _default_kernel(directory, evaluator)
+        exhaustive = search.exhaustive() if options.get("exhaustive") else None
+    rows = records(study)
+    if exhaustive is not None:
+        write_json(directory / "exhaustive.json", exhaustive)
+    previous = run.meta.get("tuner_wall_s", {}).get("optuna", 0.0)
+    wall_s = previous + time.monotonic() - started
+    run.update_meta(tuner_wall_s={**run.meta.get("tuner_wall_s", {}), "optuna": wall_s})
+    summary = summarize(study, rows, wall_s, default, exhaustive, key(space.seeds()[0]))
+    write_json(directory / "trials.json", rows)
+    write_json(directory / "summary.json", summary)
+    if not summary["valid"]:
+        raise TuningFailed(f"optuna measured no valid candidate in {len(rows)} trials: "
+                           f"{summary['failed_by_reason']}")
+    return template_arm("optuna", summary["best_params"])
+
+
+def _default_kernel(directory, evaluator: CandidateEvaluator) -> dict:
+    """The default schedule's kernel, timed once by the same runner (kept across resumes)."""
+    path = directory / "default_kernel.json"
+    if not path.exists():
+        write_json(path, evaluator.evaluate([DefaultSchedule()])[0])
+    from .store import read_json
+    return read_json(path)

@@ -1,0 +1,87 @@
+"""The search space over the schedule template, per target, with the constraints checked before
+any build: an impossible point is pruned with its reason, never built."""
+
+from __future__ import annotations
+
+import itertools
+
+from baselines.case import Case
+from baselines.template import SERIAL, PoolSchedule, vector_width
+
+GPU_DOMAINS = {
+    "threads": [32, 64, 128, 256, 512, 1024],
+    "outputs_w": [1, 2, 4, 8],
+    "outputs_h": [1, 2, 4],
+    "thread_axis": ["inner", "outer"],
+    "unroll": [False, True],
+    "vector": [False, True],
+    "pooled_scope": ["local", "shared"],
+}
+# On the CPU the template parallelizes the outer loop; threads, binding and scope do not apply.
+CPU_DOMAINS = {
+    "outputs_w": [1, 2, 4, 8],
+    "outputs_h": [1, 2, 4],
+    "unroll": [False, True],
+    "vector": [False, True],
+}
+# The nearest the template comes to dlight's GeneralReduction: the pooled value in shared memory,
+# one output per thread, no unrolling, the smallest blocks (the default is one block per output).
+CLOSEST_TO_DEFAULT = PoolSchedule(threads=32, pooled_scope="shared")
+
+
+class Space:
+    def __init__(self, case: Case, target_kind: str, max_threads: int = 1024):
+        self.case = case
+        self.target_kind = target_kind
+        self.max_threads = max_threads
+        self.domains = GPU_DOMAINS if target_kind == "cuda" else CPU_DOMAINS
+
+    def config(self, params: dict) -> PoolSchedule:
+        return PoolSchedule(**params)
+
+    def params(self, schedule: PoolSchedule) -> dict:
+        return {name: getattr(schedule, name) for name in self.domains}
+
+    def seeds(self) -> list[dict]:
+        """Known points measured first: the issue's SERIAL and the closest to the default."""
+        seeds = [self.params(SERIAL)]
+        if self.target_kind == "cuda":
+            seeds.append(self.params(CLOSEST_TO_DEFAULT))
+        return seeds
+
+    def points(self) -> list[dict]:
+        """Every point of the space, pruned ones included."""
+        names = list(self.domains)
+        return [dict(zip(names, values)) for values in itertools.product(*self.domains.values())]
+
+    def valid_points(self) -> list[dict]:
+        return [p for p in self.points() if self.why_invalid(p) is None]
+
+    def why_invalid(self, params: dict) -> str | None:
+        """None for a point that can be built, else the reason it is pruned."""
+        cfg = self.config(params)
+        _, _, out_h, out_w = self.case.pool_shape
+        if cfg.outputs_w > out_w or cfg.outputs_h > out_h:
+            return "tile larger than the output"
+        if cfg.threads > self.max_threads:
+            return "too many threads per block"
+        if cfg.vector and not self._vector_fits(cfg):
+            return "vector width does not fit"
+        return None
+
+    def _vector_fits(self, cfg: PoolSchedule) -> bool:
+        if self.target_kind != "cuda":
+            return cfg.outputs_w > 1 and self.case.pool_shape[3] % cfg.outputs_w == 0
+        # Each thread loads input columns [w*ow*s, w*ow*s + (ow-1)*s + k): a vector load needs
+        # every such start and every row start aligned to its width, and the output tile to
+        # divide W so the store of the tile never runs past the row.
+        columns = (cfg.outputs_w - 1) * self.case.stride + self.case.window
+        width = vector_width(columns)
+        return (width > 1 and (cfg.outputs_w * self.case.stride) % width == 0
+                and self.case.width % width == 0
+                and self.case.pool_shape[3] % cfg.outputs_w == 0)
+
+
+def key(params: dict) -> str:
+    """A stable name for a point, to find repeats."""
+    return ",".join(f"{name}={params[name]}" for name in sorted(params))
