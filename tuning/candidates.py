@@ -28,9 +28,16 @@ def _build(case: Case, target_spec: dict, schedule, path: str) -> dict:
         compile_kernel(schedule.apply(func, target), target, Path(path))
     except Exception as error:  # recorded against the candidate; the search goes on
         return {"status": "failed", "reason": "build error",
-                "detail": f"{type(error).__name__}: {str(error).strip().splitlines()[-1][:300]}",
+                "detail": f"{type(error).__name__}: {error_line(str(error))}",
                 "build_s": time.monotonic() - started}
     return {"status": "built", "path": path, "build_s": time.monotonic() - started}
+
+
+def error_line(text: str) -> str:
+    """The line of a compiler's message that says what went wrong (nvcc puts it mid-text)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    named = [line for line in lines if "error" in line.lower()]
+    return (named or lines or ["(no message)"])[-1][:300]
 
 
 class CandidateEvaluator:

@@ -4,6 +4,7 @@ any build: an impossible point is pruned with its reason, never built."""
 from __future__ import annotations
 
 import itertools
+import math
 
 from baselines.case import Case
 from baselines.template import SERIAL, PoolSchedule, vector_width
@@ -30,10 +31,12 @@ CLOSEST_TO_DEFAULT = PoolSchedule(threads=32, pooled_scope="shared")
 
 
 class Space:
-    def __init__(self, case: Case, target_kind: str, max_threads: int = 1024):
+    def __init__(self, case: Case, target_kind: str, max_threads: int = 1024,
+                 max_shared_bytes: int = 49152):
         self.case = case
         self.target_kind = target_kind
         self.max_threads = max_threads
+        self.max_shared_bytes = max_shared_bytes
         self.domains = GPU_DOMAINS if target_kind == "cuda" else CPU_DOMAINS
 
     def config(self, params: dict) -> PoolSchedule:
@@ -67,7 +70,17 @@ class Space:
             return "too many threads per block"
         if cfg.vector and not self._vector_fits(cfg):
             return "vector width does not fit"
+        if self.target_kind == "cuda" and cfg.pooled_scope == "shared" and (
+                self._shared_bytes(cfg) > self.max_shared_bytes):
+            return "shared memory over the limit"
         return None
+
+    def _shared_bytes(self, cfg: PoolSchedule) -> int:
+        """Shared memory of the pooled value: a block's tiles with the inner binding; with the
+        outer binding a block's outputs are strided, so TVM allocates the whole output."""
+        if cfg.thread_axis == "outer":
+            return 4 * math.prod(self.case.pool_shape)
+        return 4 * cfg.threads * cfg.outputs_w * cfg.outputs_h
 
     def _vector_fits(self, cfg: PoolSchedule) -> bool:
         if self.target_kind != "cuda":
