@@ -9,7 +9,10 @@ failed candidates are FAIL trials with their reason.
 
 from __future__ import annotations
 
+import random
 import time
+
+import optuna
 
 from baselines.arms import template_arm
 from baselines.case import Case
@@ -30,7 +33,6 @@ class TuningFailed(RuntimeError):
 
 
 def make_sampler(name: str, seed: int, space: Space):
-    import optuna
     if name == "tpe":
         return optuna.samplers.TPESampler(seed=seed, constant_liar=True)
     if name == "random":
@@ -38,8 +40,17 @@ def make_sampler(name: str, seed: int, space: Space):
     if name == "cmaes":
         return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
     if name == "grid":
-        return optuna.samplers.GridSampler(space.domains, seed=seed)
+        return GridOrder(seed=seed)
     raise ValueError(f"unknown sampler {name!r}; choose from {', '.join(SAMPLERS)}")
+
+
+class GridOrder(optuna.samplers.RandomSampler):
+    """Every point once, in a seeded order. Optuna's GridSampler calls `study.stop()` when spent,
+    which an ask-and-tell loop cannot take, so the points are enqueued instead."""
+
+    def __init__(self, seed: int):
+        super().__init__(seed=seed)
+        self.seed = seed
 
 
 def storage_for(directory, url: str | None):
@@ -69,11 +80,16 @@ class OptunaSearch:
         self._close_interrupted()
         for params in space.seeds():
             study.enqueue_trial(params, skip_if_exists=True)
+        if isinstance(study.sampler, GridOrder):
+            points = space.points()
+            random.Random(study.sampler.seed).shuffle(points)
+            for params in points:
+                study.enqueue_trial(params, skip_if_exists=True)
 
     def _close_interrupted(self) -> None:
         """Trials asked but never told (a killed run) are failed; they measured nothing."""
-        import optuna
-        for trial in self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+        running = (optuna.trial.TrialState.RUNNING,)
+        for trial in self.study.get_trials(deepcopy=False, states=running):
             self.study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
 
     def measured(self) -> dict:
@@ -107,7 +123,6 @@ class OptunaSearch:
 
     def _triage(self, trial, measured: dict, batch: dict) -> None:
         """Prune impossible points, answer repeats from memory, queue the rest for measuring."""
-        import optuna
         params = trial.params
         point = key(params)
         trial.set_user_attr("key", point)
@@ -127,7 +142,6 @@ class OptunaSearch:
             batch[point] = trial
 
     def _measure(self, batch: dict) -> None:
-        import optuna
         trials = list(batch.values())
         records = self.evaluator.evaluate([self.space.config(t.params) for t in trials])
         for trial, record in zip(trials, records):
@@ -199,15 +213,13 @@ def summarize(study, rows: list[dict], wall_s: float, default: dict,
 
 def _importances(study) -> dict | None:
     try:
-        import optuna
-        return {k: float(v) for k, v in optuna.importance.get_param_importances(study).items()}
+            return {k: float(v) for k, v in optuna.importance.get_param_importances(study).items()}
     except Exception:  # too few distinct points; importances are optional in the report
         return None
 
 
 def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dict):
     """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph."""
-    import optuna
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     directory = run.tuner_dir("optuna")
     target_spec = run.meta["target_spec"]
