@@ -122,12 +122,14 @@ def _start(args, progress: Progress) -> Run:
     return run
 
 
-def _resume(path: str) -> Run:
-    run = Run.open(Path(path))
-    meta = run.meta
-    spec, device = resolve_target(meta["identity"]["target"])
-    identity = {"case": meta["case"], "target": spec["kind"], "device": device}
-    return Run.open(Path(path), identity)
+def _resume(args) -> Run:
+    """Open a run to finish; a --case or --target given now must match the run's own."""
+    run = Run.open(Path(args.resume))
+    stored = run.meta["identity"]
+    case = parse_case(args.case).to_dict() if args.case else stored["case"]
+    kind = stored["target"] if args.target == "auto" else args.target
+    spec, device = resolve_target(kind)
+    return Run.open(run.path, {"case": case, "target": spec["kind"], "device": device})
 
 
 def _report(argv: list[str]) -> int:
@@ -148,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         _check_positive(args)
         progress = Progress(verbose=args.verbose)
-        run = _resume(args.resume) if args.resume else _start(args, progress)
+        run = _resume(args) if args.resume else _start(args, progress)
         print(f"run folder: {run.path}", file=sys.stderr)
         from .study import run_study
         report = run_study(run, progress)

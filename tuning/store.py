@@ -26,6 +26,12 @@ def read_json(path: Path):
     return json.loads(Path(path).read_text())
 
 
+def _short(value) -> str:
+    if isinstance(value, dict):
+        return " ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
 class Run:
     """A run folder. `identity` (case, target, device) decides whether a resume is allowed."""
 
@@ -61,8 +67,8 @@ class Run:
             stored = run.meta.get("identity", {})
             for key, value in identity.items():
                 if stored.get(key) != value:
-                    raise RunError(f"{path} was made for {key} {stored.get(key)!r}, "
-                                   f"not {value!r}; start a new run with --out")
+                    raise RunError(f"{path} was made for another {key} ({_short(stored.get(key))}"
+                                   f", not {_short(value)}); start a new run with --out")
         if not os.access(path, os.W_OK):
             raise RunError(f"cannot write the run folder {path}")
         return run

@@ -1,0 +1,113 @@
+"""The `tune` command on CPU: a whole run, resume, re-rendering, and every bad input."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+FAST = ["--target", "llvm", "--trials", "2", "--blocks", "2", "--number", "2", "--repeat", "2",
+        "--min-repeat-ms", "1", "--warmup-s", "0", "--case", "channels=2", "height=16",
+        "width=16", "branches=2"]
+
+
+def tune(*args, check_exit=None):
+    done = subprocess.run([sys.executable, "-m", "tuning.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    if check_exit is not None:
+        assert done.returncode == check_exit, done.stderr[-3000:]
+    return done
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "run"
+    tune("--budget", "0", "--out", str(out), *FAST, check_exit=0)
+    return out
+
+
+def test_budget_zero_run_writes_the_report(finished_run):
+    report = json.loads((finished_run / "report.json").read_text())
+    assert set(report["arms"]) == {"off", "partial", "on", "serial"}
+    for arm in report["arms"].values():
+        assert arm["correct"] is True and arm["max_abs_err"] == 0
+        assert arm["median_us"] > 0 and arm["iqr_us"] >= 0 and arm["cv"] >= 0
+        assert arm["kernels"] == []  # llvm: no CUDA kernels
+    assert {"tvm", "tvm_ffi", "python", "os", "target"} <= set(report["environment"])
+    assert report["case"]["channels"] == 2
+    assert set(report["ratios"]) == {"on/off", "on/partial", "serial/on"}
+    ratio = report["ratios"]["on/off"]
+    assert ratio["low"] <= ratio["ratio"] <= ratio["high"]
+    markdown = (finished_run / "report.md").read_text()
+    assert "on/off" in markdown and "| `serial` |" in markdown
+    assert (finished_run / "report.csv").read_text().startswith("arm,median_us")
+    assert (finished_run / "arms.png").stat().st_size > 0
+    assert len(list((finished_run / "ir" / "on").glob("*_FuseTIR.py"))) == 1
+
+
+def test_all_samples_are_kept(finished_run):
+    trials = sorted((finished_run / "trials").glob("trial_*.json"))
+    assert len(trials) == 2
+    samples = json.loads(trials[0].read_text())["samples_us"]
+    assert all(len(values) == 2 * 2 for values in samples.values())  # blocks x repeat
+
+
+def test_report_is_rerendered_from_the_stored_run(finished_run):
+    before = json.loads((finished_run / "report.json").read_text())
+    (finished_run / "report.json").unlink()
+    tune("report", str(finished_run), check_exit=0)
+    assert json.loads((finished_run / "report.json").read_text())["arms"] == before["arms"]
+
+
+def test_resume_measures_only_what_is_missing(finished_run):
+    kept = (finished_run / "trials" / "trial_0.json").read_text()
+    os.remove(finished_run / "trials" / "trial_1.json")  # as if interrupted before trial 1 ended
+    tune("--resume", str(finished_run), check_exit=0)
+    assert (finished_run / "trials" / "trial_0.json").read_text() == kept
+    assert (finished_run / "trials" / "trial_1.json").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--target", "cuda"], "needs a CUDA GPU and none is visible; use --target llvm"),
+    (["--target", "rocm"], "unknown target 'rocm'"),
+    (["--case", "window=99"], "window 99 is larger than the input"),
+    (["--case", "colour=1"], "unknown case key 'colour'"),
+    (["--budget", "-1"], "--budget must be >= 0"),
+    (["--tuners", "autotvm"], "unknown tuner 'autotvm'"),
+    (["--budget", "zero"], "invalid int value"),
+    (["--out", "/etc/hostname/run"], "cannot write the run folder"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
+    done = tune("--target", "llvm", *args)  # a --target in args overrides this one
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_out_that_is_not_a_run_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    done = tune("--out", str(tmp_path), *FAST)
+    assert done.returncode == 2 and "exists and is not a run folder" in done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_resume_of_a_run_for_another_case_is_refused(finished_run):
+    done = tune("--resume", str(finished_run), "--case", "window=3")
+    assert done.returncode == 2 and "was made for another case" in done.stderr
+
+
+def test_resume_on_another_device_is_refused(finished_run):
+    meta = json.loads((finished_run / "run.json").read_text())
+    meta["identity"]["device"] = "NVIDIA H200 sm_90"
+    (finished_run / "run.json").write_text(json.dumps(meta))
+    done = tune("--resume", str(finished_run))
+    assert done.returncode == 2 and "was made for another device" in done.stderr
+
+
+def test_resume_of_a_folder_that_is_not_a_run(tmp_path):
+    done = tune("--resume", str(tmp_path))
+    assert done.returncode == 2 and "is not a run folder" in done.stderr
