@@ -89,6 +89,23 @@ def tuners_table(report: dict) -> list[str]:
                    "found at trial", "wall s"], rows)
 
 
+def sampler_table(report: dict) -> list[str]:
+    """How close each sampler came to the exhaustive optimum (replayed on its measurements)."""
+    optuna = report["tuners"].get("optuna", {})
+    replays = optuna.get("sampler_replay")
+    if not replays:
+        return []
+    rows = []
+    for name, result in replays.items():
+        for run in result["runs"]:
+            rows.append([name, run["seed"], _us(run["best_kernel_us"]), f"{run['gap']:.1%}",
+                         run["trials_to_within_10pct"]])
+    return ["", f"Exhaustive optimum of the space: {_us(optuna['exhaustive_best_kernel_us'])} us "
+            f"over {optuna['exhaustive_points']} valid points. Samplers replayed on those "
+            f"measurements, {next(iter(replays.values()))['trials']} trials each:", ""] + _table(
+        ["sampler", "seed", "best us", "gap to optimum", "trials to within 10 %"], rows)
+
+
 def environment_block(report: dict) -> list[str]:
     env = report["environment"]
     return ["```"] + [f"{key}: {value}" for key, value in env.items()] + ["```"]
@@ -103,6 +120,7 @@ def render(report: dict) -> str:
     if report["tuners"]:
         lines += ["", "## Tuners (fused pool kernel, kernel-level timing)", ""]
         lines += tuners_table(report)
+        lines += sampler_table(report)
     lines += ["", "## Case and protocol", "", f"Case: `{report['case']}`",
               "", f"Protocol: `{report['protocol']}`", "",
               f"Command: `{report.get('command')}`", "", "## Environment", ""]

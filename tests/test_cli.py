@@ -111,3 +111,20 @@ def test_resume_on_another_device_is_refused(finished_run):
 def test_resume_of_a_folder_that_is_not_a_run(tmp_path):
     done = tune("--resume", str(tmp_path))
     assert done.returncode == 2 and "is not a run folder" in done.stderr
+
+
+def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
+    out = tmp_path / "run"
+    tune("--budget", "6", "--tuners", "optuna", "--exhaustive", "--out", str(out), *FAST,
+         "--trials", "1", check_exit=0)
+    report = json.loads((out / "report.json").read_text())
+    optuna = report["tuners"]["optuna"]
+    assert optuna["trials"] == 6 and optuna["valid"] == 6 and optuna["failed_by_reason"] == {}
+    assert optuna["best_kernel_us"] >= optuna["exhaustive_best_kernel_us"] > 0
+    assert 1 <= optuna["best_trial"] <= 6
+    assert set(optuna["sampler_replay"]) == {"tpe", "random"}
+    assert report["arms"]["optuna"]["correct"] is True
+    rows = json.loads((out / "tuners" / "optuna" / "trials.json").read_text())
+    assert rows[0]["params"]["outputs_w"] == 1 and rows[0]["params"]["outputs_h"] == 1  # SERIAL
+    assert (out / "best_so_far.png").exists()
+    assert "Exhaustive optimum of the space" in (out / "report.md").read_text()

@@ -241,6 +241,9 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     wall_s = previous + time.monotonic() - started
     run.update_meta(tuner_wall_s={**run.meta.get("tuner_wall_s", {}), "optuna": wall_s})
     summary = summarize(study, rows, wall_s, default, exhaustive, key(space.seeds()[0]))
+    if exhaustive is not None and summary.get("exhaustive_best_kernel_us"):
+        from .replay import compare_samplers
+        summary["sampler_replay"] = compare_samplers(space, exhaustive)
     write_json(directory / "trials.json", rows)
     write_json(directory / "summary.json", summary)
     if not summary["valid"]:
