@@ -43,11 +43,16 @@ class PoolSchedule:
 
     def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target) -> tvm.tirx.PrimFunc:
         sch = s_tir.Schedule(func)
-        if target.kind.name == "cuda":
+        self.schedule(sch, target.kind.name)
+        return sch.mod["main"].with_attr("tirx.is_scheduled", True)
+
+    def schedule(self, sch: s_tir.Schedule, target_kind: str) -> None:
+        """Apply to a schedule in place. Tile sizes and threads may be sampled decisions
+        (`sch.sample_categorical`), which is how MetaSchedule searches this template."""
+        if target_kind == "cuda":
             _schedule_gpu(sch, self)
         else:
             _schedule_cpu(sch, self)
-        return sch.mod["main"].with_attr("tirx.is_scheduled", True)
 
 
 # The issue's SERIAL kernel: 256 threads per block, one output per thread, window in a register.
@@ -108,7 +113,7 @@ def _schedule_cpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
     sch.compute_at(pool, outer, preserve_unit_loops=True)
     if cfg.unroll:
         _unroll_inner(sch, pool, outer)
-    if cfg.vector and cfg.outputs_w > 1:
+    if cfg.vector:
         sch.vectorize(w_inner)
 
 

@@ -1,0 +1,75 @@
+"""MetaSchedule on llvm with real measurements: both runs, resume, loud failure, apply-back."""
+
+import json
+
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+
+from baselines.pipeline import build, make_target
+from baselines.reference import random_input, reference
+from tuning import metaschedule
+from tuning.harness import outputs_of
+from tuning.optuna_search import TuningFailed
+from tuning.store import Run
+
+from conftest import WINDOW3
+
+OPTIONS = {"seed": 0}
+
+
+def _run(path):
+    return Run.create(path, {"target_spec": {"kind": "llvm"}, "identity": {}, "case": {}})
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    run = _run(tmp_path_factory.mktemp("ms") / "run")
+    arm = metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 4, None, OPTIONS)
+    return run, arm
+
+
+def test_both_runs_measure_valid_candidates(tuned):
+    run, _ = tuned
+    summary = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
+    assert set(summary["runs"]) == {"ms-default", "ms-space"}
+    for name, result in summary["runs"].items():
+        assert result["trials"] == 4 and result["valid"] > 0, name
+        assert result["best_kernel_us"] > 0
+        rows = json.loads((run.path / "tuners" / name / "trials.json").read_text())
+        assert [r["trial"] for r in rows] == [1, 2, 3, 4]
+        assert all(r["status"] in ("ok", "wrong", "failed") for r in rows)
+        assert (run.path / "tuners" / name / "database_tuning_record.json").exists()
+    assert summary["best_kernel_us"] == min(r["best_kernel_us"] for r in summary["runs"].values())
+
+
+def test_tuned_schedule_applied_back_matches_the_reference(tuned):
+    _, arm = tuned
+    vm = relax.VirtualMachine(build(WINDOW3, arm, make_target("llvm")), tvm.cpu())
+    x = random_input(WINDOW3, 7)
+    for got, want in zip(outputs_of(vm["main"](tvm.runtime.tensor(x))), reference(WINDOW3, x)):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
+
+
+def test_resume_does_not_measure_again(tuned):
+    run, _ = tuned
+    path = run.path / "tuners" / "ms-space" / "trials.json"
+    before = path.read_text()
+    metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 4, None, OPTIONS)
+    assert path.read_text() == before
+
+
+class BrokenModule(metaschedule.ScheduledModule):
+    """Every candidate fails to build (importable by the builder processes)."""
+
+    def apply(self, func, target):
+        raise tvm.error.InternalError("injected build failure")
+
+
+def test_a_run_that_measured_nothing_fails_loudly(tmp_path, monkeypatch):
+    monkeypatch.setattr(metaschedule, "ScheduledModule", BrokenModule)
+    monkeypatch.setattr(metaschedule, "RUNS", ("ms-space",))
+    with pytest.raises(TuningFailed, match="measured no valid candidate"):
+        metaschedule.run_metaschedule(_run(tmp_path / "run"), WINDOW3, make_target("llvm"), 3,
+                                      None, OPTIONS)

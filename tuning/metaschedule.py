@@ -1,0 +1,236 @@
+"""MetaSchedule tuning of the fused pool kernel: the default space, and a space of the template.
+
+Two runs, each MetaSchedule's own evolutionary search and XGBoost cost model, with a JSON database
+in the run folder and `--budget` as `max_trials_global`:
+
+  ms-default  the default space, as a user gets it (PostOrderApply with the target's rules)
+  ms-space    a ScheduleFn space over the schedule template Optuna searches: structural choices
+              are separate designs, threads and outputs per thread are sampled decisions
+
+Candidates are built and measured by the same `CandidateEvaluator` as Optuna's (parallel builds,
+the NumPy check, the same kernel timer), through a MetaSchedule builder and runner pair, so the
+two tuners' figures are comparable and every MetaSchedule candidate passes the correctness gate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+
+from baselines.anatomy import launch_configs
+from baselines.arms import Arm
+from baselines.case import Case
+from baselines.template import PoolSchedule
+
+from .candidates import CandidateEvaluator
+from .kernel import fused_function
+from .optuna_search import TuningFailed
+from .store import Run, read_json, write_json
+
+RUNS = ("ms-default", "ms-space")
+# Sampled decisions of the ms-space designs (the Optuna space's numeric knobs).
+SAMPLED = {"cuda": {"threads": [32, 64, 128, 256, 512, 1024], "outputs_w": [1, 2, 4, 8],
+                    "outputs_h": [1, 2, 4]},
+           "llvm": {"outputs_w": [1, 2, 4, 8], "outputs_h": [1, 2, 4]}}
+# Structural choices, one design each. Vector staging is left out: its width depends on the
+# tile, which a replayed trace cannot re-derive. Outer binding with shared memory never fits.
+STRUCTURES = {
+    "cuda": [dict(thread_axis=a, pooled_scope=p, unroll=u) for a, p, u in itertools.product(
+        ("inner", "outer"), ("local", "shared"), (False, True)) if (a, p) != ("outer", "shared")],
+    "llvm": [dict(unroll=u, vector=v) for u, v in itertools.product((False, True), repeat=2)],
+}
+
+
+class ScheduledModule:
+    """A function MetaSchedule scheduled, as a picklable schedule (TVM's JSON of the module).
+
+    `apply` returns the scheduled function in place of the fused one; both come from the same
+    Case, and the signatures are checked to make sure."""
+
+    def __init__(self, mod, origin: str = "metaschedule"):
+        import tvm
+        self.mod_json = tvm.ir.save_json(mod)
+        self.origin = origin
+
+    def apply(self, func, target):
+        import tvm
+        scheduled = tvm.ir.load_json(self.mod_json)["main"]
+        if [str(p.ty) for p in scheduled.params] != [str(p.ty) for p in func.params]:
+            raise ValueError("the tuned function's signature differs from the fused function")
+        return scheduled.with_attr("tirx.is_scheduled", True)
+
+    def to_dict(self) -> dict:
+        return {"scheduled_by": self.origin}
+
+
+def template_space(target_kind: str):
+    """The ScheduleFn: one design per structure, numeric knobs as sampled decisions."""
+    sampled = SAMPLED[target_kind]
+
+    def designs(sch):
+        out = []
+        for structure in STRUCTURES[target_kind]:
+            design = sch.copy()
+            values = {name: design.sample_categorical(choices, [1 / len(choices)] * len(choices))
+                      for name, choices in sampled.items()}
+            PoolSchedule(**values, **structure).schedule(design, target_kind)
+            out.append(design)
+        return out
+
+    return designs
+
+
+def _ms_target(target):
+    """MetaSchedule needs llvm's core count; the CUDA target is already fully described."""
+    import os
+
+    import tvm
+    if target.kind.name == "llvm":
+        return tvm.target.Target({"kind": "llvm", "num-cores": os.cpu_count() or 1})
+    return target
+
+
+def _builder_runner(evaluator: CandidateEvaluator, outcomes: dict):
+    """A builder that builds and measures each batch through `evaluator`, and a runner that
+    hands MetaSchedule the measured times (failures as errors, which it stores as 1e10)."""
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
+    from tvm.s_tir.meta_schedule.runner import PyRunner, RunnerFuture, RunnerResult
+
+    @derived_object
+    class EvaluatingBuilder(PyBuilder):
+        def build(self, build_inputs):
+            records = evaluator.evaluate([ScheduledModule(b.mod) for b in build_inputs])
+            results = []
+            for record in records:
+                handle = f"candidate-{len(outcomes)}"
+                outcomes[handle] = record
+                failed = record.get("reason") if record["status"] == "failed" and (
+                    record.get("reason") == "build error") else None
+                results.append(BuilderResult(None if failed else handle,
+                                             f"{failed}: {record.get('detail')}" if failed else None))
+            return results
+
+    @derived_object
+    class RecordedRunner(PyRunner):
+        def run(self, runner_inputs):
+            futures = []
+            for runner_input in runner_inputs:
+                record = outcomes[runner_input.artifact_path]
+                if record["status"] == "ok":
+                    result = RunnerResult([record["kernel_us"] * 1e-6], None)
+                else:
+                    result = RunnerResult(None, f"{record.get('reason')}: {record.get('detail')}")
+                futures.append(RunnerFuture(f_done=lambda: True, f_result=lambda r=result: r))
+            return futures
+
+    return EvaluatingBuilder(), RecordedRunner()
+
+
+def _recorder(outcomes: dict, rows: list, path: Path):
+    """A measure callback: one row per candidate, with its launch configuration."""
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
+
+    @derived_object
+    class RecordTrials(PyMeasureCallback):
+        def apply(self, task_scheduler, task_id, candidates, builder_results, runner_results):
+            for candidate, built in zip(candidates, builder_results):
+                record = outcomes.get(built.artifact_path) or {
+                    "status": "failed", "reason": "build error",
+                    "detail": (built.error_msg or "")[:300]}
+                launch = next(iter(launch_configs(candidate.sch.mod).values()), None)
+                rows.append({"trial": len(rows) + 1, "launch": launch,
+                             **{k: v for k, v in record.items() if k != "samples_us"}})
+            write_json(path, rows)
+
+    return RecordTrials()
+
+
+def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, budget: int,
+             seed: int, progress) -> dict:
+    """One MetaSchedule run; resumes from its JSON database and its trial rows."""
+    import tvm
+    from tvm.s_tir import meta_schedule as ms
+    _, func = fused_function(case, target_spec)
+    rows_path = directory / "trials.json"
+    rows = read_json(rows_path) if rows_path.exists() else []
+    remaining = budget - len(rows)
+    started = time.monotonic()
+    kind = target.kind.name
+    database = ms.database.JSONDatabase(work_dir=str(directory))
+    if remaining > 0:
+        space = "post-order-apply" if name == "ms-default" else ms.space_generator.ScheduleFn(
+            template_space(kind), sch_rules=[], postprocs=[], mutator_probs={})
+        outcomes: dict = {}
+        with CandidateEvaluator(case, target_spec) as evaluator:
+            builder, runner = _builder_runner(evaluator, outcomes)
+            ms.tune_tir(func.with_attr("global_symbol", "main"), _ms_target(target),
+                        work_dir=str(directory), max_trials_global=remaining,
+                        num_trials_per_iter=min(64, remaining), builder=builder, runner=runner,
+                        database=database, cost_model="xgb", strategy="evolutionary",
+                        space=space, seed=seed, num_tuning_cores=evaluator.workers,
+                        # The default list without RemoveBuildArtifact: the evaluator
+                        # deletes its own libraries, and the handles are not paths.
+                        measure_callbacks=[ms.measure_callback.AddToDatabase(),
+                                           ms.measure_callback.UpdateCostModel(),
+                                           _recorder(outcomes, rows, rows_path)])
+    write_json(rows_path, rows)
+    summary = _summary(rows, time.monotonic() - started)
+    best = _best_module(database, func, _ms_target(target))
+    if best is not None:
+        (directory / "best_module.json").write_text(tvm.ir.save_json(best))
+    return summary
+
+
+def _best_module(database, func, target):
+    """The database's best record applied to the function (failed records are never top)."""
+    import tvm
+    mod = tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+    if not database.has_workload(mod):
+        return None
+    return database.query_ir_module(mod, target, "main")
+
+
+def _summary(rows, wall_s) -> dict:
+    failed: dict[str, int] = {}
+    for row in rows:
+        if row["status"] != "ok":
+            failed[row.get("reason", row["status"])] = failed.get(row.get("reason"), 0) + 1
+    valid = [row for row in rows if row["status"] == "ok"]
+    summary = {"trials": len(rows), "valid": len(valid), "failed_by_reason": failed,
+               "wall_s": wall_s}
+    if valid:
+        best = min(valid, key=lambda row: row["kernel_us"])
+        summary.update({"best_kernel_us": best["kernel_us"], "best_trial": best["trial"],
+                        "best_launch": best["launch"]})
+    return summary
+
+
+def run_metaschedule(run: Run, case: Case, target, budget: int, progress, options: dict):
+    """Both MetaSchedule runs; the better one's best schedule becomes arm `metaschedule`."""
+    target_spec = run.meta["target_spec"]
+    summaries = {}
+    for name in RUNS:
+        directory = run.tuner_dir(name)
+        done = directory / "summary.json"
+        if done.exists() and read_json(done)["trials"] >= budget:
+            summaries[name] = read_json(done)
+            continue
+        if progress:
+            progress.say(f"metaschedule {name}: {budget} trials")
+        summaries[name] = tune_one(name, directory, case, target, target_spec, budget,
+                                   options.get("seed", 0), progress)
+        write_json(done, summaries[name])
+    ranked = sorted((s["best_kernel_us"], name) for name, s in summaries.items()
+                    if s.get("best_kernel_us") is not None)
+    if not ranked:
+        raise TuningFailed("metaschedule measured no valid candidate: " + "; ".join(
+            f"{name} {s['failed_by_reason']}" for name, s in summaries.items()))
+    source = ranked[0][1]
+    combined = {**summaries[source], "source": source, "runs": summaries}
+    write_json(run.tuner_dir("metaschedule") / "summary.json", combined)
+    import tvm
+    best = tvm.ir.load_json((run.tuner_dir(source) / "best_module.json").read_text())
+    return Arm("metaschedule", schedule=ScheduledModule(best, origin=source))
