@@ -25,10 +25,16 @@ def headline(report: dict) -> str:
             _ratio_text(name, ratio) for name, ratio in report["ratios"].items()) + ".")
     best = report.get("best_arm")
     if best and on and best != "on":
-        found = _found_by(report, best)
-        parts.append(f"The best arm is `{best}` at {_us(arms[best]['median_us'])} us end to end, "
-                     f"{on / arms[best]['median_us']:.2f}x faster than the default schedule (ON)"
-                     f"{found}.")
+        parts.append(f"The fastest arm is `{best}` at {_us(arms[best]['median_us'])} us end to "
+                     f"end, {on / arms[best]['median_us']:.2f}x faster than the default schedule "
+                     f"(ON){_found_by(report, best)}.")
+    tuned = [n for n in report["tuners"] if n in arms and arms[n]["median_us"] is not None]
+    if tuned and on:
+        name = min(tuned, key=lambda n: arms[n]["median_us"])
+        ratio = report["ratios"].get(f"{name}/on")
+        interval = f" (95% CI {ratio['low']:.2f}–{ratio['high']:.2f})" if ratio else ""
+        parts.append(f"The best tuned arm, `{name}`, takes {_us(arms[name]['median_us'])} us: "
+                     f"{arms[name]['median_us'] / on:.3f} of ON{interval}{_found_by(report, name)}.")
     wrong = [name for name, arm in arms.items() if not arm["correct"]]
     if wrong:
         parts.append("Wrong against the NumPy reference, not timed: " + ", ".join(wrong) + ".")
@@ -42,7 +48,8 @@ def _found_by(report: dict, arm: str) -> str:
     tuner = report["tuners"].get(arm)
     if not tuner or tuner.get("best_trial") is None:
         return ""
-    return f"; {arm} found it at trial {tuner['best_trial']} of {tuner['trials']}"
+    return (f"; {arm} found its kernel ({_us(tuner['best_kernel_us'])} us) at trial "
+            f"{tuner['best_trial']} of {tuner['trials']}")
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
@@ -76,6 +83,19 @@ def kernels_table(report: dict) -> list[str]:
     if not rows:
         return ["No CUDA kernels in this run (target llvm)."]
     return _table(["arm", "kernel", "grid", "block", "registers", "shared B", "local B"], rows)
+
+
+def fused_kernel_table(report: dict) -> list[str]:
+    rows = [[f"`{r['arm']}`", r["grid"], r["block"], r["registers"], r["shared_bytes"],
+             r["local_bytes"], _us(r["kernel_us"]), "—" if r["gbps"] is None else f"{r['gbps']:.0f}"]
+            for r in report.get("fused_kernel", [])]
+    if not rows:
+        return []
+    return ["", "## The fused pool kernel in each arm", "",
+            f"Kernel-level time is the GPU time per launch measured by the tuners' timer; GB/s "
+            f"counts the {report['fused_kernel_bytes'] / 1e6:.2f} MB it must move (input read "
+            "once, output written once).", ""] + _table(
+        ["arm", "grid", "block", "registers", "shared B", "local B", "kernel us", "GB/s"], rows)
 
 
 def tuners_table(report: dict) -> list[str]:
@@ -117,6 +137,7 @@ def render(report: dict) -> str:
     lines += arms_table(report)
     lines += ["", "## CUDA kernels of each arm (ptxas resource report)", ""]
     lines += kernels_table(report)
+    lines += fused_kernel_table(report)
     if report["tuners"]:
         lines += ["", "## Tuners (fused pool kernel, kernel-level timing)", ""]
         lines += tuners_table(report)

@@ -15,6 +15,7 @@ DEFAULT_ORDER = ("off", "partial", "on", "serial")
 # (numerator, denominator) pairs the issue thread quotes, when both arms were timed.
 ISSUE_RATIOS = (("on", "off"), ("on", "partial"), ("serial", "on"))
 FLOAT_BYTES = 4
+FUSED_PREFIX = "fused_pool2d"
 
 
 def summarize_run(run: Run) -> dict:
@@ -46,7 +47,7 @@ def summarize_run(run: Run) -> dict:
         for name in timed:
             arms[name]["ratio_to_on"] = _ratio(arms, name, "on")
             arms[name]["ratio_to_best"] = _ratio(arms, name, best)
-    _add_fused_kernel_bandwidth(report)
+    _add_fused_kernel_table(report)
     return report
 
 
@@ -103,21 +104,32 @@ def _tuners(run: Run) -> dict:
     return tuners
 
 
-def fused_kernel_bytes(case: dict, biases: int = 1) -> int:
+def fused_kernel_bytes(case: dict) -> int:
     """The fewest bytes the fused pool kernel must move: its input once, its output once."""
     shape = Case.from_dict(case)
-    return FLOAT_BYTES * (math.prod(shape.pool_input_shape) + math.prod(shape.pool_shape) + biases)
+    return FLOAT_BYTES * (math.prod(shape.pool_input_shape) + math.prod(shape.pool_shape))
 
 
-def _add_fused_kernel_bandwidth(report: dict) -> None:
-    """Kernel-level time of the fused pool kernel per arm, where a tuner measured it."""
+# Which tuner figure is the kernel-level time of the fused kernel in each arm.
+KERNEL_TIME_SOURCES = {"on": ("optuna", "default_kernel_us"), "serial": ("optuna", "serial_kernel_us"),
+                       "optuna": ("optuna", "best_kernel_us"),
+                       "metaschedule": ("metaschedule", "best_kernel_us")}
+
+
+def _add_fused_kernel_table(report: dict) -> None:
+    """Per arm with a fused pool kernel: its launch, resources, kernel-level time and GB/s."""
     bytes_moved = fused_kernel_bytes(report["case"])
     report["fused_kernel_bytes"] = bytes_moved
-    for tuner in report["tuners"].values():
-        for key in ("best_kernel_us", "default_kernel_us", "serial_kernel_us"):
-            value = tuner.get(key)
-            if value:
-                tuner[key.replace("_us", "_gbps")] = bytes_moved / (value * 1e-6) / 1e9
+    rows = []
+    for name, arm in report["arms"].items():
+        kernel = next((k for k in arm["kernels"] if k["name"].startswith(FUSED_PREFIX)), None)
+        if kernel is None:
+            continue
+        tuner, field = KERNEL_TIME_SOURCES.get(name, (None, None))
+        kernel_us = report["tuners"].get(tuner, {}).get(field)
+        rows.append({"arm": name, **kernel, "kernel_us": kernel_us,
+                     "gbps": bytes_moved / (kernel_us * 1e-6) / 1e9 if kernel_us else None})
+    report["fused_kernel"] = rows
 
 
 def load_report(path: Path) -> dict:

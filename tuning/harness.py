@@ -75,7 +75,6 @@ def check(case: Case, vm, device, checks: int) -> dict:
 def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, index: int,
               ir_dir: str | None = None, progress=None) -> dict:
     """One trial in the current process; returns check results and samples (us) per arm."""
-    import tvm
     from tvm import relax
 
     from baselines.anatomy import kernel_table

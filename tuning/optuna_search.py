@@ -58,7 +58,7 @@ def storage_for(directory, url: str | None):
     if url:
         return url
     try:
-        import sqlalchemy  # noqa: F401
+        import sqlalchemy  # noqa: F401  (only whether it is there)
     except ImportError:
         from optuna.storages import JournalStorage
         from optuna.storages.journal import JournalFileBackend
