@@ -73,3 +73,15 @@ def test_a_run_that_measured_nothing_fails_loudly(tmp_path, monkeypatch):
     with pytest.raises(TuningFailed, match="measured no valid candidate"):
         metaschedule.run_metaschedule(_run(tmp_path / "run"), WINDOW3, make_target("llvm"), 3,
                                       None, OPTIONS)
+
+
+def test_default_cuda_space_fails_only_through_its_unroll_rule():
+    """Why ms-default candidates fail: the unroll pragma that ParallelizeVectorizeUnroll samples
+    unrolls the loop around the cross-thread reduction, and LowerThreadAllreduce rejects it."""
+    default = metaschedule.default_space_outcomes(WINDOW3.replace(prelude=True), samples=24)
+    failures = {k: v for k, v in default.items() if not k.endswith(": built")}
+    assert failures and all(k.startswith("cross-thread reduction") and "load_remap_" in k
+                            for k in failures)
+    fixed = metaschedule.default_space_outcomes(WINDOW3.replace(prelude=True),
+                                                ("ParallelizeVectorizeUnroll",), samples=24)
+    assert all(k.endswith(": built") for k in fixed)
