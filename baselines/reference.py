@@ -6,6 +6,13 @@ import numpy as np
 
 from .case import Case
 
+# The issue's tolerance for "matches the reference".
+RTOL, ATOL = 2e-4, 2e-5
+
+
+def matches(got: np.ndarray, want: np.ndarray) -> bool:
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=RTOL, atol=ATOL))
+
 
 def random_input(case: Case, seed: int) -> np.ndarray:
     """The issue's input draw: uniform in [-0.5, 0.5], float32."""

@@ -105,8 +105,10 @@ def tuners_table(report: dict) -> list[str]:
         rows.append([f"`{name}`", tuner.get("trials"), tuner.get("valid"), failed or "0",
                      _us(tuner.get("best_kernel_us")), tuner.get("best_trial"),
                      _fmt(tuner.get("wall_s"))])
-    return _table(["tuner", "trials", "valid", "failed by reason", "best kernel us",
-                   "found at trial", "wall s"], rows)
+    timers = sorted({t.get("timer") for t in report["tuners"].values() if t.get("timer")})
+    note = [f"Kernel timer: {', '.join(timers)}.", ""] if timers else []
+    return note + _table(["tuner", "trials", "valid", "failed by reason", "best kernel us",
+                          "found at trial", "wall s"], rows)
 
 
 def sampler_table(report: dict) -> list[str]:

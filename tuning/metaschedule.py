@@ -204,7 +204,7 @@ def _summary(rows, wall_s) -> dict:
     if valid:
         best = min(valid, key=lambda row: row["kernel_us"])
         summary.update({"best_kernel_us": best["kernel_us"], "best_trial": best["trial"],
-                        "best_launch": best["launch"]})
+                        "best_launch": best["launch"], "timer": best.get("timer")})
     return summary
 
 

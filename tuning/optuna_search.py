@@ -202,7 +202,7 @@ def summarize(study, rows: list[dict], wall_s: float, default: dict,
     if valid:
         best_index, best = min(enumerate(valid), key=lambda item: item[1]["kernel_us"])
         summary.update({"best_params": best["params"], "best_kernel_us": best["kernel_us"],
-                        "best_trial": rows.index(best) + 1})
+                        "best_trial": rows.index(best) + 1, "timer": best.get("timer")})
         summary["importances"] = _importances(study)
     if exhaustive is not None:
         values = [v for v in exhaustive.values() if v is not None]
