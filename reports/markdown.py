@@ -35,6 +35,8 @@ def headline(report: dict) -> str:
         interval = f" (95% CI {ratio['low']:.2f}–{ratio['high']:.2f})" if ratio else ""
         parts.append(f"The best tuned arm, `{name}`, takes {_us(arms[name]['median_us'])} us: "
                      f"{arms[name]['median_us'] / on:.3f} of ON{interval}{_found_by(report, name)}.")
+    for name, reason in report.get("tuner_failures", {}).items():
+        parts.append(f"Tuner `{name}` gave no arm: {reason}.")
     wrong = [name for name, arm in arms.items() if not arm["correct"]]
     if wrong:
         parts.append("Wrong against the NumPy reference, not timed: " + ", ".join(wrong) + ".")

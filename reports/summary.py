@@ -40,6 +40,7 @@ def summarize_run(run: Run) -> dict:
         "ratios": ratios,
         "tuners": _tuners(run),
         "wall_s": meta.get("wall_s"),
+        "tuner_failures": meta.get("tuner_failures", {}),
     }
     if timed:
         best = min(timed, key=lambda name: arms[name]["median_us"])

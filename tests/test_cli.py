@@ -128,3 +128,21 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     assert rows[0]["params"]["outputs_w"] == 1 and rows[0]["params"]["outputs_h"] == 1  # SERIAL
     assert (out / "best_so_far.png").exists()
     assert "Exhaustive optimum of the space" in (out / "report.md").read_text()
+
+
+def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path, monkeypatch):
+    from tuning import study
+    from tuning.candidates import TuningFailed
+    from tuning.cli import main
+
+    def nothing_measured(name, *args):
+        raise TuningFailed(f"{name} measured no valid candidate in 3 trials: {{'build error': 3}}")
+
+    monkeypatch.setattr(study, "tuned_arm", nothing_measured)
+    out = tmp_path / "run"
+    assert main(["--budget", "3", "--tuners", "optuna", "--out", str(out), *FAST,
+                 "--trials", "1"]) == 1
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["arms"]) == {"off", "partial", "on", "serial"}
+    assert "measured no valid candidate" in report["tuner_failures"]["optuna"]
+    assert "Tuner `optuna` gave no arm" in (out / "report.md").read_text()

@@ -11,7 +11,7 @@ from baselines.pipeline import build, make_target
 from baselines.reference import random_input, reference
 from tuning import metaschedule
 from tuning.harness import outputs_of
-from tuning.optuna_search import TuningFailed
+from tuning.candidates import TuningFailed
 from tuning.store import Run
 
 from conftest import WINDOW3

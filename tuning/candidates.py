@@ -18,6 +18,10 @@ from baselines.case import Case
 from .kernel import KernelProtocol, KernelRunner, bias_count, compile_kernel, fused_function
 
 
+class TuningFailed(RuntimeError):
+    """A tuner that measured no valid candidate: the run must not pass silently."""
+
+
 def _build(case: Case, target_spec: dict, schedule, path: str) -> dict:
     """In a builder process: schedule the fused function and compile it to `path`."""
     from baselines.pipeline import make_target

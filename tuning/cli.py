@@ -17,10 +17,12 @@ from pathlib import Path
 from baselines.case import CaseError, parse_case
 
 from .harness import Protocol
+from .candidates import TuningFailed
 from .progress import Progress
 from .store import Run, RunError
 
 EXIT_USAGE = 2
+EXIT_TUNING_FAILED = 1
 
 
 class UsageError(ValueError):
@@ -157,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, CaseError, RunError) as error:
         print(f"tune: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except TuningFailed as error:
+        print(f"tune: {error}; the four default arms were measured and reported in "
+              f"{run.path / 'report.md'}", file=sys.stderr)
+        return EXIT_TUNING_FAILED
     except KeyboardInterrupt:
         print("\ntune: interrupted; everything measured so far is kept. "
               "Finish with: tune --resume <run folder>", file=sys.stderr)

@@ -23,9 +23,8 @@ from baselines.arms import Arm
 from baselines.case import Case
 from baselines.template import PoolSchedule
 
-from .candidates import CandidateEvaluator
+from .candidates import CandidateEvaluator, TuningFailed
 from .kernel import fused_function
-from .optuna_search import TuningFailed
 from .store import Run, read_json, write_json
 
 RUNS = ("ms-default", "ms-space")

@@ -17,7 +17,7 @@ import optuna
 from baselines.arms import template_arm
 from baselines.case import Case
 
-from .candidates import CandidateEvaluator
+from .candidates import CandidateEvaluator, TuningFailed
 from .kernel import DefaultSchedule
 from .space import Space, key
 from .store import Run, write_json
@@ -26,10 +26,6 @@ STUDY_NAME = "fused-pool"
 SAMPLERS = ("tpe", "random", "cmaes", "grid")
 # Asks allowed per measured trial before the search gives up on new points.
 ASKS_PER_TRIAL = 20
-
-
-class TuningFailed(RuntimeError):
-    """A tuner that measured no valid candidate: the run must not pass silently."""
 
 
 def make_sampler(name: str, seed: int, space: Space):

@@ -13,6 +13,7 @@ from baselines.case import Case
 from baselines.pipeline import make_target
 
 from .harness import Protocol, run_trial_process
+from .candidates import TuningFailed
 from .progress import Progress
 from .store import Run, read_json, write_json
 
@@ -36,11 +37,15 @@ def run_study(run: Run, progress: Progress) -> dict:
     target = make_target(**meta["target_spec"])
     started = time.monotonic()
     arms = list(DEFAULT_ARMS)
+    failures = {}
     for name in meta["tuners"]:
-        arm = tuned_arm(name, run, case, target, meta["budget"], progress, meta["options"])
-        if arm is not None:
-            arms.append(arm)
-    run.update_meta(arms=[arm.describe() for arm in arms])
+        try:
+            arms.append(tuned_arm(name, run, case, target, meta["budget"], progress,
+                                  meta["options"]))
+        except TuningFailed as error:  # the other arms still run; the report and exit say so
+            failures[name] = str(error)
+            progress.say(f"{name}: {error}")
+    run.update_meta(arms=[arm.describe() for arm in arms], tuner_failures=failures)
     for index in range(protocol.trials):
         if run.trial_path(index).exists():
             progress.say(f"trial {index}: already measured, kept")
@@ -56,7 +61,10 @@ def run_study(run: Run, progress: Progress) -> dict:
         write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
     run.update_meta(wall_s=meta.get("wall_s", 0) + time.monotonic() - started)
     from reports.render import render_run
-    return render_run(run)
+    report = render_run(run)
+    if failures and len(failures) == len(meta["tuners"]):
+        raise TuningFailed("; ".join(failures.values()))
+    return report
 
 
 def new_meta(case: Case, target_spec: dict, identity: dict, protocol: Protocol, tuners: list[str],
