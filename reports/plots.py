@@ -51,12 +51,11 @@ def _best_so_far(run: Run, report: dict) -> None:
             best = min(best, value) if value is not None else best
             line.append(best if best != float("inf") else None)
         axis.plot(range(1, len(line) + 1), line, label=name)
-    for tuner in report["tuners"].values():
-        for key, style in (("default_kernel_us", "--"), ("serial_kernel_us", ":")):
-            if tuner.get(key):
-                axis.axhline(tuner[key], linestyle=style, color="gray",
-                             label=key.replace("_kernel_us", " schedule"))
-        break
+    for key, style in (("default_kernel_us", "--"), ("serial_kernel_us", ":")):
+        value = next((t[key] for t in report["tuners"].values() if t.get(key)), None)
+        if value:
+            axis.axhline(value, linestyle=style, color="gray",
+                         label=key.replace("_kernel_us", " schedule"))
     axis.set_yscale("log")
     axis.set_xlabel("trial")
     axis.set_ylabel("best fused-kernel time so far, us")

@@ -188,9 +188,10 @@ class KernelRunner:
                 return result
             except queue_module.Empty:
                 if not self._process.is_alive():
+                    code = self._process.exitcode
                     self._replace()
                     return {"status": "failed", "reason": "runner crashed",
-                            "detail": f"exit code {self._process.exitcode}"}
+                            "detail": f"exit code {code}"}
                 if time.monotonic() - started > self.protocol.time_limit_s:
                     self._replace(kill=True)
                     return {"status": "failed", "reason": "time limit",

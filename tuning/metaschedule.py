@@ -23,9 +23,9 @@ from baselines.arms import Arm
 from baselines.case import Case
 from baselines.template import PoolSchedule
 
-from .candidates import CandidateEvaluator, TuningFailed
+from .candidates import CandidateEvaluator, TuningFailed, error_line
 from .kernel import fused_function
-from .store import Run, read_json, write_json
+from .store import Run, RunError, read_json, write_json
 
 RUNS = ("ms-default", "ms-space")
 # Sampled decisions of the ms-space designs (the Optuna space's numeric knobs).
@@ -158,7 +158,11 @@ def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, 
     remaining = budget - len(rows)
     started = time.monotonic()
     kind = target.kind.name
-    database = ms.database.JSONDatabase(work_dir=str(directory))
+    try:
+        database = ms.database.JSONDatabase(work_dir=str(directory))
+    except Exception as error:  # a corrupt file: said in one line, never overwritten
+        raise RunError(f"cannot read the MetaSchedule database in {directory} "
+                       f"({error_line(str(error))}); it was left as it is") from None
     if remaining > 0:
         space = "post-order-apply" if name == "ms-default" else ms.space_generator.ScheduleFn(
             template_space(kind), sch_rules=[], postprocs=[], mutator_probs={})

@@ -9,6 +9,7 @@ failed candidates are FAIL trials with their reason.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 
@@ -17,10 +18,10 @@ import optuna
 from baselines.arms import template_arm
 from baselines.case import Case
 
-from .candidates import CandidateEvaluator, TuningFailed
+from .candidates import CandidateEvaluator, TuningFailed, error_line
 from .kernel import DefaultSchedule
 from .space import Space, key
-from .store import Run, write_json
+from .store import Run, RunError, read_json, write_json
 
 STUDY_NAME = "fused-pool"
 SAMPLERS = ("tpe", "random", "cmaes", "grid")
@@ -155,16 +156,18 @@ class OptunaSearch:
         values = [t.value for t in self.measured().values() if t.value is not None]
         return min(values) if values else None
 
-    def exhaustive(self) -> dict:
-        """Every valid point measured once (earlier measurements reused): the space's optimum."""
-        measured = self.measured()
-        table = {k: t.value for k, t in measured.items()}
+    def exhaustive(self, path) -> dict:
+        """Every valid point measured once (earlier measurements reused): the space's optimum.
+        The table is saved after each batch, so a resumed run measures only what is missing."""
+        table = read_json(path) if path.exists() else {}
+        table.update({k: t.value for k, t in self.measured().items()})
         missing = [p for p in self.space.valid_points() if key(p) not in table]
         for start in range(0, len(missing), self.batch):
             chunk = missing[start:start + self.batch]
             records = self.evaluator.evaluate([self.space.config(p) for p in chunk])
             for params, record in zip(chunk, records):
                 table[key(params)] = record.get("kernel_us") if record["status"] == "ok" else None
+            write_json(path, table)
             if self.progress:
                 self.progress.step("exhaustive", min(start + self.batch, len(missing)), len(missing))
         return table
@@ -221,18 +224,14 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     target_spec = run.meta["target_spec"]
     space = Space(case, target.kind.name)
     started = time.monotonic()
-    study = optuna.create_study(
-        study_name=STUDY_NAME, direction="minimize", load_if_exists=True,
-        storage=storage_for(directory, options.get("storage")),
-        sampler=make_sampler(options.get("sampler", "tpe"), options.get("seed", 0), space))
+    study = open_study(directory, options, space, run.meta["identity"])
     with CandidateEvaluator(case, target_spec) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress)
         search.run(budget)
         default = _default_kernel(directory, evaluator)
-        exhaustive = search.exhaustive() if options.get("exhaustive") else None
+        exhaustive = search.exhaustive(directory / "exhaustive.json") if options.get(
+            "exhaustive") else None
     rows = records(study)
-    if exhaustive is not None:
-        write_json(directory / "exhaustive.json", exhaustive)
     previous = run.meta.get("tuner_wall_s", {}).get("optuna", 0.0)
     wall_s = previous + time.monotonic() - started
     run.update_meta(tuner_wall_s={**run.meta.get("tuner_wall_s", {}), "optuna": wall_s})
@@ -248,10 +247,30 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     return template_arm("optuna", summary["best_params"])
 
 
+def open_study(directory, options: dict, space: Space, identity: dict):
+    """Load or create the run's study; refuse storage that is unreadable or holds another run's
+    study, and leave it as it is."""
+    storage = storage_for(directory, options.get("storage"))
+    try:
+        study = optuna.create_study(
+            study_name=STUDY_NAME, direction="minimize", load_if_exists=True, storage=storage,
+            sampler=make_sampler(options.get("sampler", "tpe"), options.get("seed", 0), space))
+    except Exception as error:  # whatever the storage backend raises, said in one line
+        raise RunError(f"cannot open the Optuna storage ({error_line(str(error))}); it was left "
+                       "as it is: repair it or pass another --storage") from None
+    mine = json.dumps(identity, sort_keys=True)
+    stored = study.user_attrs.get("identity")
+    if stored is None and study.trials or stored not in (None, mine):
+        raise RunError(f"the Optuna storage holds study {STUDY_NAME!r} of another run (case, "
+                       "target or device); it was left as it is: pass another --storage")
+    if stored is None:
+        study.set_user_attr("identity", mine)
+    return study
+
+
 def _default_kernel(directory, evaluator: CandidateEvaluator) -> dict:
     """The default schedule's kernel, timed once by the same runner (kept across resumes)."""
     path = directory / "default_kernel.json"
     if not path.exists():
         write_json(path, evaluator.evaluate([DefaultSchedule()])[0])
-    from .store import read_json
     return read_json(path)

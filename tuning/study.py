@@ -12,8 +12,8 @@ from baselines.arms import DEFAULT_ARMS, Arm
 from baselines.case import Case
 from baselines.pipeline import make_target
 
-from .harness import Protocol, run_trial_process
 from .candidates import TuningFailed
+from .harness import Protocol, run_trial_process
 from .progress import Progress
 from .store import Run, read_json, write_json
 
@@ -21,7 +21,7 @@ TUNERS = ("optuna", "metaschedule")
 
 
 def tuned_arm(name: str, run: Run, case: Case, target, budget: int, progress: Progress,
-              options: dict) -> Arm | None:
+              options: dict) -> Arm:
     """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
     if name == "optuna":
         from .optuna_search import run_optuna as tune

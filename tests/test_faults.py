@@ -1,0 +1,140 @@
+"""Faults: candidates that hang or kill their measuring process, runs killed with SIGKILL,
+and storage that is corrupt or belongs to another run. Nothing measured is lost."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import optuna
+import pytest
+import tvm
+
+from baselines.template import PoolSchedule
+from tuning.candidates import CandidateEvaluator
+from tuning.kernel import KernelProtocol
+from tuning.optuna_search import OptunaSearch, make_sampler, records, storage_for
+from tuning.space import Space
+
+from conftest import ROOT, WINDOW3
+
+QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=4)
+SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
+         "--min-repeat-ms", "0", "--warmup-s", "0", "--case", "channels=2", "height=12",
+         "width=12", "branches=2"]
+
+
+class ExternCallFirst(PoolSchedule):
+    """A real schedule whose kernel first calls a C function: `abort` or a long `sleep`."""
+
+    call = ("abort",)
+
+    def apply(self, func, target):
+        scheduled = super().apply(func, target)
+        first = tvm.tirx.Evaluate(tvm.tirx.call_extern("int32", *self.call))
+        return scheduled.with_body(tvm.tirx.SeqStmt([first, scheduled.body]))
+
+
+class Crash(ExternCallFirst):
+    call = ("abort",)
+
+
+class Hang(ExternCallFirst):
+    call = ("sleep", 600)
+
+
+class FaultySpace(Space):
+    def config(self, params):
+        if params["outputs_w"] == 2 and params["outputs_h"] == 1:
+            return Crash(**params)
+        if params["outputs_w"] == 4 and params["outputs_h"] == 1:
+            return Hang(**params)
+        return super().config(params)
+
+
+def test_candidates_that_crash_or_hang_are_recorded_and_the_search_goes_on(tmp_path):
+    space = FaultySpace(WINDOW3, "llvm")
+    study = optuna.create_study(storage=storage_for(tmp_path, None),
+                                sampler=make_sampler("grid", 0, space))
+    with CandidateEvaluator(WINDOW3, {"kind": "llvm"}, QUICK, workers=2) as evaluator:
+        OptunaSearch(study, space, evaluator, batch=6).run(len(space.valid_points()))
+        restarts = evaluator.runner.restarts
+    rows = records(study)
+    reasons = [r.get("reason") for r in rows if r["status"] != "ok"]
+    assert reasons.count("runner crashed") == 4 and reasons.count("time limit") == 4
+    assert len(rows) == len(space.valid_points()) and restarts == 8
+    assert sum(r["status"] == "ok" for r in rows) == len(rows) - 8
+
+
+def _measured(storage_url):
+    study = optuna.load_study(study_name="fused-pool", storage=storage_url)
+    return {t.number: t.value for t in study.get_trials(deepcopy=False)
+            if t.user_attrs.get("measured")}
+
+
+def test_a_run_killed_mid_search_resumes_with_every_measured_trial(tmp_path):
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tuning.cli", "--budget", "20", "--tuners", "optuna",
+         "--out", str(out), *SMALL], cwd=ROOT, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
+    deadline = time.monotonic() + 300
+    before = {}
+    while len(before) < 6 and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.5)
+        try:
+            before = _measured(url)
+        except Exception:  # the study is not created yet
+            continue
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    assert 6 <= len(before) < 20, "the run was not killed in the middle of the search"
+    done = subprocess.run([sys.executable, "-m", "tuning.cli", "--resume", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    after = _measured(url)
+    assert len(after) == 20  # the space has 24 valid points
+    assert all(after[number] == value for number, value in before.items())
+
+
+def test_corrupt_optuna_storage_is_refused_and_left_alone(tmp_path):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not a database" * 10)
+    done = subprocess.run([sys.executable, "-m", "tuning.cli", "--budget", "2", "--tuners",
+                           "optuna", "--storage", f"sqlite:///{bad}", "--out",
+                           str(tmp_path / "run"), *SMALL], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 2 and "cannot open the Optuna storage" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 2  # the run folder line, then the error
+    assert bad.read_bytes() == b"this is not a database" * 10
+
+
+def test_storage_of_another_run_is_refused(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'shared.db'}"
+    first = subprocess.run([sys.executable, "-m", "tuning.cli", "--budget", "2", "--tuners",
+                            "optuna", "--storage", storage, "--out", str(tmp_path / "a"), *SMALL],
+                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-2000:]
+    kept = _measured(storage)
+    second = subprocess.run([sys.executable, "-m", "tuning.cli", "--budget", "2", "--tuners",
+                             "optuna", "--storage", storage, "--out", str(tmp_path / "b"),
+                             *SMALL[:-1], "branches=3"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=600)
+    assert second.returncode == 2 and "of another run" in second.stderr
+    assert _measured(storage) == kept
+
+
+def test_corrupt_metaschedule_database_is_refused_and_left_alone(tmp_path):
+    from baselines.pipeline import make_target
+    from tuning import metaschedule
+    from tuning.store import Run, RunError
+    run = Run.create(tmp_path / "run", {"target_spec": {"kind": "llvm"}, "identity": {}})
+    record = run.tuner_dir("ms-default") / "database_tuning_record.json"
+    record.write_text("{ not json")
+    (run.tuner_dir("ms-default") / "database_workload.json").write_text("")
+    with pytest.raises(RunError, match="cannot read the MetaSchedule database"):
+        metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 2, None, {})
+    assert record.read_text() == "{ not json"
