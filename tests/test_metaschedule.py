@@ -85,3 +85,20 @@ def test_default_cuda_space_fails_only_through_its_unroll_rule():
     fixed = metaschedule.default_space_outcomes(WINDOW3.replace(prelude=True),
                                                 ("ParallelizeVectorizeUnroll",), samples=24)
     assert all(k.endswith(": built") for k in fixed)
+
+
+def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
+    """The arm's hook puts in exactly what MetaScheduleApplyDatabase takes from the database."""
+    from baselines.arms import Arm
+    from baselines.pipeline import fused_pool_function, fused_stage
+    run, arm = tuned
+    source = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
+    target = make_target("llvm")
+    mod = fused_stage(WINDOW3, Arm("on"), target)
+    gv, func = fused_pool_function(mod)
+    work_dir = str(run.path / "tuners" / source["source"])
+    with metaschedule._ms_target(target), tvm.transform.PassContext(opt_level=3):
+        applied = relax.transform.MetaScheduleApplyDatabase(work_dir=work_dir)(
+            tvm.IRModule({gv: func.with_attr("global_symbol", "main")}))
+    ours = arm.schedule.apply(func, target)
+    tvm.ir.assert_structural_equal(applied[gv.name_hint].body, ours.body)
