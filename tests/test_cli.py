@@ -78,6 +78,7 @@ def test_resume_measures_only_what_is_missing(finished_run):
     (["--budget", "-1"], "--budget must be >= 0"),
     (["--tuners", "autotvm"], "unknown tuner 'autotvm'"),
     (["--budget", "zero"], "invalid int value"),
+    (["--sampler", "bayes"], "invalid choice: 'bayes'"),
     (["--out", "/etc/hostname/run"], "cannot write the run folder"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):

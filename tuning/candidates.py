@@ -18,6 +18,16 @@ from baselines.case import Case
 from .kernel import KernelProtocol, KernelRunner, bias_count, compile_kernel, fused_function
 
 
+def failures_by_reason(records: list[dict]) -> dict[str, int]:
+    """How many candidates failed, by reason (both tuners report this)."""
+    counts: dict[str, int] = {}
+    for record in records:
+        if record["status"] != "ok":
+            reason = record.get("reason", record["status"])
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
+
+
 class TuningFailed(RuntimeError):
     """A tuner that measured no valid candidate: the run must not pass silently."""
 

@@ -18,6 +18,7 @@ from baselines.case import CaseError, parse_case
 
 from .harness import Protocol
 from .candidates import TuningFailed
+from .optuna_search import SAMPLERS
 from .progress import Progress
 from .store import Run, RunError
 
@@ -50,11 +51,15 @@ def _parser() -> argparse.ArgumentParser:
                         help="independent end-to-end trials, one process each")
     parser.add_argument("--blocks", type=int, default=Protocol.blocks,
                         help="interleaved timing blocks per trial (the issue used 40)")
-    parser.add_argument("--number", type=int, default=Protocol.number)
-    parser.add_argument("--repeat", type=int, default=Protocol.repeat)
-    parser.add_argument("--min-repeat-ms", type=int, default=Protocol.min_repeat_ms)
-    parser.add_argument("--warmup-s", type=float, default=Protocol.warmup_s)
-    parser.add_argument("--sampler", default="tpe", help="Optuna sampler: tpe, random, cmaes, grid")
+    parser.add_argument("--number", type=int, default=Protocol.number,
+                        help="time_evaluator: calls per repeat")
+    parser.add_argument("--repeat", type=int, default=Protocol.repeat,
+                        help="time_evaluator: samples per timing block")
+    parser.add_argument("--min-repeat-ms", type=int, default=Protocol.min_repeat_ms,
+                        help="time_evaluator: the least time one sample averages over")
+    parser.add_argument("--warmup-s", type=float, default=Protocol.warmup_s,
+                        help="timed warm-up per arm before the blocks")
+    parser.add_argument("--sampler", default="tpe", choices=SAMPLERS, help="Optuna's sampler")
     parser.add_argument("--seed", type=int, default=0, help="seed of the tuners' samplers")
     parser.add_argument("--storage", default=None,
                         help="Optuna storage URL (default: SQLite, or a journal file where "

@@ -23,7 +23,7 @@ from baselines.arms import Arm
 from baselines.case import Case
 from baselines.template import PoolSchedule
 
-from .candidates import CandidateEvaluator, TuningFailed, error_line
+from .candidates import CandidateEvaluator, TuningFailed, error_line, failures_by_reason
 from .kernel import fused_function
 from .store import Run, RunError, read_json, write_json
 
@@ -105,10 +105,10 @@ def _builder_runner(evaluator: CandidateEvaluator, outcomes: dict):
             for record in records:
                 handle = f"candidate-{len(outcomes)}"
                 outcomes[handle] = record
-                failed = record.get("reason") if record["status"] == "failed" and (
-                    record.get("reason") == "build error") else None
-                results.append(BuilderResult(None if failed else handle,
-                                             f"{failed}: {record.get('detail')}" if failed else None))
+                if record.get("reason") == "build error":
+                    results.append(BuilderResult(None, f"build error: {record.get('detail')}"))
+                else:  # measured (or failed while running): the runner reports it
+                    results.append(BuilderResult(handle, None))
             return results
 
     @derived_object
@@ -148,7 +148,7 @@ def _recorder(outcomes: dict, rows: list, path: Path):
 
 
 def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, budget: int,
-             seed: int, progress) -> dict:
+             seed: int) -> dict:
     """One MetaSchedule run; resumes from its JSON database and its trial rows."""
     import tvm
     from tvm.s_tir import meta_schedule as ms
@@ -197,13 +197,9 @@ def _best_module(database, func, target):
 
 
 def _summary(rows, wall_s) -> dict:
-    failed: dict[str, int] = {}
-    for row in rows:
-        if row["status"] != "ok":
-            failed[row.get("reason", row["status"])] = failed.get(row.get("reason"), 0) + 1
     valid = [row for row in rows if row["status"] == "ok"]
-    summary = {"trials": len(rows), "valid": len(valid), "failed_by_reason": failed,
-               "wall_s": wall_s}
+    summary = {"trials": len(rows), "valid": len(valid),
+               "failed_by_reason": failures_by_reason(rows), "wall_s": wall_s}
     if valid:
         best = min(valid, key=lambda row: row["kernel_us"])
         summary.update({"best_kernel_us": best["kernel_us"], "best_trial": best["trial"],
@@ -224,7 +220,7 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
         if progress:
             progress.say(f"metaschedule {name}: {budget} trials")
         summaries[name] = tune_one(name, directory, case, target, target_spec, budget,
-                                   options.get("seed", 0), progress)
+                                   options.get("seed", 0))
         write_json(done, summaries[name])
     ranked = sorted((s["best_kernel_us"], name) for name, s in summaries.items()
                     if s.get("best_kernel_us") is not None)
@@ -252,7 +248,6 @@ def default_space_outcomes(case: Case, drop_rules: tuple = (), samples: int = 32
     from tvm.s_tir import meta_schedule as ms
 
     from baselines.pipeline import make_target
-    from .candidates import error_line
     target = make_target("cuda")
     _, func = fused_function(case, {"kind": "cuda", "arch": "sm_90"})
     rules = [r for r in ms.ScheduleRule.create("cuda") if type(r).__name__ not in drop_rules]

@@ -18,7 +18,7 @@ import optuna
 from baselines.arms import template_arm
 from baselines.case import Case
 
-from .candidates import CandidateEvaluator, TuningFailed, error_line
+from .candidates import CandidateEvaluator, TuningFailed, error_line, failures_by_reason
 from .kernel import DefaultSchedule
 from .space import Space, key
 from .store import Run, RunError, read_json, write_json
@@ -186,13 +186,9 @@ def records(study) -> list[dict]:
 
 def summarize(study, rows: list[dict], wall_s: float, default: dict,
               exhaustive: dict | None, serial_key: str) -> dict:
-    failed: dict[str, int] = {}
-    for row in rows:
-        if row["status"] != "ok":
-            reason = row.get("reason", row["status"])
-            failed[reason] = failed.get(reason, 0) + 1
     valid = [row for row in rows if row["status"] == "ok"]
-    summary = {"trials": len(rows), "valid": len(valid), "failed_by_reason": failed,
+    summary = {"trials": len(rows), "valid": len(valid),
+               "failed_by_reason": failures_by_reason(rows),
                "wall_s": wall_s, "default_kernel_us": default.get("kernel_us"),
                "default_status": default.get("status")}
     serial = [r for r in rows if r["key"] == serial_key]
