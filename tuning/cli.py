@@ -4,6 +4,7 @@
     tune --budget 0                   the four arms only
     tune --resume DIR                 finish an interrupted run without re-measuring
     tune report DIR                   re-render a run's report (no GPU needed)
+    tune worker --storage URL ...     join a shared Optuna study as one more worker
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--storage", default=None,
                         help="Optuna storage URL (default: SQLite, or a journal file where "
                              "SQLAlchemy is missing, in the run folder)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="Optuna worker processes sharing the study, one GPU each "
+                             "(CUDA_VISIBLE_DEVICES); the default is one")
     parser.add_argument("--exhaustive", action="store_true",
                         help="also measure every point of the Optuna space once")
     parser.add_argument("--out", default=None, help="run folder (default runs/<date>-<target>)")
@@ -78,6 +82,8 @@ def _check_positive(args) -> None:
     for name in ("trials", "blocks", "number", "repeat"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
     if args.min_repeat_ms < 0 or args.warmup_s < 0:
         raise UsageError("--min-repeat-ms and --warmup-s must be >= 0")
 
@@ -121,7 +127,7 @@ def _start(args, progress: Progress) -> Run:
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
     options = {"sampler": args.sampler, "seed": args.seed, "storage": args.storage,
-               "exhaustive": args.exhaustive}
+               "exhaustive": args.exhaustive, "workers": args.workers}
     command = "tune " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     run = Run.create(out, new_meta(case, spec, identity, protocol, tuners, args.budget,
                                    command, options))
@@ -139,6 +145,34 @@ def _resume(args) -> Run:
     return Run.open(run.path, {"case": case, "target": spec["kind"], "device": device})
 
 
+def _worker(argv: list[str]) -> int:
+    """`tune worker`: join a shared Optuna study (on this machine or another) and measure."""
+    from .optuna_search import STUDY_NAME, run_worker
+    parser = _Parser(prog="tune worker", description=_worker.__doc__)
+    parser.add_argument("--storage", required=True,
+                        help="the study's storage URL (postgresql://..., sqlite:///..., "
+                             "journal:///PATH)")
+    parser.add_argument("--study", default=STUDY_NAME)
+    parser.add_argument("--budget", type=int, required=True, help="trials this worker measures")
+    parser.add_argument("--target", default="auto")
+    parser.add_argument("--case", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--sampler", default="tpe", choices=SAMPLERS)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    if args.budget < 1:
+        raise UsageError(f"--budget must be >= 1, got {args.budget}")
+    case = parse_case(args.case)
+    spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
+    rows = run_worker(case, spec, identity, args.storage, args.study, args.budget,
+                      args.sampler, args.seed, Progress(verbose=args.verbose))
+    valid = [r["kernel_us"] for r in rows if r["status"] == "ok"]
+    best = f"; best {min(valid):.2f} us" if valid else ""
+    print(f"worker measured {len(rows)} trials, {len(valid)} valid{best}")
+    return 0
+
+
 def _report(argv: list[str]) -> int:
     from reports.render import render_run
     if len(argv) != 1:
@@ -154,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv[:1] == ["report"]:
             return _report(argv[1:])
+        if argv[:1] == ["worker"]:
+            return _worker(argv[1:])
         args = _parser().parse_args(argv)
         _check_positive(args)
         progress = Progress(verbose=args.verbose)

@@ -50,17 +50,29 @@ class GridOrder(optuna.samplers.RandomSampler):
         self.seed = seed
 
 
-def storage_for(directory, url: str | None):
-    """`url` as given, else SQLite in the run folder, else a journal file (no SQLAlchemy)."""
-    if url:
-        return url
+JOURNAL = "journal://"
+
+
+def default_storage_url(directory, workers: int = 1) -> str:
+    """SQLite in the run folder; a journal file where SQLAlchemy is missing (the GPU machine)
+    or several worker processes write at once (its file lock is safe for that)."""
     try:
         import sqlalchemy  # noqa: F401  (only whether it is there)
     except ImportError:
+        workers = 0
+    if workers == 1:
+        return f"sqlite:///{(directory / 'study.db').resolve()}"
+    return f"{JOURNAL}{(directory / 'study.journal').resolve()}"
+
+
+def storage_for(directory, url: str | None):
+    """An Optuna storage from a URL (`journal://PATH` is a journal file); None: the default."""
+    url = url or default_storage_url(directory)
+    if url.startswith(JOURNAL):
         from optuna.storages import JournalStorage
         from optuna.storages.journal import JournalFileBackend
-        return JournalStorage(JournalFileBackend(str(directory / "study.journal")))
-    return f"sqlite:///{(directory / 'study.db').resolve()}"
+        return JournalStorage(JournalFileBackend(url[len(JOURNAL):]))
+    return url
 
 
 def distributions(space: Space) -> dict:
@@ -68,13 +80,23 @@ def distributions(space: Space) -> dict:
     return {name: CategoricalDistribution(choices) for name, choices in space.domains.items()}
 
 
+def close_interrupted(study) -> None:
+    """Trials asked but never told (a killed run) are failed; they measured nothing."""
+    running = (optuna.trial.TrialState.RUNNING,)
+    for trial in study.get_trials(deepcopy=False, states=running):
+        study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
+
+
 class OptunaSearch:
     def __init__(self, study, space: Space, evaluator: CandidateEvaluator, progress=None,
-                 batch: int | None = None):
+                 batch: int | None = None, shared: bool = False):
+        """`shared`: other workers use the study now, so their running trials are left alone."""
         self.study, self.space, self.evaluator = study, space, evaluator
         self.progress = progress
         self.batch = batch or evaluator.workers
-        self._close_interrupted()
+        self.mine: set[int] = set()
+        if not shared:
+            close_interrupted(study)
         for params in space.seeds():
             study.enqueue_trial(params, skip_if_exists=True)
         if isinstance(study.sampler, GridOrder):
@@ -83,28 +105,25 @@ class OptunaSearch:
             for params in points:
                 study.enqueue_trial(params, skip_if_exists=True)
 
-    def _close_interrupted(self) -> None:
-        """Trials asked but never told (a killed run) are failed; they measured nothing."""
-        running = (optuna.trial.TrialState.RUNNING,)
-        for trial in self.study.get_trials(deepcopy=False, states=running):
-            self.study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
-
     def measured(self) -> dict:
         """Measured points by key: the record of the trial that measured them."""
         return {t.user_attrs["key"]: t for t in self.study.get_trials(deepcopy=False)
                 if t.user_attrs.get("measured")}
 
-    def run(self, budget: int) -> None:
-        """Measure until `budget` trials are measured (failed ones count) or the space is spent."""
+    def run(self, budget: int, own: bool = False) -> None:
+        """Measure until `budget` trials are measured (failed ones count) or the space is spent.
+        With `own`, count only this worker's trials: workers with shares of a budget then add
+        up to it exactly."""
         valid = {key(p) for p in self.space.valid_points()}
         dists = distributions(self.space)
         asks = 0
         while True:
             measured = self.measured()
-            if len(measured) >= budget or valid <= set(measured) or asks > ASKS_PER_TRIAL * budget:
+            done = len(self.mine) if own else len(measured)
+            if done >= budget or valid <= set(measured) or asks > ASKS_PER_TRIAL * budget:
                 return
             batch = {}
-            while len(batch) < min(self.batch, budget - len(measured)):
+            while len(batch) < min(self.batch, budget - done):
                 asks += 1
                 if asks > ASKS_PER_TRIAL * budget:
                     break
@@ -115,8 +134,8 @@ class OptunaSearch:
             self._measure(batch)
             if self.progress:
                 best = self.best_value()
-                self.progress.step("optuna", len(self.measured()), budget,
-                                   f"best {best:.2f} us" if best else "")
+                self.progress.step("optuna", len(self.mine) if own else len(self.measured()),
+                                   budget, f"best {best:.2f} us" if best else "")
 
     def _triage(self, trial, measured: dict, batch: dict) -> None:
         """Prune impossible points, answer repeats from memory, queue the rest for measuring."""
@@ -124,6 +143,7 @@ class OptunaSearch:
         point = key(params)
         trial.set_user_attr("key", point)
         reason = self.space.why_invalid(params)
+        elsewhere = self._running_elsewhere(trial.number, batch)
         if reason:
             trial.set_user_attr("pruned", reason)
             self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
@@ -135,13 +155,26 @@ class OptunaSearch:
             else:
                 trial.set_user_attr("duplicate_of", first.number)
                 self.study.tell(trial, first.value)
+        elif point in elsewhere:  # another worker is measuring it
+            trial.set_user_attr("duplicate_of", elsewhere[point])
+            self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
         else:
             batch[point] = trial
+
+    def _running_elsewhere(self, number: int, batch: dict) -> dict:
+        """Points other workers asked and have not told yet. Each trial's key is set before
+        this check, so of two workers asking one point at once, at least one sees the other."""
+        mine = {t.number for t in batch.values()} | {number}
+        running = self.study.get_trials(deepcopy=False,
+                                        states=(optuna.trial.TrialState.RUNNING,))
+        return {t.user_attrs["key"]: t.number for t in running
+                if t.number not in mine and "key" in t.user_attrs}
 
     def _measure(self, batch: dict) -> None:
         trials = list(batch.values())
         records = self.evaluator.evaluate([self.space.config(t.params) for t in trials])
         for trial, record in zip(trials, records):
+            self.mine.add(trial.number)
             trial.set_user_attr("measured", True)
             for name, value in record.items():
                 if name != "samples_us":
@@ -220,7 +253,14 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     target_spec = run.meta["target_spec"]
     space = Space(case, target.kind.name)
     started = time.monotonic()
-    study = open_study(directory, options, space, run.meta["identity"])
+    workers = options.get("workers", 1)
+    url = options.get("storage") or default_storage_url(directory, workers)
+    study = open_study(url, STUDY_NAME, make_sampler(options.get("sampler", "tpe"),
+                                                      options.get("seed", 0), space),
+                       run.meta["identity"])
+    if workers > 1:
+        close_interrupted(study)
+        run_workers(url, case, target_spec, budget - len(records(study)), workers, options)
     with CandidateEvaluator(case, target_spec) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress)
         search.run(budget)
@@ -243,25 +283,60 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     return template_arm("optuna", summary["best_params"])
 
 
-def open_study(directory, options: dict, space: Space, identity: dict):
-    """Load or create the run's study; refuse storage that is unreadable or holds another run's
-    study, and leave it as it is."""
-    storage = storage_for(directory, options.get("storage"))
+def open_study(url: str, name: str, sampler, identity: dict):
+    """Load or create a study; refuse storage that is unreadable or holds another run's study,
+    and leave it as it is."""
     try:
-        study = optuna.create_study(
-            study_name=STUDY_NAME, direction="minimize", load_if_exists=True, storage=storage,
-            sampler=make_sampler(options.get("sampler", "tpe"), options.get("seed", 0), space))
+        study = optuna.create_study(study_name=name, direction="minimize", load_if_exists=True,
+                                    storage=storage_for(None, url), sampler=sampler)
     except Exception as error:  # whatever the storage backend raises, said in one line
         raise RunError(f"cannot open the Optuna storage ({error_line(str(error))}); it was left "
                        "as it is: repair it or pass another --storage") from None
     mine = json.dumps(identity, sort_keys=True)
     stored = study.user_attrs.get("identity")
     if stored is None and study.trials or stored not in (None, mine):
-        raise RunError(f"the Optuna storage holds study {STUDY_NAME!r} of another run (case, "
+        raise RunError(f"the Optuna storage holds study {name!r} of another run (case, "
                        "target or device); it was left as it is: pass another --storage")
     if stored is None:
         study.set_user_attr("identity", mine)
     return study
+
+
+def run_worker(case: Case, target_spec: dict, identity: dict, url: str, name: str,
+               budget: int, sampler: str, seed: int, progress=None) -> list[dict]:
+    """One worker of a shared study: measure `budget` trials of its own, then stop."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    space = Space(case, target_spec["kind"])
+    study = open_study(url, name, make_sampler(sampler, seed, space), identity)
+    with CandidateEvaluator(case, target_spec) as evaluator:
+        search = OptunaSearch(study, space, evaluator, progress, shared=True)
+        search.run(budget, own=True)
+    return [row for row in records(study) if row["number"] in search.mine]
+
+
+def run_workers(url: str, case: Case, target_spec: dict, remaining: int, workers: int,
+                options: dict) -> None:
+    """`tune --workers K`: K `tune worker` processes share the remaining budget, one GPU each."""
+    import os
+    import subprocess
+    import sys
+    shares = [remaining // workers + (i < remaining % workers) for i in range(workers)]
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    gpus = visible.split(",") if visible else [str(i) for i in range(workers)]
+    processes = []
+    for index, share in enumerate(s for s in shares if s > 0):
+        env = dict(os.environ)
+        if target_spec["kind"] == "cuda":
+            env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
+        command = [sys.executable, "-m", "tuning.cli", "worker", "--storage", url,
+                   "--study", STUDY_NAME, "--budget", str(share), "--target", target_spec["kind"],
+                   "--sampler", options.get("sampler", "tpe"),
+                   "--seed", str(options.get("seed", 0) + index),
+                   "--case", *[f"{k}={v}" for k, v in case.to_dict().items()]]
+        processes.append(subprocess.Popen(command, env=env))
+    failed = [p.args for p in processes if p.wait() != 0]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(processes)} Optuna workers failed")
 
 
 def _default_kernel(directory, evaluator: CandidateEvaluator) -> dict:

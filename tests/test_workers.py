@@ -1,0 +1,56 @@
+"""Several Optuna workers on one study: every trial measured once, the count equal to the budget.
+
+The PostgreSQL test runs where POOL_TUNING_PG_URL names a server (.ci/run starts one)."""
+
+import os
+import subprocess
+import sys
+import uuid
+
+import optuna
+import pytest
+
+from tuning.optuna_search import STUDY_NAME, storage_for
+
+from conftest import ROOT
+
+SMALL_CASE = ["channels=2", "height=12", "width=12", "branches=2"]  # 24 valid CPU points
+FAST = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
+        "--min-repeat-ms", "0", "--warmup-s", "0", "--case", *SMALL_CASE]
+
+
+def _measured(storage, name):
+    study = optuna.load_study(study_name=name, storage=storage_for(None, storage))
+    return [t for t in study.get_trials(deepcopy=False) if t.user_attrs.get("measured")]
+
+
+def _assert_each_point_once(trials, budget):
+    assert len(trials) == budget
+    assert len({t.number for t in trials}) == budget
+    assert len({t.user_attrs["key"] for t in trials}) == budget  # no point measured twice
+
+
+def test_local_workers_share_the_budget_exactly(tmp_path):
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-m", "tuning.cli", "--budget", "12", "--tuners",
+                           "optuna", "--workers", "2", "--out", str(out), *FAST], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    journal = f"journal://{out / 'tuners' / 'optuna' / 'study.journal'}"
+    _assert_each_point_once(_measured(journal, STUDY_NAME), 12)
+
+
+@pytest.mark.skipif(not os.environ.get("POOL_TUNING_PG_URL"),
+                    reason="no PostgreSQL server (set POOL_TUNING_PG_URL; .ci/run starts one)")
+def test_two_workers_on_postgresql_measure_each_trial_once():
+    url = os.environ["POOL_TUNING_PG_URL"]
+    name = f"ci-{uuid.uuid4().hex[:8]}"
+    command = [sys.executable, "-m", "tuning.cli", "worker", "--storage", url, "--study", name,
+               "--budget", "5", "--target", "llvm", "--case", *SMALL_CASE]
+    workers = [subprocess.Popen(command + ["--seed", str(i)], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for i in range(2)]
+    for worker in workers:
+        out, err = worker.communicate(timeout=900)
+        assert worker.returncode == 0, err[-3000:]
+        assert "worker measured 5 trials" in out
+    _assert_each_point_once(_measured(url, name), 10)
