@@ -138,3 +138,27 @@ def test_corrupt_metaschedule_database_is_refused_and_left_alone(tmp_path):
     with pytest.raises(RunError, match="cannot read the MetaSchedule database"):
         metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 2, None, {})
     assert record.read_text() == "{ not json"
+
+
+def test_a_run_killed_mid_metaschedule_resumes_with_every_recorded_trial(tmp_path):
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tuning.cli", "--budget", "6", "--tuners", "metaschedule",
+         "--out", str(out), *SMALL], cwd=ROOT, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = out / "tuners" / "ms-default" / "summary.json"
+    deadline = time.monotonic() + 600
+    while not first.exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)  # ms-default done, ms-space under way
+    process.wait()
+    rows = out / "tuners" / "ms-default" / "trials.json"
+    before = rows.read_text()
+    assert len(json.loads(before)) == 6
+    assert not (out / "tuners" / "metaschedule" / "summary.json").exists()
+    done = subprocess.run([sys.executable, "-m", "tuning.cli", "--resume", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert rows.read_text() == before
+    summary = json.loads((out / "tuners" / "metaschedule" / "summary.json").read_text())
+    assert summary["runs"]["ms-space"]["trials"] == 6
