@@ -95,6 +95,7 @@ class OptunaSearch:
         self.progress = progress
         self.batch = batch or evaluator.workers
         self.mine: set[int] = set()
+        self.shared = shared
         if not shared:
             close_interrupted(study)
         for params in space.seeds():
@@ -143,7 +144,10 @@ class OptunaSearch:
         point = key(params)
         trial.set_user_attr("key", point)
         reason = self.space.why_invalid(params)
-        elsewhere = self._running_elsewhere(trial.number, batch)
+        elsewhere = {}
+        if self.shared:  # other workers measure too: look at the study as it is now
+            measured = self.measured()
+            elsewhere = self._running_elsewhere(trial.number, batch)
         if reason:
             trial.set_user_attr("pruned", reason)
             self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
