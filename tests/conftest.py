@@ -1,4 +1,8 @@
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,3 +24,26 @@ CASES = [DEFAULT, WINDOW3, ODD]
 @pytest.fixture(params=CASES, ids=["default", "window3", "odd"])
 def case(request):
     return request.param
+
+
+TUNE = [sys.executable, "-m", "tuning.cli"]
+
+
+def tune(*args, check_exit=None, timeout=900):
+    """Run the `tune` command as a user would; optionally assert its exit code."""
+    done = subprocess.run([*TUNE, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+    if check_exit is not None:
+        assert done.returncode == check_exit, done.stderr[-3000:]
+    return done
+
+
+def tune_killed_when(condition, *args, timeout=600):
+    """Start `tune`, SIGKILL it (with its worker processes) once `condition()` holds."""
+    process = subprocess.Popen([*TUNE, *args], cwd=ROOT, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None and not condition():
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()

@@ -2,24 +2,14 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import tune
 
 FAST = ["--target", "llvm", "--trials", "2", "--blocks", "2", "--number", "2", "--repeat", "2",
         "--min-repeat-ms", "1", "--warmup-s", "0", "--case", "channels=2", "height=16",
         "width=16", "branches=2"]
-
-
-def tune(*args, check_exit=None):
-    done = subprocess.run([sys.executable, "-m", "tuning.cli", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
-    if check_exit is not None:
-        assert done.returncode == check_exit, done.stderr[-3000:]
-    return done
 
 
 @pytest.fixture(scope="module")

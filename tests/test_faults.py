@@ -2,11 +2,6 @@
 and storage that is corrupt or belongs to another run. Nothing measured is lost."""
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 
 import optuna
 import pytest
@@ -18,7 +13,7 @@ from tuning.kernel import KernelProtocol
 from tuning.optuna_search import OptunaSearch, make_sampler, records, storage_for
 from tuning.space import Space
 
-from conftest import ROOT, WINDOW3
+from conftest import WINDOW3, tune, tune_killed_when
 
 QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=4)
 SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
@@ -76,25 +71,20 @@ def _measured(storage_url):
 
 def test_a_run_killed_mid_search_resumes_with_every_measured_trial(tmp_path):
     out = tmp_path / "run"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tuning.cli", "--budget", "20", "--tuners", "optuna",
-         "--out", str(out), *SMALL], cwd=ROOT, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
-    deadline = time.monotonic() + 300
     before = {}
-    while len(before) < 6 and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.5)
+
+    def six_measured():
         try:
-            before = _measured(url)
+            before.update(_measured(url))
         except Exception:  # the study is not created yet
-            continue
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+            pass
+        return len(before) >= 6
+
+    tune_killed_when(six_measured, "--budget", "20", "--tuners", "optuna", "--out", str(out),
+                     *SMALL)
     assert 6 <= len(before) < 20, "the run was not killed in the middle of the search"
-    done = subprocess.run([sys.executable, "-m", "tuning.cli", "--resume", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
+    tune("--resume", str(out), check_exit=0)
     after = _measured(url)
     assert len(after) == 20  # the space has 24 valid points
     assert all(after[number] == value for number, value in before.items())
@@ -103,27 +93,21 @@ def test_a_run_killed_mid_search_resumes_with_every_measured_trial(tmp_path):
 def test_corrupt_optuna_storage_is_refused_and_left_alone(tmp_path):
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"this is not a database" * 10)
-    done = subprocess.run([sys.executable, "-m", "tuning.cli", "--budget", "2", "--tuners",
-                           "optuna", "--storage", f"sqlite:///{bad}", "--out",
-                           str(tmp_path / "run"), *SMALL], cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 2 and "cannot open the Optuna storage" in done.stderr
+    done = tune("--budget", "2", "--tuners", "optuna", "--storage", f"sqlite:///{bad}",
+                "--out", str(tmp_path / "run"), *SMALL, check_exit=2)
+    assert "cannot open the Optuna storage" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 2  # the run folder line, then the error
     assert bad.read_bytes() == b"this is not a database" * 10
 
 
 def test_storage_of_another_run_is_refused(tmp_path):
     storage = f"sqlite:///{tmp_path / 'shared.db'}"
-    first = subprocess.run([sys.executable, "-m", "tuning.cli", "--budget", "2", "--tuners",
-                            "optuna", "--storage", storage, "--out", str(tmp_path / "a"), *SMALL],
-                           cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert first.returncode == 0, first.stderr[-2000:]
+    tune("--budget", "2", "--tuners", "optuna", "--storage", storage, "--out",
+         str(tmp_path / "a"), *SMALL, check_exit=0)
     kept = _measured(storage)
-    second = subprocess.run([sys.executable, "-m", "tuning.cli", "--budget", "2", "--tuners",
-                             "optuna", "--storage", storage, "--out", str(tmp_path / "b"),
-                             *SMALL[:-1], "branches=3"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=600)
-    assert second.returncode == 2 and "of another run" in second.stderr
+    second = tune("--budget", "2", "--tuners", "optuna", "--storage", storage, "--out",
+                  str(tmp_path / "b"), *SMALL[:-1], "branches=3", check_exit=2)
+    assert "of another run" in second.stderr
     assert _measured(storage) == kept
 
 
@@ -142,23 +126,32 @@ def test_corrupt_metaschedule_database_is_refused_and_left_alone(tmp_path):
 
 def test_a_run_killed_mid_metaschedule_resumes_with_every_recorded_trial(tmp_path):
     out = tmp_path / "run"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tuning.cli", "--budget", "6", "--tuners", "metaschedule",
-         "--out", str(out), *SMALL], cwd=ROOT, start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     first = out / "tuners" / "ms-default" / "summary.json"
-    deadline = time.monotonic() + 600
-    while not first.exists() and time.monotonic() < deadline and process.poll() is None:
-        time.sleep(0.2)
-    os.killpg(process.pid, signal.SIGKILL)  # ms-default done, ms-space under way
-    process.wait()
+    # Killed once ms-default is done, with ms-space under way.
+    tune_killed_when(first.exists, "--budget", "6", "--tuners", "metaschedule", "--out",
+                     str(out), *SMALL)
     rows = out / "tuners" / "ms-default" / "trials.json"
     before = rows.read_text()
     assert len(json.loads(before)) == 6
     assert not (out / "tuners" / "metaschedule" / "summary.json").exists()
-    done = subprocess.run([sys.executable, "-m", "tuning.cli", "--resume", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-2000:]
+    tune("--resume", str(out), check_exit=0)
     assert rows.read_text() == before
     summary = json.loads((out / "tuners" / "metaschedule" / "summary.json").read_text())
     assert summary["runs"]["ms-space"]["trials"] == 6
+
+
+class KillsItsBuilder(PoolSchedule):
+    """The compiler dies with the candidate (a crash inside TVM looks like this)."""
+
+    def apply(self, func, target):
+        import os
+        import signal
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_candidate_that_kills_its_builder_is_recorded_and_building_goes_on():
+    with CandidateEvaluator(WINDOW3, {"kind": "llvm"}, QUICK, workers=2) as evaluator:
+        crashed = evaluator.evaluate([KillsItsBuilder()])
+        after = evaluator.evaluate([PoolSchedule()])
+    assert crashed[0]["status"] == "failed" and crashed[0]["reason"] == "builder crashed"
+    assert after[0]["status"] == "ok"

@@ -4,7 +4,6 @@ The PostgreSQL test runs where POOL_TUNING_PG_URL names a server (.ci/run starts
 
 import os
 import subprocess
-import sys
 import uuid
 
 import optuna
@@ -12,7 +11,7 @@ import pytest
 
 from tuning.optuna_search import STUDY_NAME, storage_for
 
-from conftest import ROOT
+from conftest import ROOT, TUNE, tune
 
 SMALL_CASE = ["channels=2", "height=12", "width=12", "branches=2"]  # 24 valid CPU points
 FAST = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
@@ -32,10 +31,8 @@ def _assert_each_point_once(trials, budget):
 
 def test_local_workers_share_the_budget_exactly(tmp_path):
     out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "tuning.cli", "--budget", "12", "--tuners",
-                           "optuna", "--workers", "2", "--out", str(out), *FAST], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
+    tune("--budget", "12", "--tuners", "optuna", "--workers", "2", "--out", str(out), *FAST,
+         check_exit=0)
     journal = f"journal://{out / 'tuners' / 'optuna' / 'study.journal'}"
     _assert_each_point_once(_measured(journal, STUDY_NAME), 12)
 
@@ -45,7 +42,7 @@ def test_local_workers_share_the_budget_exactly(tmp_path):
 def test_two_workers_on_postgresql_measure_each_trial_once():
     url = os.environ["POOL_TUNING_PG_URL"]
     name = f"ci-{uuid.uuid4().hex[:8]}"
-    command = [sys.executable, "-m", "tuning.cli", "worker", "--storage", url, "--study", name,
+    command = [*TUNE, "worker", "--storage", url, "--study", name,
                "--budget", "5", "--target", "llvm", "--case", *SMALL_CASE]
     workers = [subprocess.Popen(command + ["--seed", str(i)], cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for i in range(2)]

@@ -1,6 +1,6 @@
 """Build many candidates in parallel on the CPU cores, measure them one at a time on the device.
 
-Shared by both tuners: a candidate is anything with a `schedule` (`apply(func, target)`); its
+Shared by both tuners: a candidate is a schedule (anything with `apply(func, target)`); its
 outcome is a record with `status` ok / wrong / failed, `reason`, `kernel_us`, `build_s`, `run_s`.
 """
 
@@ -11,6 +11,7 @@ import os
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from baselines.case import Case
@@ -64,8 +65,7 @@ class CandidateEvaluator:
         _, func = fused_function(case, target_spec)
         self.runner = KernelRunner(case, bias_count(func), target_spec["kind"], self.protocol)
         self.workers = workers or max(1, (os.cpu_count() or 2))
-        self._pool = ProcessPoolExecutor(self.workers,
-                                         mp_context=multiprocessing.get_context("spawn"))
+        self._pool = self._new_pool()
         self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
 
     def evaluate(self, schedules: list) -> list[dict]:
@@ -74,16 +74,26 @@ class CandidateEvaluator:
                  for i in range(len(schedules))]
         futures = [self._pool.submit(_build, self.case, self.target_spec, schedule, path)
                    for schedule, path in zip(schedules, paths)]
-        records = []
+        records, broken = [], False
         for future in futures:
-            record = future.result()
+            try:
+                record = future.result()
+            except BrokenProcessPool:  # the compiler itself crashed: this batch is not built
+                record, broken = {"status": "failed", "reason": "builder crashed",
+                                  "detail": "a builder process died"}, True
             if record["status"] == "built":
                 record.update(self.runner.measure(record.pop("path")))
             records.append(record)
         for path in paths:
             if os.path.exists(path):
                 os.remove(path)
+        if broken:
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = self._new_pool()
         return records
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
 
     def close(self) -> None:
         self._pool.shutdown(cancel_futures=True)

@@ -18,12 +18,13 @@ import optuna
 from baselines.arms import template_arm
 from baselines.case import Case
 
-from .candidates import CandidateEvaluator, TuningFailed, error_line, failures_by_reason
+from .candidates import CandidateEvaluator, TuningFailed, failures_by_reason
 from .kernel import DefaultSchedule
 from .space import Space, key
 from .store import Run, RunError, read_json, write_json
 
 STUDY_NAME = "fused-pool"
+STORAGE_ATTEMPTS = 3
 SAMPLERS = ("tpe", "random", "cmaes", "grid")
 # Asks allowed per measured trial before the search gives up on new points.
 ASKS_PER_TRIAL = 20
@@ -290,12 +291,20 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
 def open_study(url: str, name: str, sampler, identity: dict):
     """Load or create a study; refuse storage that is unreadable or holds another run's study,
     and leave it as it is."""
-    try:
-        study = optuna.create_study(study_name=name, direction="minimize", load_if_exists=True,
-                                    storage=storage_for(None, url), sampler=sampler)
-    except Exception as error:  # whatever the storage backend raises, said in one line
-        raise RunError(f"cannot open the Optuna storage ({error_line(str(error))}); it was left "
-                       "as it is: repair it or pass another --storage") from None
+    for attempt in range(STORAGE_ATTEMPTS):
+        try:
+            study = optuna.create_study(study_name=name, direction="minimize",
+                                        load_if_exists=True, storage=storage_for(None, url),
+                                        sampler=sampler)
+            break
+        except Exception as error:  # whatever the storage backend raises, said in one line
+            # Workers starting together on a fresh database race to create its tables.
+            if attempt + 1 < STORAGE_ATTEMPTS:
+                time.sleep(1 + attempt)
+                continue
+            first = (str(error).strip().splitlines() or [""])[0][:200]
+            raise RunError(f"cannot open the Optuna storage ({type(error).__name__}: {first}); "
+                           "it was left as it is: repair it or pass another --storage") from None
     mine = json.dumps(identity, sort_keys=True)
     stored = study.user_attrs.get("identity")
     if stored is None and study.trials or stored not in (None, mine):
