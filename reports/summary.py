@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 
@@ -131,7 +130,3 @@ def _add_fused_kernel_table(report: dict) -> None:
         rows.append({"arm": name, **kernel, "kernel_us": kernel_us,
                      "gbps": bytes_moved / (kernel_us * 1e-6) / 1e9 if kernel_us else None})
     report["fused_kernel"] = rows
-
-
-def load_report(path: Path) -> dict:
-    return read_json(Path(path) / "report.json")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import queue as queue_module
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,9 +29,6 @@ class KernelProtocol:
     min_repeat_ms: int = 10
     checks: int = 2
     time_limit_s: float = 60.0
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 _FUSED_CACHE: dict = {}

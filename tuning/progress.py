@@ -34,7 +34,3 @@ class Progress:
         elif self.live and not self.verbose:
             print(f"\r\033[K{message}", end="" if done < total else "\n", file=self.stream,
                   flush=True)
-
-    def done(self) -> None:
-        if self.live and not self.verbose:
-            print(file=self.stream, flush=True)
