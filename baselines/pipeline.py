@@ -38,6 +38,10 @@ def _backend(target: tvm.target.Target):
     return pipeline
 
 
+def _pass_name(transform) -> str:
+    return str(transform.info.name).split(".")[-1]
+
+
 def legalize(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None,
              stop_after: str | None = None) -> tvm.IRModule:
     """The backend's dispatch and legalization passes with the arm's hooks (call under target).
@@ -48,7 +52,7 @@ def legalize(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None =
     backend = _backend(target)
     passes = backend.library_dispatch_passes(target) + backend.legalize_passes(target)
     for index, transform in enumerate(passes):
-        name = str(transform.info.name).split(".")[-1]
+        name = _pass_name(transform)
         if not (name in FUSION_PASSES and not arm.fuse):
             mod = transform(mod)
         if name == "FuseTIR" and arm.schedule is not None:
@@ -84,7 +88,7 @@ def fused_stage(case: Case, arm, target: tvm.target.Target) -> tvm.IRModule:
 def default_schedule_pass(target: tvm.target.Target):
     """The backend's ApplyDefaultSchedule (dlight rules), as the ON arm runs it."""
     for transform in _backend(target).legalize_passes(target):
-        if str(transform.info.name).split(".")[-1] == "ApplyDefaultSchedule":
+        if _pass_name(transform) == "ApplyDefaultSchedule":
             return transform
     raise ValueError(f"the {target.kind.name} pipeline has no default schedule pass")
 

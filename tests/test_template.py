@@ -8,7 +8,7 @@ import tvm
 from baselines.anatomy import ptxas_resources
 from baselines.pipeline import make_target
 from tuning.candidates import CandidateEvaluator
-from tuning.kernel import KernelProtocol, fused_function
+from tuning.kernel import KernelProtocol, fused_function, kernel_module
 from tuning.space import Space
 
 from conftest import DEFAULT
@@ -30,8 +30,7 @@ def _cuda_source(case, params):
     target = make_target("cuda")
     _, func = fused_function(case, {"kind": "cuda", "arch": "sm_90"})
     scheduled = Space(case, "cuda").config(params).apply(func, target)
-    executable = tvm.compile(tvm.IRModule({"main": scheduled.with_attr("global_symbol", "main")}),
-                             target=target)
+    executable = tvm.compile(kernel_module(scheduled), target=target)
     return executable.mod.imports[0].inspect_source()
 
 

@@ -62,12 +62,17 @@ def default_schedule(func, target):
     return mod["main"]
 
 
+def kernel_module(func):
+    """The fused function alone, public as `main` (fused functions are private): how it is
+    compiled, tuned, and looked up in a MetaSchedule database."""
+    import tvm
+    return tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+
+
 def compile_kernel(func, target, path: Path) -> Path:
     """Compile one scheduled PrimFunc into a shared library the runner can load."""
     import tvm
-    # Fused functions are private; the runner looks the kernel up by this symbol.
-    func = func.with_attr("global_symbol", "main")
-    executable = tvm.compile(tvm.IRModule({"main": func}), target=target)
+    executable = tvm.compile(kernel_module(func), target=target)
     executable.export_library(str(path))
     return path
 

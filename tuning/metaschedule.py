@@ -24,7 +24,7 @@ from baselines.case import Case
 from baselines.template import PoolSchedule
 
 from .candidates import CandidateEvaluator, TuningFailed, error_line, failures_by_reason
-from .kernel import fused_function
+from .kernel import fused_function, kernel_module
 from .store import Run, RunError, read_json, write_json
 
 RUNS = ("ms-default", "ms-space")
@@ -169,7 +169,7 @@ def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, 
         outcomes: dict = {}
         with CandidateEvaluator(case, target_spec) as evaluator:
             builder, runner = _builder_runner(evaluator, outcomes)
-            ms.tune_tir(func.with_attr("global_symbol", "main"), _ms_target(target),
+            ms.tune_tir(kernel_module(func), _ms_target(target),
                         work_dir=str(directory), max_trials_global=remaining,
                         num_trials_per_iter=min(64, remaining), builder=builder, runner=runner,
                         database=database, cost_model="xgb", strategy="evolutionary",
@@ -189,8 +189,7 @@ def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, 
 
 def _best_module(database, func, target):
     """The database's best record applied to the function (failed records are never top)."""
-    import tvm
-    mod = tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+    mod = kernel_module(func)
     if not database.has_workload(mod):
         return None
     return database.query_ir_module(mod, target, "main")
@@ -253,7 +252,7 @@ def default_space_outcomes(case: Case, drop_rules: tuple = (), samples: int = 32
     rules = [r for r in ms.ScheduleRule.create("cuda") if type(r).__name__ not in drop_rules]
     space = ms.space_generator.PostOrderApply(sch_rules=rules, postprocs="cuda",
                                               mutator_probs="cuda")
-    context = ms.TuneContext(mod=tvm.IRModule({"main": func.with_attr("global_symbol", "main")}),
+    context = ms.TuneContext(mod=kernel_module(func),
                              target=target, space_generator=space,
                              search_strategy=ms.search_strategy.ReplayTrace(),
                              task_name="fused_pool", num_threads=1, rand_state=seed)
