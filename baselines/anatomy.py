@@ -93,3 +93,14 @@ def kernel_table(mod: tvm.IRModule, executable, arch: str = "sm_90") -> list[dic
                      "local_bytes": found.get("local_bytes"),
                      "spill_bytes": found.get("spill_bytes")})
     return rows
+
+
+def captured_launches(mod: tvm.IRModule) -> int:
+    """Kernel launches that Relax's CUDA graph rewriting moved into captured functions (it only
+    captures kernels whose inputs and outputs all live in storage the graph allocates itself)."""
+    kernels = [gv.name_hint for gv, func in mod.functions.items()
+               if isinstance(func, tvm.tirx.PrimFunc)]
+    captured = [func.script() for gv, func in mod.functions.items()
+                if isinstance(func, tvm.relax.Function) and "cuda_graph_capture" in gv.name_hint]
+    return sum(len(re.findall(rf"\b{re.escape(name)}\(", text))
+               for text in captured for name in kernels)

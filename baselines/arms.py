@@ -16,16 +16,21 @@ class Arm:
     split_after_pool  the pool's result leaves the dataflow block (the issue's PARTIAL)
     schedule          replaces the fused pool function before default scheduling; any object
                       with `apply(func, target)` and `to_dict()` (picklable, for trial processes)
+    rules             "default", or "fixed": the default rules with `WindowReduction` added
+    cuda_graph        Relax's CUDA graph rewriting (relax.backend.use_cuda_graph)
     """
 
     name: str
     fuse: bool = True
     split_after_pool: bool = False
     schedule: Any = None
+    rules: str = "default"
+    cuda_graph: bool = False
 
     def describe(self) -> dict:
         return {"name": self.name, "fuse": self.fuse, "split_after_pool": self.split_after_pool,
-                "schedule": None if self.schedule is None else self.schedule.to_dict()}
+                "schedule": None if self.schedule is None else self.schedule.to_dict(),
+                "rules": self.rules, "cuda_graph": self.cuda_graph}
 
 
 DEFAULT_ARMS = (
@@ -34,6 +39,13 @@ DEFAULT_ARMS = (
     Arm("on"),
     Arm("serial", schedule=SERIAL),
 )
+# Arms `tune --arms` may add: the candidate rule, and CUDA graphs for the launch-overhead floor.
+ARMS = {arm.name: arm for arm in DEFAULT_ARMS + (
+    Arm("fixed", rules="fixed"),
+    Arm("on+graph", cuda_graph=True),
+    Arm("fixed+graph", rules="fixed", cuda_graph=True),
+    Arm("serial+graph", schedule=SERIAL, cuda_graph=True),
+)}
 
 
 def template_arm(name: str, config: dict) -> Arm:

@@ -53,3 +53,28 @@ def build_graph(case: Case, split_after_pool: bool = False) -> tvm.IRModule:
             result = tail(prelude_and_pool())
         bb.emit_func_output(result)
     return bb.get()
+
+
+def _reduction_graph(shape, reduce) -> tvm.IRModule:
+    """`reduce(x) + 1` as a Relax module: a reduction whose consumer is elementwise."""
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType(shape, "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            reduced = bb.emit_te(reduce, x, primfunc_name_hint="reduce")
+            out = bb.emit_output(bb.emit_te(topi.add, reduced, relax.const(1, "float32"),
+                                            primfunc_name_hint="add"))
+        bb.emit_func_output(out)
+    return bb.get()
+
+
+# Graphs whose reduction a window rule must leave to the default rules, and one it may take.
+REDUCTION_GRAPHS = {
+    "global_avg_pool": lambda: _reduction_graph(
+        (1, 16, 64, 64), lambda x: topi.nn.adaptive_pool(x, (1, 1), "avg")),
+    "long_sum": lambda: _reduction_graph(
+        (1, 16, 64, 1024), lambda x: topi.sum(x, axis=3, keepdims=True)),
+    "softmax": lambda: _reduction_graph((1, 16, 64, 64), lambda x: topi.nn.softmax(x, axis=3)),
+    "short_max": lambda: _reduction_graph(
+        (1, 16, 64, 4), lambda x: topi.max(x, axis=3, keepdims=True)),
+}

@@ -53,6 +53,9 @@ def legalize(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None =
     passes = backend.library_dispatch_passes(target) + backend.legalize_passes(target)
     for index, transform in enumerate(passes):
         name = _pass_name(transform)
+        if name == "ApplyDefaultSchedule" and arm.rules == "fixed":
+            from .rules import fixed_schedule_pass
+            transform = fixed_schedule_pass(target)
         if not (name in FUSION_PASSES and not arm.fuse):
             mod = transform(mod)
         if name == "FuseTIR" and arm.schedule is not None:
@@ -72,7 +75,8 @@ def lower(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = No
     if dump_dir is not None:
         dump_dir.mkdir(parents=True, exist_ok=True)
     backend = _backend(target)
-    with target, tvm.transform.PassContext(opt_level=3):
+    config = {"relax.backend.use_cuda_graph": arm.cuda_graph}
+    with target, tvm.transform.PassContext(opt_level=3, config=config):
         mod = legalize(case, arm, target, dump_dir)
         for transform in backend.dataflow_lower_passes(target) + backend.finalize_passes(target):
             mod = transform(mod)
@@ -83,6 +87,23 @@ def fused_stage(case: Case, arm, target: tvm.target.Target) -> tvm.IRModule:
     """The module right after FuseTIR: what tuners take their kernel from."""
     with target, tvm.transform.PassContext(opt_level=3):
         return legalize(case, arm, target, stop_after="FuseTIR")
+
+
+def backend_passes(target: tvm.target.Target) -> list:
+    """Every pass of the backend's pipeline, in order."""
+    backend = _backend(target)
+    return (backend.library_dispatch_passes(target) + backend.legalize_passes(target)
+            + backend.dataflow_lower_passes(target) + backend.finalize_passes(target))
+
+
+def unscheduled(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
+    """Any Relax module through the backend's passes up to default scheduling (excluded)."""
+    with target, tvm.transform.PassContext(opt_level=3):
+        for transform in backend_passes(target):
+            if _pass_name(transform) == "ApplyDefaultSchedule":
+                break
+            mod = transform(mod)
+    return mod
 
 
 def default_schedule_pass(target: tvm.target.Target):

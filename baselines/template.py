@@ -61,9 +61,9 @@ SERIAL = PoolSchedule()
 
 def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
     """Inline the epilogue chain into the output block, tile H and W by outputs per thread."""
-    pool = sch.get_sblock(POOL_BLOCK)
+    pool = reduction_block(sch)
     output = sch.get_output_blocks(sch.get_sblock("root"))[0]
-    for consumer in _chain_between(sch, pool, output):
+    for consumer in elementwise_chain(sch, pool, output):
         sch.compute_inline(consumer)
     n, c, h, w = sch.get_loops(output)
     h_outer, h_inner = sch.split(h, [None, cfg.outputs_h])
@@ -72,8 +72,17 @@ def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
     return pool, output, sch.fuse(n, c, h_outer, w_outer), h_inner, w_inner
 
 
-def _chain_between(sch: s_tir.Schedule, pool, output) -> list:
-    """The elementwise blocks between the pool and the output block, in order."""
+def reduction_block(sch: s_tir.Schedule):
+    """The one block of the function that reduces (the pool, whatever its name)."""
+    found = [block for block in sch.get_child_blocks(sch.get_sblock("root"))
+             if any(v.iter_type == tvm.tirx.IterVar.CommReduce for v in sch.get(block).iter_vars)]
+    if len(found) != 1:
+        raise ValueError(f"expected one reduction block, found {len(found)}")
+    return found[0]
+
+
+def elementwise_chain(sch: s_tir.Schedule, pool, output) -> list:
+    """The blocks between the pool and the output block, in order, if they form one chain."""
     chain, block = [], pool
     while True:
         consumers = sch.get_consumers(block)

@@ -72,6 +72,21 @@ def arms_table(report: dict) -> list[str]:
                    "correct", "max abs err"], rows)
 
 
+def arm_notes(report: dict) -> list[str]:
+    """What the table cannot say: how the fixed, CUDA-graph and peer arms were made."""
+    names, notes = report["arms"], []
+    if any(n.startswith("fixed") for n in names):
+        notes.append("`fixed`: the default rules with the candidate `WindowReduction` rule "
+                     "before `GeneralReduction` (a GPU rule: on llvm it equals `on`).")
+    for name, launches in report.get("cuda_graph_launches", {}).items():
+        notes.append(f"`{name}`: Relax's CUDA graph rewriting captured {launches} kernel "
+                     "launches (it captures only kernels between buffers it allocates itself).")
+    if any(n.startswith("torch-") for n in names):
+        notes.append("`torch-eager`, `torch-compile`: the same graph in PyTorch, checked against "
+                     "the same NumPy reference and timed in the same interleaved blocks.")
+    return ["", *(f"- {note}" for note in notes)] if notes else []
+
+
 def _fmt(value) -> str:
     return "—" if value is None else f"{value:.3f}"
 
@@ -139,6 +154,7 @@ def render(report: dict) -> str:
     lines = ["# Fused MaxPool + Add (apache/tvm#20401): default schedule against tuned schedules",
              "", headline(report), "", "## Arms (whole graph, Relax VM `invoke_stateful`)", ""]
     lines += arms_table(report)
+    lines += arm_notes(report)
     lines += ["", "## CUDA kernels of each arm (ptxas resource report)", ""]
     lines += kernels_table(report)
     lines += fused_kernel_table(report)

@@ -73,3 +73,26 @@ def _importances(run: Run, report: dict) -> None:
     axis.set_xlabel("importance (fANOVA)")
     axis.set_title("Optuna parameter importances")
     _save(figure, run, "importances.png")
+
+
+def sweep_plot(sweep: dict, path) -> None:
+    """Per Case: the fused kernel's time under each schedule, and the whole graph per arm."""
+    import numpy as np
+    cases = sweep["cases"]
+    x = np.arange(len(cases))
+    figure, (kernel_axis, e2e_axis) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
+    for axis, field, keys in ((kernel_axis, "kernel_us", ("default", "fixed", "serial", "optuna")),
+                              (e2e_axis, "end_to_end_us", ("on", "partial", "fixed", "optuna"))):
+        width = 0.8 / len(keys)
+        for i, key in enumerate(keys):
+            values = [c[field][key] or np.nan for c in cases]
+            axis.bar(x + (i - (len(keys) - 1) / 2) * width, values, width, label=key)
+        axis.set_yscale("log")
+        axis.legend(fontsize=7, ncol=len(keys))
+    kernel_axis.set_ylabel("fused kernel, us")
+    e2e_axis.set_ylabel("whole graph, us")
+    e2e_axis.set_xticks(x, [c["case"] for c in cases], rotation=30, ha="right", fontsize=7)
+    kernel_axis.set_title(f"{sweep['device']}: default rule vs WindowReduction (fixed) vs tuned")
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)

@@ -40,6 +40,7 @@ def summarize_run(run: Run) -> dict:
         "tuners": _tuners(run),
         "wall_s": meta.get("wall_s"),
         "tuner_failures": meta.get("tuner_failures", {}),
+        "cuda_graph_launches": trials[0].get("cuda_graph_launches", {}) if trials else {},
     }
     if timed:
         best = min(timed, key=lambda name: arms[name]["median_us"])
@@ -111,7 +112,8 @@ def fused_kernel_bytes(case: dict) -> int:
 
 
 # Which tuner figure is the kernel-level time of the fused kernel in each arm.
-KERNEL_TIME_SOURCES = {"on": ("optuna", "default_kernel_us"), "serial": ("optuna", "serial_kernel_us"),
+KERNEL_TIME_SOURCES = {"on": ("optuna", "default_kernel_us"), "fixed": ("optuna", "fixed_kernel_us"),
+                       "serial": ("optuna", "serial_kernel_us"),
                        "optuna": ("optuna", "best_kernel_us"),
                        "metaschedule": ("metaschedule", "best_kernel_us")}
 

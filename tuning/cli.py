@@ -5,6 +5,9 @@
     tune --resume DIR                 finish an interrupted run without re-measuring
     tune report DIR                   re-render a run's report (no GPU needed)
     tune worker --storage URL ...     join a shared Optuna study as one more worker
+    tune sweep --budget 40            the candidate rule (`fixed`) across a set of Cases
+    tune --rpc-tracker HOST:PORT --rpc-key KEY
+                                      measure MetaSchedule's candidates on RPC servers
 """
 
 from __future__ import annotations
@@ -15,12 +18,15 @@ import shlex
 import sys
 from pathlib import Path
 
+from baselines.arms import ARMS, DEFAULT_ARMS
 from baselines.case import CaseError, parse_case
+from baselines.torch_peer import PEERS, require_torch
 
 from .harness import Protocol
 from .candidates import TuningFailed
 from .optuna_search import SAMPLERS
 from .progress import Progress
+from .rpc import TrackerError, free_servers
 from .store import Run, RunError
 
 EXIT_USAGE = 2
@@ -42,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--budget", type=int, default=500,
                         help="measured trials per tuner, failed ones included (default 500; "
                              "0 runs the four default arms only)")
+    parser.add_argument("--arms", default=",".join(a.name for a in DEFAULT_ARMS),
+                        help="comma-separated arms of the end-to-end comparison: "
+                             f"{', '.join(ARMS)}, or the PyTorch peers {', '.join(PEERS)} "
+                             "(extra [torch]); the tuners add their own")
     parser.add_argument("--tuners", default="optuna,metaschedule",
                         help="comma-separated subset of: optuna, metaschedule")
     parser.add_argument("--target", default="auto", help="auto (CUDA if a GPU is visible, "
@@ -70,6 +80,11 @@ def _parser() -> argparse.ArgumentParser:
                              "(CUDA_VISIBLE_DEVICES); the default is one")
     parser.add_argument("--exhaustive", action="store_true",
                         help="also measure every point of the Optuna space once")
+    parser.add_argument("--rpc-tracker", default=None, metavar="HOST:PORT",
+                        help="measure MetaSchedule's candidates on this RPC tracker's servers "
+                             "(with --rpc-key; Optuna and the end-to-end comparison stay here)")
+    parser.add_argument("--rpc-key", default=None, metavar="KEY",
+                        help="the key the RPC servers registered with (rpc_server --key)")
     parser.add_argument("--out", default=None, help="run folder (default runs/<date>-<target>)")
     parser.add_argument("--resume", default=None, metavar="DIR", help="finish this run")
     parser.add_argument("--verbose", action="store_true", help="one progress line per step")
@@ -97,6 +112,34 @@ def _tuners(args) -> list[str]:
     return names if args.budget > 0 else []
 
 
+def _rpc_options(args, tuners: list[str]) -> dict:
+    """--rpc-tracker and --rpc-key, checked with the tracker before anything is tuned."""
+    if (args.rpc_tracker is None) != (args.rpc_key is None) or args.rpc_key == "":
+        raise UsageError("--rpc-tracker HOST:PORT and --rpc-key KEY go together")
+    if args.rpc_tracker is None:
+        return {}
+    if "metaschedule" not in tuners:
+        raise UsageError("--rpc-tracker measures MetaSchedule's candidates, and this run does "
+                         "not tune with metaschedule")
+    free_servers(args.rpc_tracker, args.rpc_key)
+    return {"rpc_tracker": args.rpc_tracker, "rpc_key": args.rpc_key}
+
+
+def arm_names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ARMS and n not in PEERS]
+    if unknown or not names:
+        raise UsageError(f"unknown arm {unknown[0] if unknown else text!r}; choose from "
+                         f"{', '.join(ARMS)}, {', '.join(PEERS)}")
+    for name in names:
+        if name in PEERS:
+            try:
+                require_torch(name)
+            except ImportError as error:
+                raise UsageError(str(error)) from None
+    return list(dict.fromkeys(names))
+
+
 def resolve_target(kind: str, say=print):
     """Return (target spec for make_target, device string); `auto` says which it picked."""
     from .environment import gpu_arch, gpu_visible
@@ -121,16 +164,18 @@ def _start(args, progress: Progress) -> Run:
     from .study import new_meta, save_environment
     case = parse_case(args.case)
     tuners = _tuners(args)
+    arms = arm_names(args.arms)
     protocol = Protocol(number=args.number, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,
                         warmup_s=args.warmup_s, blocks=args.blocks, trials=args.trials)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
     options = {"sampler": args.sampler, "seed": args.seed, "storage": args.storage,
-               "exhaustive": args.exhaustive, "workers": args.workers}
+               "exhaustive": args.exhaustive, "workers": args.workers,
+               **_rpc_options(args, tuners)}
     command = "tune " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     run = Run.create(out, new_meta(case, spec, identity, protocol, tuners, args.budget,
-                                   command, options))
+                                   command, options, arms))
     save_environment(run, make_target(**spec))
     return run
 
@@ -142,7 +187,14 @@ def _resume(args) -> Run:
     case = parse_case(args.case).to_dict() if args.case else stored["case"]
     kind = stored["target"] if args.target == "auto" else args.target
     spec, device = resolve_target(kind)
-    return Run.open(run.path, {"case": case, "target": spec["kind"], "device": device})
+    run = Run.open(run.path, {"case": case, "target": spec["kind"], "device": device})
+    options = run.meta["options"]
+    if args.rpc_tracker is not None or args.rpc_key is not None:  # the tracker moved
+        run.update_meta(options={**options, **_rpc_options(args, run.meta["tuners"])})
+    elif options.get("rpc_tracker") and not (
+            run.path / "tuners" / "metaschedule" / "summary.json").exists():
+        free_servers(options["rpc_tracker"], options["rpc_key"])
+    return run
 
 
 def _worker(argv: list[str]) -> int:
@@ -173,6 +225,35 @@ def _worker(argv: list[str]) -> int:
     return 0
 
 
+def _sweep(argv: list[str]) -> int:
+    """`tune sweep`: arms partial, on, fixed, serial and Optuna's best for each of a set of
+    Cases; the same command again finishes an interrupted sweep."""
+    from .sweep import SWEEP_CASES, case_names, run_sweep
+    parser = _Parser(prog="tune sweep", description=_sweep.__doc__)
+    parser.add_argument("--cases", default=None,
+                        help=f"comma-separated subset of: {', '.join(SWEEP_CASES)}")
+    parser.add_argument("--budget", type=int, default=40, help="Optuna trials per case")
+    parser.add_argument("--target", default="auto")
+    parser.add_argument("--trials", type=int, default=1, help="end-to-end trials per case")
+    parser.add_argument("--blocks", type=int, default=6, help="timing blocks per trial")
+    parser.add_argument("--out", default=None, help="sweep folder (default runs/sweep-<date>)")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    if args.budget < 0 or args.trials < 1 or args.blocks < 1:
+        raise UsageError("--budget must be >= 0, --trials and --blocks >= 1")
+    names = case_names(args.cases)
+    spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    out = Path(args.out or f"runs/sweep-{datetime.date.today()}-{spec['kind']}")
+    protocol = Protocol(trials=args.trials, blocks=args.blocks)
+    command = "tune sweep " + " ".join(shlex.quote(a) for a in argv)
+    sweep = run_sweep(out, names, spec, device, args.budget, protocol,
+                      Progress(verbose=args.verbose), command)
+    slower = sweep["fixed_slower_than_on"]
+    print(f"{len(names)} cases; fixed slower than on in: {', '.join(slower) or 'none'}")
+    print(f"report: {out / 'sweep.md'}")
+    return 0
+
+
 def _report(argv: list[str]) -> int:
     from reports.render import render_run
     if len(argv) != 1:
@@ -190,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             return _report(argv[1:])
         if argv[:1] == ["worker"]:
             return _worker(argv[1:])
+        if argv[:1] == ["sweep"]:
+            return _sweep(argv[1:])
         args = _parser().parse_args(argv)
         _check_positive(args)
         progress = Progress(verbose=args.verbose)
@@ -197,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run folder: {run.path}", file=sys.stderr)
         from .study import run_study
         report = run_study(run, progress)
-    except (UsageError, CaseError, RunError) as error:
+    except (UsageError, CaseError, RunError, TrackerError) as error:
         print(f"tune: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except TuningFailed as error:

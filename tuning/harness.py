@@ -50,17 +50,41 @@ def outputs_of(vm_result) -> list[np.ndarray]:
     return [item.numpy() for item in vm_result]
 
 
-def check(case: Case, vm, device, checks: int) -> dict:
+class VMArm:
+    """A built arm in the Relax VM: its outputs for an input, one call, and a timer."""
+
+    def __init__(self, vm, device):
+        self.vm, self.device = vm, device
+
+    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
+        import tvm
+        self.vm.set_input("main", tvm.runtime.tensor(x, device=self.device))
+        self.vm.invoke_stateful("main")
+        self.device.sync()
+        return outputs_of(self.vm.get_outputs("main"))
+
+    def timer(self, x: np.ndarray, protocol: Protocol):
+        """Calls the graph on `x`; each call returns `repeat` samples (us per call)."""
+        import tvm
+        self.vm.set_input("main", tvm.runtime.tensor(x, device=self.device))
+        evaluator = self.vm.time_evaluator("invoke_stateful", self.device, number=protocol.number,
+                                           repeat=protocol.repeat,
+                                           min_repeat_ms=protocol.min_repeat_ms)
+        return lambda: [float(s) * 1e6 for s in evaluator("main").results]
+
+    def call(self) -> None:
+        self.vm.invoke_stateful("main")
+
+    def sync(self) -> None:
+        self.device.sync()
+
+
+def check(case: Case, arm, checks: int) -> dict:
     """Max abs error over `checks` input draws; `correct` if every output is within tolerance."""
-    import tvm
     worst, correct = 0.0, True
     for seed in range(checks):
         x = random_input(case, seed)
-        vm.set_input("main", tvm.runtime.tensor(x, device=device))
-        vm.invoke_stateful("main")
-        device.sync()
-        got = outputs_of(vm.get_outputs("main"))
-        want = reference(case, x)
+        got, want = arm.outputs(x), reference(case, x)
         if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
             return {"correct": False, "max_abs_err": None, "reason": "output shapes differ"}
         for g, w in zip(got, want):
@@ -70,18 +94,21 @@ def check(case: Case, vm, device, checks: int) -> dict:
 
 
 def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, index: int,
-              ir_dir: str | None = None, progress=None) -> dict:
-    """One trial in the current process; returns check results and samples (us) per arm."""
+              ir_dir: str | None = None, progress=None, peers: tuple = ()) -> dict:
+    """One trial in the current process; returns check results and samples (us) per arm.
+
+    `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`),
+    checked and timed with the arms."""
     from tvm import relax
 
-    from baselines.anatomy import kernel_table
+    from baselines.anatomy import captured_launches, kernel_table
     from baselines.pipeline import lower, make_target
 
     say = progress or (lambda message: None)
     target = make_target(**target_spec)
     device = device_for(target)
     order = arms if index % 2 == 0 else list(reversed(arms))
-    vms, checks, kernels = {}, {}, {}
+    built, checks, kernels, graphs = {}, {}, {}, {}
     for arm in order:
         say(f"trial {index}: building {arm.name}")
         dump = Path(ir_dir) / arm.name if ir_dir else None
@@ -89,57 +116,59 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
         executable = relax.build(mod, target=target, relax_pipeline=None, tir_pipeline="default")
         if target.kind.name == "cuda" and index == 0:
             kernels[arm.name] = kernel_table(mod, executable, target.attrs["arch"])
-        vms[arm.name] = relax.VirtualMachine(executable, device)
-        checks[arm.name] = check(case, vms[arm.name], device, protocol.checks)
-    timed = [arm.name for arm in arms if checks[arm.name]["correct"]]
-    samples = _time_interleaved(case, {k: vms[k] for k in timed}, device, protocol, index, say)
+        if arm.cuda_graph:
+            graphs[arm.name] = captured_launches(mod)
+        built[arm.name] = VMArm(relax.VirtualMachine(executable, device), device)
+    if peers:
+        from baselines.torch_peer import PeerArm
+        for name in peers:
+            say(f"trial {index}: building {name}")
+            built[name] = PeerArm(name, case, target.kind.name)
+    for name, arm in built.items():
+        checks[name] = check(case, arm, protocol.checks)
+    timed = [name for name in [a.name for a in arms] + list(peers) if checks[name]["correct"]]
+    samples = _time_interleaved(case, {k: built[k] for k in timed}, protocol, index, say)
     return {"trial": index, "build_order": [arm.name for arm in order], "checks": checks,
-            "samples_us": samples, "kernels": kernels}
+            "samples_us": samples, "kernels": kernels, "cuda_graph_launches": graphs}
 
 
-def _time_interleaved(case, vms, device, protocol, index, say) -> dict:
-    import tvm
-    x = tvm.runtime.tensor(random_input(case, 0), device=device)
-    timers = {}
-    for name, vm in vms.items():
-        vm.set_input("main", x)
-        timers[name] = vm.time_evaluator("invoke_stateful", device, number=protocol.number,
-                                         repeat=protocol.repeat,
-                                         min_repeat_ms=protocol.min_repeat_ms)
-    permutations = list(itertools.permutations(sorted(vms)))
+def _time_interleaved(case, built, protocol, index, say) -> dict:
+    x = random_input(case, 0)
+    timers = {name: arm.timer(x, protocol) for name, arm in built.items()}
+    permutations = list(itertools.permutations(sorted(built)))
     offset = index * 40
     for name in permutations[offset % len(permutations)] if permutations else ():
         say(f"trial {index}: warming up {name}")
         for _ in range(protocol.warmup_calls):
-            vms[name].invoke_stateful("main")
-        device.sync()
+            built[name].call()
+        built[name].sync()
         deadline = time.monotonic() + protocol.warmup_s
         while time.monotonic() < deadline:
-            timers[name]("main")
-    samples = {name: [] for name in vms}
+            timers[name]()
+    samples = {name: [] for name in built}
     for block in range(protocol.blocks):
         say(f"trial {index}: timing block {block + 1}/{protocol.blocks}")
         for name in permutations[(offset + block) % len(permutations)]:
-            device.sync()
-            samples[name].extend(float(s) * 1e6 for s in timers[name]("main").results)
+            built[name].sync()
+            samples[name].extend(timers[name]())
     return samples
 
 
-def _trial_entry(queue, args, verbose):
+def _trial_entry(queue, args, peers, verbose):
     progress = (lambda message: print(message, file=sys.stderr, flush=True)) if verbose else None
     try:
-        queue.put(("ok", run_trial(*args, progress=progress)))
+        queue.put(("ok", run_trial(*args, progress=progress, peers=peers)))
     except BaseException as error:  # reported to the parent, which fails the run loudly
         queue.put(("error", f"{type(error).__name__}: {error}"))
 
 
 def run_trial_process(case, arms, target_spec, protocol, index, ir_dir=None,
-                      verbose=False) -> dict:
+                      verbose=False, peers: tuple = ()) -> dict:
     """Run one trial in a fresh process: independent CUDA context, allocator and caches."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     args = (case, arms, target_spec, protocol, index, ir_dir)
-    process = context.Process(target=_trial_entry, args=(queue, args, verbose))
+    process = context.Process(target=_trial_entry, args=(queue, args, peers, verbose))
     process.start()
     while True:
         try:

@@ -51,14 +51,17 @@ def bias_count(func) -> int:
     return len(func.params) - 2
 
 
-def default_schedule(func, target):
-    """The fused function as the backend's default rules schedule it (unscheduled on llvm)."""
+def default_schedule(func, target, rules: str = "default"):
+    """The fused function as the backend's default rules schedule it (unscheduled on llvm);
+    `rules="fixed"` adds the candidate `WindowReduction` rule."""
     import tvm
     if target.kind.name != "cuda":
         return func
     from baselines.pipeline import default_schedule_pass
+    from baselines.rules import fixed_schedule_pass
+    schedule_pass = fixed_schedule_pass if rules == "fixed" else default_schedule_pass
     with target:
-        mod = default_schedule_pass(target)(tvm.IRModule({"main": func}))
+        mod = schedule_pass(target)(tvm.IRModule({"main": func}))
     return mod["main"]
 
 
@@ -83,23 +86,35 @@ def _inputs(case: Case, biases: int, seed: int) -> list[np.ndarray]:
     return [pool_input] + [np.array(1, dtype="float32") for _ in range(biases)]
 
 
+def upload_inputs(case: Case, biases: int, seed: int, device) -> list:
+    """One check's arguments on `device` (local or an RPC session's): the inputs of `seed`,
+    and the output poisoned with NaN so that an element never written shows."""
+    import tvm
+    poisoned = np.full(case.pool_shape, np.nan, dtype="float32")
+    return [tvm.runtime.tensor(a, device=device) for a in (*_inputs(case, biases, seed), poisoned)]
+
+
 def measure_library(path: str, case: Case, biases: int, target_kind: str,
                     protocol: KernelProtocol) -> dict:
     """Check a compiled kernel against the NumPy reference, then time it (microseconds)."""
     import tvm
     device = tvm.cuda(0) if target_kind == "cuda" else tvm.cpu(0)
-    module = tvm.runtime.load_module(path)
+    arguments = [upload_inputs(case, biases, seed, device) for seed in range(protocol.checks)]
+    return check_and_time(tvm.runtime.load_module(path), device, case, biases, protocol,
+                          arguments, gpu_timer=target_kind == "cuda")
+
+
+def check_and_time(module, device, case: Case, biases: int, protocol: KernelProtocol,
+                   arguments: list, gpu_timer: bool = False) -> dict:
+    """Run `module` on each argument list of `upload_inputs` (seeds 0, 1, ...) and compare with
+    the NumPy reference; time it only if every output is right."""
     function = module["main"]
     worst = 0.0
-    for seed in range(protocol.checks):
-        host = _inputs(case, biases, seed)
-        args = [tvm.runtime.tensor(a, device=device) for a in host]
-        poisoned = np.full(case.pool_shape, np.nan, dtype="float32")
-        out = tvm.runtime.tensor(poisoned, device=device)
-        function(*args, out)
+    for seed, args in enumerate(arguments):
+        function(*args)
         device.sync()
-        got = out.numpy()
-        want = fused_pool_reference(case, host[0], biases)
+        got = args[-1].numpy()
+        want = fused_pool_reference(case, _inputs(case, biases, seed)[0], biases)
         if np.isnan(got).any():  # the output was poisoned with NaN: some element was not written
             return {"status": "wrong", "max_abs_err": None, "reason": "output not written"}
         error = float(np.max(np.abs(got.astype(np.float64) - want)))
@@ -108,8 +123,8 @@ def measure_library(path: str, case: Case, biases: int, target_kind: str,
         worst = max(worst, error)
     timer = module.time_evaluator("main", device, number=protocol.number,
                                   repeat=protocol.repeat, min_repeat_ms=protocol.min_repeat_ms)
-    evaluator = [s * 1e6 for s in timer(*args, out).results]
-    gpu = gpu_time_us(function, (*args, out), protocol) if target_kind == "cuda" else None
+    evaluator = [s * 1e6 for s in timer(*args).results]
+    gpu = gpu_time_us(function, args, protocol) if gpu_timer else None
     samples = gpu if gpu is not None else evaluator
     return {"status": "ok", "kernel_us": float(np.median(samples)), "samples_us": samples,
             "evaluator_us": float(np.median(evaluator)), "max_abs_err": worst,
@@ -214,11 +229,14 @@ class KernelRunner:
                 self._process.kill()
 
 
+@dataclass(frozen=True)
 class DefaultSchedule:
-    """The backend's default rules as a candidate, so the default kernel is timed like the rest."""
+    """The backend's default rules (or the fixed ones) as a candidate, timed like the rest."""
+
+    rules: str = "default"
 
     def apply(self, func, target):
-        return default_schedule(func, target)
+        return default_schedule(func, target, self.rules)
 
     def to_dict(self) -> dict:
-        return {"default": True}
+        return {"default": True, "rules": self.rules}

@@ -222,13 +222,14 @@ def records(study) -> list[dict]:
     return rows
 
 
-def summarize(study, rows: list[dict], wall_s: float, default: dict,
+def summarize(study, rows: list[dict], wall_s: float, rule_kernels: dict,
               exhaustive: dict | None, serial_key: str) -> dict:
     valid = [row for row in rows if row["status"] == "ok"]
     summary = {"trials": len(rows), "valid": len(valid),
-               "failed_by_reason": failures_by_reason(rows),
-               "wall_s": wall_s, "default_kernel_us": default.get("kernel_us"),
-               "default_status": default.get("status")}
+               "failed_by_reason": failures_by_reason(rows), "wall_s": wall_s}
+    for rules, record in rule_kernels.items():
+        summary[f"{rules}_kernel_us"] = record.get("kernel_us")
+        summary[f"{rules}_status"] = record.get("status")
     serial = [r for r in rows if r["key"] == serial_key]
     if serial and serial[0]["status"] == "ok":
         summary["serial_kernel_us"] = serial[0]["kernel_us"]
@@ -269,14 +270,14 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     with CandidateEvaluator(case, target_spec) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress)
         search.run(budget)
-        default = _default_kernel(directory, evaluator)
+        rule_kernels = _rule_kernels(directory, evaluator)
         exhaustive = search.exhaustive(directory / "exhaustive.json") if options.get(
             "exhaustive") else None
     rows = records(study)
     previous = run.meta.get("tuner_wall_s", {}).get("optuna", 0.0)
     wall_s = previous + time.monotonic() - started
     run.update_meta(tuner_wall_s={**run.meta.get("tuner_wall_s", {}), "optuna": wall_s})
-    summary = summarize(study, rows, wall_s, default, exhaustive, key(space.seeds()[0]))
+    summary = summarize(study, rows, wall_s, rule_kernels, exhaustive, key(space.seeds()[0]))
     if exhaustive is not None and summary.get("exhaustive_best_kernel_us"):
         from .replay import compare_samplers
         summary["sampler_replay"] = compare_samplers(space, exhaustive)
@@ -352,9 +353,13 @@ def run_workers(url: str, case: Case, target_spec: dict, remaining: int, workers
         raise RuntimeError(f"{len(failed)} of {len(processes)} Optuna workers failed")
 
 
-def _default_kernel(directory, evaluator: CandidateEvaluator) -> dict:
-    """The default schedule's kernel, timed once by the same runner (kept across resumes)."""
-    path = directory / "default_kernel.json"
-    if not path.exists():
-        write_json(path, evaluator.evaluate([DefaultSchedule()])[0])
-    return read_json(path)
+def _rule_kernels(directory, evaluator: CandidateEvaluator) -> dict:
+    """The kernels of the default rules and of the fixed ones, timed once by the same runner
+    (kept across resumes)."""
+    kernels = {}
+    for rules in ("default", "fixed"):
+        path = directory / f"{rules}_kernel.json"
+        if not path.exists():
+            write_json(path, evaluator.evaluate([DefaultSchedule(rules)])[0])
+        kernels[rules] = read_json(path)
+    return kernels

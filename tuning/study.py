@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import time
 
-from baselines.arms import DEFAULT_ARMS, Arm
+from baselines.arms import ARMS, DEFAULT_ARMS, Arm
+from baselines.torch_peer import PEERS
 from baselines.case import Case
 from baselines.pipeline import make_target
 
@@ -36,7 +37,9 @@ def run_study(run: Run, progress: Progress) -> dict:
     protocol = Protocol(**meta["protocol"])
     target = make_target(**meta["target_spec"])
     started = time.monotonic()
-    arms = list(DEFAULT_ARMS)
+    names = meta.get("arm_names", [arm.name for arm in DEFAULT_ARMS])
+    arms = [ARMS[name] for name in names if name in ARMS]
+    peers = tuple(name for name in names if name in PEERS)
     failures = {}
     for name in meta["tuners"]:
         try:
@@ -45,7 +48,9 @@ def run_study(run: Run, progress: Progress) -> dict:
         except TuningFailed as error:  # the other arms still run; the report and exit say so
             failures[name] = str(error)
             progress.say(f"{name}: {error}")
-    run.update_meta(arms=[arm.describe() for arm in arms], tuner_failures=failures)
+    run.update_meta(arms=[arm.describe() for arm in arms] + [{"name": p, "peer": True}
+                                                              for p in peers],
+                    tuner_failures=failures)
     for index in range(protocol.trials):
         if run.trial_path(index).exists():
             progress.say(f"trial {index}: already measured, kept")
@@ -53,7 +58,7 @@ def run_study(run: Run, progress: Progress) -> dict:
         progress.say(f"trial {index + 1}/{protocol.trials}: {len(arms)} arms in a fresh process")
         ir_dir = str(run.path / "ir") if index == 0 else None
         result = run_trial_process(case, arms, meta["target_spec"], protocol, index, ir_dir,
-                                   verbose=progress.verbose)
+                                   verbose=progress.verbose, peers=peers)
         run.save_trial(result)
     if target.kind.name == "cuda":
         from .environment import sm_clock_mhz
@@ -68,10 +73,12 @@ def run_study(run: Run, progress: Progress) -> dict:
 
 
 def new_meta(case: Case, target_spec: dict, identity: dict, protocol: Protocol, tuners: list[str],
-             budget: int, command: str, options: dict) -> dict:
+             budget: int, command: str, options: dict, arm_names: list[str]) -> dict:
     return {"case": case.to_dict(), "target_spec": target_spec, "identity": identity,
             "protocol": protocol.to_dict(), "tuners": tuners, "budget": budget,
-            "command": command, "options": options, "arms": [a.describe() for a in DEFAULT_ARMS]}
+            "command": command, "options": options, "arm_names": arm_names,
+            "arms": [ARMS[n].describe() if n in ARMS else {"name": n, "peer": True}
+                     for n in arm_names]}
 
 
 def save_environment(run: Run, target) -> None:

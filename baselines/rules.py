@@ -1,0 +1,103 @@
+"""A candidate default rule for apache/tvm#20401, written like a dlight rule, and where it goes.
+
+`WindowReduction` takes a reduction over a small constant window followed by an elementwise
+chain (MaxPool + Add): outputs are spread over threads, each thread reduces its window in
+registers and applies the chain in place. It runs right before `GeneralReduction`, which would
+spread the window over 256 threads; everything else keeps the default rule.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tvm
+from tvm import s_tir, tirx
+from tvm.s_tir.dlight.analysis import normalize_prim_func
+from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
+
+from .template import PoolSchedule, elementwise_chain, reduction_block
+
+# Window elements one thread reduces serially. Past this, spreading the reduction over threads
+# (GeneralReduction) can pay for its barriers; global pooling and long sums stay there.
+MAX_WINDOW = 64
+# Blocks wanted in flight: enough to give every SM of a large GPU (132 on an H200) one.
+MIN_BLOCKS = 128
+
+
+class WindowReduction(GPUScheduleRule):
+    """A small-window reduction whose consumers are elementwise, one thread per output."""
+
+    def apply(self, func: tirx.PrimFunc, target: tvm.target.Target, _: bool):
+        if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
+            return None
+        outputs = small_window_outputs(func)
+        if outputs is None:
+            return None
+        sch = s_tir.Schedule(func)
+        choose_schedule(outputs).schedule(sch, "cuda")
+        return sch
+
+
+def small_window_outputs(func: tirx.PrimFunc) -> int | None:
+    """The number of outputs if `func` is a small-window reduction of NCHW values followed by
+    a chain of elementwise blocks over its outputs, else None."""
+    # normalize_prim_func rewrites the loops it analyses, so it gets its own schedule.
+    blocks = normalize_prim_func(s_tir.Schedule(func))
+    if blocks is None or len(blocks) < 2 or not blocks[0].is_reduction():
+        return None
+    reduction, rest = blocks[0], blocks[1:]
+    kinds, dom = reduction.dom_kind(), reduction.dom()
+    spatial = len(kinds.rstrip("R"))
+    if "R" in kinds[:spatial] or not all(isinstance(extent, int) for extent in dom):
+        return None  # interleaved or symbolic reduction axes: leave to the default rules
+    if math.prod(dom[spatial:]) > MAX_WINDOW:
+        return None
+    if not all(block.is_injective() and block.dom() == dom[:spatial] for block in rest):
+        return None  # something other than elementwise work over the reduced values
+    sch = s_tir.Schedule(func)
+    output = sch.get_output_blocks(sch.get_sblock("root"))
+    if len(output) != 1 or len(sch.get_loops(output[0])) != 4:
+        return None  # the template tiles one NCHW output
+    try:
+        elementwise_chain(sch, reduction_block(sch), output[0])
+    except ValueError:
+        return None
+    return math.prod(dom[:spatial])
+
+
+def choose_schedule(outputs: int) -> PoolSchedule:
+    """One output per thread; fewer threads per block when there are few outputs."""
+    threads = 256
+    while threads > 32 and outputs < threads * MIN_BLOCKS:
+        threads //= 2
+    return PoolSchedule(threads=threads)
+
+
+def default_rules(target: tvm.target.Target) -> list:
+    """The backend's own rule list, as the ON arm runs it."""
+    from .pipeline import default_schedule_pass
+    return list(default_schedule_pass(target).rules)
+
+
+def fixed_rules(target: tvm.target.Target) -> list:
+    """The default list with `WindowReduction` right before `GeneralReduction`."""
+    rules = default_rules(target)
+    position = [type(rule).__name__ for rule in rules].index("GeneralReduction")
+    return rules[:position] + [WindowReduction()] + rules[position:]
+
+
+def fixed_schedule_pass(target: tvm.target.Target):
+    from tvm.s_tir import dlight
+    return dlight.ApplyDefaultSchedule(*fixed_rules(target))
+
+
+def rule_assignment(mod: tvm.IRModule, target: tvm.target.Target, rules: list) -> dict:
+    """Which rule schedules each PrimFunc, first match wins as in ApplyDefaultSchedule."""
+    assigned = {}
+    with target:
+        for gv, func in mod.functions.items():
+            if isinstance(func, tirx.PrimFunc):
+                assigned[gv.name_hint] = next(
+                    (type(rule).__name__ for rule in rules
+                     if rule.apply(func, target, False) is not None), None)
+    return assigned

@@ -1,0 +1,52 @@
+"""`tune sweep` on llvm: one run per Case, a table across them, and a resume that re-measures
+nothing. (On llvm `fixed` equals `on`: the rule is a GPU rule; its rule choice is still shown.)"""
+
+import json
+
+import pytest
+
+from conftest import tune
+
+CASES = "small-16x16,odd-23x29"
+SWEEP = ["sweep", "--target", "llvm", "--budget", "3", "--cases", CASES, "--blocks", "1"]
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep") / "sweep"
+    tune(*SWEEP, "--out", str(out), check_exit=0)
+    return out
+
+
+def test_each_case_is_a_run_with_every_arm_checked(sweep_dir):
+    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    assert [c["case"] for c in sweep["cases"]] == CASES.split(",")
+    for case in sweep["cases"]:
+        report = json.loads((sweep_dir / case["case"] / "report.json").read_text())
+        assert set(report["arms"]) == {"partial", "on", "fixed", "serial", "optuna"}
+        assert all(arm["correct"] for arm in report["arms"].values())
+        assert case["rule"] and set(case["rule"].values()) == {"WindowReduction"}
+        assert all(case["kernel_us"][k] > 0 for k in ("default", "fixed", "serial", "optuna"))
+        assert case["fixed_gap"] == pytest.approx(
+            case["kernel_us"]["fixed"] / case["kernel_us"]["optuna"] - 1)
+        assert isinstance(case["fixed_slower_than_on"], bool)
+    assert all(row["unchanged"] for row in sweep["large_reductions"].values())
+    assert (sweep_dir / "sweep.md").exists() and (sweep_dir / "sweep.png").exists()
+
+
+def test_running_the_sweep_again_measures_nothing(sweep_dir):
+    trial = sweep_dir / "small-16x16" / "trials" / "trial_0.json"
+    before = trial.read_bytes()
+    done = tune(*SWEEP, "--out", str(sweep_dir), "--verbose", check_exit=0)
+    assert done.stderr.count("already measured, kept") == 2
+    assert trial.read_bytes() == before
+
+
+def test_a_sweep_folder_with_other_settings_is_refused(sweep_dir):
+    done = tune(*SWEEP[:-2], "--blocks", "2", "--out", str(sweep_dir), check_exit=2)
+    assert "other settings" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_sweep_case_is_one_line_and_exit_2():
+    done = tune("sweep", "--cases", "issue,nope", check_exit=2)
+    assert "unknown sweep case 'nope'" in done.stderr
