@@ -70,6 +70,17 @@ class CandidateEvaluator:
 
     def evaluate(self, schedules: list) -> list[dict]:
         """Build all in parallel, then check and time each built one, in order."""
+        records = self.build(schedules)
+        for record in records:
+            if record["status"] == "built":
+                path = record.pop("path")
+                record.update(self.runner.measure(path))
+                os.remove(path)
+        return records
+
+    def build(self, schedules: list) -> list[dict]:
+        """Build all in parallel; a built record's `path` is its library, the caller's to
+        delete (what is left goes with the evaluator's folder on close)."""
         paths = [os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{i}.so")
                  for i in range(len(schedules))]
         futures = [self._pool.submit(_build, self.case, self.target_spec, schedule, path)
@@ -77,15 +88,13 @@ class CandidateEvaluator:
         records, broken = [], False
         for future in futures:
             try:
-                record = future.result()
+                records.append(future.result())
             except BrokenProcessPool:  # the compiler itself crashed: this batch is not built
-                record, broken = {"status": "failed", "reason": "builder crashed",
-                                  "detail": "a builder process died"}, True
-            if record["status"] == "built":
-                record.update(self.runner.measure(record.pop("path")))
-            records.append(record)
-        for path in paths:
-            if os.path.exists(path):
+                records.append({"status": "failed", "reason": "builder crashed",
+                                "detail": "a builder process died"})
+                broken = True
+        for path, record in zip(paths, records):  # a failed build may leave half a library
+            if record["status"] != "built" and os.path.exists(path):
                 os.remove(path)
         if broken:
             self._pool.shutdown(cancel_futures=True)

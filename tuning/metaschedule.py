@@ -10,10 +10,12 @@ in the run folder and `--budget` as `max_trials_global`:
 Candidates are built and measured by the same `CandidateEvaluator` as Optuna's (parallel builds,
 the NumPy check, the same kernel timer), through a MetaSchedule builder and runner pair, so the
 two tuners' figures are comparable and every MetaSchedule candidate passes the correctness gate.
+With `--rpc-tracker`, the builder only builds, and `rpc.py` measures on the tracker's servers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 from pathlib import Path
@@ -24,7 +26,7 @@ from baselines.case import Case
 from baselines.template import PoolSchedule
 
 from .candidates import CandidateEvaluator, TuningFailed, error_line, failures_by_reason
-from .kernel import fused_function, kernel_module
+from .kernel import bias_count, fused_function, kernel_module
 from .store import Run, RunError, read_json, write_json
 
 RUNS = ("ms-default", "ms-space")
@@ -90,26 +92,39 @@ def _ms_target(target):
     return target
 
 
-def _builder_runner(evaluator: CandidateEvaluator, outcomes: dict):
-    """A builder that builds and measures each batch through `evaluator`, and a runner that
-    hands MetaSchedule the measured times (failures as errors, which it stores as 1e10)."""
+BUILD_FAILURES = ("build error", "builder crashed")
+
+
+def _builder(evaluator: CandidateEvaluator, outcomes: dict, measure: bool = True):
+    """A builder that builds each batch through `evaluator` and, if `measure`, measures it
+    there too; `outcomes` keeps each candidate's record under its artifact handle."""
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
-    from tvm.s_tir.meta_schedule.runner import PyRunner, RunnerFuture, RunnerResult
 
     @derived_object
     class EvaluatingBuilder(PyBuilder):
         def build(self, build_inputs):
-            records = evaluator.evaluate([ScheduledModule(b.mod) for b in build_inputs])
+            schedules = [ScheduledModule(b.mod) for b in build_inputs]
+            records = (evaluator.evaluate if measure else evaluator.build)(schedules)
             results = []
             for record in records:
-                handle = f"candidate-{len(outcomes)}"
+                handle = record.get("path", f"candidate-{len(outcomes)}")
                 outcomes[handle] = record
-                if record.get("reason") == "build error":
-                    results.append(BuilderResult(None, f"build error: {record.get('detail')}"))
-                else:  # measured (or failed while running): the runner reports it
+                if record.get("reason") in BUILD_FAILURES:
+                    results.append(BuilderResult(handle, f"{record['reason']}: "
+                                                         f"{record.get('detail')}"))
+                else:  # measured (or failed while running), or built: the runner reports it
                     results.append(BuilderResult(handle, None))
             return results
+
+    return EvaluatingBuilder()
+
+
+def _recorded_runner(outcomes: dict):
+    """A runner that hands MetaSchedule the times the builder measured (failures as errors,
+    which it stores as 1e10)."""
+    from tvm.ir.utils import derived_object
+    from tvm.s_tir.meta_schedule.runner import PyRunner, RunnerFuture, RunnerResult
 
     @derived_object
     class RecordedRunner(PyRunner):
@@ -124,23 +139,27 @@ def _builder_runner(evaluator: CandidateEvaluator, outcomes: dict):
                 futures.append(RunnerFuture(f_done=lambda: True, f_result=lambda r=result: r))
             return futures
 
-    return EvaluatingBuilder(), RecordedRunner()
+    return RecordedRunner()
 
 
-def _recorder(outcomes: dict, rows: list, path: Path):
-    """A measure callback: one row per candidate, with its launch configuration."""
+def _recorder(outcomes: dict, rows: list, path: Path, runner: str = "local", finish=None):
+    """A measure callback: one row per candidate, with its launch configuration and what
+    measured it. `finish(handle, record, runner_result)` completes a record built here and
+    measured by another runner."""
     from tvm.ir.utils import derived_object
     from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 
     @derived_object
     class RecordTrials(PyMeasureCallback):
         def apply(self, task_scheduler, task_id, candidates, builder_results, runner_results):
-            for candidate, built in zip(candidates, builder_results):
+            for candidate, built, ran in zip(candidates, builder_results, runner_results):
                 record = outcomes.get(built.artifact_path) or {
                     "status": "failed", "reason": "build error",
                     "detail": (built.error_msg or "")[:300]}
+                if record["status"] == "built":
+                    record = finish(built.artifact_path, record, ran)
                 launch = next(iter(launch_configs(candidate.sch.mod).values()), None)
-                rows.append({"trial": len(rows) + 1, "launch": launch,
+                rows.append({"trial": len(rows) + 1, "launch": launch, "runner": runner,
                              **{k: v for k, v in record.items() if k != "samples_us"}})
             write_json(path, rows)
 
@@ -148,7 +167,7 @@ def _recorder(outcomes: dict, rows: list, path: Path):
 
 
 def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, budget: int,
-             seed: int) -> dict:
+             options: dict) -> dict:
     """One MetaSchedule run; resumes from its JSON database and its trial rows."""
     import tvm
     from tvm.s_tir import meta_schedule as ms
@@ -167,18 +186,28 @@ def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, 
         space = "post-order-apply" if name == "ms-default" else ms.space_generator.ScheduleFn(
             template_space(kind), sch_rules=[], postprocs=[], mutator_probs={})
         outcomes: dict = {}
-        with CandidateEvaluator(case, target_spec) as evaluator:
-            builder, runner = _builder_runner(evaluator, outcomes)
+        remote = bool(options.get("rpc_tracker"))
+        with CandidateEvaluator(case, target_spec) as evaluator, \
+                contextlib.ExitStack() as stack:
+            if remote:
+                from . import rpc
+                runner = stack.enter_context(rpc.remote_runner(
+                    options, case, bias_count(func), evaluator.protocol))
+                recorder = _recorder(outcomes, rows, rows_path, rpc.label(options),
+                                     rpc.remote_record)
+            else:
+                runner, recorder = _recorded_runner(outcomes), _recorder(outcomes, rows, rows_path)
             ms.tune_tir(kernel_module(func), _ms_target(target),
                         work_dir=str(directory), max_trials_global=remaining,
-                        num_trials_per_iter=min(64, remaining), builder=builder, runner=runner,
+                        num_trials_per_iter=min(64, remaining),
+                        builder=_builder(evaluator, outcomes, measure=not remote), runner=runner,
                         database=database, cost_model="xgb", strategy="evolutionary",
-                        space=space, seed=seed, num_tuning_cores=evaluator.workers,
-                        # The default list without RemoveBuildArtifact: the evaluator
-                        # deletes its own libraries, and the handles are not paths.
+                        space=space, seed=options.get("seed", 0),
+                        num_tuning_cores=evaluator.workers,
+                        # The default list without RemoveBuildArtifact (it deletes the folder
+                        # of each artifact): the evaluator and `rpc` delete their own libraries.
                         measure_callbacks=[ms.measure_callback.AddToDatabase(),
-                                           ms.measure_callback.UpdateCostModel(),
-                                           _recorder(outcomes, rows, rows_path)])
+                                           ms.measure_callback.UpdateCostModel(), recorder])
     write_json(rows_path, rows)
     summary = _summary(rows, time.monotonic() - started)
     best = _best_module(database, func, _ms_target(target))
@@ -218,8 +247,7 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
             continue
         if progress:
             progress.say(f"metaschedule {name}: {budget} trials")
-        summaries[name] = tune_one(name, directory, case, target, target_spec, budget,
-                                   options.get("seed", 0))
+        summaries[name] = tune_one(name, directory, case, target, target_spec, budget, options)
         write_json(done, summaries[name])
     ranked = sorted((s["best_kernel_us"], name) for name, s in summaries.items()
                     if s.get("best_kernel_us") is not None)
