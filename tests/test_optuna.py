@@ -8,7 +8,8 @@ from tvm import te
 from baselines.template import PoolSchedule
 from tuning.candidates import CandidateEvaluator
 from tuning.kernel import KernelProtocol
-from tuning.optuna_search import OptunaSearch, make_sampler, records, storage_for, summarize
+from tuning.optuna_search import OptunaSearch, distributions, make_sampler, records, storage_for, \
+    summarize
 from tuning.space import Space, key
 
 from conftest import WINDOW3
@@ -113,3 +114,14 @@ def test_resume_keeps_every_measurement(tmp_path, evaluator):
     after = {r["number"]: (r["key"], r["kernel_us"]) for r in records(study)}
     assert len(before) == 6 and len(after) == 9
     assert all(after[n] == before[n] for n in before)
+
+
+def test_a_seed_interrupted_by_a_kill_is_measured_on_resume(tmp_path, evaluator):
+    space = Space(WINDOW3, "llvm")
+    study = _study(tmp_path)
+    OptunaSearch(study, space, evaluator)
+    asked = study.ask(distributions(space))  # the run is killed while SERIAL is measured
+    assert asked.params == space.seeds()[0]
+    study = _study(tmp_path)
+    OptunaSearch(study, space, evaluator, batch=2).run(2)
+    assert space.seeds()[0] in [r["params"] for r in records(study)]

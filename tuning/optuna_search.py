@@ -99,13 +99,24 @@ class OptunaSearch:
         self.shared = shared
         if not shared:
             close_interrupted(study)
-        for params in space.seeds():
-            study.enqueue_trial(params, skip_if_exists=True)
+        points = space.seeds()
         if isinstance(study.sampler, GridOrder):
-            points = space.points()
-            random.Random(study.sampler.seed).shuffle(points)
-            for params in points:
-                study.enqueue_trial(params, skip_if_exists=True)
+            grid = space.points()
+            random.Random(study.sampler.seed).shuffle(grid)
+            points += grid
+        self._enqueue(points)
+
+    def _enqueue(self, points: list[dict]) -> None:
+        """Queue the points not yet measured, waiting or running. A point whose trial a kill
+        interrupted is queued again (`skip_if_exists` would count its failed trial as done)."""
+        states = (optuna.trial.TrialState.WAITING, optuna.trial.TrialState.RUNNING)
+        present = set(self.measured()) | {
+            key(t.params or t.system_attrs.get("fixed_params", {}))
+            for t in self.study.get_trials(deepcopy=False, states=states)}
+        for params in points:
+            if key(params) not in present:
+                self.study.enqueue_trial(params)
+                present.add(key(params))
 
     def measured(self) -> dict:
         """Measured points by key: the record of the trial that measured them."""
