@@ -12,7 +12,7 @@ from baselines.graph import REDUCTION_GRAPHS
 from baselines.pipeline import backend_passes, build, fused_pool_function, fused_stage, lower, \
     make_target, unscheduled
 from baselines.rules import WindowReduction, choose_schedule, default_rules, fixed_rules, \
-    rule_assignment
+    rule_assignment, small_window_shape
 
 from conftest import DEFAULT
 
@@ -48,21 +48,26 @@ def test_the_rule_leaves_cpu_targets_alone():
     assert WindowReduction().apply(func, make_target("llvm"), False) is None
 
 
-def test_fewer_threads_per_block_when_outputs_are_few():
-    assert choose_schedule(147456).threads == 256
-    assert choose_schedule(16384).threads == 128
-    assert choose_schedule(100).threads == 32
-    assert choose_schedule(147456).outputs_w == choose_schedule(147456).outputs_h == 1
+def test_the_schedule_follows_the_shape():
+    issue = choose_schedule(147456, 4, 589824)  # 2x2 windows, stride 2: no overlap
+    assert (issue.threads, issue.outputs_w, issue.outputs_h, issue.unroll) == (256, 1, 1, True)
+    assert choose_schedule(571536, 4, 589824).outputs_h == 2  # stride 1: rows shared
+    assert choose_schedule(138384, 9, 589824).outputs_h == 1  # 3x3, stride 2: little overlap
+    assert choose_schedule(100, 4, 400).threads == 128
+    assert choose_schedule(5, 4, 20).threads == 32
 
 
-def test_fixed_arm_compiles_to_one_thread_per_output(case):
+def test_fixed_arm_compiles_to_the_chosen_launch(case):
     mod = lower(case, ARMS["fixed"], CUDA)
     executable = relax.build(mod, target=CUDA, relax_pipeline=None, tir_pipeline="default")
     pool = next(row for row in kernel_table(mod, executable, "sm_90")
                 if row["name"].startswith("fused_pool2d"))
-    outputs = math.prod(case.pool_shape)
-    threads = choose_schedule(outputs).threads
-    assert (pool["grid"], pool["block"]) == (math.ceil(outputs / threads), threads)
+    _, func = fused_pool_function(fused_stage(case, ARMS["on"], CUDA))
+    chosen = choose_schedule(*small_window_shape(func))
+    n, c, h, w = case.pool_shape
+    per_thread = n * c * math.ceil(h / chosen.outputs_h) * w
+    assert (pool["grid"], pool["block"]) == (math.ceil(per_thread / chosen.threads),
+                                             chosen.threads)
     assert pool["shared_bytes"] == 0  # the pooled value stays in a register
 
 
