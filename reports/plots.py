@@ -80,13 +80,17 @@ def sweep_plot(sweep: dict, path) -> None:
     import numpy as np
     cases = sweep["cases"]
     x = np.arange(len(cases))
+    # One colour per schedule in both panels (the default rule's kernel is ON's).
+    colours = {"default": "tab:blue", "on": "tab:blue", "fixed": "tab:orange",
+               "serial": "tab:green", "optuna": "tab:red", "partial": "tab:purple"}
     figure, (kernel_axis, e2e_axis) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
     for axis, field, keys in ((kernel_axis, "kernel_us", ("default", "fixed", "serial", "optuna")),
                               (e2e_axis, "end_to_end_us", ("on", "partial", "fixed", "optuna"))):
         width = 0.8 / len(keys)
         for i, key in enumerate(keys):
             values = [c[field][key] or np.nan for c in cases]
-            axis.bar(x + (i - (len(keys) - 1) / 2) * width, values, width, label=key)
+            axis.bar(x + (i - (len(keys) - 1) / 2) * width, values, width, label=key,
+                     color=colours[key])
         axis.set_yscale("log")
         axis.legend(fontsize=7, ncol=len(keys))
     kernel_axis.set_ylabel("fused kernel, us")
