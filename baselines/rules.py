@@ -2,7 +2,7 @@
 
 `WindowReduction` takes a reduction over a small constant window followed by an elementwise
 chain (MaxPool + Add): outputs are spread over threads, each thread reduces its window in
-registers and applies the chain in place. It runs right before `GeneralReduction`, which would
+registers and applies the chain in place; block size and outputs per thread follow the shape. It runs right before `GeneralReduction`, which would
 spread the window over 256 threads; everything else keeps the default rule.
 """
 
@@ -26,7 +26,8 @@ ROW_REUSE = 3
 
 
 class WindowReduction(GPUScheduleRule):
-    """A small-window reduction whose consumers are elementwise, one thread per output."""
+    """A small-window reduction whose consumers are elementwise: one thread per output (per
+    two rows of outputs where windows overlap), the window unrolled in registers."""
 
     def apply(self, func: tirx.PrimFunc, target: tvm.target.Target, _: bool):
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
