@@ -28,6 +28,8 @@ def render_sweep(out: Path, names: list[str]) -> dict:
              "fixed_slower_than_on": [c["case"] for c in cases if c["fixed_slower_than_on"]],
              "fixed_beyond_goal": [c["case"] for c in cases if c["fixed_gap"] is not None
                                    and c["fixed_gap"] > GOAL_GAP],
+             "tuner_failures": {c["case"]: c["tuner_failures"] for c in cases
+                                if c["tuner_failures"]},
              "large_reductions": reduction_rules(target)}
     write_json(out / "sweep.json", sweep)
     (out / "sweep.md").write_text(markdown(sweep))
@@ -47,6 +49,7 @@ def _case_row(name: str, report: dict, target) -> dict:
     fixed_arm = arms.get("fixed", {})
     return {
         "case": name, "shape": report["case"], "device": report["device"],
+        "tuner_failures": report.get("tuner_failures", {}),
         "rule": rule_assignment(_fused_only(Case.from_dict(report["case"]), target), target,
                                 fixed_rules(target)),
         "fixed_launch": {k: launch.get(k) for k in ("grid", "block")},
@@ -120,6 +123,8 @@ def markdown(sweep: dict) -> str:
               f"{', '.join(slower) if slower else 'none'}.",
               f"Cases where the `fixed` kernel is more than {GOAL_GAP:.0%} slower than Optuna's "
               f"best: {', '.join(beyond) if beyond else 'none'}.", "",
+              *[f"Case {name}: {'; '.join(errors.values())}; no tuned optimum.\n" for name, errors
+                in sweep["tuner_failures"].items()],
               "## Graphs with large reductions", "",
               "Which rule schedules each kernel (reduce, then add 1), under the default list and "
               "with `WindowReduction` added; `unchanged` means the two scheduled modules print the "

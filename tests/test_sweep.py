@@ -50,3 +50,24 @@ def test_a_sweep_folder_with_other_settings_is_refused(sweep_dir):
 def test_unknown_sweep_case_is_one_line_and_exit_2():
     done = tune("sweep", "--cases", "issue,nope", check_exit=2)
     assert "unknown sweep case 'nope'" in done.stderr
+
+
+def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp_path,
+                                                                              monkeypatch):
+    from tuning import study
+    from tuning.candidates import TuningFailed
+    from tuning.cli import main
+
+    def nothing_measured(name, *args):
+        raise TuningFailed(f"{name} measured no valid candidate in 3 trials")
+
+    monkeypatch.setattr(study, "tuned_arm", nothing_measured)
+    out = tmp_path / "sweep"
+    assert main(["sweep", "--target", "llvm", "--budget", "3", "--cases", "odd-23x29",
+                 "--blocks", "1", "--out", str(out)]) == 1
+    sweep = json.loads((out / "sweep.json").read_text())
+    (case,) = sweep["cases"]
+    assert case["kernel_us"]["optuna"] is None and case["fixed_gap"] is None
+    assert case["end_to_end_us"]["fixed"] > 0 and case["fixed_correct"]
+    assert "odd-23x29" in sweep["tuner_failures"]
+    assert "no tuned optimum" in (out / "sweep.md").read_text()

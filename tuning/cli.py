@@ -251,7 +251,10 @@ def _sweep(argv: list[str]) -> int:
     slower = sweep["fixed_slower_than_on"]
     print(f"{len(names)} cases; fixed slower than on in: {', '.join(slower) or 'none'}")
     print(f"report: {out / 'sweep.md'}")
-    return 0
+    for name, errors in sweep["tuner_failures"].items():
+        print(f"tune: case {name}: {'; '.join(errors.values())}; its arms were measured and "
+              "reported", file=sys.stderr)
+    return EXIT_TUNING_FAILED if sweep["tuner_failures"] else 0
 
 
 def _report(argv: list[str]) -> int:
@@ -288,8 +291,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{run.path / 'report.md'}", file=sys.stderr)
         return EXIT_TUNING_FAILED
     except KeyboardInterrupt:
-        print("\ntune: interrupted; everything measured so far is kept. "
-              "Finish with: tune --resume <run folder>", file=sys.stderr)
+        finish = ("the same tune sweep command" if argv[:1] == ["sweep"]
+                  else "tune --resume <run folder>")
+        print(f"\ntune: interrupted; everything measured so far is kept. Finish with: {finish}",
+              file=sys.stderr)
         return 130
     from reports.markdown import headline
     print(headline(report))

@@ -13,6 +13,7 @@ from pathlib import Path
 from baselines.case import Case
 from baselines.pipeline import make_target
 
+from .candidates import TuningFailed
 from .harness import Protocol
 from .progress import Progress
 from .store import RUN_FILE, Run, RunError, read_json, write_json
@@ -69,5 +70,8 @@ def run_sweep(out: Path, names: list[str], target_spec: dict, device: str, budge
             run = Run.create(path, new_meta(case, target_spec, identity, protocol, tuners,
                                             budget, f"{command} (case {name})", {}, SWEEP_ARMS))
             save_environment(run, make_target(**target_spec))
-        run_study(run, progress)
+        try:
+            run_study(run, progress)
+        except TuningFailed as error:  # its arms were measured and reported; go on
+            progress.say(f"case {name}: {error}")
     return render_sweep(out, names)
