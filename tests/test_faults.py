@@ -64,8 +64,10 @@ def test_candidates_that_crash_or_hang_are_recorded_and_the_search_goes_on(tmp_p
 
 
 def _measured(storage_url):
+    """Finished measured trials (a trial's record is written just before it is told)."""
     study = optuna.load_study(study_name="fused-pool", storage=storage_url)
-    return {t.number: t.value for t in study.get_trials(deepcopy=False)
+    finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
+    return {t.number: t.value for t in study.get_trials(deepcopy=False, states=finished)
             if t.user_attrs.get("measured")}
 
 

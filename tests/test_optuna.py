@@ -125,3 +125,14 @@ def test_a_seed_interrupted_by_a_kill_is_measured_on_resume(tmp_path, evaluator)
     study = _study(tmp_path)
     OptunaSearch(study, space, evaluator, batch=2).run(2)
     assert space.seeds()[0] in [r["params"] for r in records(study)]
+
+
+def test_a_measurement_recorded_but_not_told_before_a_kill_is_kept(tmp_path, evaluator):
+    space = Space(WINDOW3, "llvm")
+    study = _study(tmp_path)
+    trial = study.ask(distributions(space))
+    record = {"key": key(trial.params), "measured": True, "status": "ok", "kernel_us": 3.5}
+    for name, value in record.items():
+        trial.set_user_attr(name, value)  # killed here, before `tell`
+    OptunaSearch(_study(tmp_path), space, evaluator)
+    assert _study(tmp_path).trials[trial.number].value == 3.5

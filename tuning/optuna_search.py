@@ -82,10 +82,15 @@ def distributions(space: Space) -> dict:
 
 
 def close_interrupted(study) -> None:
-    """Trials asked but never told (a killed run) are failed; they measured nothing."""
+    """Finish the trials a killed run asked but never told: one killed between recording its
+    measurement and `tell` keeps its time; the others measured nothing and are failed."""
     running = (optuna.trial.TrialState.RUNNING,)
     for trial in study.get_trials(deepcopy=False, states=running):
-        study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
+        attrs = trial.user_attrs
+        if attrs.get("measured") and attrs.get("status") == "ok":
+            study.tell(trial.number, attrs["kernel_us"])
+        else:
+            study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
 
 
 class OptunaSearch:
