@@ -72,10 +72,9 @@ def _fused_only(case: Case, target) -> tvm.IRModule:
 def reduction_rules(target) -> dict:
     """Per graph with a reduction: the rule of each kernel under both rule lists, and whether
     the fixed list leaves every kernel exactly as the default list schedules it (same text)."""
-    rows = {}
+    rows, default, fixed = {}, default_rules(target), fixed_rules(target)
     for name, graph in REDUCTION_GRAPHS.items():
         mod = unscheduled(graph(), target)
-        default, fixed = default_rules(target), fixed_rules(target)
         with target:
             same = _schedule(mod, default).script() == _schedule(mod, fixed).script()
         rows[name] = {"default": rule_assignment(mod, target, default),

@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from baselines.case import Case  # noqa: E402
+from tuning.space import Space  # noqa: E402
 
 # The issue's graph and two others that change every shape parameter the template depends on.
 DEFAULT = Case()
@@ -47,3 +48,14 @@ def tune_killed_when(condition, *args, timeout=600):
         time.sleep(0.2)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+
+
+class InjectingSpace(Space):
+    """The real space, with the points whose (outputs_w, outputs_h) `faults` names replaced by
+    the faulty schedule class it gives."""
+
+    faults: dict = {}
+
+    def config(self, params):
+        fault = self.faults.get((params["outputs_w"], params["outputs_h"]))
+        return fault(**params) if fault else super().config(params)

@@ -11,9 +11,8 @@ from baselines.template import PoolSchedule
 from tuning.candidates import CandidateEvaluator
 from tuning.kernel import KernelProtocol
 from tuning.optuna_search import OptunaSearch, make_sampler, records, storage_for
-from tuning.space import Space
 
-from conftest import WINDOW3, tune, tune_killed_when
+from conftest import WINDOW3, InjectingSpace, tune, tune_killed_when
 
 QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=4)
 SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
@@ -40,13 +39,8 @@ class Hang(ExternCallFirst):
     call = ("sleep", 600)
 
 
-class FaultySpace(Space):
-    def config(self, params):
-        if params["outputs_w"] == 2 and params["outputs_h"] == 1:
-            return Crash(**params)
-        if params["outputs_w"] == 4 and params["outputs_h"] == 1:
-            return Hang(**params)
-        return super().config(params)
+class FaultySpace(InjectingSpace):
+    faults = {(2, 1): Crash, (4, 1): Hang}
 
 
 def test_candidates_that_crash_or_hang_are_recorded_and_the_search_goes_on(tmp_path):

@@ -12,7 +12,7 @@ from tuning.optuna_search import OptunaSearch, distributions, make_sampler, reco
     summarize
 from tuning.space import Space, key
 
-from conftest import WINDOW3
+from conftest import WINDOW3, InjectingSpace
 
 QUICK = KernelProtocol(number=1, repeat=2, min_repeat_ms=0, checks=1)
 
@@ -35,15 +35,10 @@ class WrongSchedule(PoolSchedule):
         return te.create_prim_func(inputs + [out])
 
 
-class InjectingSpace(Space):
+class BrokenSpace(InjectingSpace):
     """The real space, with two points replaced by broken schedules."""
 
-    def config(self, params):
-        if params["outputs_w"] == 2 and params["outputs_h"] == 1:
-            return BrokenSchedule(**params)
-        if params["outputs_w"] == 4 and params["outputs_h"] == 1:
-            return WrongSchedule(**params)
-        return super().config(params)
+    faults = {(2, 1): BrokenSchedule, (4, 1): WrongSchedule}
 
 
 def _study(directory, sampler="random"):
@@ -92,7 +87,7 @@ def test_impossible_points_are_pruned_not_built(tmp_path, evaluator):
 
 
 def test_failed_and_wrong_candidates_are_recorded_and_the_search_goes_on(tmp_path, evaluator):
-    space = InjectingSpace(WINDOW3, "llvm")
+    space = BrokenSpace(WINDOW3, "llvm")
     study = _study(tmp_path, "grid")
     OptunaSearch(study, space, evaluator, batch=4).run(len(space.valid_points()))
     rows = records(study)

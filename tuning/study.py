@@ -37,9 +37,7 @@ def run_study(run: Run, progress: Progress) -> dict:
     protocol = Protocol(**meta["protocol"])
     target = make_target(**meta["target_spec"])
     started = time.monotonic()
-    names = meta.get("arm_names", [arm.name for arm in DEFAULT_ARMS])
-    arms = [ARMS[name] for name in names if name in ARMS]
-    peers = tuple(name for name in names if name in PEERS)
+    arms, peers = _split(meta.get("arm_names", [arm.name for arm in DEFAULT_ARMS]))
     failures = {}
     for name in meta["tuners"]:
         try:
@@ -48,9 +46,7 @@ def run_study(run: Run, progress: Progress) -> dict:
         except TuningFailed as error:  # the other arms still run; the report and exit say so
             failures[name] = str(error)
             progress.say(f"{name}: {error}")
-    run.update_meta(arms=[arm.describe() for arm in arms] + [{"name": p, "peer": True}
-                                                              for p in peers],
-                    tuner_failures=failures)
+    run.update_meta(arms=_describe(arms, peers), tuner_failures=failures)
     for index in range(protocol.trials):
         if run.trial_path(index).exists():
             progress.say(f"trial {index}: already measured, kept")
@@ -77,8 +73,16 @@ def new_meta(case: Case, target_spec: dict, identity: dict, protocol: Protocol, 
     return {"case": case.to_dict(), "target_spec": target_spec, "identity": identity,
             "protocol": protocol.to_dict(), "tuners": tuners, "budget": budget,
             "command": command, "options": options, "arm_names": arm_names,
-            "arms": [ARMS[n].describe() if n in ARMS else {"name": n, "peer": True}
-                     for n in arm_names]}
+            "arms": _describe(*_split(arm_names))}
+
+
+def _split(names: list[str]) -> tuple[list[Arm], tuple[str, ...]]:
+    """The TVM arms and the peers (other frameworks) that `--arms` names."""
+    return [ARMS[n] for n in names if n in ARMS], tuple(n for n in names if n in PEERS)
+
+
+def _describe(arms: list[Arm], peers: tuple[str, ...]) -> list[dict]:
+    return [arm.describe() for arm in arms] + [{"name": p, "peer": True} for p in peers]
 
 
 def save_environment(run: Run, target) -> None:
