@@ -2,20 +2,22 @@
 
 `WindowReduction` takes a reduction over a small constant window followed by an elementwise
 chain (MaxPool + Add): outputs are spread over threads, each thread reduces its window in
-registers and applies the chain in place; block size and outputs per thread follow the shape. It runs right before `GeneralReduction`, which would
-spread the window over 256 threads; everything else keeps the default rule.
+registers and applies the chain in place; block size, outputs per thread and vector loads follow
+the shape. It runs right before `GeneralReduction`, which would spread the window over 256
+threads; everything else keeps the default rule.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import tvm
 from tvm import s_tir, tirx
 from tvm.s_tir.dlight.analysis import normalize_prim_func
 from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
-from .template import PoolSchedule, elementwise_chain, reduction_block
+from .template import PoolSchedule, elementwise_chain, reduction_block, vector_fits
 
 # Window elements one thread reduces serially. Past this, spreading the reduction over threads
 # (GeneralReduction) can pay for its barriers; global pooling and long sums stay there.
@@ -27,7 +29,8 @@ ROW_REUSE = 3
 
 class WindowReduction(GPUScheduleRule):
     """A small-window reduction whose consumers are elementwise: one thread per output (per
-    two rows of outputs where windows overlap), the window unrolled in registers."""
+    two rows of outputs where windows overlap), the window unrolled in registers and loaded
+    with vector instructions where its columns are aligned."""
 
     def apply(self, func: tirx.PrimFunc, target: tvm.target.Target, _: bool):
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
@@ -36,13 +39,26 @@ class WindowReduction(GPUScheduleRule):
         if shape is None:
             return None
         sch = s_tir.Schedule(func)
-        choose_schedule(*shape).schedule(sch, "cuda")
+        choose_schedule(shape).schedule(sch, "cuda")
         return sch
 
 
-def small_window_shape(func: tirx.PrimFunc) -> tuple[int, int, int] | None:
-    """(outputs, window elements, input elements) if `func` is a small-window reduction of NCHW
-    values followed by a chain of elementwise blocks over its outputs, else None."""
+@dataclass(frozen=True)
+class WindowShape:
+    """What the rule reads off a small-window reduction to choose its schedule."""
+
+    outputs: int          # reduced values
+    window: int           # elements reduced into each
+    inputs: int           # elements of the reduced tensor
+    columns: int          # the window's extent along the innermost (W) axis
+    stride: int | None    # input columns between neighbouring outputs; None if not affine
+    input_width: int
+    output_width: int
+
+
+def small_window_shape(func: tirx.PrimFunc) -> WindowShape | None:
+    """The shape of `func` if it is a small-window reduction of NCHW values followed by a chain
+    of elementwise blocks over its outputs, else None."""
     # normalize_prim_func rewrites the loops it analyses, so it gets its own schedule.
     blocks = normalize_prim_func(s_tir.Schedule(func))
     if blocks is None or len(blocks) < 2 or not blocks[0].is_reduction():
@@ -61,23 +77,43 @@ def small_window_shape(func: tirx.PrimFunc) -> tuple[int, int, int] | None:
     if len(output) != 1 or len(sch.get_loops(output[0])) != 4:
         return None  # the template tiles one NCHW output
     try:
-        block = reduction_block(sch)
-        elementwise_chain(sch, block, output[0])
+        pool = reduction_block(sch)
+        elementwise_chain(sch, pool, output[0])
     except ValueError:
         return None
-    read = sch.get(block).reads
-    if len(read) != 1:
+    block = sch.get(pool)
+    if len(block.reads) != 1:
         return None
-    return math.prod(dom[:spatial]), math.prod(dom[spatial:]), math.prod(int(d) for d in read[0].source.shape)
+    source = [int(d) for d in block.reads[0].source.shape]
+    return WindowShape(
+        outputs=math.prod(dom[:spatial]), window=math.prod(dom[spatial:]),
+        inputs=math.prod(source), columns=dom[-1], stride=_column_stride(block),
+        input_width=source[-1], output_width=dom[spatial - 1])
 
 
-def choose_schedule(outputs: int, window: int, inputs: int) -> PoolSchedule:
-    """256 threads (fewer when there are fewer outputs), the window unrolled, and two rows of
-    outputs per thread where overlapping windows read each input row several times. (Chosen
-    from the H200 sweep: unrolling is what the stride-1 and window-3 optima share.)"""
-    threads = max(32, min(256, 1 << (outputs - 1).bit_length()))
-    rows = 2 if outputs * window >= ROW_REUSE * inputs else 1
-    return PoolSchedule(threads=threads, outputs_h=rows, unroll=True)
+def _column_stride(block) -> int | None:
+    """s in `input[..., w * s + r]`, the read's W index, with w the last spatial and r the last
+    reduction iterator; None when the index has another form (padding offsets, dilation)."""
+    spatial = [v.var for v in block.iter_vars if v.iter_type == tirx.IterVar.DataPar]
+    reduce = [v.var for v in block.iter_vars if v.iter_type == tirx.IterVar.CommReduce]
+    coefficients = tvm.sym.detect_linear_equation(
+        block.reads[0].region[-1].min, [spatial[-1], reduce[-1]])
+    if len(coefficients) != 3:
+        return None
+    stride, step, offset = (c.value if isinstance(c, tirx.IntImm) else None for c in coefficients)
+    return stride if (step, offset) == (1, 0) else None
+
+
+def choose_schedule(shape: WindowShape) -> PoolSchedule:
+    """256 threads (fewer when there are fewer outputs), the window unrolled, two rows of
+    outputs per thread where overlapping windows read each input row several times, and vector
+    loads where each thread's window columns are aligned. (Chosen from the H200 sweeps: every
+    stride-1 and window-3 optimum unrolls, and every 2x2 stride-2 optimum loads vectors.)"""
+    threads = max(32, min(256, 1 << (shape.outputs - 1).bit_length()))
+    rows = 2 if shape.outputs * shape.window >= ROW_REUSE * shape.inputs else 1
+    vector = shape.stride is not None and vector_fits(
+        1, shape.columns, shape.stride, shape.input_width, shape.output_width)
+    return PoolSchedule(threads=threads, outputs_h=rows, unroll=True, vector=vector)
 
 
 def default_rules(target: tvm.target.Target) -> list:

@@ -149,3 +149,15 @@ def vector_width(extent) -> int:
     """The widest float vector (4 or 2 lanes) that divides a loop extent, else 1."""
     extent = int(extent)
     return next((w for w in (4, 2) if extent % w == 0), 1)
+
+
+def vector_fits(outputs_w: int, window: int, stride: int, input_width: int,
+                output_width: int) -> bool:
+    """Whether `vector` can load each thread's input rows with aligned vector instructions.
+
+    A thread loads input columns [w*ow*s, w*ow*s + (ow-1)*s + k): a vector load needs every such
+    start and every row start aligned to its width, and the output tile to divide W so the store
+    of the tile never runs past the row."""
+    width = vector_width((outputs_w - 1) * stride + window)
+    return (width > 1 and (outputs_w * stride) % width == 0 and input_width % width == 0
+            and output_width % outputs_w == 0)

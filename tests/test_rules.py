@@ -1,20 +1,22 @@
 """Which rule each kernel receives with the candidate `WindowReduction` rule, and what it builds."""
 
+import dataclasses
 import math
 
 import pytest
 import tvm
 from tvm import relax, topi
 
-from baselines.anatomy import captured_launches, kernel_table
+from baselines.anatomy import captured_launches, cuda_source, kernel_table
 from baselines.arms import ARMS
 from baselines.graph import REDUCTION_GRAPHS
 from baselines.pipeline import backend_passes, build, fused_pool_function, fused_stage, lower, \
     make_target, unscheduled
 from baselines.rules import WindowReduction, choose_schedule, default_rules, fixed_rules, \
     rule_assignment, small_window_shape
+from baselines.template import PoolSchedule
 
-from conftest import DEFAULT
+from conftest import DEFAULT, ODD
 
 CUDA = make_target("cuda")
 
@@ -48,13 +50,28 @@ def test_the_rule_leaves_cpu_targets_alone():
     assert WindowReduction().apply(func, make_target("llvm"), False) is None
 
 
+def window_shape(case):
+    _, func = fused_pool_function(fused_stage(case, ARMS["on"], CUDA))
+    return small_window_shape(func)
+
+
+def test_the_rule_reads_the_window_off_the_kernel():
+    shape = window_shape(dataclasses.replace(DEFAULT, window=3, stride=2))
+    assert (shape.outputs, shape.window, shape.inputs) == (144 * 31 * 31, 9, 144 * 64 * 64)
+    assert (shape.columns, shape.stride, shape.input_width, shape.output_width) == (3, 2, 64, 31)
+
+
 def test_the_schedule_follows_the_shape():
-    issue = choose_schedule(147456, 4, 589824)  # 2x2 windows, stride 2: no overlap
-    assert (issue.threads, issue.outputs_w, issue.outputs_h, issue.unroll) == (256, 1, 1, True)
-    assert choose_schedule(571536, 4, 589824).outputs_h == 2  # stride 1: rows shared
-    assert choose_schedule(138384, 9, 589824).outputs_h == 1  # 3x3, stride 2: little overlap
-    assert choose_schedule(100, 4, 400).threads == 128
-    assert choose_schedule(5, 4, 20).threads == 32
+    issue = window_shape(DEFAULT)  # 2x2 windows, stride 2: no overlap, aligned columns
+    assert choose_schedule(issue) == PoolSchedule(threads=256, unroll=True, vector=True)
+    stride1 = choose_schedule(window_shape(dataclasses.replace(DEFAULT, stride=1)))
+    assert (stride1.outputs_h, stride1.vector) == (2, False)  # rows shared, columns unaligned
+    window3 = choose_schedule(window_shape(dataclasses.replace(DEFAULT, window=3)))
+    assert (window3.outputs_h, window3.vector) == (1, False)  # little overlap, odd columns
+    assert not choose_schedule(window_shape(ODD)).vector  # odd input rows start unaligned
+    assert choose_schedule(dataclasses.replace(issue, outputs=100)).threads == 128
+    assert choose_schedule(dataclasses.replace(issue, outputs=5)).threads == 32
+    assert not choose_schedule(dataclasses.replace(issue, stride=None)).vector
 
 
 def test_fixed_arm_compiles_to_the_chosen_launch(case):
@@ -63,12 +80,15 @@ def test_fixed_arm_compiles_to_the_chosen_launch(case):
     pool = next(row for row in kernel_table(mod, executable, "sm_90")
                 if row["name"].startswith("fused_pool2d"))
     _, func = fused_pool_function(fused_stage(case, ARMS["on"], CUDA))
-    chosen = choose_schedule(*small_window_shape(func))
+    chosen = choose_schedule(small_window_shape(func))
     n, c, h, w = case.pool_shape
     per_thread = n * c * math.ceil(h / chosen.outputs_h) * w
     assert (pool["grid"], pool["block"]) == (math.ceil(per_thread / chosen.threads),
                                              chosen.threads)
     assert pool["shared_bytes"] == 0  # the pooled value stays in a register
+    kernel = next(text for text in cuda_source(executable).split("__global__")
+                  if f"{pool['name']}(" in text and "{" in text)  # not the declaration
+    assert ("float2" in kernel) == chosen.vector  # the window's columns in one load
 
 
 def test_cuda_graph_rewriting_captures_no_launch_of_this_graph(tmp_path):

@@ -7,7 +7,7 @@ import itertools
 import math
 
 from baselines.case import Case
-from baselines.template import SERIAL, PoolSchedule, vector_width
+from baselines.template import SERIAL, PoolSchedule, vector_fits
 
 GPU_DOMAINS = {
     "threads": [32, 64, 128, 256, 512, 1024],
@@ -85,14 +85,8 @@ class Space:
     def _vector_fits(self, cfg: PoolSchedule) -> bool:
         if self.target_kind != "cuda":
             return cfg.outputs_w > 1 and self.case.pool_shape[3] % cfg.outputs_w == 0
-        # Each thread loads input columns [w*ow*s, w*ow*s + (ow-1)*s + k): a vector load needs
-        # every such start and every row start aligned to its width, and the output tile to
-        # divide W so the store of the tile never runs past the row.
-        columns = (cfg.outputs_w - 1) * self.case.stride + self.case.window
-        width = vector_width(columns)
-        return (width > 1 and (cfg.outputs_w * self.case.stride) % width == 0
-                and self.case.width % width == 0
-                and self.case.pool_shape[3] % cfg.outputs_w == 0)
+        return vector_fits(cfg.outputs_w, self.case.window, self.case.stride, self.case.width,
+                           self.case.pool_shape[3])
 
 
 def key(params: dict) -> str:
