@@ -61,15 +61,17 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
 
 
 def arms_table(report: dict) -> list[str]:
+    queued = any(arm.get("queued_gpu_us") is not None for arm in report["arms"].values())
     rows = []
     for name, arm in report["arms"].items():
         rows.append([f"`{name}`", _us(arm["median_us"]), _us(arm.get("iqr_us")),
                      "—" if arm.get("cv") is None else f"{arm['cv']:.2%}",
                      _fmt(arm.get("ratio_to_on")), _fmt(arm.get("ratio_to_best")),
                      "yes" if arm["correct"] else "**no**",
-                     "—" if arm["max_abs_err"] is None else f"{arm['max_abs_err']:.3g}"])
+                     "—" if arm["max_abs_err"] is None else f"{arm['max_abs_err']:.3g}"]
+                    + ([_us(arm.get("queued_gpu_us"))] if queued else []))
     return _table(["arm", "median us", "IQR us", "CV (median of trials)", "/ ON", "/ best",
-                   "correct", "max abs err"], rows)
+                   "correct", "max abs err"] + (["GPU us, calls queued"] if queued else []), rows)
 
 
 def arm_notes(report: dict) -> list[str]:
@@ -81,6 +83,11 @@ def arm_notes(report: dict) -> list[str]:
     for name, launches in report.get("cuda_graph_launches", {}).items():
         notes.append(f"`{name}`: Relax's CUDA graph rewriting captured {launches} kernel "
                      "launches (it captures only kernels between buffers it allocates itself).")
+    if any(arm.get("queued_gpu_us") is not None for arm in names.values()):
+        notes.append("GPU us, calls queued: the GPU time of one call when calls are queued "
+                     "behind a sleeping kernel (CUDA events), i.e. the end-to-end time without "
+                     "the host's share; what a launch path with no host cost (a CUDA graph of "
+                     "the whole call) could approach.")
     if any(n.startswith("torch-") for n in names):
         notes.append("`torch-eager`, `torch-compile`: the same graph in PyTorch, checked against "
                      "the same NumPy reference and timed in the same interleaved blocks.")

@@ -66,6 +66,8 @@ def _arm_summary(name: str, trials: list[dict]) -> dict:
         "kernels": next((t["kernels"][name] for t in trials if name in t.get("kernels", {})), []),
         "median_us": None,
     }
+    queued = [t["queued_gpu_us"][name] for t in trials if name in t.get("queued_gpu_us", {})]
+    summary["queued_gpu_us"] = combined_median(queued) if queued else None
     if per_trial:
         pooled = summarize([s for samples in per_trial for s in samples])
         summary.update({

@@ -26,6 +26,7 @@ def test_budget_zero_run_writes_the_report(finished_run):
         assert arm["correct"] is True and arm["max_abs_err"] == 0
         assert arm["median_us"] > 0 and arm["iqr_us"] >= 0 and arm["cv"] >= 0
         assert arm["kernels"] == []  # llvm: no CUDA kernels
+        assert arm["queued_gpu_us"] is None  # nor a GPU time
     assert {"tvm", "tvm_ffi", "python", "os", "target"} <= set(report["environment"])
     assert report["case"]["channels"] == 2
     assert set(report["ratios"]) == {"on/off", "on/partial", "serial/on"}

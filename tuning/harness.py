@@ -127,9 +127,12 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
     for name, arm in built.items():
         checks[name] = check(case, arm, protocol.checks)
     timed = [name for name in [a.name for a in arms] + list(peers) if checks[name]["correct"]]
-    samples = _time_interleaved(case, {k: built[k] for k in timed}, protocol, index, say)
+    timed = {k: built[k] for k in timed}
+    samples = _time_interleaved(case, timed, protocol, index, say)
+    queued = _queued_gpu_time(timed, protocol, index, say) if target.kind.name == "cuda" else {}
     return {"trial": index, "build_order": [arm.name for arm in order], "checks": checks,
-            "samples_us": samples, "kernels": kernels, "cuda_graph_launches": graphs}
+            "samples_us": samples, "queued_gpu_us": queued, "kernels": kernels,
+            "cuda_graph_launches": graphs}
 
 
 def _time_interleaved(case, built, protocol, index, say) -> dict:
@@ -152,6 +155,25 @@ def _time_interleaved(case, built, protocol, index, say) -> dict:
             built[name].sync()
             samples[name].extend(timers[name]())
     return samples
+
+
+# Calls queued behind one sleeping kernel: enough to hide the events' own cost, few enough
+# that the host finishes queuing them before the sleep ends.
+QUEUED_CALLS = 20
+
+
+def _queued_gpu_time(built, protocol, index, say) -> dict:
+    """Per arm, the GPU time of one call when calls are queued back to back: the end-to-end time
+    without the host's share, which is what is left to gain by launching differently."""
+    from .kernel import gpu_time_us
+    queued = {}
+    for name, arm in built.items():
+        say(f"trial {index}: GPU time of {name} with its calls queued")
+        arm.sync()
+        found = gpu_time_us(arm.call, (), protocol.repeat, QUEUED_CALLS)
+        if found is not None:
+            queued[name] = found
+    return queued
 
 
 def _trial_entry(queue, args, peers, verbose):

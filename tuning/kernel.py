@@ -124,7 +124,7 @@ def check_and_time(module, device, case: Case, biases: int, protocol: KernelProt
     timer = module.time_evaluator("main", device, number=protocol.number,
                                   repeat=protocol.repeat, min_repeat_ms=protocol.min_repeat_ms)
     evaluator = [s * 1e6 for s in timer(*args).results]
-    gpu = gpu_time_us(function, args, protocol) if gpu_timer else None
+    gpu = gpu_time_us(function, args, protocol.repeat) if gpu_timer else None
     samples = gpu if gpu is not None else evaluator
     return {"status": "ok", "kernel_us": float(np.median(samples)), "samples_us": samples,
             "evaluator_us": float(np.median(evaluator)), "max_abs_err": worst,
@@ -132,17 +132,22 @@ def check_and_time(module, device, case: Case, biases: int, protocol: KernelProt
 
 
 GPU_TIMER = "cuda-events-behind-blocking-kernel"
-# ~1 ms at H200 clocks: longer than the CPU needs to queue a repeat's launches.
+# ~1 ms at H200 clocks: longer than the CPU needs to queue a repeat's launches; doubled (up to
+# 64 times) where the host was still queuing when the sleep ended.
 BLOCKING_CYCLES = 2_000_000
+MAX_BLOCKING_DOUBLINGS = 6
 LAUNCHES_PER_REPEAT = 50
 
 
-def gpu_time_us(function, args, protocol: KernelProtocol) -> list[float] | None:
-    """The kernel's GPU time per launch, without the host's launch overhead (as nvbench does).
+def gpu_time_us(function, args, repeat: int,
+                launches: int = LAUNCHES_PER_REPEAT) -> list[float] | None:
+    """GPU time per call of `function`, without the host's launch overhead (as nvbench does).
 
-    A sleeping kernel holds the stream while the host queues the launches, so the events
-    between them time the launches back to back on the GPU. Needs PyTorch for the events and
-    the sleep; None where it is missing, and the caller keeps time_evaluator's figure.
+    A sleeping kernel holds the stream while the host queues `launches` calls, so the events
+    between them time the calls' kernels back to back on the GPU. A repeat in which the GPU
+    reached the first event before the host had queued every call would include the host's
+    gaps: it is dropped and the sleep doubled. None where PyTorch (events, sleep) or a GPU is
+    missing, or where the host never got ahead of the GPU; the caller keeps its host-side figure.
     """
     try:
         import torch
@@ -150,17 +155,23 @@ def gpu_time_us(function, args, protocol: KernelProtocol) -> list[float] | None:
         return None
     if not torch.cuda.is_available():
         return None
-    samples = []
-    for _ in range(protocol.repeat):
+    samples, cycles = [], BLOCKING_CYCLES
+    while len(samples) < repeat:
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(BLOCKING_CYCLES)
+        torch.cuda._sleep(cycles)
         start.record()
-        for _ in range(LAUNCHES_PER_REPEAT):
+        for _ in range(launches):
             function(*args)
+        caught_up = start.query()
         end.record()
         end.synchronize()
-        samples.append(start.elapsed_time(end) * 1e3 / LAUNCHES_PER_REPEAT)
+        if caught_up:
+            if cycles >= BLOCKING_CYCLES << MAX_BLOCKING_DOUBLINGS:
+                return None
+            cycles *= 2
+            continue
+        samples.append(start.elapsed_time(end) * 1e3 / launches)
     return samples
 
 

@@ -1,0 +1,35 @@
+"""The GPU timer (CUDA events behind a sleeping kernel). Needs PyTorch and a GPU: it runs on
+the GPU machine (`python3 -m pytest tests/test_gpu_timer.py`) and is skipped elsewhere."""
+
+import pytest
+
+from tuning.kernel import gpu_time_us
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def test_a_large_copy_takes_its_event_timed_time():
+    source = torch.ones(64 << 20, device="cuda")  # 256 MB: the host's share is negligible
+    target = torch.empty_like(source)
+    queued = sorted(gpu_time_us(target.copy_, (source,), repeat=5, launches=5))[2]
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    alone = []
+    for _ in range(5):
+        start.record()
+        target.copy_(source)
+        end.record()
+        end.synchronize()
+        alone.append(start.elapsed_time(end) * 1e3)
+    assert queued == pytest.approx(sorted(alone)[2], rel=0.05)
+
+
+def test_a_call_that_waits_for_the_gpu_is_not_timed():
+    # Every call blocks until the sleep ends, so the events would time the host: no figure.
+    assert gpu_time_us(torch.cuda.synchronize, (), repeat=2, launches=3) is None
+
+
+def test_small_kernels_take_less_than_their_host_time():
+    x = torch.ones(1024, device="cuda")
+    queued = sorted(gpu_time_us(x.add_, (1.0,), repeat=5, launches=200))[2]
+    assert queued < 5.0  # a 4 KB add queued back to back: microseconds, not the launch path
