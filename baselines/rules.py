@@ -108,7 +108,8 @@ def choose_schedule(shape: WindowShape) -> PoolSchedule:
     """256 threads (fewer when there are fewer outputs), the window unrolled, two rows of
     outputs per thread where overlapping windows read each input row several times, and vector
     loads where each thread's window columns are aligned. (Chosen from the H200 sweeps: every
-    stride-1 and window-3 optimum unrolls, and every 2x2 stride-2 optimum loads vectors.)"""
+    stride-1 and window-3 optimum unrolls; every 2x2 stride-2 optimum with aligned rows loads
+    vectors.)"""
     threads = max(32, min(256, 1 << (shape.outputs - 1).bit_length()))
     rows = 2 if shape.outputs * shape.window >= ROW_REUSE * shape.inputs else 1
     vector = shape.stride is not None and vector_fits(
