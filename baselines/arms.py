@@ -18,6 +18,8 @@ class Arm:
                       with `apply(func, target)` and `to_dict()` (picklable, for trial processes)
     rules             "default", or "fixed": the default rules with `WindowReduction` added
     cuda_graph        Relax's CUDA graph rewriting (relax.backend.use_cuda_graph)
+    capture           the whole VM call captured once into a CUDA graph (through PyTorch) and
+                      replayed, with the input and outputs in fixed buffers
     """
 
     name: str
@@ -26,11 +28,12 @@ class Arm:
     schedule: Any = None
     rules: str = "default"
     cuda_graph: bool = False
+    capture: bool = False
 
     def describe(self) -> dict:
         return {"name": self.name, "fuse": self.fuse, "split_after_pool": self.split_after_pool,
                 "schedule": None if self.schedule is None else self.schedule.to_dict(),
-                "rules": self.rules, "cuda_graph": self.cuda_graph}
+                "rules": self.rules, "cuda_graph": self.cuda_graph, "capture": self.capture}
 
 
 DEFAULT_ARMS = (
@@ -45,6 +48,8 @@ ARMS = {arm.name: arm for arm in DEFAULT_ARMS + (
     Arm("on+graph", cuda_graph=True),
     Arm("fixed+graph", rules="fixed", cuda_graph=True),
     Arm("serial+graph", schedule=SERIAL, cuda_graph=True),
+    Arm("fixed+capture", rules="fixed", capture=True),
+    Arm("serial+capture", schedule=SERIAL, capture=True),
 )}
 
 

@@ -12,7 +12,9 @@ import numpy as np
 
 from .case import Case
 
-PEERS = ("torch-eager", "torch-compile")
+# torch.compile's modes: the default, and "reduce-overhead", which replays CUDA graphs.
+COMPILE_MODES = {"torch-compile": "default", "torch-compile-graphs": "reduce-overhead"}
+PEERS = ("torch-eager", *COMPILE_MODES)
 
 
 def require_torch(name: str) -> None:
@@ -44,8 +46,7 @@ def torch_graph(case: Case):
 
 
 class PeerArm:
-    """A peer in the harness; timed like `time_evaluator`: `number` calls per sample (raised
-    until a sample lasts `min_repeat_ms`), CUDA events on the GPU."""
+    """A peer in the harness, timed like `time_evaluator` (`call_timer`)."""
 
     def __init__(self, name: str, case: Case, target_kind: str):
         require_torch(name)
@@ -53,7 +54,8 @@ class PeerArm:
         self.torch = torch
         self.device = "cuda" if target_kind == "cuda" else "cpu"
         graph = torch_graph(case)
-        self.graph = torch.compile(graph) if name == "torch-compile" else graph
+        self.graph = torch.compile(graph, mode=COMPILE_MODES[name]) if name in COMPILE_MODES \
+            else graph
         self.x = None
 
     def outputs(self, x: np.ndarray) -> list[np.ndarray]:
@@ -72,29 +74,37 @@ class PeerArm:
 
     def timer(self, x: np.ndarray, protocol):
         self.x = self.torch.from_numpy(x).to(self.device)
-        number = protocol.number
+        return call_timer(self.call, self.device == "cuda", protocol)
 
-        def sample() -> float:
-            nonlocal number
-            while True:
-                elapsed_s = self._elapsed_s(number)
-                if elapsed_s * 1e3 >= protocol.min_repeat_ms:
-                    return elapsed_s / number * 1e6
-                number = max(number * 2, int(number * protocol.min_repeat_ms / 1e3
-                                             / max(elapsed_s, 1e-9)) + 1)
 
-        return lambda: [sample() for _ in range(protocol.repeat)]
+def call_timer(call, on_gpu: bool, protocol):
+    """Times `call` like `time_evaluator`: `number` calls per sample (raised until a sample
+    lasts `min_repeat_ms`), CUDA events on the GPU; each call of the result returns `repeat`
+    samples (us per call)."""
+    number = protocol.number
 
-    def _elapsed_s(self, number: int) -> float:
-        if self.device != "cuda":
+    def elapsed_s(count: int) -> float:
+        if not on_gpu:
             started = time.perf_counter()
-            for _ in range(number):
-                self.call()
+            for _ in range(count):
+                call()
             return time.perf_counter() - started
-        start, end = (self.torch.cuda.Event(enable_timing=True) for _ in range(2))
+        import torch
+        start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
         start.record()
-        for _ in range(number):
-            self.call()
+        for _ in range(count):
+            call()
         end.record()
         end.synchronize()
         return start.elapsed_time(end) / 1e3
+
+    def sample() -> float:
+        nonlocal number
+        while True:
+            elapsed = elapsed_s(number)
+            if elapsed * 1e3 >= protocol.min_repeat_ms:
+                return elapsed / number * 1e6
+            number = max(number * 2, int(number * protocol.min_repeat_ms / 1e3
+                                         / max(elapsed, 1e-9)) + 1)
+
+    return lambda: [sample() for _ in range(protocol.repeat)]

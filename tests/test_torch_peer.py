@@ -4,7 +4,7 @@ it is an optional extra; the GPU machine has it)."""
 import numpy as np
 import pytest
 
-from baselines.torch_peer import PeerArm
+from baselines.torch_peer import COMPILE_MODES, PeerArm
 from tuning.harness import Protocol, check
 
 torch = pytest.importorskip("torch")
@@ -20,5 +20,6 @@ def test_eager_peer_matches_the_reference_and_times(case):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="torch.compile is timed on the GPU")
-def test_compiled_peer_matches_the_reference(case):
-    assert check(case, PeerArm("torch-compile", case, "cuda"), 2)["correct"]
+@pytest.mark.parametrize("name", COMPILE_MODES)
+def test_compiled_peer_matches_the_reference(case, name):
+    assert check(case, PeerArm(name, case, "cuda"), 2)["correct"]

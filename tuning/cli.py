@@ -51,7 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--arms", default=",".join(a.name for a in DEFAULT_ARMS),
                         help="comma-separated arms of the end-to-end comparison: "
                              f"{', '.join(ARMS)}, or the PyTorch peers {', '.join(PEERS)} "
-                             "(extra [torch]); the tuners add their own")
+                             "(the peers and the +capture arms need the extra [torch]); the "
+                             "tuners add their own")
     parser.add_argument("--tuners", default="optuna,metaschedule",
                         help="comma-separated subset of: optuna, metaschedule")
     parser.add_argument("--target", default="auto", help="auto (CUDA if a GPU is visible, "
@@ -132,12 +133,19 @@ def arm_names(text: str) -> list[str]:
         raise UsageError(f"unknown arm {unknown[0] if unknown else text!r}; choose from "
                          f"{', '.join(ARMS)}, {', '.join(PEERS)}")
     for name in names:
-        if name in PEERS:
+        if name in PEERS or (name in ARMS and ARMS[name].capture):
             try:
                 require_torch(name)
             except ImportError as error:
                 raise UsageError(str(error)) from None
     return list(dict.fromkeys(names))
+
+
+def check_arms_fit_target(names: list[str], target_kind: str) -> None:
+    captured = [n for n in names if n in ARMS and ARMS[n].capture]
+    if captured and target_kind != "cuda":
+        raise UsageError(f"{captured[0]} captures CUDA launches and needs a CUDA GPU; leave it "
+                         "out on llvm")
 
 
 def resolve_target(kind: str, say=print):
@@ -168,6 +176,7 @@ def _start(args, progress: Progress) -> Run:
     protocol = Protocol(number=args.number, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,
                         warmup_s=args.warmup_s, blocks=args.blocks, trials=args.trials)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    check_arms_fit_target(arms, spec["kind"])
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
     options = {"sampler": args.sampler, "seed": args.seed, "storage": args.storage,
