@@ -83,14 +83,21 @@ def arm_notes(report: dict) -> list[str]:
     for name, launches in report.get("cuda_graph_launches", {}).items():
         notes.append(f"`{name}`: Relax's CUDA graph rewriting captured {launches} kernel "
                      "launches (it captures only kernels between buffers it allocates itself).")
+    if any(n.endswith("+capture") for n in names):
+        notes.append("`+capture`: the whole VM call captured once into a CUDA graph (through "
+                     "PyTorch, on TVM's FFI stream) and replayed; the input and outputs stay in "
+                     "fixed buffers, and a new input is copied in. Relax's own rewriting cannot "
+                     "do this here, because the kernels touch the function's input and outputs.")
     if any(arm.get("queued_gpu_us") is not None for arm in names.values()):
         notes.append("GPU us, calls queued: the GPU time of one call when calls are queued "
                      "behind a sleeping kernel (CUDA events), i.e. the end-to-end time without "
                      "the host's share; what a launch path with no host cost (a CUDA graph of "
                      "the whole call) could approach.")
     if any(n.startswith("torch-") for n in names):
-        notes.append("`torch-eager`, `torch-compile`: the same graph in PyTorch, checked against "
-                     "the same NumPy reference and timed in the same interleaved blocks.")
+        notes.append("`torch-*`: the same graph in PyTorch (eager; `torch.compile` in its default "
+                     "mode; `-graphs`: mode `reduce-overhead`, which replays CUDA graphs), "
+                     "checked against the same NumPy reference and timed in the same "
+                     "interleaved blocks.")
     return ["", *(f"- {note}" for note in notes)] if notes else []
 
 
