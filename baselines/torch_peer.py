@@ -1,7 +1,8 @@
 """The same Case in PyTorch, eager and `torch.compile`d: a peer the arms are timed against.
 
 A peer behaves like a built arm in the harness (outputs for an input, one call, a timer), so it
-is checked against the NumPy reference and timed in the same interleaved blocks.
+is checked against the NumPy reference and timed in the same interleaved blocks. `call_timer`
+times any Python-level call that way (the peers, and the arms replayed from a CUDA graph).
 """
 
 from __future__ import annotations

@@ -85,8 +85,9 @@ class CapturedVMArm(VMArm):
     write its outputs. The input and the outputs live in fixed buffers, as a captured graph
     needs; a new input is copied into the input buffer."""
 
-    WARMUP_CALLS = 3  # the VM's allocator then holds every buffer a call needs: no allocation
-    # happens inside the capture.
+    # After these calls the VM's allocator holds every buffer a call needs, so nothing is
+    # allocated inside the capture.
+    WARMUP_CALLS = 3
 
     def __init__(self, vm, device):
         super().__init__(vm, device)
