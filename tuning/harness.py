@@ -111,19 +111,22 @@ class CapturedVMArm(VMArm):
             self.vm.invoke_stateful("main")
         self.results = self.vm.get_outputs("main")
 
-    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
+    def _load(self, x: np.ndarray) -> None:
+        """Put `x` in the captured input buffer, capturing the call on the first input."""
         if self.graph is None:
             self._capture(x)
-        self.input.copyfrom(x)
+        else:
+            self.input.copyfrom(x)
+
+    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
+        self._load(x)
         self.call()
         self.sync()
         return outputs_of(self.results)
 
     def timer(self, x: np.ndarray, protocol: Protocol):
         from baselines.torch_peer import call_timer
-        if self.graph is None:
-            self._capture(x)
-        self.input.copyfrom(x)
+        self._load(x)
         return call_timer(self.call, True, protocol)
 
     def call(self) -> None:
@@ -182,8 +185,8 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
             built[name] = PeerArm(name, case, target.kind.name)
     for name, arm in built.items():
         checks[name] = check(case, arm, protocol.checks)
-    timed = [name for name in [a.name for a in arms] + list(peers) if checks[name]["correct"]]
-    timed = {k: built[k] for k in timed}
+    timed = {name: built[name] for name in [a.name for a in arms] + list(peers)
+             if checks[name]["correct"]}
     samples = _time_interleaved(case, timed, protocol, index, say)
     queued = _queued_gpu_time(timed, protocol, index, say) if target.kind.name == "cuda" else {}
     return {"trial": index, "build_order": [arm.name for arm in order], "checks": checks,

@@ -135,9 +135,13 @@ class OptunaSearch:
         valid = {key(p) for p in self.space.valid_points()}
         dists = distributions(self.space)
         asks = 0
+
+        def counted(measured: dict) -> int:
+            return len(self.mine) if own else len(measured)
+
         while True:
             measured = self.measured()
-            done = len(self.mine) if own else len(measured)
+            done = counted(measured)
             if done >= budget or valid <= set(measured) or asks > ASKS_PER_TRIAL * budget:
                 return
             batch = {}
@@ -152,8 +156,8 @@ class OptunaSearch:
             self._measure(batch)
             if self.progress:
                 best = self.best_value()
-                self.progress.step("optuna", len(self.mine) if own else len(self.measured()),
-                                   budget, f"best {best:.2f} us" if best else "")
+                self.progress.step("optuna", counted(self.measured()), budget,
+                                   f"best {best:.2f} us" if best else "")
 
     def _triage(self, trial, measured: dict, batch: dict) -> None:
         """Prune impossible points, answer repeats from memory, queue the rest for measuring."""
