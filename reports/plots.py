@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from tuning.store import Run, read_json  # noqa: E402
+from tuning.store import Run, read_json, write_bytes  # noqa: E402
 
 
 def write_all(run: Run, report: dict) -> None:
@@ -18,8 +18,17 @@ def write_all(run: Run, report: dict) -> None:
 
 def _save(figure, run: Run, name: str) -> None:
     figure.tight_layout()
-    figure.savefig(run.path / name, dpi=90)
+    save_figure(figure, run.path / name)
+
+
+def save_figure(figure, path) -> None:
+    """Through the run folder's atomic write: a link planted at `path` is replaced, not
+    followed."""
+    import io
+    image = io.BytesIO()
+    figure.savefig(image, dpi=90, format="png")
     plt.close(figure)
+    write_bytes(path, image.getvalue())
 
 
 def _arms(run: Run, report: dict) -> None:
@@ -98,5 +107,4 @@ def sweep_plot(sweep: dict, path) -> None:
     e2e_axis.set_xticks(x, [c["case"] for c in cases], rotation=30, ha="right", fontsize=7)
     kernel_axis.set_title(f"{sweep['device']}: default rule vs WindowReduction (fixed) vs tuned")
     figure.tight_layout()
-    figure.savefig(path, dpi=90)
-    plt.close(figure)
+    save_figure(figure, path)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import csv
+import io
 
-from tuning.store import Run, write_json
+from tuning.store import Run, write_json, write_text
 
 from . import markdown
 from .summary import summarize_run
@@ -16,12 +17,13 @@ CSV_FIELDS = ("arm", "median_us", "iqr_us", "cv", "ratio_to_on", "ratio_to_best"
 def render_run(run: Run) -> dict:
     report = summarize_run(run)
     write_json(run.path / "report.json", report)
-    (run.path / "report.md").write_text(markdown.render(report))
-    with open(run.path / "report.csv", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        for name, arm in report["arms"].items():
-            writer.writerow({"arm": name, **arm})
+    write_text(run.path / "report.md", markdown.render(report))
+    table = io.StringIO(newline="")
+    writer = csv.DictWriter(table, fieldnames=CSV_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    for name, arm in report["arms"].items():
+        writer.writerow({"arm": name, **arm})
+    write_text(run.path / "report.csv", table.getvalue())
     try:
         from . import plots
     except ImportError:  # matplotlib is optional for re-rendering; the tables are enough

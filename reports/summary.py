@@ -20,6 +20,7 @@ FUSED_PREFIX = "fused_pool2d"
 def summarize_run(run: Run) -> dict:
     meta = run.meta
     trials = run.trials()
+    _require_every_trial(run, meta, len(trials))
     arm_names = [arm["name"] for arm in meta["arms"]]
     arms = {name: _arm_summary(name, trials) for name in arm_names}
     timed = [name for name in arm_names if arms[name].get("median_us") is not None]
@@ -37,7 +38,7 @@ def summarize_run(run: Run) -> dict:
         "trials": len(trials),
         "arms": arms,
         "ratios": ratios,
-        "tuners": _tuners(run),
+        "tuners": _tuners(run, meta),
         "wall_s": meta.get("wall_s"),
         "tuner_failures": meta.get("tuner_failures", {}),
         "cuda_graph_launches": trials[0].get("cuda_graph_launches", {}) if trials else {},
@@ -96,14 +97,23 @@ def _ratio(arms: dict, top: str, bottom: str):
 
 
 def _environment(run: Run) -> dict:
-    path = run.path / "environment.json"
-    return read_json(path) if path.exists() else {}
+    return read_json(run.path / "environment.json")  # missing or damaged: said, not dropped
 
 
-def _tuners(run: Run) -> dict:
+def _require_every_trial(run: Run, meta: dict, found: int) -> None:
+    """A report is of the whole run: a trial file missing is named, never silently dropped."""
+    for index in range(meta["protocol"].get("trials", found)):
+        if not run.trial_path(index).exists():
+            read_json(run.trial_path(index))  # says which, and what to do
+
+
+def _tuners(run: Run, meta: dict) -> dict:
     tuners = {}
     for path in sorted((run.path / "tuners").glob("*/summary.json")):
         tuners[path.parent.name] = read_json(path)
+    for name in meta["tuners"]:  # every tuner gave a summary or failed with a reason
+        if name not in tuners and name not in meta.get("tuner_failures", {}):
+            read_json(run.path / "tuners" / name / "summary.json")
     return tuners
 
 

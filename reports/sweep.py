@@ -11,7 +11,7 @@ from baselines.case import Case
 from baselines.graph import REDUCTION_GRAPHS
 from baselines.pipeline import fused_pool_function, fused_stage, make_target, unscheduled
 from baselines.rules import default_rules, fixed_rules, rule_assignment
-from tuning.store import read_json, write_json
+from tuning.store import read_json, write_json, write_text
 
 # Within this of the tuned optimum, the candidate rule is "close enough" (issue 7's goal).
 GOAL_GAP = 0.10
@@ -32,7 +32,7 @@ def render_sweep(out: Path, names: list[str]) -> dict:
                                 if c["tuner_failures"]},
              "large_reductions": reduction_rules(target)}
     write_json(out / "sweep.json", sweep)
-    (out / "sweep.md").write_text(markdown(sweep))
+    write_text(out / "sweep.md", markdown(sweep))
     try:
         from .plots import sweep_plot
     except ImportError:  # matplotlib is optional; the tables are enough

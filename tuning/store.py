@@ -1,35 +1,119 @@
-"""The run folder: everything a run measured, written as it is measured, re-readable later."""
+"""The run folder: everything a run measured, written as it is measured, re-readable later.
+
+A run folder may come from elsewhere (a colleague's upload, a crafted archive), so it is read as
+untrusted: a file that is missing, truncated or garbled is named in one line with what to do,
+a symbolic link inside it is refused, and every file is written through a fresh temporary file
+and an atomic replace, which never follows a link planted at the name and never leaves half a
+file (a kill or a full disk mid-write keeps the old file, or none).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import tempfile
 from pathlib import Path
 
 RUN_FILE = "run.json"
 FORMAT = 1
+TMP_SUFFIX = ".tmp"
+# The longest path a run writes below its folder (tuners/ms-default/database_tuning_record.json
+# and its temporary name), so that an --out too long for the file system is refused up front.
+LONGEST_INSIDE = 96
+# Keys of run.json every command relies on, with their types.
+META_KEYS = {"identity": dict, "case": dict, "target_spec": dict, "protocol": dict,
+             "tuners": list, "budget": int, "options": dict}
+
+# Read once, while the process has one thread: files are created with the user's usual mode.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 class RunError(ValueError):
     """A run folder that cannot be used as asked; the message says why and what to do."""
 
 
-def write_json(path: Path, data) -> None:
-    """Write atomically, so a run killed mid-write never leaves a half file behind."""
+def write_bytes(path: Path, data: bytes) -> None:
+    """Replace `path` by `data` atomically, never following a link planted at `path`."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str))
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a full disk or a kill: no temporary file is left behind
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path: Path, text: str) -> None:
+    write_bytes(path, text.encode("utf-8", errors="backslashreplace"))
+
+
+def write_json(path: Path, data) -> None:
+    write_text(path, json.dumps(data, indent=2, default=str))
 
 
 def read_json(path: Path):
-    return json.loads(Path(path).read_text())
+    """The file's data; RunError naming the file and what to do when it is missing or damaged."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"{path} is missing; {_repair(path, missing=True)}") from None
+    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
+        detail = str(error).splitlines()[0][:120] if str(error) else "empty"
+        raise RunError(f"{path} is damaged ({detail}); {_repair(path)}") from None
+    except OSError as error:
+        raise RunError(f"cannot read {path}: {error.strerror}") from None
+
+
+def _repair(path: Path, missing: bool = False) -> str:
+    """What to do about a file: the run file cannot be rebuilt, the rest can by a resume."""
+    folder = next((p for p in path.parents if (p / RUN_FILE).is_file()), None)
+    if path.name == RUN_FILE or folder is None:
+        return "the run cannot be continued from it: start a new run with --out"
+    if missing:
+        return f"tune --resume {folder} measures or rebuilds it"
+    return f"delete it, then tune --resume {folder} measures or rebuilds it"
 
 
 def _short(value) -> str:
     if isinstance(value, dict):
         return " ".join(f"{k}={v}" for k, v in value.items())
     return str(value)
+
+
+def check_folder_name(path: Path) -> None:
+    """Refuse, before anything is measured, an --out no file of the run could be written to."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RunError(f"the run folder name {text!r} is not valid UTF-8; choose another "
+                       "--out") from None
+    if path.exists() and not path.is_dir():
+        raise RunError(f"{path} exists and is not a folder; choose another --out")
+    longest = max(len(os.fsencode(part)) for part in path.absolute().parts)
+    total = len(os.fsencode(str(path.absolute()))) + LONGEST_INSIDE
+    if longest > 255 or total > 4096:
+        raise RunError(f"the run folder name is too long ({longest} bytes in one part, "
+                       f"{total} with the run's own files; at most 255 and 4096); choose a "
+                       "shorter --out")
+
+
+def unsafe_entries(path: Path) -> list[Path]:
+    """Symbolic links inside a run folder: a run writes none, so one was planted."""
+    found = []
+    for root, dirs, files in os.walk(path):
+        found += [Path(root, name) for name in dirs + files if Path(root, name).is_symlink()]
+    return found
 
 
 class Run:
@@ -45,26 +129,41 @@ class Run:
     @classmethod
     def create(cls, path: Path, meta: dict) -> "Run":
         path = Path(path)
+        check_folder_name(path)
         if path.exists() and any(path.iterdir()):
             if (path / RUN_FILE).exists():
                 raise RunError(f"{path} already holds a run; continue it with --resume {path}")
             raise RunError(f"{path} exists and is not a run folder; choose another --out")
+        made = not path.exists()
         try:
             path.mkdir(parents=True, exist_ok=True)
             write_json(path / RUN_FILE, {"format": FORMAT, **meta})
         except OSError as error:
+            if made:  # leave nothing that would stop the same command from starting again
+                with contextlib.suppress(OSError):
+                    path.rmdir()
             raise RunError(f"cannot write the run folder {path}: {error.strerror}") from None
         return cls(path)
 
     @classmethod
     def open(cls, path: Path, identity: dict | None = None) -> "Run":
-        """Open an existing run; refuse one made for another Case, target or device."""
+        """Open an existing run; refuse one made for another Case, target or device, one
+        whose run file is damaged, and one holding a symbolic link."""
         path = Path(path)
-        if not (path / RUN_FILE).exists():
+        if not (path / RUN_FILE).is_file():
             raise RunError(f"{path} is not a run folder (no {RUN_FILE})")
         run = cls(path)
+        meta = run.meta
+        for name, kind in META_KEYS.items():
+            if not isinstance(meta, dict) or not isinstance(meta.get(name), kind):
+                raise RunError(f"{path / RUN_FILE} is damaged (no valid {name!r}); the run "
+                               "cannot be continued from it: start a new run with --out")
+        links = unsafe_entries(path)
+        if links:
+            raise RunError(f"{links[0]} is a symbolic link; a run folder holds only its own "
+                           "files: remove the link")
         if identity is not None:
-            stored = run.meta.get("identity", {})
+            stored = meta["identity"]
             for key, value in identity.items():
                 if stored.get(key) != value:
                     raise RunError(f"{path} was made for another {key} ({_short(stored.get(key))}"
@@ -72,6 +171,14 @@ class Run:
         if not os.access(path, os.W_OK):
             raise RunError(f"cannot write the run folder {path}")
         return run
+
+    def remove_stale_temporaries(self) -> None:
+        """Temporary files a killed writer left (the caller holds the folder's lock)."""
+        for root, _, files in os.walk(self.path):
+            for name in files:
+                if name.startswith(".") and name.endswith(TMP_SUFFIX):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(root, name))
 
     def update_meta(self, **changes) -> None:
         write_json(self.path / RUN_FILE, {**self.meta, **changes})
@@ -81,9 +188,9 @@ class Run:
         return self.path / "trials" / f"trial_{index}.json"
 
     def trials(self) -> list[dict]:
-        found = sorted((self.path / "trials").glob("trial_*.json"),
-                       key=lambda p: int(p.stem.split("_")[1]))
-        return [read_json(p) for p in found]
+        found = [p for p in (self.path / "trials").glob("trial_*.json")
+                 if p.stem.split("_", 1)[1].isdigit()]
+        return [read_json(p) for p in sorted(found, key=lambda p: int(p.stem.split("_")[1]))]
 
     def save_trial(self, result: dict) -> None:
         write_json(self.trial_path(result["trial"]), result)
