@@ -2,6 +2,10 @@
 and storage that is corrupt or belongs to another run. Nothing measured is lost."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import optuna
 import pytest
@@ -9,10 +13,12 @@ import tvm
 
 from baselines.template import PoolSchedule
 from tuning.candidates import CandidateEvaluator
+from tuning.faults import KILL_AFTER_WRITE
 from tuning.kernel import KernelProtocol
+from tuning.measurement import measurement
 from tuning.optuna_search import OptunaSearch, make_sampler, records, storage_for
 
-from conftest import WINDOW3, InjectingSpace, tune, tune_killed_when
+from conftest import ROOT, WINDOW3, InjectingSpace, tune, tune_killed_when
 
 QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=4)
 SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
@@ -62,7 +68,7 @@ def _measured(storage_url):
     study = optuna.load_study(study_name="fused-pool", storage=storage_url)
     finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
     return {t.number: t.value for t in study.get_trials(deepcopy=False, states=finished)
-            if t.user_attrs.get("measured")}
+            if measurement(t)}
 
 
 def test_a_run_killed_mid_search_resumes_with_every_measured_trial(tmp_path):
@@ -151,3 +157,37 @@ def test_a_candidate_that_kills_its_builder_is_recorded_and_building_goes_on():
         after = evaluator.evaluate([PoolSchedule()])
     assert crashed[0]["status"] == "failed" and crashed[0]["reason"] == "builder crashed"
     assert after[0]["status"] == "ok"
+
+
+KILLED_SEARCH = [sys.executable, str(ROOT / "tests" / "fixtures" / "killed_search.py")]
+
+
+def _records(url):
+    study = optuna.load_study(study_name="fused-pool", storage=storage_for(None, url))
+    trials = study.get_trials(deepcopy=False)
+    return {t.number: measurement(t) for t in trials if measurement(t)}, study
+
+
+@pytest.mark.parametrize("storage, kills", [("sqlite", (1, 2, 3, 4)), ("journal", (1, 2))])
+def test_a_kill_after_each_storage_write_of_a_measurement_loses_nothing(tmp_path, storage,
+                                                                       kills):
+    """One batch of two measurements is four writes (record, tell, record, tell): the search
+    is killed right after each in turn, then resumed; the resume finishes the budget and keeps
+    every record written before the kill, and a record never told is told its own time."""
+    budget = 2
+    for kill in kills:
+        path = tmp_path / f"kill{kill}.{'db' if storage == 'sqlite' else 'journal'}"
+        url = f"sqlite:///{path}" if storage == "sqlite" else f"journal://{path}"
+        command = [*KILLED_SEARCH, url, str(budget)]
+        killed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
+                                env={**os.environ, KILL_AFTER_WRITE: str(kill)})
+        assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+        before, _ = _records(url)
+        assert len(before) == (kill + 1) // 2
+        resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        assert resumed.returncode == 0, resumed.stderr[-2000:]
+        after, study = _records(url)
+        assert len(after) == budget and all(after[n] == r for n, r in before.items())
+        told = {t.number: t.value for t in study.get_trials(deepcopy=False)}
+        assert all(told[n] == r["kernel_us"] for n, r in after.items())
+        assert not study.get_trials(states=(optuna.trial.TrialState.RUNNING,))

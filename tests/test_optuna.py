@@ -8,6 +8,7 @@ from tvm import te
 from baselines.template import PoolSchedule
 from tuning.candidates import CandidateEvaluator
 from tuning.kernel import KernelProtocol
+from tuning.measurement import RECORD
 from tuning.optuna_search import OptunaSearch, distributions, make_sampler, records, storage_for, \
     summarize
 from tuning.space import Space, key
@@ -126,8 +127,21 @@ def test_a_measurement_recorded_but_not_told_before_a_kill_is_kept(tmp_path, eva
     space = Space(WINDOW3, "llvm")
     study = _study(tmp_path)
     trial = study.ask(distributions(space))
-    record = {"key": key(trial.params), "measured": True, "status": "ok", "kernel_us": 3.5}
-    for name, value in record.items():
-        trial.set_user_attr(name, value)  # killed here, before `tell`
+    trial.set_user_attr("key", key(trial.params))
+    trial.set_user_attr(RECORD, {"key": key(trial.params), "status": "ok", "kernel_us": 3.5,
+                                 "samples_us": [3.5]})  # killed here, before `tell`
     OptunaSearch(_study(tmp_path), space, evaluator)
     assert _study(tmp_path).trials[trial.number].value == 3.5
+
+
+def test_a_partial_record_of_the_old_layout_counts_as_not_measured(tmp_path, evaluator):
+    """Runs made before the one-write record kept a field per attribute; a kill between two of
+    them left `measured` and `status` without `kernel_us` (a KeyError on every resume)."""
+    space = Space(WINDOW3, "llvm")
+    study = _study(tmp_path)
+    trial = study.ask(distributions(space))
+    for name, value in {"key": key(trial.params), "measured": True, "status": "ok"}.items():
+        trial.set_user_attr(name, value)  # killed here, before kernel_us and samples_us
+    search = OptunaSearch(_study(tmp_path), space, evaluator)
+    assert search.measured() == {}
+    assert _study(tmp_path).trials[trial.number].state == optuna.trial.TrialState.FAIL

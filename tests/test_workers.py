@@ -9,6 +9,7 @@ import uuid
 import optuna
 import pytest
 
+from tuning.measurement import measurement
 from tuning.optuna_search import STUDY_NAME, storage_for
 
 from conftest import ROOT, TUNE, tune
@@ -20,7 +21,7 @@ FAST = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "
 
 def _measured(storage, name):
     study = optuna.load_study(study_name=name, storage=storage_for(None, storage))
-    return [t for t in study.get_trials(deepcopy=False) if t.user_attrs.get("measured")]
+    return [t for t in study.get_trials(deepcopy=False) if measurement(t)]
 
 
 def _assert_each_point_once(trials, budget):

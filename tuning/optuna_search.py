@@ -20,6 +20,7 @@ from baselines.case import Case
 
 from .candidates import CandidateEvaluator, TuningFailed, failures_by_reason
 from .kernel import DefaultSchedule
+from .measurement import close_interrupted, measurement, recorded_value, store_measurement
 from .space import Space, key
 from .store import Run, RunError, read_json, write_json
 
@@ -81,18 +82,6 @@ def distributions(space: Space) -> dict:
     return {name: CategoricalDistribution(choices) for name, choices in space.domains.items()}
 
 
-def close_interrupted(study) -> None:
-    """Finish the trials a killed run asked but never told: one killed between recording its
-    measurement and `tell` keeps its time; the others measured nothing and are failed."""
-    running = (optuna.trial.TrialState.RUNNING,)
-    for trial in study.get_trials(deepcopy=False, states=running):
-        attrs = trial.user_attrs
-        if attrs.get("measured") and attrs.get("status") == "ok":
-            study.tell(trial.number, attrs["kernel_us"])
-        else:
-            study.tell(trial.number, state=optuna.trial.TrialState.FAIL)
-
-
 class OptunaSearch:
     def __init__(self, study, space: Space, evaluator: CandidateEvaluator, progress=None,
                  batch: int | None = None, shared: bool = False):
@@ -124,9 +113,13 @@ class OptunaSearch:
                 present.add(key(params))
 
     def measured(self) -> dict:
-        """Measured points by key: the record of the trial that measured them."""
-        return {t.user_attrs["key"]: t for t in self.study.get_trials(deepcopy=False)
-                if t.user_attrs.get("measured")}
+        """Measured points by key: the trial that measured them (and holds their record)."""
+        found = {}
+        for trial in self.study.get_trials(deepcopy=False):
+            record = measurement(trial)
+            if record is not None:
+                found[record.get("key", trial.user_attrs.get("key"))] = trial
+        return found
 
     def run(self, budget: int, own: bool = False) -> None:
         """Measure until `budget` trials are measured (failed ones count) or the space is spent.
@@ -174,12 +167,12 @@ class OptunaSearch:
             self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
         elif point in measured or point in batch:
             first = measured.get(point)
-            if first is None or first.value is None:  # repeat within a batch, or of a failure
-                trial.set_user_attr("duplicate_of", first.number if first else None)
+            value = recorded_value(measurement(first)) if first else None
+            trial.set_user_attr("duplicate_of", first.number if first else None)
+            if value is None:  # repeat within a batch, or of a failure
                 self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             else:
-                trial.set_user_attr("duplicate_of", first.number)
-                self.study.tell(trial, first.value)
+                self.study.tell(trial, value)
         elif point in elsewhere:  # another worker is measuring it
             trial.set_user_attr("duplicate_of", elsewhere[point])
             self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
@@ -200,25 +193,18 @@ class OptunaSearch:
         records = self.evaluator.evaluate([self.space.config(t.params) for t in trials])
         for trial, record in zip(trials, records):
             self.mine.add(trial.number)
-            trial.set_user_attr("measured", True)
-            for name, value in record.items():
-                if name != "samples_us":
-                    trial.set_user_attr(name, value)
-            trial.set_user_attr("samples_us", record.get("samples_us"))
-            if record["status"] == "ok":
-                self.study.tell(trial, record["kernel_us"])
-            else:
-                self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            store_measurement(self.study, trial, {"key": key(trial.params), **record})
 
     def best_value(self):
-        values = [t.value for t in self.measured().values() if t.value is not None]
+        values = [recorded_value(measurement(t)) for t in self.measured().values()]
+        values = [v for v in values if v is not None]
         return min(values) if values else None
 
     def exhaustive(self, path) -> dict:
         """Every valid point measured once (earlier measurements reused): the space's optimum.
         The table is saved after each batch, so a resumed run measures only what is missing."""
         table = read_json(path) if path.exists() else {}
-        table.update({k: t.value for k, t in self.measured().items()})
+        table.update({k: recorded_value(measurement(t)) for k, t in self.measured().items()})
         missing = [p for p in self.space.valid_points() if key(p) not in table]
         for start in range(0, len(missing), self.batch):
             chunk = missing[start:start + self.batch]
@@ -235,10 +221,12 @@ def records(study) -> list[dict]:
     """Measured trials in order, for the report's best-so-far plot and tables."""
     rows = []
     for trial in study.get_trials(deepcopy=False):
-        if trial.user_attrs.get("measured"):
-            attrs = {k: v for k, v in trial.user_attrs.items() if k != "samples_us"}
-            rows.append({"number": trial.number, "params": trial.params, **attrs,
-                         "kernel_us": trial.value})
+        record = measurement(trial)
+        if record is not None:
+            fields = {k: v for k, v in record.items() if k != "samples_us"}
+            rows.append({"number": trial.number, "params": trial.params, "measured": True,
+                         "key": trial.user_attrs.get("key"), **fields,
+                         "kernel_us": recorded_value(record)})
     return rows
 
 
