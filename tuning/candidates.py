@@ -16,6 +16,7 @@ from pathlib import Path
 
 from baselines.case import Case
 
+from .children import die_with_parent, kill_pool
 from .kernel import KernelProtocol, KernelRunner, bias_count, compile_kernel, fused_function
 
 
@@ -102,15 +103,20 @@ class CandidateEvaluator:
         return records
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=die_with_parent)
 
-    def close(self) -> None:
-        self._pool.shutdown(cancel_futures=True)
-        self.runner.close()
+    def close(self, kill: bool = False) -> None:
+        """`kill`: stop the builders and the runner mid-task (the run is being stopped)."""
+        if kill:
+            kill_pool(self._pool)
+        else:
+            self._pool.shutdown(cancel_futures=True)
+        self.runner.close(kill)
         self._tmp.cleanup()
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, error_type, *exc):
+        self.close(kill=error_type is not None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -220,7 +221,12 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--sampler", default="tpe", choices=SAMPLERS)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", action="store_true")
+    # Given by `tune --workers K`: this worker stops when the run that started it is gone.
+    parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.parent_pid is not None:
+        from .children import die_with_parent
+        die_with_parent(args.parent_pid)
     if args.budget < 1:
         raise UsageError(f"--budget must be >= 1, got {args.budget}")
     case = parse_case(args.case)
@@ -276,8 +282,35 @@ def _report(argv: list[str]) -> int:
     return 0
 
 
+def _interrupted(argv: list[str], run: Run | None) -> str:
+    """The one line Ctrl-C (or SIGTERM) prints: where the run is and how to finish it."""
+    if argv[:1] == ["worker"]:
+        return "tune worker: interrupted; the trials it measured are kept in the study"
+    if argv[:1] == ["sweep"]:
+        return ("tune: interrupted; everything measured so far is kept. Finish with the same "
+                "tune sweep command")
+    if run is None:
+        return "tune: interrupted before the run folder was written; nothing was measured"
+    return (f"tune: interrupted; everything measured so far is kept in {run.path}. Finish "
+            f"with: tune --resume {shlex.quote(str(run.path))}")
+
+
+def _stop_on_sigterm(signum, frame):
+    """`kill PID` stops the run as Ctrl-C does: children stopped, one line, resumable."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str]) -> int:
+    run = None
     try:
         if argv[:1] == ["report"]:
             return _report(argv[1:])
@@ -300,10 +333,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{run.path / 'report.md'}", file=sys.stderr)
         return EXIT_TUNING_FAILED
     except KeyboardInterrupt:
-        finish = ("the same tune sweep command" if argv[:1] == ["sweep"]
-                  else "tune --resume <run folder>")
-        print(f"\ntune: interrupted; everything measured so far is kept. Finish with: {finish}",
-              file=sys.stderr)
+        newline = "\n" if sys.stderr.isatty() else ""  # after a live progress line
+        print(f"{newline}{_interrupted(argv, run)}", file=sys.stderr)
         return 130
     from reports.markdown import headline
     print(headline(report))

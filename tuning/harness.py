@@ -236,6 +236,8 @@ def _queued_gpu_time(built, protocol, index, say) -> dict:
 
 
 def _trial_entry(queue, args, peers, verbose):
+    from .children import die_with_parent
+    die_with_parent()
     progress = (lambda message: print(message, file=sys.stderr, flush=True)) if verbose else None
     try:
         queue.put(("ok", run_trial(*args, progress=progress, peers=peers)))
@@ -251,14 +253,19 @@ def run_trial_process(case, arms, target_spec, protocol, index, ir_dir=None,
     args = (case, arms, target_spec, protocol, index, ir_dir)
     process = context.Process(target=_trial_entry, args=(queue, args, peers, verbose))
     process.start()
-    while True:
-        try:
-            status, payload = queue.get(timeout=1)
-            break
-        except queue_module.Empty:
-            if not process.is_alive():
-                status, payload = "error", f"process died with exit code {process.exitcode}"
+    try:
+        while True:
+            try:
+                status, payload = queue.get(timeout=1)
                 break
+            except queue_module.Empty:
+                if not process.is_alive():
+                    status, payload = "error", f"process died with exit code {process.exitcode}"
+                    break
+    except BaseException:  # Ctrl-C or an error here: the trial is not waited for
+        from .children import stop
+        stop(process)
+        raise
     process.join()
     if status != "ok":
         raise RuntimeError(f"trial {index} failed: {payload}")

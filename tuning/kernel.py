@@ -176,6 +176,8 @@ def gpu_time_us(function, args, repeat: int,
 
 
 def _runner_loop(requests, replies):
+    from .children import die_with_parent
+    die_with_parent()
     while True:
         job = requests.get()
         if job is None:
@@ -232,12 +234,13 @@ class KernelRunner:
         self._process = None
         self.restarts += 1
 
-    def close(self):
-        if self._process is not None and self._process.is_alive():
+    def close(self, kill: bool = False):
+        if self._process is not None and self._process.is_alive() and not kill:
             self._requests.put(None)
             self._process.join(timeout=10)
-            if self._process.is_alive():
-                self._process.kill()
+        if self._process is not None:
+            from .children import stop
+            stop(self._process)
 
 
 @dataclass(frozen=True)

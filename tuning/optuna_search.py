@@ -18,6 +18,7 @@ import optuna
 from baselines.arms import template_arm
 from baselines.case import Case
 
+from .children import stop
 from .candidates import CandidateEvaluator, TuningFailed, failures_by_reason
 from .kernel import DefaultSchedule
 from .measurement import close_interrupted, measurement, recorded_value, store_measurement
@@ -354,9 +355,15 @@ def run_workers(url: str, case: Case, target_spec: dict, remaining: int, workers
                    "--study", STUDY_NAME, "--budget", str(share), "--target", target_spec["kind"],
                    "--sampler", options.get("sampler", "tpe"),
                    "--seed", str(options.get("seed", 0) + index),
+                   "--parent-pid", str(os.getpid()),
                    "--case", *[f"{k}={v}" for k, v in case.to_dict().items()]]
         processes.append(subprocess.Popen(command, env=env))
-    failed = [p.args for p in processes if p.wait() != 0]
+    try:
+        failed = [p.args for p in processes if p.wait() != 0]
+    except BaseException:  # Ctrl-C or SIGTERM: the workers stop with the run
+        for process in processes:
+            stop(process)
+        raise
     if failed:
         raise RuntimeError(f"{len(failed)} of {len(processes)} Optuna workers failed")
 

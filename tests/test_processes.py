@@ -1,0 +1,146 @@
+"""The run's processes: killing the main process alone (SIGKILL or SIGTERM) leaves no child
+alive, `--workers` workers stop with their run, and Ctrl-C prints one line naming the run
+folder and the resume command, with no child's traceback."""
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+
+import optuna
+import psutil
+import pytest
+
+from tuning.measurement import measurement
+from tuning.optuna_search import storage_for
+
+from conftest import ROOT, TUNE
+
+SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
+         "--min-repeat-ms", "0", "--warmup-s", "0", "--case", "channels=2", "height=12",
+         "width=12", "branches=2"]
+# Children are killed by the kernel when their parent dies; allow for a loaded machine.
+GRACE_S = 10
+
+
+@pytest.fixture
+def start(tmp_path):
+    """Start `tune` in a session of its own; whatever it started is killed after the test."""
+    started, seen = [], []
+
+    def run(*args):
+        stderr = open(tmp_path / f"stderr{len(started)}.txt", "w+")
+        process = subprocess.Popen([*TUNE, *args, *SMALL], cwd=ROOT, start_new_session=True,
+                                   stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+        process.stderr_file, process.seen = stderr, seen
+        started.append(process)
+        return process
+
+    yield run
+    for child in seen:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        process.stderr_file.close()
+
+
+def _stderr(process) -> str:
+    process.wait(timeout=60)
+    process.stderr_file.seek(0)
+    return process.stderr_file.read()
+
+
+def _measured(url) -> int:
+    try:
+        study = optuna.load_study(study_name="fused-pool", storage=storage_for(None, url))
+    except Exception:  # not created yet
+        return 0
+    return sum(1 for t in study.get_trials(deepcopy=False) if measurement(t))
+
+
+def _wait_for(condition, process, timeout=300):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None, _stderr(process)[-3000:]
+        assert time.monotonic() < deadline, "the run never reached the point to kill it at"
+        time.sleep(0.3)
+
+
+def _descendants(process) -> list:
+    found = psutil.Process(process.pid).children(recursive=True)
+    process.seen.extend(found)
+    return found
+
+
+def _assert_all_gone(children) -> None:
+    """Every process in `children` ends within GRACE_S (killed here if not, then failed)."""
+    gone, alive = psutil.wait_procs(children, timeout=GRACE_S)
+    for child in alive:
+        child.kill()
+    assert not alive, [" ".join(c.cmdline()[:4]) for c in alive if c.is_running()]
+
+
+def _spawned(process) -> bool:
+    """The multiprocessing children are running (and past their start-up)."""
+    return any("spawn_main" in " ".join(c.cmdline()) for c in _descendants(process))
+
+
+def test_the_main_process_killed_alone_leaves_no_child_in_the_search(tmp_path, start):
+    out = tmp_path / "run"
+    url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
+    process = start("--budget", "30", "--tuners", "optuna", "--out", str(out))
+    _wait_for(lambda: _measured(url) >= 1, process)
+    children = _descendants(process)
+    assert len(children) >= 3  # the builder pool, the measuring process, the resource tracker
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+    _assert_all_gone(children)
+
+
+def test_workers_stop_when_their_run_is_killed(tmp_path, start):
+    out = tmp_path / "run"
+    url = f"journal://{out / 'tuners' / 'optuna' / 'study.journal'}"
+    process = start("--budget", "40", "--tuners", "optuna", "--workers", "2", "--out", str(out))
+    _wait_for(lambda: _measured(url) >= 1, process)
+    children = _descendants(process)
+    workers = [c for c in children if "worker" in c.cmdline()]
+    assert len(workers) == 2
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+    _assert_all_gone(children)
+    measured = _measured(url)
+    time.sleep(2)
+    assert _measured(url) == measured < 40  # nobody measures into the study any more
+
+
+def test_the_main_process_killed_alone_leaves_no_trial_process(tmp_path, start):
+    process = start("--budget", "0", "--out", str(tmp_path / "run"))
+    _wait_for(lambda: _spawned(process), process)
+    children = _descendants(process)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+    _assert_all_gone(children)
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_path, start, how):
+    out = tmp_path / "run"
+    url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
+    process = start("--budget", "30", "--tuners", "optuna", "--out", str(out))
+    _wait_for(lambda: _measured(url) >= 1, process)
+    children = _descendants(process)
+    if how == "ctrl-c":
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the whole process group
+    else:
+        os.kill(process.pid, signal.SIGTERM)  # the main process alone
+    stderr = _stderr(process)
+    assert process.returncode == 130
+    lines = stderr.strip().splitlines()
+    assert lines[0] == f"run folder: {out}"
+    assert lines[1:] == [f"tune: interrupted; everything measured so far is kept in {out}. "
+                         f"Finish with: tune --resume {out}"], stderr
+    _assert_all_gone(children)

@@ -1,0 +1,71 @@
+"""Child processes that never outlive the run that started them.
+
+Every child (builder pool, measuring process, trial process, `--workers` worker) calls
+`die_with_parent` first: Linux kills it when its parent exits, however the parent ends
+(SIGKILL included), and it ignores Ctrl-C, which the terminal sends to the whole process
+group: the parent alone handles that, stops its children and prints one line.
+The parent stops its children itself on an exception (`kill_pool`, `stop`), without waiting
+for the work in flight, since a child that ignores Ctrl-C would otherwise finish it first.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import subprocess
+import threading
+import time
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int | None = None) -> None:
+    """In a child: be killed when the parent exits, and leave Ctrl-C to the parent.
+
+    The signal is armed by the thread that started the child, which is always the parent's
+    main thread here. Where prctl is missing (not Linux), a thread watches the parent's pid."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = parent_pid or os.getppid()
+    if not _set_parent_death_signal(signal.SIGKILL):
+        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
+def _set_parent_death_signal(signum: int) -> bool:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def stop(process) -> None:
+    """Kill a multiprocessing.Process or a Popen now and reap it."""
+    if isinstance(process, subprocess.Popen):
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+    else:
+        if process.is_alive():
+            process.kill()
+        process.join()
+
+
+def kill_pool(pool) -> None:
+    """Kill a ProcessPoolExecutor's processes mid-task and shut it down without waiting."""
+    kill = getattr(pool, "kill_workers", None)  # Python 3.14
+    if kill is not None:
+        kill()
+    else:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
