@@ -98,14 +98,14 @@ def check_folder_name(path: Path) -> None:
     except UnicodeEncodeError:
         raise RunError(f"the run folder name {text!r} is not valid UTF-8; choose another "
                        "--out") from None
-    if path.exists() and not path.is_dir():
-        raise RunError(f"{path} exists and is not a folder; choose another --out")
     longest = max(len(os.fsencode(part)) for part in path.absolute().parts)
     total = len(os.fsencode(str(path.absolute()))) + LONGEST_INSIDE
     if longest > 255 or total > 4096:
         raise RunError(f"the run folder name is too long ({longest} bytes in one part, "
                        f"{total} with the run's own files; at most 255 and 4096); choose a "
                        "shorter --out")
+    if path.exists() and not path.is_dir():
+        raise RunError(f"{path} exists and is not a folder; choose another --out")
 
 
 def unsafe_entries(path: Path) -> list[Path]:
@@ -137,13 +137,17 @@ class Run:
         made = not path.exists()
         try:
             path.mkdir(parents=True, exist_ok=True)
+            run = cls(path)
+            run.lock()
+            if (path / RUN_FILE).exists():  # another command created it meanwhile
+                raise RunError(f"{path} already holds a run; continue it with --resume {path}")
             write_json(path / RUN_FILE, {"format": FORMAT, **meta})
         except OSError as error:
             if made:  # leave nothing that would stop the same command from starting again
                 with contextlib.suppress(OSError):
                     path.rmdir()
             raise RunError(f"cannot write the run folder {path}: {error.strerror}") from None
-        return cls(path)
+        return run
 
     @classmethod
     def open(cls, path: Path, identity: dict | None = None) -> "Run":
@@ -172,8 +176,17 @@ class Run:
             raise RunError(f"cannot write the run folder {path}")
         return run
 
-    def remove_stale_temporaries(self) -> None:
-        """Temporary files a killed writer left (the caller holds the folder's lock)."""
+    def lock(self) -> None:
+        """Be the folder's only writer for the life of this process (`lock.py`), and clear
+        the temporary files a killed writer left."""
+        from .lock import FolderBusy, hold
+        try:
+            hold(self.path)
+        except FolderBusy as error:
+            raise RunError(str(error)) from None
+        self._remove_stale_temporaries()
+
+    def _remove_stale_temporaries(self) -> None:
         for root, _, files in os.walk(self.path):
             for name in files:
                 if name.startswith(".") and name.endswith(TMP_SUFFIX):

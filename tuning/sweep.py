@@ -55,6 +55,7 @@ def run_sweep(out: Path, names: list[str], target_spec: dict, device: str, budge
     if stored_path.exists() and read_json(stored_path)["settings"] != settings:
         raise RunError(f"{out} holds a sweep with other settings; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
+    _hold(out)
     write_json(stored_path, {"settings": settings, "command": command})
     tuners = ["optuna"] if budget > 0 else []
     for number, name in enumerate(names, 1):
@@ -66,6 +67,7 @@ def run_sweep(out: Path, names: list[str], target_spec: dict, device: str, budge
         progress.say(f"case {number}/{len(names)} {name}")
         if (path / RUN_FILE).exists():
             run = Run.open(path, identity)
+            run.lock()
         else:
             run = Run.create(path, new_meta(case, target_spec, identity, protocol, tuners,
                                             budget, f"{command} (case {name})", {}, SWEEP_ARMS))
@@ -75,3 +77,12 @@ def run_sweep(out: Path, names: list[str], target_spec: dict, device: str, budge
         except TuningFailed as error:  # its arms were measured and reported; go on
             progress.say(f"case {name}: {error}")
     return render_sweep(out, names)
+
+
+def _hold(out: Path) -> None:
+    """One sweep per folder at a time (`lock.py`)."""
+    from .lock import FolderBusy, hold
+    try:
+        hold(out)
+    except FolderBusy as error:
+        raise RunError(str(error)) from None

@@ -1,0 +1,44 @@
+"""One writer per run folder: an OS file lock on `DIR/tune.lock`, held for the process's life.
+
+Two commands writing one run folder at once would fail each other's trials in flight and lose
+measurements; the second is refused in one line naming the process that holds the folder. The
+kernel drops the lock when that process ends, however it ends, so a lock is never stale.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+LOCK_FILE = "tune.lock"
+
+# Folder -> descriptor, open for the life of the process: closing it would drop the lock.
+_held: dict[str, int] = {}
+
+
+class FolderBusy(ValueError):
+    """Another process writes this folder; the message names it."""
+
+
+def hold(folder: Path) -> None:
+    """Take the folder's lock, or raise FolderBusy naming the process that holds it."""
+    folder = Path(folder)
+    name = str(folder.resolve())
+    if name in _held:
+        return
+    try:
+        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644)
+    except OSError as error:
+        raise FolderBusy(f"cannot lock {folder / LOCK_FILE}: {error.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        raise FolderBusy(f"{folder} is in use by another tune (process {holder}); wait for it "
+                         f"to end, or stop it (kill {holder}) and run the command again") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    _held[name] = fd
