@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 
@@ -91,9 +92,8 @@ def parse_case(assignments: list[str] | None) -> Case:
             if text not in _TRUE | _FALSE:
                 raise CaseError(f"{key} must be true or false, got {text!r}")
             changes[key] = text in _TRUE
+        elif re.fullmatch(r"-?[0-9]+", text):  # ASCII digits only: int() takes others too
+            changes[key] = int(text)
         else:
-            try:
-                changes[key] = int(text)
-            except ValueError:
-                raise CaseError(f"{key} must be an integer, got {text!r}") from None
+            raise CaseError(f"{key} must be an integer (digits 0-9), got {text!r}")
     return Case(**changes)

@@ -19,99 +19,43 @@ import signal
 import sys
 from pathlib import Path
 
-from baselines.arms import ARMS, DEFAULT_ARMS
+from baselines.arms import ARMS
 from baselines.case import CaseError, parse_case
 from baselines.torch_peer import PEERS, require_torch
 
-from .harness import Protocol
 from .candidates import TuningFailed
+from .fault_lines import fault_line
+from .harness import Protocol
+from .limits import check_case_fits
 from .optuna_search import SAMPLERS
+from .options import (Parser, UsageError, add_password_env, check_ranges, refuse_changes,
+                      with_defaults)
+from .options import parser as run_parser
 from .progress import Progress
+from .redact import redact
 from .rpc import TrackerError, free_servers
-from .store import Run, RunError
+from .store import Run, RunError, check_folder_name
 
 EXIT_USAGE = 2
 EXIT_TUNING_FAILED = 1
+__all__ = ["main", "UsageError", "arm_names", "check_arms_fit_target", "resolve_target"]
 
 
-class UsageError(ValueError):
-    """Bad input: printed as one line, exit code 2."""
+def recorded_command(prefix: str, argv: list[str]) -> str:
+    """The command as run.json and the report record it: any password shown as ***."""
+    return " ".join([prefix, *(shlex.quote(redact(a)) for a in argv)])
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, no usage dump
-        raise UsageError(f"{message} (see tune --help)")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="tune", description=__doc__,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", type=int, default=500,
-                        help="measured trials per tuner, failed ones included (default 500; "
-                             "0 runs the four default arms only)")
-    parser.add_argument("--arms", default=",".join(a.name for a in DEFAULT_ARMS),
-                        help="comma-separated arms of the end-to-end comparison: "
-                             f"{', '.join(ARMS)}, or the PyTorch peers {', '.join(PEERS)} "
-                             "(the peers and the +capture arms need the extra [torch]); the "
-                             "tuners add their own")
-    parser.add_argument("--tuners", default="optuna,metaschedule",
-                        help="comma-separated subset of: optuna, metaschedule")
-    parser.add_argument("--target", default="auto", help="auto (CUDA if a GPU is visible, "
-                        "else llvm), cuda or llvm")
-    parser.add_argument("--case", nargs="*", default=[], metavar="KEY=VALUE",
-                        help="change the graph, e.g. --case window=3 stride=1 prelude=false")
-    parser.add_argument("--trials", type=int, default=Protocol.trials,
-                        help="independent end-to-end trials, one process each")
-    parser.add_argument("--blocks", type=int, default=Protocol.blocks,
-                        help="interleaved timing blocks per trial (the issue used 40)")
-    parser.add_argument("--number", type=int, default=Protocol.number,
-                        help="time_evaluator: calls per repeat")
-    parser.add_argument("--repeat", type=int, default=Protocol.repeat,
-                        help="time_evaluator: samples per timing block")
-    parser.add_argument("--min-repeat-ms", type=int, default=Protocol.min_repeat_ms,
-                        help="time_evaluator: the least time one sample averages over")
-    parser.add_argument("--warmup-s", type=float, default=Protocol.warmup_s,
-                        help="timed warm-up per arm before the blocks")
-    parser.add_argument("--sampler", default="tpe", choices=SAMPLERS, help="Optuna's sampler")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the tuners' samplers")
-    parser.add_argument("--storage", default=None,
-                        help="Optuna storage URL (default: SQLite, or a journal file where "
-                             "SQLAlchemy is missing, in the run folder)")
-    parser.add_argument("--workers", type=int, default=1,
-                        help="Optuna worker processes sharing the study, one GPU each "
-                             "(CUDA_VISIBLE_DEVICES); the default is one")
-    parser.add_argument("--exhaustive", action="store_true",
-                        help="also measure every point of the Optuna space once")
-    parser.add_argument("--rpc-tracker", default=None, metavar="HOST:PORT",
-                        help="measure MetaSchedule's candidates on this RPC tracker's servers "
-                             "(with --rpc-key; Optuna and the end-to-end comparison stay here)")
-    parser.add_argument("--rpc-key", default=None, metavar="KEY",
-                        help="the key the RPC servers registered with (rpc_server --key)")
-    parser.add_argument("--out", default=None, help="run folder (default runs/<date>-<target>)")
-    parser.add_argument("--resume", default=None, metavar="DIR", help="finish this run")
-    parser.add_argument("--verbose", action="store_true", help="one progress line per step")
-    return parser
-
-
-def _check_positive(args) -> None:
-    if args.budget < 0:
-        raise UsageError(f"--budget must be >= 0, got {args.budget}")
-    for name in ("trials", "blocks", "number", "repeat"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be >= 1, got {getattr(args, name)}")
-    if args.workers < 1:
-        raise UsageError(f"--workers must be >= 1, got {args.workers}")
-    if args.min_repeat_ms < 0 or args.warmup_s < 0:
-        raise UsageError("--min-repeat-ms and --warmup-s must be >= 0")
-
-
-def _tuners(args) -> list[str]:
+def _tuners(text: str, budget: int) -> list[str]:
     from .study import TUNERS
-    names = [n.strip() for n in args.tuners.split(",") if n.strip()]
+    names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in TUNERS]
     if unknown:
         raise UsageError(f"unknown tuner {unknown[0]!r}; choose from {', '.join(TUNERS)}")
-    return names if args.budget > 0 else []
+    if not names and budget > 0:
+        raise UsageError(f"--tuners names no tuner and --budget is {budget}; name one of "
+                         f"{', '.join(TUNERS)}, or use --budget 0 for the arms alone")
+    return list(dict.fromkeys(names)) if budget > 0 else []
 
 
 def _rpc_options(args, tuners: list[str]) -> dict:
@@ -167,50 +111,102 @@ def resolve_target(kind: str, say=print):
     return {"kind": "llvm"}, f"cpu {platform.machine()} {platform.processor() or ''}".strip()
 
 
-def _start(args, progress: Progress) -> Run:
+def _start(args, argv: list[str]) -> Run:
     from baselines.pipeline import make_target
 
+    from .storages import remember_password
     from .study import new_meta, save_environment
+    with_defaults(args)
     case = parse_case(args.case)
-    tuners = _tuners(args)
+    check_case_fits(case)
+    tuners = _tuners(args.tuners, args.budget)
     arms = arm_names(args.arms)
     protocol = Protocol(number=args.number, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,
                         warmup_s=args.warmup_s, blocks=args.blocks, trials=args.trials)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     check_arms_fit_target(arms, spec["kind"])
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
+    check_folder_name(out)
     identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
-    options = {"sampler": args.sampler, "seed": args.seed, "storage": args.storage,
+    options = {"sampler": args.sampler, "seed": args.seed,
+               "storage": remember_password(args.storage) if args.storage else None,
+               "storage_password_env": args.storage_password_env,
                "exhaustive": args.exhaustive, "workers": args.workers,
                **_rpc_options(args, tuners)}
-    command = "tune " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     run = Run.create(out, new_meta(case, spec, identity, protocol, tuners, args.budget,
-                                   command, options, arms))
+                                   recorded_command("tune", argv), options, arms))
     save_environment(run, make_target(**spec))
     return run
 
 
 def _resume(args) -> Run:
-    """Open a run to finish; a --case or --target given now must match the run's own."""
+    """Open a run to finish: its own Case, target and options; a --case, --target or
+    run-defining option given now must match the run's own."""
+    from baselines.pipeline import make_target
+
+    from .study import save_environment
+    if args.out is not None:
+        raise UsageError("--out starts a new run and --resume finishes one; give one of them")
     run = Run.open(Path(args.resume))
-    stored = run.meta["identity"]
+    run.lock()
+    meta = run.meta
+    stored = meta["identity"]
     case = parse_case(args.case).to_dict() if args.case else stored["case"]
     kind = stored["target"] if args.target == "auto" else args.target
     spec, device = resolve_target(kind)
     run = Run.open(run.path, {"case": case, "target": spec["kind"], "device": device})
-    options = run.meta["options"]
+    refuse_changes(_given(args, meta), meta, run.path)
+    options = {**meta["options"], **_storage_now(args, run, meta["options"])}
     if args.rpc_tracker is not None or args.rpc_key is not None:  # the tracker moved
-        run.update_meta(options={**options, **_rpc_options(args, run.meta["tuners"])})
+        options.update(_rpc_options(args, meta["tuners"]))
     elif options.get("rpc_tracker") and not (
             run.path / "tuners" / "metaschedule" / "summary.json").exists():
         free_servers(options["rpc_tracker"], options["rpc_key"])
+    if options != meta["options"]:
+        run.update_meta(options=options)
+    if not (run.path / "environment.json").exists():  # rebuilt: same device, checked above
+        save_environment(run, make_target(**meta["target_spec"]))
     return run
+
+
+def _given(args, meta: dict) -> dict:
+    """The run-defining options given with --resume, parsed as the run stores them."""
+    budget = meta["budget"] if args.budget is None else args.budget
+    given = {name: getattr(args, name) for name in (
+        "budget", "trials", "blocks", "number", "repeat", "min_repeat_ms", "warmup_s",
+        "sampler", "seed", "workers", "exhaustive")}
+    given["tuners"] = None if args.tuners is None else _tuners(args.tuners, budget)
+    given["arms"] = None if args.arms is None else arm_names(args.arms)
+    return given
+
+
+def _storage_now(args, run: Run, options: dict) -> dict:
+    """--storage and --storage-password-env given with --resume replace the stored ones. A
+    stored storage outside the run folder (a file elsewhere, a server) is used only when
+    given again now: a run folder from elsewhere must not make a resume write to a file it
+    names, or send a password to a server it names."""
+    from .storages import remember_password, storage_file
+    changes = {}
+    if args.storage is not None:
+        changes["storage"] = remember_password(args.storage)
+    if args.storage_password_env is not None:
+        changes["storage_password_env"] = args.storage_password_env
+    stored = options.get("storage")
+    if args.storage is None and stored:
+        path = storage_file(stored)
+        inside = path is not None and path.resolve().is_relative_to(run.path.resolve())
+        if not inside:
+            raise RunError(f"{run.path / 'run.json'} names the Optuna storage {redact(stored)}, "
+                           "outside the run folder; to use it, give it again: tune --resume "
+                           f"{shlex.quote(str(run.path))} --storage URL")
+    return changes
 
 
 def _worker(argv: list[str]) -> int:
     """`tune worker`: join a shared Optuna study (on this machine or another) and measure."""
     from .optuna_search import STUDY_NAME, run_worker
-    parser = _Parser(prog="tune worker", description=_worker.__doc__)
+    from .storages import remember_password
+    parser = Parser(prog="tune worker", description=_worker.__doc__)
     parser.add_argument("--storage", required=True,
                         help="the study's storage URL (postgresql://..., sqlite:///..., "
                              "journal:///PATH)")
@@ -220,6 +216,7 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--case", nargs="*", default=[], metavar="KEY=VALUE")
     parser.add_argument("--sampler", default="tpe", choices=SAMPLERS)
     parser.add_argument("--seed", type=int, default=0)
+    add_password_env(parser)
     parser.add_argument("--verbose", action="store_true")
     # Given by `tune --workers K`: this worker stops when the run that started it is gone.
     parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
@@ -229,11 +226,14 @@ def _worker(argv: list[str]) -> int:
         die_with_parent(args.parent_pid)
     if args.budget < 1:
         raise UsageError(f"--budget must be >= 1, got {args.budget}")
+    check_ranges(args)
     case = parse_case(args.case)
+    check_case_fits(case)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
-    rows = run_worker(case, spec, identity, args.storage, args.study, args.budget,
-                      args.sampler, args.seed, Progress(verbose=args.verbose))
+    rows = run_worker(case, spec, identity, remember_password(args.storage), args.study,
+                      args.budget, args.sampler, args.seed, Progress(verbose=args.verbose),
+                      args.storage_password_env)
     valid = [r["kernel_us"] for r in rows if r["status"] == "ok"]
     best = f"; best {min(valid):.2f} us" if valid else ""
     print(f"worker measured {len(rows)} trials, {len(valid)} valid{best}")
@@ -244,7 +244,7 @@ def _sweep(argv: list[str]) -> int:
     """`tune sweep`: arms partial, on, fixed, serial and Optuna's best for each of a set of
     Cases; the same command again finishes an interrupted sweep."""
     from .sweep import SWEEP_CASES, case_names, run_sweep
-    parser = _Parser(prog="tune sweep", description=_sweep.__doc__)
+    parser = Parser(prog="tune sweep", description=_sweep.__doc__)
     parser.add_argument("--cases", default=None,
                         help=f"comma-separated subset of: {', '.join(SWEEP_CASES)}")
     parser.add_argument("--budget", type=int, default=40, help="Optuna trials per case")
@@ -254,13 +254,13 @@ def _sweep(argv: list[str]) -> int:
     parser.add_argument("--out", default=None, help="sweep folder (default runs/sweep-<date>)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    if args.budget < 0 or args.trials < 1 or args.blocks < 1:
-        raise UsageError("--budget must be >= 0, --trials and --blocks >= 1")
+    check_ranges(args)
     names = case_names(args.cases)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     out = Path(args.out or f"runs/sweep-{datetime.date.today()}-{spec['kind']}")
+    check_folder_name(out)
     protocol = Protocol(trials=args.trials, blocks=args.blocks)
-    command = "tune sweep " + " ".join(shlex.quote(a) for a in argv)
+    command = recorded_command("tune sweep", argv)
     sweep = run_sweep(out, names, spec, device, args.budget, protocol,
                       Progress(verbose=args.verbose), command)
     slower = sweep["fixed_slower_than_on"]
@@ -277,6 +277,7 @@ def _report(argv: list[str]) -> int:
     if len(argv) != 1:
         raise UsageError("tune report takes one run folder: tune report DIR")
     run = Run.open(Path(argv[0]))
+    run.lock()
     render_run(run)
     print(run.path / "report.md")
     return 0
@@ -318,15 +319,23 @@ def _main(argv: list[str]) -> int:
             return _worker(argv[1:])
         if argv[:1] == ["sweep"]:
             return _sweep(argv[1:])
-        args = _parser().parse_args(argv)
-        _check_positive(args)
+        args = run_parser(__doc__).parse_args(argv)
+        check_ranges(args)
         progress = Progress(verbose=args.verbose)
-        run = _resume(args) if args.resume else _start(args, progress)
+        run = _resume(args) if args.resume else _start(args, argv)
         print(f"run folder: {run.path}", file=sys.stderr)
         from .study import run_study
         report = run_study(run, progress)
     except (UsageError, CaseError, RunError, TrackerError) as error:
-        print(f"tune: error: {error}", file=sys.stderr)
+        print(f"tune: error: {redact(str(error))}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as error:  # a full disk, a storage gone: one line; a bug: its traceback
+        resume = (f"tune --resume {shlex.quote(str(run.path))}" if run is not None
+                  else "the same command")
+        line = fault_line(error, resume)
+        if line is None:
+            raise
+        print(f"tune: error: {line}", file=sys.stderr)
         return EXIT_USAGE
     except TuningFailed as error:
         print(f"tune: {error}; the four default arms were measured and reported in "

@@ -21,8 +21,11 @@ from baselines.case import Case
 from .children import stop
 from .candidates import CandidateEvaluator, TuningFailed, failures_by_reason
 from .kernel import DefaultSchedule
+from .heartbeat import Heartbeat, fail_stale_trials
 from .measurement import close_interrupted, measurement, recorded_value, store_measurement
 from .space import Space, key
+from .storages import (CHILD_PASSWORD_ENV, JOURNAL, check_untouched,  # noqa: F401
+                       default_storage_url, password_for, said, storage_for)
 from .store import Run, RunError, read_json, write_json
 
 STUDY_NAME = "fused-pool"
@@ -53,31 +56,6 @@ class GridOrder(optuna.samplers.RandomSampler):
         self.seed = seed
 
 
-JOURNAL = "journal://"
-
-
-def default_storage_url(directory, workers: int = 1) -> str:
-    """SQLite in the run folder; a journal file where SQLAlchemy is missing (the GPU machine)
-    or several worker processes write at once (its file lock is safe for that)."""
-    try:
-        import sqlalchemy  # noqa: F401  (only whether it is there)
-    except ImportError:
-        workers = 0
-    if workers == 1:
-        return f"sqlite:///{(directory / 'study.db').resolve()}"
-    return f"{JOURNAL}{(directory / 'study.journal').resolve()}"
-
-
-def storage_for(directory, url: str | None):
-    """An Optuna storage from a URL (`journal://PATH` is a journal file); None: the default."""
-    url = url or default_storage_url(directory)
-    if url.startswith(JOURNAL):
-        from optuna.storages import JournalStorage
-        from optuna.storages.journal import JournalFileBackend
-        return JournalStorage(JournalFileBackend(url[len(JOURNAL):]))
-    return url
-
-
 def distributions(space: Space) -> dict:
     from optuna.distributions import CategoricalDistribution
     return {name: CategoricalDistribution(choices) for name, choices in space.domains.items()}
@@ -92,6 +70,7 @@ class OptunaSearch:
         self.batch = batch or evaluator.workers
         self.mine: set[int] = set()
         self.shared = shared
+        self.heartbeat = Heartbeat(study)
         if not shared:
             close_interrupted(study)
         points = space.seeds()
@@ -126,6 +105,12 @@ class OptunaSearch:
         """Measure until `budget` trials are measured (failed ones count) or the space is spent.
         With `own`, count only this worker's trials: workers with shares of a budget then add
         up to it exactly."""
+        try:
+            self._run(budget, own)
+        finally:
+            self.heartbeat.stop()
+
+    def _run(self, budget: int, own: bool) -> None:
         valid = {key(p) for p in self.space.valid_points()}
         dists = distributions(self.space)
         asks = 0
@@ -134,6 +119,8 @@ class OptunaSearch:
             return len(self.mine) if own else len(measured)
 
         while True:
+            if self.shared:  # trials of a worker that died elsewhere are failed
+                fail_stale_trials(self.study)
             measured = self.measured()
             done = counted(measured)
             if done >= budget or valid <= set(measured) or asks > ASKS_PER_TRIAL * budget:
@@ -144,7 +131,10 @@ class OptunaSearch:
                 if asks > ASKS_PER_TRIAL * budget:
                     break
                 trial = self.study.ask(dists)
+                self.heartbeat.add(trial)
                 self._triage(trial, measured, batch)
+                if trial.number not in {t.number for t in batch.values()}:
+                    self.heartbeat.remove(trial)  # told already
                 if valid <= set(measured) | set(batch):
                     break
             self._measure(batch)
@@ -195,6 +185,7 @@ class OptunaSearch:
         for trial, record in zip(trials, records):
             self.mine.add(trial.number)
             store_measurement(self.study, trial, {"key": key(trial.params), **record})
+            self.heartbeat.remove(trial)
 
     def best_value(self):
         values = [recorded_value(measurement(t)) for t in self.measured().values()]
@@ -272,7 +263,7 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     url = options.get("storage") or default_storage_url(directory, workers)
     study = open_study(url, STUDY_NAME, make_sampler(options.get("sampler", "tpe"),
                                                       options.get("seed", 0), space),
-                       run.meta["identity"])
+                       run.meta["identity"], options.get("storage_password_env"))
     if workers > 1:
         close_interrupted(study)
         run_workers(url, case, target_spec, budget - len(records(study)), workers, options)
@@ -298,23 +289,26 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     return template_arm("optuna", summary["best_params"])
 
 
-def open_study(url: str, name: str, sampler, identity: dict):
-    """Load or create a study; refuse storage that is unreadable or holds another run's study,
-    and leave it as it is."""
+def open_study(url: str, name: str, sampler, identity: dict, password_env: str | None = None):
+    """Load or create a study; refuse storage that is damaged, unreadable or holds another
+    run's study, and leave it as it is."""
+    check_untouched(url)
     for attempt in range(STORAGE_ATTEMPTS):
         try:
             study = optuna.create_study(study_name=name, direction="minimize",
-                                        load_if_exists=True, storage=storage_for(None, url),
+                                        load_if_exists=True,
+                                        storage=storage_for(None, url, password_env),
                                         sampler=sampler)
             break
+        except RunError:
+            raise
         except Exception as error:  # whatever the storage backend raises, said in one line
             # Workers starting together on a fresh database race to create its tables.
             if attempt + 1 < STORAGE_ATTEMPTS:
                 time.sleep(1 + attempt)
                 continue
-            first = (str(error).strip().splitlines() or [""])[0][:200]
-            raise RunError(f"cannot open the Optuna storage ({type(error).__name__}: {first}); "
-                           "it was left as it is: repair it or pass another --storage") from None
+            raise RunError(f"cannot open the Optuna storage ({said(error)}); it was left as it "
+                           "is: repair it or pass another --storage") from None
     mine = json.dumps(identity, sort_keys=True)
     stored = study.user_attrs.get("identity")
     if stored is None and study.trials or stored not in (None, mine):
@@ -326,11 +320,12 @@ def open_study(url: str, name: str, sampler, identity: dict):
 
 
 def run_worker(case: Case, target_spec: dict, identity: dict, url: str, name: str,
-               budget: int, sampler: str, seed: int, progress=None) -> list[dict]:
+               budget: int, sampler: str, seed: int, progress=None,
+               password_env: str | None = None) -> list[dict]:
     """One worker of a shared study: measure `budget` trials of its own, then stop."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = Space(case, target_spec["kind"])
-    study = open_study(url, name, make_sampler(sampler, seed, space), identity)
+    study = open_study(url, name, make_sampler(sampler, seed, space), identity, password_env)
     with CandidateEvaluator(case, target_spec) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, shared=True)
         search.run(budget, own=True)
@@ -345,17 +340,21 @@ def run_workers(url: str, case: Case, target_spec: dict, remaining: int, workers
     import sys
     shares = [remaining // workers + (i < remaining % workers) for i in range(workers)]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    password = password_for(url, options.get("storage_password_env"))
     gpus = visible.split(",") if visible else [str(i) for i in range(workers)]
     processes = []
     for index, share in enumerate(s for s in shares if s > 0):
         env = dict(os.environ)
         if target_spec["kind"] == "cuda":
             env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
+        if password:  # in the environment, not on the command line that `ps` shows
+            env[CHILD_PASSWORD_ENV] = password
         command = [sys.executable, "-m", "tuning.cli", "worker", "--storage", url,
                    "--study", STUDY_NAME, "--budget", str(share), "--target", target_spec["kind"],
                    "--sampler", options.get("sampler", "tpe"),
                    "--seed", str(options.get("seed", 0) + index),
                    "--parent-pid", str(os.getpid()),
+                   *(["--storage-password-env", CHILD_PASSWORD_ENV] if password else []),
                    "--case", *[f"{k}={v}" for k, v in case.to_dict().items()]]
         processes.append(subprocess.Popen(command, env=env))
     try:

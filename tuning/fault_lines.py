@@ -1,0 +1,48 @@
+"""Failures of the machine rather than of the input, said in one line with what to do.
+
+A full disk, a file that cannot be written, a storage server gone: the run folder stays
+resumable (every file is written atomically, every measurement in one storage write), so the
+line says how to continue once the cause is fixed. Anything else is a bug and keeps its
+traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+
+from .redact import redact
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+_FULL_TEXT = ("No space left on device", "database or disk is full", "Disk quota exceeded",
+              "File too large")
+
+
+def fault_line(error: BaseException, resume: str) -> str | None:
+    """The line for `error`, or None where it is not a failure of the machine. `resume` is
+    the command that continues the run."""
+    text = _first_line(error)
+    if getattr(error, "errno", None) in _FULL or any(t in str(error) for t in _FULL_TEXT):
+        return f"the disk is full ({text}); free some space, then {resume} continues the run"
+    if isinstance(error, OSError):
+        where = f" {error.filename}" if error.filename else ""
+        return (f"cannot use{where}: {error.strerror or text}; fix that, then {resume} "
+                "continues the run")
+    if _is_storage_error(error):
+        return (f"the Optuna storage failed ({type(error).__name__}: {text}); once it works "
+                f"again, {resume} continues the run")
+    return None
+
+
+def _is_storage_error(error: BaseException) -> bool:
+    if isinstance(error, sqlite3.Error):
+        return True
+    try:
+        import sqlalchemy.exc
+    except ImportError:
+        return False
+    return isinstance(error, sqlalchemy.exc.SQLAlchemyError)
+
+
+def _first_line(error: BaseException) -> str:
+    return redact((str(error).strip().splitlines() or [type(error).__name__])[0][:200])
