@@ -1,6 +1,7 @@
 """The run's processes: killing the main process alone (SIGKILL or SIGTERM) leaves no child
-alive, `--workers` workers stop with their run, and Ctrl-C prints one line naming the run
-folder and the resume command, with no child's traceback."""
+alive, `--workers` workers stop with their run, Ctrl-C prints one line naming the run folder
+and the resume command, with no child's traceback, and a second writer of a run folder is
+refused."""
 
 import contextlib
 import os
@@ -89,11 +90,17 @@ def _spawned(process) -> bool:
     return any("spawn_main" in " ".join(c.cmdline()) for c in _descendants(process))
 
 
-def test_the_main_process_killed_alone_leaves_no_child_in_the_search(tmp_path, start):
+def test_a_second_writer_is_refused_and_a_killed_main_process_leaves_no_child(tmp_path, start):
     out = tmp_path / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
     process = start("--budget", "30", "--tuners", "optuna", "--out", str(out))
     _wait_for(lambda: _measured(url) >= 1, process)
+    second = subprocess.run([*TUNE, "--resume", str(out)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300)
+    assert second.returncode == 2 and second.stderr.strip().splitlines() == [
+        f"tune: error: {out} is in use by another tune (process {process.pid}); wait for it to "
+        f"end, or stop it (kill {process.pid}) and run the command again"]
+    assert process.poll() is None  # the first writer goes on
     children = _descendants(process)
     assert len(children) >= 3  # the builder pool, the measuring process, the resource tracker
     os.kill(process.pid, signal.SIGKILL)

@@ -52,3 +52,38 @@ def test_two_workers_on_postgresql_measure_each_trial_once():
         assert worker.returncode == 0, err[-3000:]
         assert "worker measured 5 trials" in out
     _assert_each_point_once(_measured(url, name), 10)
+
+
+def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbeat(
+        tmp_path, monkeypatch):
+    """On RDB storages every trial in flight has a heartbeat; a worker sharing the study fails
+    the trials whose heartbeat stopped (their worker died elsewhere) and leaves live ones."""
+    from fixtures.killed_search import CASE, InstantEvaluator
+    from tuning import heartbeat
+    from tuning.optuna_search import OptunaSearch, distributions, make_sampler, open_study
+    from tuning.space import Space
+    monkeypatch.setattr(heartbeat, "HEARTBEAT_S", 1)
+    monkeypatch.setattr(heartbeat, "GRACE_S", 3)
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    space = Space(CASE, "llvm")
+
+    def study():
+        return open_study(url, STUDY_NAME, make_sampler("random", 0, space), {"case": "x"})
+
+    dead, alive = study(), study()
+    stale = dead.ask(distributions(space))
+    beating = heartbeat.Heartbeat(dead)
+    beating.add(stale)
+    beating.stop()  # its worker dies: no heartbeat after the first
+    live_trial = alive.ask(distributions(space))
+    live = heartbeat.Heartbeat(alive)
+    live.add(live_trial)
+    try:
+        import time
+        time.sleep(5)
+        OptunaSearch(study(), space, InstantEvaluator(), shared=True).run(1, own=True)
+        states = {t.number: t.state for t in study().trials}
+    finally:
+        live.stop()
+    assert states[stale.number] == optuna.trial.TrialState.FAIL
+    assert states[live_trial.number] == optuna.trial.TrialState.RUNNING

@@ -39,6 +39,17 @@ def hold(folder: Path) -> None:
         os.close(fd)
         raise FolderBusy(f"{folder} is in use by another tune (process {holder}); wait for it "
                          f"to end, or stop it (kill {holder}) and run the command again") from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     _held[name] = fd
+    try:  # the pid is for the message only: a full disk must not stop the lock
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError:
+        pass
+
+
+def release(folder: Path) -> None:
+    """Drop the folder's lock and its file (a run folder that could not be created)."""
+    fd = _held.pop(str(Path(folder).resolve()), None)
+    if fd is not None:
+        os.unlink(Path(folder) / LOCK_FILE)
+        os.close(fd)

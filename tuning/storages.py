@@ -134,7 +134,9 @@ def _sqlite_problem(path: Path) -> str | None:
         return str(error)
     finally:
         connection.close()
-    return None if rows == [("ok",)] else "; ".join(str(r[0]) for r in rows[:2])[:200]
+    if rows == [("ok",)]:
+        return None
+    return " ".join(" ".join(str(row[0]) for row in rows[:3]).split())[:200]
 
 
 def said(error: Exception) -> str:

@@ -144,7 +144,9 @@ class Run:
             write_json(path / RUN_FILE, {"format": FORMAT, **meta})
         except OSError as error:
             if made:  # leave nothing that would stop the same command from starting again
+                from .lock import release
                 with contextlib.suppress(OSError):
+                    release(path)
                     path.rmdir()
             raise RunError(f"cannot write the run folder {path}: {error.strerror}") from None
         return run
@@ -155,7 +157,8 @@ class Run:
         whose run file is damaged, and one holding a symbolic link."""
         path = Path(path)
         if not (path / RUN_FILE).is_file():
-            raise RunError(f"{path} is not a run folder (no {RUN_FILE})")
+            raise RunError(f"{path} is not a run folder (no {RUN_FILE}): name the folder of a "
+                           "run, or start a new run with --out")
         run = cls(path)
         meta = run.meta
         for name, kind in META_KEYS.items():
