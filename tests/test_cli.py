@@ -66,7 +66,7 @@ def test_resume_measures_only_what_is_missing(finished_run):
     (["--target", "rocm"], "unknown target 'rocm'"),
     (["--case", "window=99"], "window 99 is larger than the input"),
     (["--case", "colour=1"], "unknown case key 'colour'"),
-    (["--budget", "-1"], "--budget must be >= 0"),
+    (["--budget", "-1"], "--budget must be between 0 and"),
     (["--tuners", "autotvm"], "unknown tuner 'autotvm'"),
     (["--budget", "zero"], "invalid int value"),
     (["--sampler", "bayes"], "invalid choice: 'bayes'"),
@@ -78,6 +78,50 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--warmup-s", "inf"], "--warmup-s must be between 0 and 3600, got inf"),
+    (["--warmup-s", "nan"], "--warmup-s must be between 0 and 3600, got nan"),
+    (["--seed", "-1"], "--seed must be between 0 and 2147483647, got -1"),
+    (["--trials", "0"], "--trials must be between 1 and 1000"),
+    (["--tuners", "", "--budget", "3"], "--tuners names no tuner and --budget is 3"),
+    (["--case", "channels=\u0661\u0662"], "channels must be an integer (digits 0-9)"),
+    (["--case", "channels=1_0"], "channels must be an integer (digits 0-9)"),
+    (["--case", "channels=100000", "height=4096", "width=4096"], "TVM indexes with int32"),
+    (["--out", "x" * 300], "the run folder name is too long"),
+    (["--out", "run-\udcff"], "is not valid UTF-8"),
+    (["--storage-password-env", "1X"], "takes the name of an environment variable"),
+])
+def test_bad_values_are_refused_before_anything_is_written(args, message, tmp_path, capsys,
+                                                          monkeypatch):
+    from tuning.cli import main
+    monkeypatch.chdir(tmp_path)
+    assert main(["--target", "llvm", "--budget", "0", *args]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_out_that_is_a_file_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    done = tune("--out", str(tmp_path / "notes.txt"), *FAST)
+    assert done.returncode == 2 and "exists and is not a folder" in done.stderr
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--budget", "7"], "--budget 7 differs from the run's (0)"),
+    (["--trials", "5"], "--trials 5 differs from the run's (2)"),
+    (["--arms", "off,on"], "--arms off,on differs from the run's (off,partial,on,serial)"),
+    (["--tuners", "optuna"], "--tuners optuna differs from the run's (none)"),
+    (["--out", "elsewhere"], "--out starts a new run and --resume finishes one"),
+])
+def test_a_resume_refuses_options_that_change_the_run(finished_run, args, message, capsys):
+    from tuning.cli import main
+    assert main(["--resume", str(finished_run), *args]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
 
 
 def test_out_that_is_not_a_run_is_refused(tmp_path):

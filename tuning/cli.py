@@ -27,6 +27,7 @@ from .candidates import TuningFailed
 from .fault_lines import fault_line
 from .harness import Protocol
 from .limits import check_case_fits
+from .lock import release_all
 from .optuna_search import SAMPLERS
 from .options import (Parser, UsageError, add_password_env, check_ranges, refuse_changes,
                       with_defaults)
@@ -46,16 +47,23 @@ def recorded_command(prefix: str, argv: list[str]) -> str:
     return " ".join([prefix, *(shlex.quote(redact(a)) for a in argv)])
 
 
-def _tuners(text: str, budget: int) -> list[str]:
+def _tuner_names(text: str) -> list[str]:
     from .study import TUNERS
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in TUNERS]
     if unknown:
         raise UsageError(f"unknown tuner {unknown[0]!r}; choose from {', '.join(TUNERS)}")
+    return list(dict.fromkeys(names))
+
+
+def _tuners(text: str, budget: int) -> list[str]:
+    """The tuners a run with `budget` uses: none without a budget."""
+    from .study import TUNERS
+    names = _tuner_names(text)
     if not names and budget > 0:
         raise UsageError(f"--tuners names no tuner and --budget is {budget}; name one of "
                          f"{', '.join(TUNERS)}, or use --budget 0 for the arms alone")
-    return list(dict.fromkeys(names)) if budget > 0 else []
+    return names if budget > 0 else []
 
 
 def _rpc_options(args, tuners: list[str]) -> dict:
@@ -175,7 +183,10 @@ def _given(args, meta: dict) -> dict:
     given = {name: getattr(args, name) for name in (
         "budget", "trials", "blocks", "number", "repeat", "min_repeat_ms", "warmup_s",
         "sampler", "seed", "workers", "exhaustive")}
-    given["tuners"] = None if args.tuners is None else _tuners(args.tuners, budget)
+    given["tuners"] = None
+    if args.tuners is not None:  # a tuner named for a run without a budget is a change too
+        names = _tuner_names(args.tuners)
+        given["tuners"] = _tuners(args.tuners, budget) if budget > 0 else names
     given["arms"] = None if args.arms is None else arm_names(args.arms)
     return given
 
@@ -187,9 +198,10 @@ def _storage_now(args, run: Run, options: dict) -> dict:
     names, or send a password to a server it names."""
     from .storages import remember_password, storage_file
     changes = {}
-    if args.storage is not None:
+    if args.storage is not None:  # with its password variable given now, or none
         changes["storage"] = remember_password(args.storage)
-    if args.storage_password_env is not None:
+        changes["storage_password_env"] = args.storage_password_env
+    elif args.storage_password_env is not None:
         changes["storage_password_env"] = args.storage_password_env
     stored = options.get("storage")
     if args.storage is None and stored:
@@ -308,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        release_all()
 
 
 def _main(argv: list[str]) -> int:
@@ -329,14 +342,6 @@ def _main(argv: list[str]) -> int:
     except (UsageError, CaseError, RunError, TrackerError) as error:
         print(f"tune: error: {redact(str(error))}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception as error:  # a full disk, a storage gone: one line; a bug: its traceback
-        resume = (f"tune --resume {shlex.quote(str(run.path))}" if run is not None
-                  else "the same command")
-        line = fault_line(error, resume)
-        if line is None:
-            raise
-        print(f"tune: error: {line}", file=sys.stderr)
-        return EXIT_USAGE
     except TuningFailed as error:
         print(f"tune: {error}; the four default arms were measured and reported in "
               f"{run.path / 'report.md'}", file=sys.stderr)
@@ -345,6 +350,14 @@ def _main(argv: list[str]) -> int:
         newline = "\n" if sys.stderr.isatty() else ""  # after a live progress line
         print(f"{newline}{_interrupted(argv, run)}", file=sys.stderr)
         return 130
+    except Exception as error:  # a full disk, a storage gone: one line; a bug: its traceback
+        resume = (f"tune --resume {shlex.quote(str(run.path))}" if run is not None
+                  else "the same command")
+        line = fault_line(error, resume)
+        if line is None:
+            raise
+        print(f"tune: error: {line}", file=sys.stderr)
+        return EXIT_USAGE
     from reports.markdown import headline
     print(headline(report))
     print(f"report: {run.path / 'report.md'}")

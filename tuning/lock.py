@@ -53,3 +53,9 @@ def release(folder: Path) -> None:
     if fd is not None:
         os.unlink(Path(folder) / LOCK_FILE)
         os.close(fd)
+
+
+def release_all() -> None:
+    """Drop every lock this process holds (the command is over; the files stay)."""
+    while _held:
+        os.close(_held.popitem()[1])
