@@ -10,7 +10,7 @@ import pytest
 
 from baselines.case import Case, CaseError
 from tuning import store
-from tuning.limits import check_case_fits
+from tuning.limits import check_case_fits, slow_case_note
 from tuning.measurement import measurement
 from tuning.optuna_search import storage_for
 
@@ -117,3 +117,8 @@ def test_a_case_too_large_is_refused_with_its_size_and_the_limit(case, available
     with pytest.raises(CaseError, match=message):
         check_case_fits(case, available=available)
     check_case_fits(Case(branches=50), available=32 * 10**9)  # large, but it fits
+
+
+def test_a_case_that_takes_long_says_so():
+    assert "2,600 operators" in slow_case_note(Case(branches=50))
+    assert slow_case_note(Case()) is None

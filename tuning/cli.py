@@ -26,7 +26,7 @@ from baselines.torch_peer import PEERS, require_torch
 from .candidates import TuningFailed
 from .fault_lines import fault_line
 from .harness import Protocol
-from .limits import check_case_fits
+from .limits import check_case_fits, slow_case_note
 from .lock import release_all
 from .optuna_search import SAMPLERS
 from .options import (Parser, UsageError, add_password_env, check_ranges, refuse_changes,
@@ -127,6 +127,9 @@ def _start(args, argv: list[str]) -> Run:
     with_defaults(args)
     case = parse_case(args.case)
     check_case_fits(case)
+    note = slow_case_note(case)
+    if note:
+        print(note, file=sys.stderr)
     tuners = _tuners(args.tuners, args.budget)
     arms = arm_names(args.arms)
     protocol = Protocol(number=args.number, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,

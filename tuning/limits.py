@@ -44,3 +44,17 @@ def check_case_fits(case: Case, arms: int = 4, available: int | None = None) -> 
                         f", {graph_bytes(case) / GB:.1f} GB each) and this machine has "
                         f"{available / GB:.1f} GB available (at most {MEMORY_SHARE:.0%} of it "
                         "is used): make channels, height or width smaller")
+
+
+# Operators of the prelude (adds and concatenations) beyond which building the graph takes
+# long enough to say so: the default Case has 15.
+MANY_OPERATORS = 200
+
+
+def slow_case_note(case: Case) -> str | None:
+    """A line saying that this Case will take long to build, or None."""
+    operators = case.branches**2 + 2 * case.branches if case.prelude else 0
+    if operators <= MANY_OPERATORS:
+        return None
+    return (f"tune: note: this Case's prelude has {operators:,} operators (the default Case's "
+            "has 15): building each arm takes much longer; --verbose prints each step")
