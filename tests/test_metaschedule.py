@@ -102,3 +102,28 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
             tvm.IRModule({gv: func.with_attr("global_symbol", "main")}))
     ours = arm.schedule.apply(func, target)
     tvm.ir.assert_structural_equal(applied[gv.name_hint].body, ours.body)
+
+
+def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, capfd):
+    """Other code (pytest 9 does) may attach handlers without a name to MetaSchedule's logger;
+    MetaSchedule's own logger set-up crashes on them. Ours leaves them alone, keeps the console
+    quiet and writes MetaSchedule's logs to the run folder."""
+    import io
+    import logging
+    logger = logging.getLogger("tvm.s_tir.meta_schedule")
+    unnamed = logging.StreamHandler(io.StringIO())  # as pytest's LogCaptureHandler is
+    assert unnamed.get_name() is None
+    logger.addHandler(unnamed)
+    try:
+        for index in range(2):
+            directory = tmp_path / f"tune{index}"
+            directory.mkdir()
+            summary = metaschedule.tune_one("ms-space", directory, WINDOW3, make_target("llvm"),
+                                            {"kind": "llvm"}, 2, OPTIONS)
+            assert summary["trials"] == 2
+            log = (directory / "tuning.log").read_text()
+            assert 'Initializing Task #0: "main"' in log and "TaskScheduler picks" in log
+        assert unnamed in logger.handlers and len(logger.handlers) == 1
+    finally:
+        logger.removeHandler(unnamed)
+    assert "Task" not in capfd.readouterr().out

@@ -27,6 +27,7 @@ from baselines.template import PoolSchedule
 
 from .candidates import CandidateEvaluator, TuningFailed, error_line, failures_by_reason
 from .kernel import bias_count, fused_function, kernel_module
+from .ms_tune import tune_kernel
 from .store import Run, RunError, read_json, write_json
 
 RUNS = ("ms-default", "ms-space")
@@ -197,13 +198,11 @@ def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, 
                                      rpc.remote_record)
             else:
                 runner, recorder = _recorded_runner(outcomes), _recorder(outcomes, rows, rows_path)
-            ms.tune_tir(kernel_module(func), _ms_target(target),
-                        work_dir=str(directory), max_trials_global=remaining,
-                        num_trials_per_iter=min(64, remaining),
+            tune_kernel(kernel_module(func), _ms_target(target), directory, space=space,
+                        seed=options.get("seed", 0), num_tuning_cores=evaluator.workers,
+                        max_trials_global=remaining, num_trials_per_iter=min(64, remaining),
                         builder=_builder(evaluator, outcomes, measure=not remote), runner=runner,
-                        database=database, cost_model="xgb", strategy="evolutionary",
-                        space=space, seed=options.get("seed", 0),
-                        num_tuning_cores=evaluator.workers,
+                        database=database, cost_model="xgb",
                         # The default list without RemoveBuildArtifact (it deletes the folder
                         # of each artifact): the evaluator and `rpc` delete their own libraries.
                         measure_callbacks=[ms.measure_callback.AddToDatabase(),
