@@ -124,7 +124,7 @@ def test_a_run_killed_mid_metaschedule_resumes_with_every_recorded_trial(tmp_pat
     out = tmp_path / "run"
     first = out / "tuners" / "ms-default" / "summary.json"
     # Killed once ms-default is done, with ms-space under way.
-    tune_killed_when(first.exists, "--budget", "6", "--tuners", "metaschedule", "--out",
+    tune_killed_when(first.exists, "--budget", "12", "--tuners", "metaschedule", "--out",
                      str(out), *SMALL)
     rows = out / "tuners" / "ms-default" / "trials.json"
     before = rows.read_text()

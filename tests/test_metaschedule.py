@@ -17,6 +17,8 @@ from tuning.store import Run
 from conftest import WINDOW3
 
 OPTIONS = {"seed": 0}
+# Shared by the two runs: 4 trials each.
+BUDGET = 8
 
 
 def _run(path):
@@ -26,8 +28,14 @@ def _run(path):
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory):
     run = _run(tmp_path_factory.mktemp("ms") / "run")
-    arm = metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 4, None, OPTIONS)
+    arm = metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), BUDGET, None, OPTIONS)
     return run, arm
+
+
+def test_budget_shares_add_up_to_the_budget():
+    assert metaschedule.budget_shares(500, 2) == [250, 250]
+    assert metaschedule.budget_shares(7, 2) == [3, 4]
+    assert metaschedule.budget_shares(1, 2) == [0, 1]
 
 
 def test_both_runs_measure_valid_candidates(tuned):
@@ -56,7 +64,7 @@ def test_resume_does_not_measure_again(tuned):
     run, _ = tuned
     path = run.path / "tuners" / "ms-space" / "trials.json"
     before = path.read_text()
-    metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 4, None, OPTIONS)
+    metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), BUDGET, None, OPTIONS)
     assert path.read_text() == before
 
 

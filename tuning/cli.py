@@ -1,6 +1,6 @@
 """`tune`: build and time the four arms of apache/tvm#20401, tune the fused kernel, report.
 
-    tune --budget 500                 the whole study (four arms, both tuners, 500 trials each)
+    tune --budget 500                 the whole study (four arms, both tuners, 500 candidates each)
     tune --budget 0                   the four arms only
     tune --resume DIR                 finish an interrupted run without re-measuring
     tune report DIR                   re-render a run's report (no GPU needed)
@@ -46,8 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tune", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--budget", type=int, default=500,
-                        help="measured trials per tuner, failed ones included (default 500; "
-                             "0 runs the four default arms only)")
+                        help="candidates each tuner measures, failed ones included: Optuna's "
+                             "search measures BUDGET, MetaSchedule's two runs (default space, "
+                             "template space) BUDGET//2 and the rest (default 500; 0 runs the "
+                             "arms only)")
     parser.add_argument("--arms", default=",".join(a.name for a in DEFAULT_ARMS),
                         help="comma-separated arms of the end-to-end comparison: "
                              f"{', '.join(ARMS)}, or the PyTorch peers {', '.join(PEERS)} "
