@@ -239,10 +239,18 @@ def _worker(argv: list[str]) -> int:
 def _sweep(argv: list[str]) -> int:
     """`tune sweep`: arms partial, on, fixed, serial and Optuna's best for each of a set of
     Cases; the same command again finishes an interrupted sweep."""
-    from .sweep import SWEEP_CASES, case_names, run_sweep
+    from .sweep import SWEEP_CASES, run_sweep, select_cases, user_cases
     parser = _Parser(prog="tune sweep", description=_sweep.__doc__)
     parser.add_argument("--cases", default=None,
-                        help=f"comma-separated subset of: {', '.join(SWEEP_CASES)}")
+                        help=f"comma-separated names among {', '.join(SWEEP_CASES)} and the "
+                             "Cases given with --cases-file and --case (default: those, if "
+                             "any, else the built-in ones)")
+    parser.add_argument("--cases-file", default=None, metavar="FILE",
+                        help="your own named Cases: TOML (.toml) or JSON, one table of case "
+                             "fields per name, e.g. [mine] window = 3")
+    parser.add_argument("--case", nargs="+", action="append", default=[],
+                        metavar="NAME KEY=VALUE", help="one more named Case, e.g. --case "
+                                                       "mine window=3 stride=1 (repeatable)")
     parser.add_argument("--budget", type=int, default=40, help="Optuna trials per case")
     parser.add_argument("--target", default="auto")
     parser.add_argument("--trials", type=int, default=1, help="end-to-end trials per case")
@@ -252,15 +260,15 @@ def _sweep(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.budget < 0 or args.trials < 1 or args.blocks < 1:
         raise UsageError("--budget must be >= 0, --trials and --blocks >= 1")
-    names = case_names(args.cases)
+    cases = select_cases(args.cases, user_cases(args.cases_file, args.case))
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     out = Path(args.out or f"runs/sweep-{datetime.date.today()}-{spec['kind']}")
     protocol = Protocol(trials=args.trials, blocks=args.blocks)
     command = "tune sweep " + " ".join(shlex.quote(a) for a in argv)
-    sweep = run_sweep(out, names, spec, device, args.budget, protocol,
+    sweep = run_sweep(out, cases, spec, device, args.budget, protocol,
                       Progress(verbose=args.verbose), command)
     slower = sweep["fixed_slower_than_on"]
-    print(f"{len(names)} cases; fixed slower than on in: {', '.join(slower) or 'none'}")
+    print(f"{len(cases)} cases; fixed slower than on in: {', '.join(slower) or 'none'}")
     print(f"report: {out / 'sweep.md'}")
     for name, errors in sweep["tuner_failures"].items():
         print(f"tune: case {name}: {'; '.join(errors.values())}; its arms were measured and "
