@@ -20,7 +20,7 @@ from pathlib import Path
 
 from baselines.arms import ARMS, DEFAULT_ARMS
 from baselines.case import CaseError, parse_case
-from baselines.torch_peer import PEERS, require_torch
+from baselines.torch_peer import PEERS, capture_counterparts, require_torch
 
 from .harness import Protocol
 from .candidates import TuningFailed
@@ -54,7 +54,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="comma-separated arms of the end-to-end comparison: "
                              f"{', '.join(ARMS)}, or the PyTorch peers {', '.join(PEERS)} "
                              "(the peers and the +capture arms need the extra [torch]); the "
-                             "tuners add their own")
+                             "tuners add their own, and a TVM +capture arm on CUDA brings "
+                             "PyTorch's +capture peers")
     parser.add_argument("--tuners", default="optuna,metaschedule",
                         help="comma-separated subset of: optuna, metaschedule")
     parser.add_argument("--target", default="auto", help="auto (CUDA if a GPU is visible, "
@@ -63,8 +64,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="change the graph, e.g. --case window=3 stride=1 prelude=false")
     parser.add_argument("--trials", type=int, default=Protocol.trials,
                         help="independent end-to-end trials, one process each")
-    parser.add_argument("--blocks", type=int, default=Protocol.blocks,
-                        help="interleaved timing blocks per trial (the issue used 40)")
+    parser.add_argument("--blocks", type=_blocks, default=Protocol.blocks, metavar="N|auto",
+                        help="interleaved timing blocks per trial (the issue used 40); auto "
+                             "(default): whole cycles of the balanced order, at least 6")
     parser.add_argument("--number", type=int, default=Protocol.number,
                         help="time_evaluator: calls per repeat")
     parser.add_argument("--repeat", type=int, default=Protocol.repeat,
@@ -97,13 +99,22 @@ def _parser() -> argparse.ArgumentParser:
 def _check_positive(args) -> None:
     if args.budget < 0:
         raise UsageError(f"--budget must be >= 0, got {args.budget}")
-    for name in ("trials", "blocks", "number", "repeat"):
+    for name in ("trials", "number", "repeat"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be >= 1, got {getattr(args, name)}")
     if args.workers < 1:
         raise UsageError(f"--workers must be >= 1, got {args.workers}")
     if args.min_repeat_ms < 0 or args.warmup_s < 0:
         raise UsageError("--min-repeat-ms and --warmup-s must be >= 0")
+
+
+def _blocks(text: str) -> int | None:
+    """--blocks: a count >= 1, or auto (None: whole cycles of the Williams design)."""
+    if text == "auto":
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"--blocks must be auto or >= 1, got {text!r}")
+    return int(text)
 
 
 def _tuners(args) -> list[str]:
@@ -144,7 +155,7 @@ def arm_names(text: str) -> list[str]:
 
 
 def check_arms_fit_target(names: list[str], target_kind: str) -> None:
-    captured = [n for n in names if n in ARMS and ARMS[n].capture]
+    captured = [n for n in names if n.endswith("+capture")]
     if captured and target_kind != "cuda":
         raise UsageError(f"{captured[0]} captures CUDA launches and needs a CUDA GPU; leave it "
                          "out on llvm")
@@ -179,6 +190,8 @@ def _start(args, progress: Progress) -> Run:
                         warmup_s=args.warmup_s, blocks=args.blocks, trials=args.trials)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     check_arms_fit_target(arms, spec["kind"])
+    requested = arms
+    arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
     options = {"sampler": args.sampler, "seed": args.seed, "storage": args.storage,
@@ -187,6 +200,8 @@ def _start(args, progress: Progress) -> Run:
     command = "tune " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     run = Run.create(out, new_meta(case, spec, identity, protocol, tuners, args.budget,
                                    command, options, arms))
+    run.update_meta(peers_added=[n for n in arms if n not in requested],
+                    peers_not_measured=peers_not_measured)
     save_environment(run, make_target(**spec))
     return run
 
