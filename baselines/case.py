@@ -67,6 +67,15 @@ class Case:
     def from_dict(cls, data: dict) -> "Case":
         return cls(**data)
 
+    @classmethod
+    def from_fields(cls, fields: dict) -> "Case":
+        """A Case from user-given fields (a table of a Cases file); unknown keys are refused."""
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = [key for key in fields if key not in known]
+        if unknown:
+            raise CaseError(f"unknown case key {unknown[0]!r}; known keys: {', '.join(known)}")
+        return cls(**fields)
+
     def replace(self, **changes) -> "Case":
         return dataclasses.replace(self, **changes)
 

@@ -1,21 +1,30 @@
-"""The same Case in PyTorch, eager and `torch.compile`d: a peer the arms are timed against.
+"""The same Case in PyTorch: peers the arms are timed against, given every treatment they get.
 
-A peer behaves like a built arm in the harness (outputs for an input, one call, a timer), so it
-is checked against the NumPy reference and timed in the same interleaved blocks. `call_timer`
-times any Python-level call that way (the peers, and the arms replayed from a CUDA graph).
+A peer behaves like a built arm in the harness (outputs for an input, one call, a timer for each
+figure), so it is checked against the NumPy reference and timed in the same interleaved blocks.
+`+capture` peers capture the whole call with `torch.cuda.graph`, as the TVM `+capture` arms are
+captured. `call_timer` and `wall_timer` time any Python-level call (the peers, and the arms
+replayed from a CUDA graph or called from Python).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import time
 
 import numpy as np
 
 from .case import Case
 
-# torch.compile's modes: the default, and "reduce-overhead", which replays CUDA graphs.
-COMPILE_MODES = {"torch-compile": "default", "torch-compile-graphs": "reduce-overhead"}
-PEERS = ("torch-eager", *COMPILE_MODES)
+# torch.compile's modes: the default; "reduce-overhead", which replays CUDA graphs itself; and
+# max-autotune, without its CUDA graphs (those come from +capture, as for every other arm).
+COMPILE_MODES = {"torch-compile": "default", "torch-compile-graphs": "reduce-overhead",
+                 "torch-compile-max-autotune": "max-autotune-no-cudagraphs"}
+CAPTURE = "+capture"
+# PyTorch's counterparts of the TVM +capture arms: the whole call captured the same way.
+CAPTURE_PEERS = ("torch-eager+capture", "torch-compile+capture",
+                 "torch-compile-max-autotune+capture")
+PEERS = ("torch-eager", *COMPILE_MODES, *CAPTURE_PEERS)
 
 
 def require_torch(name: str) -> None:
@@ -46,8 +55,32 @@ def torch_graph(case: Case):
     return graph
 
 
+def torch_available() -> bool:
+    return importlib.util.find_spec("torch") is not None
+
+
+def capture_counterparts(names: list[str], target_kind: str) -> tuple[list[str], dict]:
+    """`names` with PyTorch's capture peers added beside any TVM +capture arm on CUDA, and the
+    peers not measured with the reason (PyTorch missing, or no CUDA for a captured peer)."""
+    if not torch_available():
+        return names, {p: "PyTorch is not installed; pip install -e '.[torch]'"
+                       for p in PEERS if p not in names}
+    if target_kind != "cuda":
+        return names, {p: "captures CUDA launches; needs a CUDA GPU" for p in CAPTURE_PEERS}
+    if any(n.endswith(CAPTURE) and n not in PEERS for n in names):
+        names = list(dict.fromkeys([*names, *CAPTURE_PEERS]))
+    return names, {}
+
+
+def peer_arm(name: str, case: Case, target_kind: str):
+    """The built peer `name` (`+capture` peers are captured on their first input)."""
+    if name.endswith(CAPTURE):
+        return CapturedPeerArm(name.removesuffix(CAPTURE), case, target_kind)
+    return PeerArm(name, case, target_kind)
+
+
 class PeerArm:
-    """A peer in the harness, timed like `time_evaluator` (`call_timer`)."""
+    """A peer in the harness: `call_timer` for its call path, `wall_timer` for `model(x)`."""
 
     def __init__(self, name: str, case: Case, target_kind: str):
         require_torch(name)
@@ -77,13 +110,98 @@ class PeerArm:
         self.x = self.torch.from_numpy(x).to(self.device)
         return call_timer(self.call, self.device == "cuda", protocol)
 
+    def python_call(self, source):
+        """`model(x)`, `x` already on the device."""
+        return self.graph(source)
 
-def call_timer(call, on_gpu: bool, protocol):
-    """Times `call` like `time_evaluator`: `number` calls per sample (raised until a sample
-    lasts `min_repeat_ms`), CUDA events on the GPU; each call of the result returns `repeat`
-    samples (us per call)."""
+    def python_timer(self, x: np.ndarray, protocol):
+        """`python_call` inside one `torch.no_grad()`, as inference code runs (grad mode
+        changing between calls would make dynamo recompile)."""
+        source = self.torch.from_numpy(x).to(self.device)
+        sample = wall_timer(lambda: self.python_call(source), self.sync, protocol)
+
+        def timer():
+            with self.torch.no_grad():
+                return sample()
+        return timer
+
+
+class CapturedPeerArm(PeerArm):
+    """The peer's whole call captured into one CUDA graph, PyTorch's documented recipe: warmed
+    up on a side stream, captured once with a static input and static outputs, replayed; a new
+    input is copied into the static input."""
+
+    WARMUP_CALLS = 3
+
+    def __init__(self, name: str, case: Case, target_kind: str):
+        super().__init__(name, case, target_kind)
+        self.cuda_graph = None
+
+    def _capture(self, x) -> None:
+        torch = self.torch
+        self.static_input = x.clone()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream), torch.no_grad():
+            for _ in range(self.WARMUP_CALLS):  # compiles, autotunes, fills the allocator
+                self.graph(self.static_input)
+        torch.cuda.current_stream().wait_stream(stream)
+        self.cuda_graph = torch.cuda.CUDAGraph()
+        with torch.no_grad(), torch.cuda.graph(self.cuda_graph):
+            self.static_outputs = self.graph(self.static_input)
+
+    def _load(self, x: np.ndarray):
+        """`x` on the device, copied into the static input (captured on the first input)."""
+        source = self.torch.from_numpy(x).to(self.device)
+        if self.cuda_graph is None:
+            self._capture(source)
+        else:
+            self.static_input.copy_(source)
+        return source
+
+    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
+        self._load(x)
+        self.call()
+        self.sync()
+        return [value.cpu().numpy() for value in self.static_outputs]
+
+    def call(self) -> None:
+        self.cuda_graph.replay()
+
+    def timer(self, x: np.ndarray, protocol):
+        self._load(x)
+        return call_timer(self.call, True, protocol)
+
+    def python_call(self, source):
+        """As the recipe is used: the new input copied into the static one, the graph replayed."""
+        self.static_input.copy_(source)
+        self.cuda_graph.replay()
+        return self.static_outputs
+
+    def python_timer(self, x: np.ndarray, protocol):
+        self._load(x)  # captures on the first input
+        return super().python_timer(x, protocol)
+
+
+def _sampler(elapsed_s, protocol):
+    """`repeat` samples (us per call) per call of the result; each times `number` calls, raised
+    until a sample lasts `min_repeat_ms`, as `time_evaluator` does."""
     number = protocol.number
 
+    def sample() -> float:
+        nonlocal number
+        while True:
+            elapsed = elapsed_s(number)
+            if elapsed * 1e3 >= protocol.min_repeat_ms:
+                return elapsed / number * 1e6
+            number = max(number * 2, int(number * protocol.min_repeat_ms / 1e3
+                                         / max(elapsed, 1e-9)) + 1)
+
+    return lambda: [sample() for _ in range(protocol.repeat)]
+
+
+def call_timer(call, on_gpu: bool, protocol):
+    """Times `call` like `time_evaluator`: CUDA events around back-to-back calls on the GPU."""
     def elapsed_s(count: int) -> float:
         if not on_gpu:
             started = time.perf_counter()
@@ -99,13 +217,18 @@ def call_timer(call, on_gpu: bool, protocol):
         end.synchronize()
         return start.elapsed_time(end) / 1e3
 
-    def sample() -> float:
-        nonlocal number
-        while True:
-            elapsed = elapsed_s(number)
-            if elapsed * 1e3 >= protocol.min_repeat_ms:
-                return elapsed / number * 1e6
-            number = max(number * 2, int(number * protocol.min_repeat_ms / 1e3
-                                         / max(elapsed, 1e-9)) + 1)
+    return _sampler(elapsed_s, protocol)
 
-    return lambda: [sample() for _ in range(protocol.repeat)]
+
+def wall_timer(call, sync, protocol):
+    """Times back-to-back calls by the host's clock, from an idle device to the last call's
+    end (`sync`): what a Python caller waits. Needs no PyTorch, on any device."""
+    def elapsed_s(count: int) -> float:
+        sync()
+        started = time.perf_counter()
+        for _ in range(count):
+            call()
+        sync()
+        return time.perf_counter() - started
+
+    return _sampler(elapsed_s, protocol)

@@ -2,41 +2,43 @@
 
 from __future__ import annotations
 
+from .comparisons import figure_verdicts, like_pairs, ratio_text, treatment, verdict
+from .measurement_md import design_text, noise_section, ratios_section
+from .samples import LABELS
+
 
 def _us(value) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def _ratio_text(name: str, ratio: dict) -> str:
-    verdict = "" if ratio["distinguishable"] else ", not distinguishable from 1"
-    return (f"{name} = {ratio['ratio']:.2f} "
-            f"({ratio['confidence']:.0%} CI {ratio['low']:.2f}–{ratio['high']:.2f}{verdict})")
-
-
 def headline(report: dict) -> str:
-    arms = report["arms"]
-    on = arms.get("on", {}).get("median_us")
-    where = f"{report['device']} ({report['target']})"
-    parts = [f"On {where}, median of {report['trials']} per-trial medians: "
-             + ", ".join(f"{name.upper()} {_us(arm['median_us'])} us"
-                         for name, arm in arms.items() if arm["median_us"] is not None) + "."]
-    if report["ratios"]:
-        parts.append("Ratios: " + "; ".join(
-            _ratio_text(name, ratio) for name, ratio in report["ratios"].items()) + ".")
-    best = report.get("best_arm")
-    if best and on and best != "on":
-        parts.append(f"The fastest arm is `{best}` at {_us(arms[best]['median_us'])} us end to "
-                     f"end, {on / arms[best]['median_us']:.2f}x faster than the default schedule "
-                     f"(ON){_found_by(report, best)}.")
-    tuned = [n for n in report["tuners"] if n in arms and arms[n]["median_us"] is not None]
-    if tuned and on:
-        name = min(tuned, key=lambda n: arms[n]["median_us"])
-        ratio = report["ratios"].get(f"{name}/on")
-        interval = f" (95% CI {ratio['low']:.2f}–{ratio['high']:.2f})" if ratio else ""
-        parts.append(f"The best tuned arm, `{name}`, takes {_us(arms[name]['median_us'])} us: "
-                     f"{arms[name]['median_us'] / on:.3f} of ON{interval}{_found_by(report, name)}.")
+    """The paragraph for the issue thread; every verdict names the figure it uses."""
+    arms, figures = report["arms"], report["figures"]
+    timed = {name: arm for name, arm in arms.items() if arm["median_us"] is not None}
+    parts = [f"On {report['device']} ({report['target']}), {report['trials']} trials "
+             "(one process each)."]
+    if timed:
+        parts.append("Per arm, " + " / ".join(figures.values()) + " (medians of per-trial "
+                     "medians): " + ", ".join(
+                         f"{name.upper()} " + " / ".join(
+                             _us(arm["figures"].get(f, {}).get("median_us")) for f in figures)
+                         + " us" for name, arm in timed.items()) + ".")
+    # The issue's ratios and TVM's arms against ON; the peers' are in the table of ratios.
+    own = {pair: ratio for pair, ratio in report["ratios"].items()
+           if not any(name.startswith("torch-") for name in pair.split("/"))}
+    if own:
+        parts.append(f"Paired ratios ({_method_clause(report)}), {LABELS['call_path']}: "
+                     + "; ".join(verdict(pair, ratio) for pair, ratio in own.items()) + ".")
+    for pair in like_pairs(report):
+        top, bottom = pair.split("/")
+        parts.append(f"Like for like ({treatment(top)}), `{top}` against `{bottom}`: "
+                     + figure_verdicts(report, pair, ("python_call", "gpu_queued")) + ".")
+    parts += _fastest(report)
+    parts += _best_tuned(report, timed)
     for name, reason in report.get("tuner_failures", {}).items():
         parts.append(f"Tuner `{name}` gave no arm: {reason}.")
+    for reason, names in _by_reason(report.get("peers_not_measured", {})).items():
+        parts.append(f"Not measured: {', '.join(f'`{n}`' for n in names)} ({reason}).")
     wrong = [name for name, arm in arms.items() if not arm["correct"]]
     if wrong:
         parts.append("Wrong against the NumPy reference, not timed: " + ", ".join(wrong) + ".")
@@ -44,6 +46,48 @@ def headline(report: dict) -> str:
         parts.append("Every arm matched the independent NumPy reference "
                      f"(largest max-abs error {max(a['max_abs_err'] or 0 for a in arms.values()):.3g}).")
     return " ".join(parts)
+
+
+def _method_clause(report: dict) -> str:
+    method = report["ratio_method"]
+    clause = f"95% CI, Student t over the {report['trials']} trials' paired block log-ratios"
+    coverage = method.get("coverage")
+    if coverage:
+        values = sorted(coverage.values())
+        clause += f"; simulated coverage {values[0]:.0%} to {values[-1]:.0%}"
+    return clause
+
+
+def _fastest(report: dict) -> list[str]:
+    """The fastest arm in each figure, named with the figure."""
+    found = []
+    for figure, label in report["figures"].items():
+        medians = {name: arm["figures"][figure]["median_us"] for name, arm in
+                   report["arms"].items() if figure in arm.get("figures", {})}
+        if len(medians) > 1:
+            best = min(medians, key=medians.get)
+            found.append(f"`{best}` ({_us(medians[best])} us) {label}")
+    return ["Fastest: " + "; ".join(found) + "."] if found else []
+
+
+def _best_tuned(report: dict, timed: dict) -> list[str]:
+    on = timed.get("on", {}).get("median_us")
+    tuned = [n for n in report["tuners"] if n in timed]
+    if not tuned or not on:
+        return []
+    name = min(tuned, key=lambda n: timed[n]["median_us"])
+    ratio = report["ratios"].get(f"{name}/on")
+    interval = f" ({ratio_text(ratio)})" if ratio else ""
+    return [f"The best tuned arm, `{name}`, takes {_us(timed[name]['median_us'])} us "
+            f"{LABELS['call_path']}: {timed[name]['median_us'] / on:.3f} of ON{interval}"
+            f"{_found_by(report, name)}."]
+
+
+def _by_reason(missing: dict) -> dict:
+    grouped = {}
+    for name, reason in missing.items():
+        grouped.setdefault(reason, []).append(name)
+    return grouped
 
 
 def _found_by(report: dict, arm: str) -> str:
@@ -61,43 +105,58 @@ def _table(header: list[str], rows: list[list]) -> list[str]:
 
 
 def arms_table(report: dict) -> list[str]:
-    queued = any(arm.get("queued_gpu_us") is not None for arm in report["arms"].values())
-    rows = []
+    figures, rows = report["figures"], []
     for name, arm in report["arms"].items():
-        rows.append([f"`{name}`", _us(arm["median_us"]), _us(arm.get("iqr_us")),
-                     "—" if arm.get("cv") is None else f"{arm['cv']:.2%}",
-                     _fmt(arm.get("ratio_to_on")), _fmt(arm.get("ratio_to_best")),
-                     "yes" if arm["correct"] else "**no**",
-                     "—" if arm["max_abs_err"] is None else f"{arm['max_abs_err']:.3g}"]
-                    + ([_us(arm.get("queued_gpu_us"))] if queued else []))
-    return _table(["arm", "median us", "IQR us", "CV (median of trials)", "/ ON", "/ best",
-                   "correct", "max abs err"] + (["GPU us, calls queued"] if queued else []), rows)
+        medians = [_us(arm.get("figures", {}).get(f, {}).get("median_us")) for f in figures]
+        rows.append([f"`{name}`", *medians, _fmt(arm.get("ratio_to_on")),
+                     _fmt(arm.get("ratio_to_best")), "yes" if arm["correct"] else "**no**",
+                     "—" if arm["max_abs_err"] is None else f"{arm['max_abs_err']:.3g}"])
+    return _table(["arm", *(f"{label}, us" for label in figures.values()),
+                   "/ ON", "/ best", "correct", "max abs err"], rows)
+
+
+def figure_notes(report: dict) -> list[str]:
+    """What each figure is (tuning/blocks.py takes them)."""
+    notes = {
+        "call_path": "the VM's `time_evaluator` of `invoke_stateful` (calls looped in C++), a "
+                     "captured graph's replay, or a PyTorch peer's call in a Python loop; CUDA "
+                     "events around back-to-back calls on the GPU.",
+        "python_call": "`vm[\"main\"](x)` with `x` already on the device, `model(x)` for "
+                       "PyTorch (inside one `torch.no_grad()`), or for a captured graph the "
+                       "input copied into its static buffer and the graph replayed; the host's "
+                       "clock from an idle device to the last call's end.",
+        "gpu_queued": "the GPU time of one call with "
+                      f"{report['protocol'].get('queued_calls', 20)} calls queued behind a "
+                      "sleeping kernel (CUDA events), i.e. the end-to-end time without the "
+                      "host's share; what a launch path with no host cost could approach.",
+    }
+    return [f"{label}: {notes[figure]}" for figure, label in report["figures"].items()]
 
 
 def arm_notes(report: dict) -> list[str]:
     """What the table cannot say: how the fixed, CUDA-graph and peer arms were made."""
-    names, notes = report["arms"], []
+    names, notes = report["arms"], figure_notes(report)
     if any(n.startswith("fixed") for n in names):
         notes.append("`fixed`: the default rules with the candidate `WindowReduction` rule "
                      "before `GeneralReduction` (a GPU rule: on llvm it equals `on`).")
     for name, launches in report.get("cuda_graph_launches", {}).items():
         notes.append(f"`{name}`: Relax's CUDA graph rewriting captured {launches} kernel "
                      "launches (it captures only kernels between buffers it allocates itself).")
-    if any(n.endswith("+capture") for n in names):
+    if any(n.endswith("+capture") and not n.startswith("torch-") for n in names):
         notes.append("`+capture`: the whole VM call captured once into a CUDA graph (through "
                      "PyTorch, on TVM's FFI stream) and replayed; the input and outputs stay in "
                      "fixed buffers, and a new input is copied in. Relax's own rewriting cannot "
                      "do this here, because the kernels touch the function's input and outputs.")
-    if any(arm.get("queued_gpu_us") is not None for arm in names.values()):
-        notes.append("GPU us, calls queued: the GPU time of one call when calls are queued "
-                     "behind a sleeping kernel (CUDA events), i.e. the end-to-end time without "
-                     "the host's share; what a launch path with no host cost (a CUDA graph of "
-                     "the whole call) could approach.")
     if any(n.startswith("torch-") for n in names):
         notes.append("`torch-*`: the same graph in PyTorch (eager; `torch.compile` in its default "
-                     "mode; `-graphs`: mode `reduce-overhead`, which replays CUDA graphs), "
-                     "checked against the same NumPy reference and timed in the same "
-                     "interleaved blocks.")
+                     "mode; `-graphs`: mode `reduce-overhead`, which replays CUDA graphs; "
+                     "`-max-autotune`: mode `max-autotune-no-cudagraphs`; `+capture`: the whole "
+                     "call captured with `torch.cuda.graph` after a warm-up on a side stream, "
+                     "static input and outputs, PyTorch's documented recipe), checked against "
+                     "the same NumPy reference and timed in the same interleaved blocks.")
+    if report.get("peers_added"):
+        notes.append("Added beside the TVM `+capture` arms, so that PyTorch gets the same "
+                     "treatment: " + ", ".join(f"`{n}`" for n in report["peers_added"]) + ".")
     return ["", *(f"- {note}" for note in notes)] if notes else []
 
 
@@ -166,9 +225,13 @@ def environment_block(report: dict) -> list[str]:
 
 def render(report: dict) -> str:
     lines = ["# Fused MaxPool + Add (apache/tvm#20401): default schedule against tuned schedules",
-             "", headline(report), "", "## Arms (whole graph, Relax VM `invoke_stateful`)", ""]
+             "", headline(report), "", "## Arms (the whole graph; medians of per-trial medians)",
+             ""]
     lines += arms_table(report)
     lines += arm_notes(report)
+    lines += ratios_section(report)
+    lines += noise_section(report)
+    lines += design_text(report)
     lines += ["", "## CUDA kernels of each arm (ptxas resource report)", ""]
     lines += kernels_table(report)
     lines += fused_kernel_table(report)

@@ -32,15 +32,25 @@ def save_figure(figure, path) -> None:
 
 
 def _arms(run: Run, report: dict) -> None:
+    """Per arm, one bar per figure (median, IQR), on a log scale: the arms span 5 to 250 us."""
     timed = [(name, arm) for name, arm in report["arms"].items() if arm["median_us"] is not None]
     if not timed:
         return
-    figure, axis = plt.subplots(figsize=(6, 3))
-    medians = [arm["median_us"] for _, arm in timed]
-    errors = [[arm["median_us"] - arm["q1_us"] for _, arm in timed],
-              [arm["q3_us"] - arm["median_us"] for _, arm in timed]]
-    axis.bar([name for name, _ in timed], medians, yerr=errors, capsize=4, color="tab:blue")
-    axis.set_ylabel("end-to-end latency, us (median, IQR)")
+    figures = report["figures"]
+    figure, axis = plt.subplots(figsize=(max(6, 0.9 * len(timed)), 3.5))
+    width = 0.8 / len(figures)
+    for i, (key, label) in enumerate(figures.items()):
+        stats = [arm["figures"].get(key) for _, arm in timed]
+        medians = [s["median_us"] if s else float("nan") for s in stats]
+        errors = [[s["median_us"] - s["q1_us"] if s else 0 for s in stats],
+                  [s["q3_us"] - s["median_us"] if s else 0 for s in stats]]
+        axis.bar([j + (i - (len(figures) - 1) / 2) * width for j in range(len(timed))], medians,
+                 width, yerr=errors, capsize=3, label=label)
+    axis.set_xticks(range(len(timed)), [name for name, _ in timed], rotation=30, ha="right",
+                    fontsize=7)
+    axis.set_yscale("log")
+    axis.set_ylabel("us per call (median, IQR)")
+    axis.legend(fontsize=7)
     axis.set_title(f"{report['device']}: whole graph per arm")
     _save(figure, run, "arms.png")
 

@@ -7,12 +7,15 @@ import math
 import numpy as np
 
 from baselines.case import Case
-from tuning.stats import combined_median, ratio_interval, summarize
+from tuning import coverage
+from tuning.noise import noise_levels
+from tuning.paired import CONFIDENCE, METHOD, paired_ratio
+from tuning.stats import combined_median, summarize
 from tuning.store import Run, read_json
 
-DEFAULT_ORDER = ("off", "partial", "on", "serial")
-# (numerator, denominator) pairs the issue thread quotes, when both arms were timed.
-ISSUE_RATIOS = (("on", "off"), ("on", "partial"), ("serial", "on"))
+from .comparisons import ratio_pairs
+from .samples import LABELS, has_samples, samples_by_figure
+
 FLOAT_BYTES = 4
 FUSED_PREFIX = "fused_pool2d"
 
@@ -22,12 +25,12 @@ def summarize_run(run: Run) -> dict:
     trials = run.trials()
     _require_every_trial(run, meta, len(trials))
     arm_names = [arm["name"] for arm in meta["arms"]]
-    arms = {name: _arm_summary(name, trials) for name in arm_names}
+    peers = [arm["name"] for arm in meta["arms"] if arm.get("peer")]
+    samples = samples_by_figure(trials, arm_names, meta["protocol"]["repeat"])
+    arms = {name: _arm_summary(name, trials, samples) for name in arm_names}
     timed = [name for name in arm_names if arms[name].get("median_us") is not None]
-    ratios = {}
-    for top, bottom in _ratio_pairs(timed):
-        ratios[f"{top}/{bottom}"] = ratio_interval(
-            _per_trial(trials, top), _per_trial(trials, bottom))
+    pairs = ratio_pairs(timed, peers)
+    by_figure = {figure: _ratios(per_arm, pairs) for figure, per_arm in samples.items()}
     report = {
         "command": meta.get("command"),
         "case": meta["case"],
@@ -37,7 +40,14 @@ def summarize_run(run: Run) -> dict:
         "environment": _environment(run),
         "trials": len(trials),
         "arms": arms,
-        "ratios": ratios,
+        "figures": {figure: LABELS[figure] for figure in samples},
+        # The end-to-end figure through each arm's own call path, as earlier reports gave it.
+        "ratios": by_figure.get("call_path", {}),
+        "ratios_by_figure": by_figure,
+        "ratio_method": _method(trials, meta["protocol"]),
+        "design": [{"trial": t["trial"], **t["design"]} for t in trials if "design" in t],
+        "peers_not_measured": meta.get("peers_not_measured", {}),
+        "peers_added": meta.get("peers_added", []),
         "tuners": _tuners(run, meta),
         "wall_s": meta.get("wall_s"),
         "tuner_failures": meta.get("tuner_failures", {}),
@@ -53,41 +63,52 @@ def summarize_run(run: Run) -> dict:
     return report
 
 
-def _per_trial(trials: list[dict], name: str) -> list[list[float]]:
-    return [t["samples_us"][name] for t in trials if t["samples_us"].get(name)]
+def _ratios(per_arm: dict, pairs: list) -> dict:
+    ratios = {}
+    for top, bottom in pairs:
+        found = paired_ratio(per_arm[top], per_arm[bottom])
+        if found is not None:
+            ratios[f"{top}/{bottom}"] = found
+    return ratios
 
 
-def _arm_summary(name: str, trials: list[dict]) -> dict:
+def _method(trials: list[dict], protocol: dict) -> dict:
+    """The interval's method, and its coverage simulated at this run's numbers."""
+    if not trials:
+        return {"method": METHOD, "confidence": CONFIDENCE}
+    blocks = [t["design"]["blocks"] for t in trials if "design" in t] or [protocol["blocks"] or 1]
+    checked = coverage.verify(len(trials), int(np.median(blocks)), protocol["repeat"])
+    return {"method": METHOD, "confidence": CONFIDENCE, **checked}
+
+
+def _figure_summary(per_trial: list) -> dict:
+    timed = [[s for block in trial for s in block] for trial in per_trial]
+    timed = [samples for samples in timed if samples]
+    pooled = summarize([s for samples in timed for s in samples])
+    return {"median_us": combined_median(timed),
+            "trial_medians_us": [float(np.median(s)) for s in timed],
+            "iqr_us": pooled["iqr_us"], "q1_us": pooled["q1_us"], "q3_us": pooled["q3_us"],
+            "cv": float(np.median([summarize(s)["cv"] for s in timed])),
+            "samples": pooled["samples"], "noise": noise_levels(per_trial)}
+
+
+def _arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
     checks = [t["checks"][name] for t in trials if name in t["checks"]]
-    per_trial = _per_trial(trials, name)
     errors = [c["max_abs_err"] for c in checks if c.get("max_abs_err") is not None]
+    figures = {figure: _figure_summary(per_arm[name]) for figure, per_arm in samples.items()
+               if has_samples(per_arm[name])}
     summary = {
         "correct": bool(checks) and all(c["correct"] for c in checks),
         "max_abs_err": max(errors) if errors else None,
         "kernels": next((t["kernels"][name] for t in trials if name in t.get("kernels", {})), []),
+        "figures": figures,
+        "queued_gpu_us": figures.get("gpu_queued", {}).get("median_us"),
         "median_us": None,
     }
-    queued = [t["queued_gpu_us"][name] for t in trials if name in t.get("queued_gpu_us", {})]
-    summary["queued_gpu_us"] = combined_median(queued) if queued else None
-    if per_trial:
-        pooled = summarize([s for samples in per_trial for s in samples])
-        summary.update({
-            "median_us": combined_median(per_trial),
-            "trial_medians_us": [float(np.median(s)) for s in per_trial],
-            "iqr_us": pooled["iqr_us"], "q1_us": pooled["q1_us"], "q3_us": pooled["q3_us"],
-            "cv": float(np.median([summarize(s)["cv"] for s in per_trial])),
-            "trial_cvs": [summarize(s)["cv"] for s in per_trial],
-            "samples": pooled["samples"],
-        })
+    if "call_path" in figures:  # the figure earlier reports gave, under the same keys
+        summary.update({key: figures["call_path"][key] for key in (
+            "median_us", "trial_medians_us", "iqr_us", "q1_us", "q3_us", "cv", "samples")})
     return summary
-
-
-def _ratio_pairs(timed: list[str]):
-    pairs = [pair for pair in ISSUE_RATIOS if pair[0] in timed and pair[1] in timed]
-    for name in timed:
-        if name not in DEFAULT_ORDER and "on" in timed:
-            pairs.append((name, "on"))
-    return pairs
 
 
 def _ratio(arms: dict, top: str, bottom: str):

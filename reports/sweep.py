@@ -60,7 +60,7 @@ def _case_row(name: str, report: dict, target) -> dict:
         "end_to_end_us": {arm: arms.get(arm, {}).get("median_us") for arm in END_TO_END},
         "fixed_over_on": fixed_vs_on,
         # Slower only when the interval says so (both ends above 1).
-        "fixed_slower_than_on": bool(fixed_vs_on) and fixed_vs_on["low"] > 1,
+        "fixed_slower_than_on": (fixed_vs_on.get("low") or 0) > 1,
     }
 
 
@@ -109,7 +109,8 @@ def markdown(sweep: dict) -> str:
     for c in sweep["cases"]:
         k, e, r = c["kernel_us"], c["end_to_end_us"], c["fixed_over_on"]
         launch = " x ".join(str(v) for v in c["fixed_launch"].values() if v) or "–"
-        ratio = f"{r['ratio']:.3f} ({r['low']:.3f}–{r['high']:.3f})" if r else "–"
+        ratio = (f"{r['ratio']:.3f} ({r['low']:.3f}–{r['high']:.3f})" if r.get("low") is not None
+                 else f"{r['ratio']:.3f}" if r else "–")
         gap = "–" if c["fixed_gap"] is None else f"{c['fixed_gap']:+.1%}"
         lines.append(
             f"| {c['case']} | {', '.join(sorted(set(c['rule'].values())))} "

@@ -46,3 +46,16 @@ def test_off_runs_no_fusion(tmp_path):
     build(DEFAULT, DEFAULT_ARMS[0], make_target("llvm"), tmp_path)
     after = (tmp_path / "06_FuseTIR.py").read_text()
     assert "def pool2d(" in after and "fused_" not in after
+
+
+def test_the_python_call_figure_calls_main_with_a_tensor_on_the_device(tmp_path):
+    from tuning.harness import Protocol, VMArm
+    device = tvm.cpu()
+    arm = VMArm(relax.VirtualMachine(build(DEFAULT, DEFAULT_ARMS[3], make_target("llvm"),
+                                           tmp_path), device), device)
+    x = random_input(DEFAULT, 1)
+    got = outputs_of(arm.python_call(tvm.runtime.tensor(x, device=device)))
+    for g, w in zip(got, reference(DEFAULT, x)):
+        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5)
+    samples = arm.python_timer(x, Protocol(number=2, repeat=3, min_repeat_ms=1))()
+    assert len(samples) == 3 and all(s > 0 for s in samples)

@@ -6,9 +6,11 @@ import importlib.util
 import numpy as np
 import pytest
 
+from baselines import torch_peer
 from baselines.arms import ARMS
+from baselines.reference import random_input, reference
 from tuning.cli import UsageError, check_arms_fit_target
-from tuning.harness import Protocol, check
+from tuning.harness import Protocol, check, outputs_of
 
 from conftest import tune
 
@@ -19,6 +21,25 @@ def test_a_capture_arm_needs_a_cuda_target():
     with pytest.raises(UsageError, match="fixed\\+capture captures CUDA launches"):
         check_arms_fit_target(["on", "fixed+capture"], "llvm")
     check_arms_fit_target(["on", "fixed+capture"], "cuda")
+    with pytest.raises(UsageError, match="torch-compile\\+capture captures CUDA launches"):
+        check_arms_fit_target(["on", "torch-compile+capture"], "llvm")
+
+
+def test_pytorch_gets_the_capture_treatment_beside_a_tvm_capture_arm(monkeypatch):
+    monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
+    names, missing = torch_peer.capture_counterparts(["on", "fixed+capture"], "cuda")
+    assert names == ["on", "fixed+capture", *torch_peer.CAPTURE_PEERS] and missing == {}
+    assert torch_peer.capture_counterparts(["on", "fixed"], "cuda") == (["on", "fixed"], {})
+    names, missing = torch_peer.capture_counterparts(["on"], "llvm")
+    assert names == ["on"] and set(missing) == set(torch_peer.CAPTURE_PEERS)
+    assert "needs a CUDA GPU" in missing["torch-compile+capture"]
+
+
+def test_without_pytorch_every_peer_is_reported_not_measured(monkeypatch):
+    monkeypatch.setattr(torch_peer, "torch_available", lambda: False)
+    names, missing = torch_peer.capture_counterparts(["on"], "cuda")
+    assert names == ["on"] and set(missing) == set(torch_peer.PEERS)
+    assert all("PyTorch is not installed" in reason for reason in missing.values())
 
 
 @pytest.mark.skipif(HAS_TORCH, reason="the refusal is for machines without PyTorch")
@@ -34,6 +55,7 @@ def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_p
     import torch
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
+    import tvm
     from tvm import relax
 
     from baselines.pipeline import lower, make_target
@@ -46,6 +68,40 @@ def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_p
     arm = CapturedVMArm(relax.VirtualMachine(executable, device), device)
     # Three inputs through one graph: each is copied into the captured input buffer.
     assert check(case, arm, 3) == {"correct": True, "max_abs_err": 0.0}
-    samples = arm.timer(np.zeros(case.input_shape, "float32"),
-                        Protocol(number=10, repeat=3, min_repeat_ms=1))()
-    assert len(samples) == 3 and all(s > 0 for s in samples)
+    # As a Python user calls it: a new input already on the device, copied in, replayed.
+    x = random_input(case, 7)
+    got = outputs_of(arm.python_call(tvm.runtime.tensor(x, device=device)))
+    arm.sync()
+    for g, w in zip(got, reference(case, x)):
+        np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5)
+    protocol = Protocol(number=10, repeat=3, min_repeat_ms=1)
+    for timer in (arm.timer, arm.python_timer):
+        samples = timer(np.zeros(case.input_shape, "float32"), protocol)()
+        assert len(samples) == 3 and all(s > 0 for s in samples)
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="needs PyTorch")
+def test_a_cuda_trial_keeps_three_figures_per_arm_in_balanced_blocks():
+    import torch
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    from baselines.arms import DEFAULT_ARMS
+    from tuning.environment import gpu_arch
+    from tuning.harness import run_trial
+
+    from conftest import DEFAULT
+
+    arms = [DEFAULT_ARMS[2], ARMS["fixed"], ARMS["fixed+capture"]]
+    protocol = Protocol(number=2, repeat=2, min_repeat_ms=1, warmup_s=0, blocks=None)
+    record = run_trial(DEFAULT, arms, {"kind": "cuda", "arch": gpu_arch()}, protocol, 1,
+                       peers=("torch-eager+capture",))
+    names = {"on", "fixed", "fixed+capture", "torch-eager+capture"}
+    assert record["design"]["positions"] and record["design"]["carryover"]
+    assert len(record["block_orders"]) == record["design"]["blocks"] == 8
+    assert all(set(order) == names for order in record["block_orders"])
+    samples = record["block_samples_us"]
+    assert set(samples) == {"call_path", "python_call", "gpu_queued"}
+    for figure in samples.values():
+        assert set(figure) == names
+        assert all(len(blocks) == 8 and all(len(b) == 2 for b in blocks)
+                   for blocks in figure.values())

@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -22,28 +23,53 @@ def finished_run(tmp_path_factory):
 def test_budget_zero_run_writes_the_report(finished_run):
     report = json.loads((finished_run / "report.json").read_text())
     assert set(report["arms"]) == {"off", "partial", "on", "serial"}
+    assert set(report["figures"]) == {"call_path", "python_call"}  # llvm: no GPU time
     for arm in report["arms"].values():
         assert arm["correct"] is True and arm["max_abs_err"] == 0
         assert arm["median_us"] > 0 and arm["iqr_us"] >= 0 and arm["cv"] >= 0
         assert arm["kernels"] == []  # llvm: no CUDA kernels
         assert arm["queued_gpu_us"] is None  # nor a GPU time
+        for figure in arm["figures"].values():
+            assert figure["median_us"] > 0 and len(figure["trial_medians_us"]) == 2
+            assert set(figure["noise"]) >= {"within_call", "between_blocks", "between_processes"}
     assert {"tvm", "tvm_ffi", "python", "os", "target"} <= set(report["environment"])
     assert report["case"]["channels"] == 2
     assert set(report["ratios"]) == {"on/off", "on/partial", "serial/on"}
-    ratio = report["ratios"]["on/off"]
-    assert ratio["low"] <= ratio["ratio"] <= ratio["high"]
+    assert report["ratios_by_figure"]["call_path"] == report["ratios"]
+    for ratios in report["ratios_by_figure"].values():
+        for ratio in ratios.values():
+            assert ratio["low"] <= ratio["ratio"] <= ratio["high"]
+            assert ratio["unit"] == "trials" and ratio["units"] == 2
+    method = report["ratio_method"]
+    assert "Student-t" in method["method"] and method["trials"] == 2
+    assert set(method["coverage"]) == {"host", "gpu", "gpu-time"}
     markdown = (finished_run / "report.md").read_text()
     assert "on/off" in markdown and "| `serial` |" in markdown
+    for section in ("## Paired ratios", "## Noise by level", "## Order of the blocks",
+                    "Coverage verified by simulating", "end to end, called from Python"):
+        assert section in markdown
+    # The two blocks are part of a cycle of the design, and the report says so.
+    assert "not whole cycles of the design" in markdown
+    # This machine has no GPU (and here no PyTorch): the peers that were not measured are named.
+    assert "Not measured: " in markdown and "`torch-compile+capture`" in markdown
     assert (finished_run / "report.csv").read_text().startswith("arm,median_us")
     assert (finished_run / "arms.png").stat().st_size > 0
     assert len(list((finished_run / "ir" / "on").glob("*_FuseTIR.py"))) == 1
 
 
-def test_all_samples_are_kept(finished_run):
+def test_all_samples_and_block_orders_are_kept(finished_run):
     trials = sorted((finished_run / "trials").glob("trial_*.json"))
     assert len(trials) == 2
-    samples = json.loads(trials[0].read_text())["samples_us"]
-    assert all(len(values) == 2 * 2 for values in samples.values())  # blocks x repeat
+    records = [json.loads(path.read_text()) for path in trials]
+    for record in records:
+        assert len(record["block_orders"]) == 2  # --blocks 2
+        assert all(sorted(order) == ["off", "on", "partial", "serial"]
+                   for order in record["block_orders"])
+        for figure in ("call_path", "python_call"):
+            for blocks in record["block_samples_us"][figure].values():
+                assert [len(block) for block in blocks] == [2, 2]  # blocks x repeat
+    # Trials start at different rows of the design.
+    assert records[0]["block_orders"][0] != records[1]["block_orders"][0]
 
 
 def test_report_is_rerendered_from_the_stored_run(finished_run):
@@ -51,6 +77,22 @@ def test_report_is_rerendered_from_the_stored_run(finished_run):
     (finished_run / "report.json").unlink()
     tune("report", str(finished_run), check_exit=0)
     assert json.loads((finished_run / "report.json").read_text())["arms"] == before["arms"]
+
+
+def test_a_run_recorded_before_blocks_were_kept_still_renders(finished_run, tmp_path):
+    old = tmp_path / "old"
+    shutil.copytree(finished_run, old)
+    for path in (old / "trials").glob("trial_*.json"):
+        record = json.loads(path.read_text())
+        flat = {arm: [s for block in blocks for s in block]
+                for arm, blocks in record.pop("block_samples_us")["call_path"].items()}
+        for key in ("design", "block_orders", "format"):
+            record.pop(key)
+        path.write_text(json.dumps({**record, "samples_us": flat, "queued_gpu_us": {}}))
+    tune("report", str(old), check_exit=0)
+    report = json.loads((old / "report.json").read_text())
+    assert set(report["figures"]) == {"call_path"}
+    assert report["ratios"]["serial/on"]["units"] == 2
 
 
 def test_resume_measures_only_what_is_missing(finished_run):
@@ -67,6 +109,7 @@ def test_resume_measures_only_what_is_missing(finished_run):
     (["--case", "window=99"], "window 99 is larger than the input"),
     (["--case", "colour=1"], "unknown case key 'colour'"),
     (["--budget", "-1"], "--budget must be between 0 and"),
+    (["--blocks", "0"], "--blocks must be auto or >= 1"),
     (["--tuners", "autotvm"], "unknown tuner 'autotvm'"),
     (["--budget", "zero"], "invalid int value"),
     (["--sampler", "bayes"], "invalid choice: 'bayes'"),

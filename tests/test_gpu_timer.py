@@ -35,3 +35,23 @@ def test_small_kernels_take_less_than_their_host_time():
     x = torch.ones(1024, device="cuda")
     queued = sorted(gpu_time_us(x.add_, (1.0,), repeat=5, launches=200))[2]
     assert queued < 5.0  # a 4 KB add queued back to back: microseconds, not the launch path
+
+
+def test_the_sleep_found_once_is_kept_between_blocks():
+    import time
+
+    from tuning.kernel import BLOCKING_CYCLES, QueuedGpuTimer
+    x = torch.ones(1024, device="cuda")
+    calls = []
+
+    def slow_host_call():  # ~0.2 ms of host time per call: 50 calls outlast the first sleep
+        calls.append(1)
+        time.sleep(0.0002)
+        x.add_(1.0)
+
+    timer = QueuedGpuTimer(slow_host_call, (), launches=50)
+    assert len(timer(2)) == 2 and timer.cycles > BLOCKING_CYCLES
+    calls.clear()
+    assert len(timer(2)) == 2
+    # Starting again from the short sleep would drop three or more repeats of 50 calls.
+    assert len(calls) <= 3 * 50

@@ -17,6 +17,8 @@ from tuning.store import Run
 from conftest import WINDOW3
 
 OPTIONS = {"seed": 0}
+# Shared by the two runs: 4 trials each.
+BUDGET = 8
 
 
 def _run(path):
@@ -26,8 +28,14 @@ def _run(path):
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory):
     run = _run(tmp_path_factory.mktemp("ms") / "run")
-    arm = metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 4, None, OPTIONS)
+    arm = metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), BUDGET, None, OPTIONS)
     return run, arm
+
+
+def test_budget_shares_add_up_to_the_budget():
+    assert metaschedule.budget_shares(500, 2) == [250, 250]
+    assert metaschedule.budget_shares(7, 2) == [3, 4]
+    assert metaschedule.budget_shares(1, 2) == [0, 1]
 
 
 def test_both_runs_measure_valid_candidates(tuned):
@@ -56,7 +64,7 @@ def test_resume_does_not_measure_again(tuned):
     run, _ = tuned
     path = run.path / "tuners" / "ms-space" / "trials.json"
     before = path.read_text()
-    metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 4, None, OPTIONS)
+    metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), BUDGET, None, OPTIONS)
     assert path.read_text() == before
 
 
@@ -102,3 +110,28 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
             tvm.IRModule({gv: func.with_attr("global_symbol", "main")}))
     ours = arm.schedule.apply(func, target)
     tvm.ir.assert_structural_equal(applied[gv.name_hint].body, ours.body)
+
+
+def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, capfd):
+    """Other code (pytest 9 does) may attach handlers without a name to MetaSchedule's logger;
+    MetaSchedule's own logger set-up crashes on them. Ours leaves them alone, keeps the console
+    quiet and writes MetaSchedule's logs to the run folder."""
+    import io
+    import logging
+    logger = logging.getLogger("tvm.s_tir.meta_schedule")
+    unnamed = logging.StreamHandler(io.StringIO())  # as pytest's LogCaptureHandler is
+    assert unnamed.get_name() is None
+    logger.addHandler(unnamed)
+    try:
+        for index in range(2):
+            directory = tmp_path / f"tune{index}"
+            directory.mkdir()
+            summary = metaschedule.tune_one("ms-space", directory, WINDOW3, make_target("llvm"),
+                                            {"kind": "llvm"}, 2, OPTIONS)
+            assert summary["trials"] == 2
+            log = (directory / "tuning.log").read_text()
+            assert 'Initializing Task #0: "main"' in log and "TaskScheduler picks" in log
+        assert unnamed in logger.handlers and len(logger.handlers) == 1
+    finally:
+        logger.removeHandler(unnamed)
+    assert "Task" not in capfd.readouterr().out

@@ -81,7 +81,7 @@ def remote_run(tracker, tmp_path_factory):
     address, servers = tracker
     out = tmp_path_factory.mktemp("runs") / "run"
     before = [_sessions(log) for log in servers]
-    tune("--tuners", "metaschedule", "--budget", "8", "--rpc-tracker", address,
+    tune("--tuners", "metaschedule", "--budget", "16", "--rpc-tracker", address,
          "--rpc-key", KEY, "--out", str(out), *FAST, check_exit=0)
     return out, [_sessions(log) - b for log, b in zip(servers, before)]
 

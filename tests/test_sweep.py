@@ -71,3 +71,39 @@ def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp
     assert case["end_to_end_us"]["fixed"] > 0 and case["fixed_correct"]
     assert "odd-23x29" in sweep["tuner_failures"]
     assert "no tuned optimum" in (out / "sweep.md").read_text()
+
+
+def test_the_users_own_cases_from_a_file_and_from_case_groups(tmp_path):
+    cases = tmp_path / "cases.toml"
+    cases.write_text('[tiny-w3]\nchannels = 2\nheight = 9\nwidth = 11\nwindow = 3\n'
+                     'stride = 1\nprelude = false\n')
+    out = tmp_path / "sweep"
+    tune("sweep", "--target", "llvm", "--budget", "0", "--blocks", "1", "--cases-file",
+         str(cases), "--case", "tiny-tail1", "channels=2", "height=8", "width=8", "tail=1",
+         "--out", str(out), check_exit=0)
+    sweep = json.loads((out / "sweep.json").read_text())
+    assert [c["case"] for c in sweep["cases"]] == ["tiny-w3", "tiny-tail1"]
+    shapes = {c["case"]: c["shape"] for c in sweep["cases"]}
+    assert shapes["tiny-w3"]["window"] == 3 and shapes["tiny-w3"]["prelude"] is False
+    assert shapes["tiny-tail1"]["tail"] == 1 and shapes["tiny-tail1"]["width"] == 8
+    for name in shapes:
+        report = json.loads((out / name / "report.json").read_text())
+        assert all(arm["correct"] for arm in report["arms"].values())
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("cases.json", '{"a": {"windw": 3}}', "unknown case key 'windw'"),
+    ("cases.json", '{"a": {"window": "3"}}', "window must be an integer"),
+    ("cases.json", '{"../escape": {"window": 3}}', "case name '../escape'"),
+    ("cases.json", '[1, 2]', "one table of case fields per name"),
+    ("cases.toml", "[a\nwindow = 3", "cannot read the Cases file"),
+    ("missing.json", None, "cannot read the Cases file"),
+])
+def test_a_bad_cases_file_is_one_line_and_exit_2(tmp_path, name, text, message):
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    done = tune("sweep", "--target", "llvm", "--cases-file", str(path), "--out",
+                str(tmp_path / "sweep"), check_exit=2)
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "sweep").exists()

@@ -1,6 +1,6 @@
 """`tune`: build and time the four arms of apache/tvm#20401, tune the fused kernel, report.
 
-    tune --budget 500                 the whole study (four arms, both tuners, 500 trials each)
+    tune --budget 500                 the whole study (four arms, both tuners, 500 candidates each)
     tune --budget 0                   the four arms only
     tune --resume DIR                 finish an interrupted run without re-measuring
     tune report DIR                   re-render a run's report (no GPU needed)
@@ -21,7 +21,7 @@ from pathlib import Path
 
 from baselines.arms import ARMS
 from baselines.case import CaseError, parse_case
-from baselines.torch_peer import PEERS, require_torch
+from baselines.torch_peer import PEERS, capture_counterparts, require_torch
 
 from .candidates import TuningFailed
 from .fault_lines import fault_line
@@ -29,8 +29,8 @@ from .harness import Protocol
 from .limits import check_case_fits, slow_case_note
 from .lock import release_all
 from .optuna_search import SAMPLERS
-from .options import (Parser, UsageError, add_password_env, check_ranges, refuse_changes,
-                      with_defaults)
+from .options import (Parser, UsageError, add_password_env, check_ranges, protocol_blocks,
+                      refuse_changes, with_defaults)
 from .options import parser as run_parser
 from .progress import Progress
 from .redact import redact
@@ -95,7 +95,7 @@ def arm_names(text: str) -> list[str]:
 
 
 def check_arms_fit_target(names: list[str], target_kind: str) -> None:
-    captured = [n for n in names if n in ARMS and ARMS[n].capture]
+    captured = [n for n in names if n.endswith("+capture")]
     if captured and target_kind != "cuda":
         raise UsageError(f"{captured[0]} captures CUDA launches and needs a CUDA GPU; leave it "
                          "out on llvm")
@@ -133,9 +133,12 @@ def _start(args, argv: list[str]) -> Run:
     tuners = _tuners(args.tuners, args.budget)
     arms = arm_names(args.arms)
     protocol = Protocol(number=args.number, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,
-                        warmup_s=args.warmup_s, blocks=args.blocks, trials=args.trials)
+                        warmup_s=args.warmup_s, blocks=protocol_blocks(args.blocks),
+                        trials=args.trials)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     check_arms_fit_target(arms, spec["kind"])
+    requested = arms
+    arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     check_folder_name(out)
     identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
@@ -146,6 +149,8 @@ def _start(args, argv: list[str]) -> Run:
                **_rpc_options(args, tuners)}
     run = Run.create(out, new_meta(case, spec, identity, protocol, tuners, args.budget,
                                    recorded_command("tune", argv), options, arms))
+    run.update_meta(peers_added=[n for n in arms if n not in requested],
+                    peers_not_measured=peers_not_measured)
     save_environment(run, make_target(**spec))
     return run
 
@@ -258,10 +263,18 @@ def _worker(argv: list[str]) -> int:
 def _sweep(argv: list[str]) -> int:
     """`tune sweep`: arms partial, on, fixed, serial and Optuna's best for each of a set of
     Cases; the same command again finishes an interrupted sweep."""
-    from .sweep import SWEEP_CASES, case_names, run_sweep
+    from .sweep import SWEEP_CASES, run_sweep, select_cases, user_cases
     parser = Parser(prog="tune sweep", description=_sweep.__doc__)
     parser.add_argument("--cases", default=None,
-                        help=f"comma-separated subset of: {', '.join(SWEEP_CASES)}")
+                        help=f"comma-separated names among {', '.join(SWEEP_CASES)} and the "
+                             "Cases given with --cases-file and --case (default: those, if "
+                             "any, else the built-in ones)")
+    parser.add_argument("--cases-file", default=None, metavar="FILE",
+                        help="your own named Cases: TOML (.toml) or JSON, one table of case "
+                             "fields per name, e.g. [mine] window = 3")
+    parser.add_argument("--case", nargs="+", action="append", default=[],
+                        metavar="NAME KEY=VALUE", help="one more named Case, e.g. --case "
+                                                       "mine window=3 stride=1 (repeatable)")
     parser.add_argument("--budget", type=int, default=40, help="Optuna trials per case")
     parser.add_argument("--target", default="auto")
     parser.add_argument("--trials", type=int, default=1, help="end-to-end trials per case")
@@ -270,16 +283,16 @@ def _sweep(argv: list[str]) -> int:
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     check_ranges(args)
-    names = case_names(args.cases)
+    cases = select_cases(args.cases, user_cases(args.cases_file, args.case))
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     out = Path(args.out or f"runs/sweep-{datetime.date.today()}-{spec['kind']}")
     check_folder_name(out)
     protocol = Protocol(trials=args.trials, blocks=args.blocks)
     command = recorded_command("tune sweep", argv)
-    sweep = run_sweep(out, names, spec, device, args.budget, protocol,
+    sweep = run_sweep(out, cases, spec, device, args.budget, protocol,
                       Progress(verbose=args.verbose), command)
     slower = sweep["fixed_slower_than_on"]
-    print(f"{len(names)} cases; fixed slower than on in: {', '.join(slower) or 'none'}")
+    print(f"{len(cases)} cases; fixed slower than on in: {', '.join(slower) or 'none'}")
     print(f"report: {out / 'sweep.md'}")
     for name, errors in sweep["tuner_failures"].items():
         print(f"tune: case {name}: {'; '.join(errors.values())}; its arms were measured and "

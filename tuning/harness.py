@@ -1,17 +1,15 @@
 """The one end-to-end harness: every arm of the graph, the same protocol, all samples kept.
 
 A trial builds every arm in one fresh process (build order alternating between trials), checks each
-against the NumPy reference, then times the correct ones through the Relax VM (`invoke_stateful`)
-in interleaved blocks whose arm order rotates. Trials are combined as the issue does.
+against the NumPy reference, then times the correct ones in interleaved blocks whose arm order
+follows a Williams design (`tuning/blocks.py`): each arm's three figures in every block.
 """
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 import queue as queue_module
 import sys
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -20,19 +18,30 @@ import numpy as np
 from baselines.case import Case
 from baselines.reference import matches, random_input, reference
 
+from .blocks import measure_blocks
+
+# 2: every figure's samples per block, and every block's order (1: figure 1 only, flat).
+TRIAL_FORMAT = 2
+
 
 @dataclass(frozen=True)
 class Protocol:
-    """Timing settings. The issue's full protocol is blocks=40, warmup_s=2, trials=5."""
+    """Timing settings. The issue's full protocol is blocks=40, warmup_s=2, trials=5.
+
+    `repeat` samples per arm, figure and block, each at least `min_repeat_ms` long (25 ms: two
+    end-to-end figures per block now, in the time one took at 50 ms). `blocks` None: whole cycles
+    of the balanced order, at least 6. `queued_calls`: calls queued behind the sleep per GPU-time
+    sample (enough that the events' resolution is a small share of a sample)."""
 
     number: int = 10
     repeat: int = 5
-    min_repeat_ms: int = 50
+    min_repeat_ms: int = 25
     warmup_calls: int = 75
     warmup_s: float = 0.5
-    blocks: int = 8
+    blocks: int | None = None
     trials: int = 3
     checks: int = 3
+    queued_calls: int = 50
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -71,6 +80,17 @@ class VMArm:
                                            repeat=protocol.repeat,
                                            min_repeat_ms=protocol.min_repeat_ms)
         return lambda: [float(s) * 1e6 for s in evaluator("main").results]
+
+    def python_call(self, source):
+        """`vm["main"](x)`, as a Python user calls the graph: a function lookup, argument
+        passing and fresh outputs every call. `source` is a tensor already on the device."""
+        return self.vm["main"](source)
+
+    def python_timer(self, x: np.ndarray, protocol: Protocol):
+        import tvm
+        from baselines.torch_peer import wall_timer
+        source = tvm.runtime.tensor(x, device=self.device)
+        return wall_timer(lambda: self.python_call(source), self.sync, protocol)
 
     def call(self) -> None:
         self.vm.invoke_stateful("main")
@@ -129,6 +149,17 @@ class CapturedVMArm(VMArm):
         self._load(x)
         return call_timer(self.call, True, protocol)
 
+    def python_call(self, source):
+        """As a captured graph is used from Python: the new input (a tensor already on the
+        device) copied into the captured input buffer, the graph replayed."""
+        self.input.copyfrom(source)
+        self.graph.replay()
+        return self.results
+
+    def python_timer(self, x: np.ndarray, protocol: Protocol):
+        self._load(x)  # captures on the first input
+        return super().python_timer(x, protocol)
+
     def call(self) -> None:
         self.graph.replay()
 
@@ -153,9 +184,10 @@ def check(case: Case, arm, checks: int) -> dict:
 
 def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, index: int,
               ir_dir: str | None = None, progress=None, peers: tuple = ()) -> dict:
-    """One trial in the current process; returns check results and samples (us) per arm.
+    """One trial in the current process: check results, every figure's samples (us) per arm and
+    block, and every block's order.
 
-    `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`),
+    `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`, ...),
     checked and timed with the arms."""
     from tvm import relax
 
@@ -179,60 +211,17 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
         built[arm.name] = (CapturedVMArm if arm.capture else VMArm)(
             relax.VirtualMachine(executable, device), device)
     if peers:
-        from baselines.torch_peer import PeerArm
+        from baselines.torch_peer import peer_arm
         for name in peers:
             say(f"trial {index}: building {name}")
-            built[name] = PeerArm(name, case, target.kind.name)
+            built[name] = peer_arm(name, case, target.kind.name)
     for name, arm in built.items():
         checks[name] = check(case, arm, protocol.checks)
     timed = {name: built[name] for name in [a.name for a in arms] + list(peers)
              if checks[name]["correct"]}
-    samples = _time_interleaved(case, timed, protocol, index, say)
-    queued = _queued_gpu_time(timed, protocol, index, say) if target.kind.name == "cuda" else {}
-    return {"trial": index, "build_order": [arm.name for arm in order], "checks": checks,
-            "samples_us": samples, "queued_gpu_us": queued, "kernels": kernels,
-            "cuda_graph_launches": graphs}
-
-
-def _time_interleaved(case, built, protocol, index, say) -> dict:
-    x = random_input(case, 0)
-    timers = {name: arm.timer(x, protocol) for name, arm in built.items()}
-    permutations = list(itertools.permutations(sorted(built)))
-    offset = index * 40
-    for name in permutations[offset % len(permutations)] if permutations else ():
-        say(f"trial {index}: warming up {name}")
-        for _ in range(protocol.warmup_calls):
-            built[name].call()
-        built[name].sync()
-        deadline = time.monotonic() + protocol.warmup_s
-        while time.monotonic() < deadline:
-            timers[name]()
-    samples = {name: [] for name in built}
-    for block in range(protocol.blocks):
-        say(f"trial {index}: timing block {block + 1}/{protocol.blocks}")
-        for name in permutations[(offset + block) % len(permutations)]:
-            built[name].sync()
-            samples[name].extend(timers[name]())
-    return samples
-
-
-# Calls queued behind one sleeping kernel: enough to hide the events' own cost, few enough
-# that the host finishes queuing them before the sleep ends.
-QUEUED_CALLS = 20
-
-
-def _queued_gpu_time(built, protocol, index, say) -> dict:
-    """Per arm, the GPU time of one call when calls are queued back to back: the end-to-end time
-    without the host's share, which is what is left to gain by launching differently."""
-    from .kernel import gpu_time_us
-    queued = {}
-    for name, arm in built.items():
-        say(f"trial {index}: GPU time of {name} with its calls queued")
-        arm.sync()
-        found = gpu_time_us(arm.call, (), protocol.repeat, QUEUED_CALLS)
-        if found is not None:
-            queued[name] = found
-    return queued
+    timing = measure_blocks(case, timed, protocol, index, target.kind.name == "cuda", say)
+    return {"trial": index, "format": TRIAL_FORMAT, "build_order": [arm.name for arm in order],
+            "checks": checks, **timing, "kernels": kernels, "cuda_graph_launches": graphs}
 
 
 def _trial_entry(queue, args, peers, verbose):

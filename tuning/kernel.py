@@ -142,42 +142,54 @@ LAUNCHES_PER_REPEAT = 50
 def gpu_time_us(function, args, repeat: int,
                 launches: int = LAUNCHES_PER_REPEAT) -> list[float] | None:
     """GPU time per call of `function`, without the host's launch overhead (as nvbench does).
+    None where PyTorch (events, sleep) or a GPU is missing, or where the host never got ahead
+    of the GPU; the caller keeps its host-side figure. See `QueuedGpuTimer`."""
+    return QueuedGpuTimer(function, args, launches)(repeat)
 
-    A sleeping kernel holds the stream while the host queues `launches` calls, so the events
+
+class QueuedGpuTimer:
+    """A sleeping kernel holds the stream while the host queues `launches` calls, so the events
     between them time the calls' kernels back to back on the GPU. A repeat in which the GPU
     reached the first event before the host had queued every call would include the host's
-    gaps: it is dropped and the sleep doubled. None where PyTorch (events, sleep) or a GPU is
-    missing, or where the host never got ahead of the GPU; the caller keeps its host-side figure.
-    """
-    try:
-        import torch
-    except ImportError:
-        return None
-    if not torch.cuda.is_available():
-        return None
-    samples, cycles = [], BLOCKING_CYCLES
-    while len(samples) < repeat:
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(cycles)
-        start.record()
-        for _ in range(launches):
-            function(*args)
-        caught_up = start.query()
-        end.record()
-        end.synchronize()
-        if caught_up:
-            if cycles >= BLOCKING_CYCLES << MAX_BLOCKING_DOUBLINGS:
-                return None
-            cycles *= 2
-            continue
-        samples.append(start.elapsed_time(end) * 1e3 / launches)
-    return samples
+    gaps: it is dropped and the sleep doubled. The sleep is kept between calls of the timer,
+    so an arm timed in many blocks finds its length once."""
+
+    def __init__(self, function, args=(), launches: int = LAUNCHES_PER_REPEAT):
+        self.function, self.args, self.launches = function, args, launches
+        self.cycles = BLOCKING_CYCLES
+
+    def __call__(self, repeat: int) -> list[float] | None:
+        try:
+            import torch
+        except ImportError:
+            return None
+        if not torch.cuda.is_available():
+            return None
+        samples = []
+        while len(samples) < repeat:
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(self.cycles)
+            start.record()
+            for _ in range(self.launches):
+                self.function(*self.args)
+            caught_up = start.query()
+            end.record()
+            end.synchronize()
+            if caught_up:
+                if self.cycles >= BLOCKING_CYCLES << MAX_BLOCKING_DOUBLINGS:
+                    return None
+                self.cycles *= 2
+                continue
+            samples.append(start.elapsed_time(end) * 1e3 / self.launches)
+        return samples
 
 
 def _runner_loop(requests, replies):
     from .children import die_with_parent
     die_with_parent()
+    import tvm  # noqa: F401  most of a new runner's start-up, which no candidate is charged for
+    replies.put((None, "ready"))
     while True:
         job = requests.get()
         if job is None:
@@ -188,6 +200,10 @@ def _runner_loop(requests, replies):
         except Exception as error:  # a runtime error is a failed candidate, not a dead runner
             replies.put((key, {"status": "failed", "reason": "run error",
                                "detail": f"{type(error).__name__}: {str(error)[:300]}"}))
+
+
+# A new measuring process imports TVM (seconds on a loaded machine) before it is ready.
+STARTUP_LIMIT_S = 300
 
 
 class KernelRunner:
@@ -204,6 +220,15 @@ class KernelRunner:
         self._process = self._context.Process(
             target=_runner_loop, args=(self._requests, self._replies), daemon=True)
         self._process.start()
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        while self._process.is_alive() and time.monotonic() < deadline:
+            try:
+                self._replies.get(timeout=0.5)  # ready: the time limit starts with the candidate
+                return
+            except queue_module.Empty:
+                continue
+        raise RuntimeError(f"the measuring process did not start within {STARTUP_LIMIT_S} s "
+                           f"(exit code {self._process.exitcode})")
 
     def measure(self, path: str) -> dict:
         if self._process is None or not self._process.is_alive():

@@ -1,7 +1,9 @@
 """MetaSchedule tuning of the fused pool kernel: the default space, and a space of the template.
 
 Two runs, each MetaSchedule's own evolutionary search and XGBoost cost model, with a JSON database
-in the run folder and `--budget` as `max_trials_global`:
+in the run folder. They share `--budget` as Optuna's one search has it: the first gets half of
+it (rounded down) as `max_trials_global`, the second the rest, so that each tuner measures
+`--budget` candidates in all:
 
   ms-default  the default space, as a user gets it (PostOrderApply with the target's rules)
   ms-space    a ScheduleFn space over the schedule template Optuna searches: structural choices
@@ -27,6 +29,7 @@ from baselines.template import PoolSchedule
 
 from .candidates import CandidateEvaluator, TuningFailed, error_line, failures_by_reason
 from .kernel import bias_count, fused_function, kernel_module
+from .ms_tune import tune_kernel
 from .store import Run, RunError, read_json, write_json
 
 RUNS = ("ms-default", "ms-space")
@@ -197,13 +200,11 @@ def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, 
                                      rpc.remote_record)
             else:
                 runner, recorder = _recorded_runner(outcomes), _recorder(outcomes, rows, rows_path)
-            ms.tune_tir(kernel_module(func), _ms_target(target),
-                        work_dir=str(directory), max_trials_global=remaining,
-                        num_trials_per_iter=min(64, remaining),
+            tune_kernel(kernel_module(func), _ms_target(target), directory, space=space,
+                        seed=options.get("seed", 0), num_tuning_cores=evaluator.workers,
+                        max_trials_global=remaining, num_trials_per_iter=min(64, remaining),
                         builder=_builder(evaluator, outcomes, measure=not remote), runner=runner,
-                        database=database, cost_model="xgb", strategy="evolutionary",
-                        space=space, seed=options.get("seed", 0),
-                        num_tuning_cores=evaluator.workers,
+                        database=database, cost_model="xgb",
                         # The default list without RemoveBuildArtifact (it deletes the folder
                         # of each artifact): the evaluator and `rpc` delete their own libraries.
                         measure_callbacks=[ms.measure_callback.AddToDatabase(),
@@ -235,19 +236,24 @@ def _summary(rows, wall_s) -> dict:
     return summary
 
 
+def budget_shares(budget: int, runs: int) -> list[int]:
+    """`budget` split into `runs` shares that add up to it, the later ones larger by one."""
+    return [budget // runs + (index >= runs - budget % runs) for index in range(runs)]
+
+
 def run_metaschedule(run: Run, case: Case, target, budget: int, progress, options: dict):
     """Both MetaSchedule runs; the better one's best schedule becomes arm `metaschedule`."""
     target_spec = run.meta["target_spec"]
     summaries = {}
-    for name in RUNS:
+    for name, share in zip(RUNS, budget_shares(budget, len(RUNS))):
         directory = run.tuner_dir(name)
         done = directory / "summary.json"
         if done.exists():  # written when the run ended (on budget, or with its space spent)
             summaries[name] = read_json(done)
             continue
         if progress:
-            progress.say(f"metaschedule {name}: {budget} trials")
-        summaries[name] = tune_one(name, directory, case, target, target_spec, budget, options)
+            progress.say(f"metaschedule {name}: {share} trials")
+        summaries[name] = tune_one(name, directory, case, target, target_spec, share, options)
         write_json(done, summaries[name])
     ranked = sorted((s["best_kernel_us"], name) for name, s in summaries.items()
                     if s.get("best_kernel_us") is not None)

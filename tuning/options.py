@@ -19,8 +19,6 @@ from .harness import Protocol
 from .optuna_search import SAMPLERS
 
 
-
-
 class UsageError(ValueError):
     """Bad input: printed as one line, exit code 2."""
 
@@ -30,11 +28,28 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see tune --help)")
 
 
+# --blocks auto (the protocol's None): whole cycles of the balanced order.
+AUTO = "auto"
+
+
+def _blocks(text: str) -> int | str:
+    if text == AUTO:
+        return AUTO
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"--blocks must be auto or >= 1, got {text!r}")
+    return int(text)
+
+
+def protocol_blocks(value) -> int | None:
+    """--blocks as the protocol holds it (None: auto)."""
+    return None if value == AUTO else value
+
+
 # The options that define what a run measures, with their defaults (None in the parser, so
 # that a resume can tell an option given from one left out).
 RUN_DEFAULTS = {
     "budget": 500, "arms": ",".join(a.name for a in DEFAULT_ARMS),
-    "tuners": "optuna,metaschedule", "trials": Protocol.trials, "blocks": Protocol.blocks,
+    "tuners": "optuna,metaschedule", "trials": Protocol.trials, "blocks": AUTO,
     "number": Protocol.number, "repeat": Protocol.repeat,
     "min_repeat_ms": Protocol.min_repeat_ms, "warmup_s": Protocol.warmup_s, "sampler": "tpe",
     "seed": 0, "workers": 1, "exhaustive": False,
@@ -48,16 +63,17 @@ RANGES = {
     "warmup_s": (0, 3600), "seed": (0, 2**31 - 1), "workers": (1, 1024),
 }
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
 def parser(description: str) -> Parser:
     p = Parser(prog="tune", description=description,
                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--budget", type=int, help="measured trials per tuner, failed ones included "
-                   "(default 500; 0 runs the four default arms only)")
+    p.add_argument("--budget", type=int, help="candidates each tuner measures, failed ones "
+                   "included: Optuna's search measures BUDGET, MetaSchedule's two runs (default "
+                   "space, template space) BUDGET//2 and the rest (default 500; 0 runs the arms "
+                   "only)")
     p.add_argument("--arms", help="comma-separated arms of the end-to-end comparison: "
                    f"{', '.join(ARMS)}, or the PyTorch peers {', '.join(PEERS)} (the peers and "
-                   "the +capture arms need the extra [torch]); the tuners add their own "
+                   "the +capture arms need the extra [torch]); the tuners add their own, and a "
+                   "TVM +capture arm on CUDA brings PyTorch's +capture peers "
                    f"(default {RUN_DEFAULTS['arms']})")
     p.add_argument("--tuners", help="comma-separated subset of: optuna, metaschedule (default "
                    "both)")
@@ -67,8 +83,9 @@ def parser(description: str) -> Parser:
                    help="change the graph, e.g. --case window=3 stride=1 prelude=false")
     p.add_argument("--trials", type=int, help="independent end-to-end trials, one process each "
                    f"(default {Protocol.trials})")
-    p.add_argument("--blocks", type=int, help="interleaved timing blocks per trial (the issue "
-                   f"used 40; default {Protocol.blocks})")
+    p.add_argument("--blocks", type=_blocks, metavar="N|auto",
+                   help="interleaved timing blocks per trial (the issue used 40); auto "
+                        "(default): whole cycles of the balanced order, at least 6")
     p.add_argument("--number", type=int, help="time_evaluator: calls per repeat")
     p.add_argument("--repeat", type=int, help="time_evaluator: samples per timing block")
     p.add_argument("--min-repeat-ms", type=int,
@@ -107,7 +124,7 @@ def check_ranges(args) -> None:
     """Every number given is finite and within its range."""
     for name, (low, high) in RANGES.items():
         value = getattr(args, name, None)
-        if value is None:
+        if value is None or value == AUTO:
             continue
         if not math.isfinite(value) or not low <= value <= high:
             raise UsageError(f"--{name.replace('_', '-')} must be between {low} and {high}, "
@@ -128,9 +145,11 @@ def with_defaults(args) -> None:
 def stored_options(meta: dict) -> dict:
     """The run-defining options as the run was started with them."""
     options = meta["options"]
+    added = meta.get("peers_added", [])  # peers a +capture arm brought, not given
     stored = {"budget": meta["budget"], "tuners": meta["tuners"],
-              "arms": meta.get("arm_names"),
+              "arms": [name for name in meta.get("arm_names", []) if name not in added],
               **{name: meta["protocol"].get(name) for name in PROTOCOL_FIELDS}}
+    stored["blocks"] = AUTO if stored["blocks"] is None else stored["blocks"]
     for name in ("sampler", "seed", "workers", "exhaustive"):
         stored[name] = options.get(name, RUN_DEFAULTS[name])
     return stored

@@ -1,11 +1,8 @@
-"""Statistics that report their own noise: medians, IQR, CV, bootstrap intervals for ratios."""
+"""Statistics that report their own noise: medians, IQR, CV (ratios: `tuning/paired.py`)."""
 
 from __future__ import annotations
 
 import numpy as np
-
-CONFIDENCE = 0.95
-RESAMPLES = 2000
 
 
 def summarize(samples_us) -> dict:
@@ -20,26 +17,3 @@ def summarize(samples_us) -> dict:
 def combined_median(trials: list) -> float:
     """The issue's combination of independent trials: the median of per-trial medians."""
     return float(np.median([np.median(samples) for samples in trials]))
-
-
-def ratio_interval(numerator: list, denominator: list, seed: int = 0) -> dict:
-    """Ratio of combined medians with a hierarchical bootstrap interval.
-
-    `numerator` and `denominator` are lists of per-trial sample lists. Each resample draws trials
-    with replacement, then samples within each drawn trial, so both the trial-to-trial and the
-    within-trial spread widen the interval.
-    """
-    rng = np.random.default_rng(seed)
-    num = [np.asarray(t, dtype=float) for t in numerator]
-    den = [np.asarray(t, dtype=float) for t in denominator]
-    ratios = np.empty(RESAMPLES)
-    for i in range(RESAMPLES):
-        picks = rng.integers(0, len(num), len(num))
-        top = np.median([np.median(rng.choice(num[p], len(num[p]))) for p in picks])
-        bottom = np.median([np.median(rng.choice(den[p], len(den[p]))) for p in picks])
-        ratios[i] = top / bottom
-    tail = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(ratios, [tail, 1 - tail])
-    ratio = combined_median(num) / combined_median(den)
-    return {"ratio": float(ratio), "low": float(low), "high": float(high),
-            "confidence": CONFIDENCE, "distinguishable": bool(low > 1 or high < 1)}

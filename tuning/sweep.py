@@ -8,9 +8,11 @@ each kernel of graphs with large reductions, under the default and the fixed rul
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
-from baselines.case import Case
+from baselines.case import Case, CaseError, parse_case
 from baselines.pipeline import make_target
 
 from .candidates import TuningFailed
@@ -35,21 +37,72 @@ SWEEP_CASES = {
 SWEEP_FILE = "sweep.json"
 
 
-def case_names(text: str | None) -> list[str]:
-    names = [n.strip() for n in (text or ",".join(SWEEP_CASES)).split(",") if n.strip()]
-    unknown = [n for n in names if n not in SWEEP_CASES]
+# A Case's name becomes its run folder's name.
+CASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def user_cases(path: str | None = None, groups: list[list[str]] | None = None) -> dict:
+    """The user's named Cases: a TOML or JSON file with one table of fields per name, and
+    `--case NAME KEY=VALUE ...` groups."""
+    cases = _cases_file(Path(path)) if path else {}
+    for name, *assignments in groups or []:
+        cases[_checked_name(name, "--case")] = parse_case(assignments)
+    return cases
+
+
+def _cases_file(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".toml":
+            try:
+                import tomllib
+            except ModuleNotFoundError:  # Python 3.10
+                import tomli as tomllib
+            tables = tomllib.loads(text)
+        else:
+            tables = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise RunError(f"cannot read the Cases file {path} ({error}); it holds one table of "
+                       "case fields per name, in TOML (.toml) or JSON") from None
+    if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
+        raise RunError(f"{path} must hold one table of case fields per name, e.g. "
+                       '{"mine": {"window": 3, "stride": 1}}')
+    cases = {}
+    for name, fields in tables.items():
+        try:
+            cases[_checked_name(name, str(path))] = Case.from_fields(fields)
+        except (CaseError, TypeError) as error:
+            raise CaseError(f"{path}: case {name}: {error}") from None
+    return cases
+
+
+def _checked_name(name: str, where: str) -> str:
+    if not CASE_NAME.fullmatch(name):
+        raise CaseError(f"{where}: case name {name!r} must be 1 to 64 letters, digits, '.', "
+                        "'_' or '-', starting with a letter or digit")
+    return name
+
+
+def select_cases(text: str | None, own: dict | None = None) -> dict:
+    """The Cases `--cases` names, among the built-in ones and the user's; by default the
+    user's if there are any, else the built-in ones."""
+    known = {**SWEEP_CASES, **(own or {})}
+    names = [n.strip() for n in (text or ",".join(own or SWEEP_CASES)).split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
     if unknown or not names:
         raise RunError(f"unknown sweep case {unknown[0] if unknown else text!r}; "
-                       f"choose from {', '.join(SWEEP_CASES)}")
-    return names
+                       f"choose from {', '.join(known)}")
+    return {name: known[name] for name in names}
 
 
-def run_sweep(out: Path, names: list[str], target_spec: dict, device: str, budget: int,
+def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: int,
               protocol: Protocol, progress: Progress, command: str) -> dict:
     from reports.sweep import render_sweep
 
     from .study import new_meta, run_study, save_environment
-    settings = {"cases": names, "target": target_spec["kind"], "device": device,
+    names = list(cases)
+    settings = {"cases": names, "definitions": {n: c.to_dict() for n, c in cases.items()},
+                "target": target_spec["kind"], "device": device,
                 "budget": budget, "protocol": protocol.to_dict()}
     stored_path = out / SWEEP_FILE
     if stored_path.exists() and read_json(stored_path)["settings"] != settings:
@@ -59,7 +112,7 @@ def run_sweep(out: Path, names: list[str], target_spec: dict, device: str, budge
     write_json(stored_path, {"settings": settings, "command": command})
     tuners = ["optuna"] if budget > 0 else []
     for number, name in enumerate(names, 1):
-        case, path = SWEEP_CASES[name], out / name
+        case, path = cases[name], out / name
         identity = {"case": case.to_dict(), "target": target_spec["kind"], "device": device}
         if (path / "report.json").exists():
             progress.say(f"case {number}/{len(names)} {name}: already measured, kept")

@@ -1,0 +1,70 @@
+"""Which ratios a report gives, and how a verdict on one reads."""
+
+from __future__ import annotations
+
+from .samples import LABELS
+
+DEFAULT_ORDER = ("off", "partial", "on", "serial")
+# (numerator, denominator) pairs the issue thread quotes, when both arms were timed.
+ISSUE_RATIOS = (("on", "off"), ("on", "partial"), ("serial", "on"))
+# TVM arms that are the issue's baselines, not candidates to hold against a peer.
+BASELINES = ("off", "partial", "on")
+
+
+def treatment(name: str) -> str:
+    """How an arm's launches are issued: one whole-call CUDA graph, the framework's own CUDA
+    graphs, or plain calls. A comparison with a peer is made like for like."""
+    if name.endswith("+capture"):
+        return "captured"
+    if name.endswith("+graph") or name == "torch-compile-graphs":
+        return "own CUDA graphs"
+    return "plain"
+
+
+def like_for_like(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
+    """Every TVM candidate against every peer given the same treatment."""
+    candidates = [n for n in timed if n not in peers and n not in BASELINES]
+    return [(arm, peer) for arm in candidates for peer in timed
+            if peer in peers and treatment(peer) == treatment(arm)]
+
+
+def ratio_pairs(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
+    pairs = [pair for pair in ISSUE_RATIOS if pair[0] in timed and pair[1] in timed]
+    if "on" in timed:
+        pairs += [(name, "on") for name in timed if name not in DEFAULT_ORDER]
+    pairs += like_for_like(timed, peers)
+    return list(dict.fromkeys(pairs))
+
+
+def like_pairs(report: dict) -> list[str]:
+    """The report's ratios of a TVM arm to a PyTorch peer (made by `like_for_like`)."""
+    pairs = dict.fromkeys(p for ratios in report["ratios_by_figure"].values() for p in ratios)
+    return [pair for pair in pairs
+            if not pair.startswith("torch-") and pair.split("/")[1].startswith("torch-")]
+
+
+def ratio_text(ratio: dict) -> str:
+    """`0.143 (95 % CI 0.139–0.147)`; an interval needs two trials or two blocks."""
+    if ratio.get("low") is None:
+        return f"{ratio['ratio']:.3f} (no interval)"
+    return (f"{ratio['ratio']:.3f} ({ratio['confidence']:.0%} CI "
+            f"{ratio['low']:.3f}–{ratio['high']:.3f})")
+
+
+def verdict(pair: str, ratio: dict) -> str:
+    """`a/b = r (CI): `a` is faster`, or that the two cannot be told apart."""
+    top, bottom = pair.split("/")
+    text = f"{pair} = {ratio_text(ratio)}"
+    if not ratio.get("distinguishable"):
+        return f"{text}, cannot be told apart"
+    return f"{text}: `{top if ratio['high'] < 1 else bottom}` is faster"
+
+
+def figure_verdicts(report: dict, pair: str, figures: tuple[str, ...]) -> str:
+    """One pair's verdict in each of `figures`, each named."""
+    parts = []
+    for figure in figures:
+        ratio = report["ratios_by_figure"].get(figure, {}).get(pair)
+        if ratio:
+            parts.append(f"{LABELS[figure]}: {verdict(pair, ratio)}")
+    return "; ".join(parts)
