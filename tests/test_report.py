@@ -11,7 +11,7 @@ from reports.markdown import render
 from reports.summary import summarize_run
 from tuning.design import block_orders, start_row
 from tuning.harness import Protocol
-from tuning.store import Run
+from tuning.store import Run, write_json
 from tuning.study import new_meta
 
 # us: end to end through the call path, called from Python, GPU time with calls queued.
@@ -60,6 +60,7 @@ def report(tmp_path_factory):
         Case(), {"kind": "cuda", "arch": "sm_90"}, identity,
         Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT), [], 0, "tune ...", {}, names))
     run.update_meta(peers_added=names[len(REQUESTED):], peers_not_measured={})
+    write_json(run.path / "environment.json", {"gpu": "NVIDIA H200"})  # a report needs one
     rng = np.random.default_rng(0)
     for index in range(TRIALS):
         run.save_trial(_trial(index, rng))
