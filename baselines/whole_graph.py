@@ -10,7 +10,8 @@ the function's inputs, and every elementwise kernel after it up to the outputs b
 Primitive function returning every value the rest of the function uses (a tuple where there are
 several). FuseTIR then makes one PrimFunc that reads the graph's input and writes its outputs.
 
-A dataflow block that does not fit is left unchanged: no reduction or more than one, a producer
+A dataflow block that does not fit is left unchanged: no out-elementwise-fusable kernel (the
+pool) or more than one, a producer
 that is not injective or whose value is also used outside the group, a consumer that is not
 elementwise over the reduction's output or that reads another computed value, or nothing to
 merge (FuseOps made one kernel already).
@@ -26,7 +27,7 @@ from tvm.ir.expr import Constant
 from .group_function import CALL_TIR, add_group_function, kernel_callee
 
 # TVM's OpPatternKind values, as AnnotateTIROpPattern writes them on each PrimFunc.
-BROADCAST, INJECTIVE, COMM_REDUCE, OUT_ELEMWISE_FUSABLE, OPAQUE = 1, 2, 3, 4, 8
+BROADCAST, INJECTIVE, OUT_ELEMWISE_FUSABLE, OPAQUE = 1, 2, 4, 8
 
 
 @tvm.transform.module_pass(opt_level=0, name="FuseAroundReduction")
@@ -49,7 +50,8 @@ def find_group(mod: tvm.IRModule, func: relax.Function) -> dict | None:
     bindings = {binding.var: binding for binding in blocks[0].bindings}
     kernels = {var: _pattern(mod, b.value) for var, b in bindings.items()
                if kernel_callee(mod, b.value) is not None}
-    anchors = [var for var, kind in kernels.items() if kind in (COMM_REDUCE, OUT_ELEMWISE_FUSABLE)]
+    # The pool's pattern. A plain reduction (kCommReduce) is another FuseOps rule: left alone.
+    anchors = [var for var, kind in kernels.items() if kind == OUT_ELEMWISE_FUSABLE]
     if len(anchors) != 1:
         return None
     anchor, users = anchors[0], _users(blocks[0])
