@@ -60,6 +60,7 @@ ARMS = {arm.name: arm for arm in DEFAULT_ARMS + (
 )}
 
 
-def template_arm(name: str, config: dict) -> Arm:
-    """A tuned arm whose fused pool kernel is one point of the schedule template."""
-    return Arm(name, schedule=PoolSchedule(**config))
+def template_arm(name: str, config: dict, whole_graph: bool = False) -> Arm:
+    """A tuned arm whose fused pool kernel (or, with `whole_graph`, the one kernel of the
+    whole graph) is one point of the schedule template."""
+    return Arm(name, schedule=PoolSchedule(**config), whole_graph=whole_graph)
