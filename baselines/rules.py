@@ -4,7 +4,9 @@
 chain (MaxPool + Add): outputs are spread over threads, each thread reduces its window in
 registers and applies the chain in place; block size, outputs per thread and vector loads follow
 the shape. It runs right before `GeneralReduction`, which would spread the window over 256
-threads; everything else keeps the default rule.
+threads; everything else keeps the default rule. It also takes the whole graph as one kernel
+(`whole_graph.py`): an injective prologue is inlined into the window's loads, and the thread
+that pools a value writes every output along the chain.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ class PoolSchedule:
     thread_axis   "inner": consecutive threads take consecutive outputs (coalesced);
                   "outer": threadIdx.x takes the outer part of the split (strided)
     unroll        unroll the window and the per-thread output loops
-    vector        vectorize the per-thread input rows (loads) and outputs along W (stores)
+    vector        vectorize the per-thread input rows (loads) and outputs along W (stores);
+                  on CUDA only where the pool reads its input from memory (no prologue)
     pooled_scope  where the pooled value lives between the reduction and the epilogue
     """
 

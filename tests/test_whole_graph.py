@@ -124,8 +124,8 @@ def test_one_kernel_matches_the_reference_on_llvm(case, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-@pytest.mark.parametrize("case", [DEFAULT, ODD, WINDOW3, GROUPED[-1]],
-                         ids=["default", "odd", "window3", "window3-stride1"])
+@pytest.mark.parametrize("case", [DEFAULT, ODD, WINDOW3, GROUPED[-1], GROUPED[3]],
+                         ids=["default", "odd", "window3", "window3-stride1", "no-prelude"])
 def test_one_kernel_compiles_to_the_launch_the_rule_chose(case):
     mod = lower(case, ONE_KERNEL, CUDA)
     executable = relax.build(mod, target=CUDA, relax_pipeline=None, tir_pipeline="default")
@@ -140,6 +140,7 @@ def test_one_kernel_compiles_to_the_launch_the_rule_chose(case):
     source = cuda_source(executable)
     body = source[source.rindex(f"{kernel['name']}("):]
     assert "condval" not in body  # no if_then_else left: the branches became selected offsets
+    assert ("float2" in body) == chosen.vector  # vector loads only where x is read directly
 
 
 def test_the_rule_selects_the_concatenation_s_offsets_instead_of_branching():
