@@ -56,7 +56,8 @@ def test_one_primfunc_reads_the_input_and_writes_every_output(case):
 
 
 @pytest.mark.parametrize("graph", REDUCTION_GRAPHS)
-def test_graphs_with_one_kernel_already_are_left_unchanged(graph):
+def test_the_graphs_with_large_reductions_are_left_unchanged(graph):
+    """One kernel already, or a plain reduction (kCommReduce), whose epilogue is another rule."""
     _left_unchanged(REDUCTION_GRAPHS[graph]())
 
 
