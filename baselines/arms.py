@@ -17,6 +17,8 @@ class Arm:
     schedule          replaces the fused pool function before default scheduling; any object
                       with `apply(func, target)` and `to_dict()` (picklable, for trial processes)
     rules             "default", or "fixed": the default rules with `WindowReduction` added
+    whole_graph       right after FuseOps, FuseAroundReduction merges the pool's kernel with the
+                      prelude and the tail: one kernel for the whole graph
     cuda_graph        Relax's CUDA graph rewriting (relax.backend.use_cuda_graph)
     capture           the whole VM call captured once into a CUDA graph (through PyTorch) and
                       replayed, with the input and outputs in fixed buffers
@@ -27,13 +29,15 @@ class Arm:
     split_after_pool: bool = False
     schedule: Any = None
     rules: str = "default"
+    whole_graph: bool = False
     cuda_graph: bool = False
     capture: bool = False
 
     def describe(self) -> dict:
         return {"name": self.name, "fuse": self.fuse, "split_after_pool": self.split_after_pool,
                 "schedule": None if self.schedule is None else self.schedule.to_dict(),
-                "rules": self.rules, "cuda_graph": self.cuda_graph, "capture": self.capture}
+                "rules": self.rules, "whole_graph": self.whole_graph,
+                "cuda_graph": self.cuda_graph, "capture": self.capture}
 
 
 DEFAULT_ARMS = (
@@ -42,7 +46,8 @@ DEFAULT_ARMS = (
     Arm("on"),
     Arm("serial", schedule=SERIAL),
 )
-# Arms `tune --arms` may add: the candidate rule, and CUDA graphs for the launch-overhead floor.
+# Arms `tune --arms` may add: the candidate rule, CUDA graphs for the launch-overhead floor, and
+# the whole graph as one kernel (scheduled by the candidate rule).
 ARMS = {arm.name: arm for arm in DEFAULT_ARMS + (
     Arm("fixed", rules="fixed"),
     Arm("on+graph", cuda_graph=True),
@@ -50,9 +55,12 @@ ARMS = {arm.name: arm for arm in DEFAULT_ARMS + (
     Arm("serial+graph", schedule=SERIAL, cuda_graph=True),
     Arm("fixed+capture", rules="fixed", capture=True),
     Arm("serial+capture", schedule=SERIAL, capture=True),
+    Arm("one-kernel", rules="fixed", whole_graph=True),
+    Arm("one-kernel+capture", rules="fixed", whole_graph=True, capture=True),
 )}
 
 
-def template_arm(name: str, config: dict) -> Arm:
-    """A tuned arm whose fused pool kernel is one point of the schedule template."""
-    return Arm(name, schedule=PoolSchedule(**config))
+def template_arm(name: str, config: dict, whole_graph: bool = False) -> Arm:
+    """A tuned arm whose fused pool kernel (or, with `whole_graph`, the one kernel of the
+    whole graph) is one point of the schedule template."""
+    return Arm(name, schedule=PoolSchedule(**config), whole_graph=whole_graph)

@@ -14,7 +14,7 @@ from .graph import build_graph
 from .template import POOL_BLOCK
 
 FUSION_PASSES = ("FuseOps", "FuseTIR")
-DUMPED_PASSES = ("FuseOps", "FuseTIR", "ApplyDefaultSchedule")
+DUMPED_PASSES = ("FuseOps", "FuseAroundReduction", "FuseTIR", "ApplyDefaultSchedule")
 HOST = {"kind": "llvm", "mcpu": "generic"}
 # MetaSchedule needs the CUDA target fully described (see DESIGN.md), so every arm uses this one.
 CUDA_LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 49152,
@@ -58,6 +58,11 @@ def legalize(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None =
             transform = fixed_schedule_pass(target)
         if not (name in FUSION_PASSES and not arm.fuse):
             mod = transform(mod)
+        if name == "FuseOps" and arm.whole_graph:
+            from .whole_graph import FuseAroundReduction
+            if dump_dir is not None:  # FuseOps' own groups; the merged module is dumped below
+                (dump_dir / f"{index:02d}_{name}.py").write_text(mod.script())
+            mod, name = FuseAroundReduction()(mod), "FuseAroundReduction"
         if name == "FuseTIR" and arm.schedule is not None:
             # Before default scheduling: the rule list skips functions marked scheduled.
             mod, record = replace_fused_pool(mod, arm.schedule, target)

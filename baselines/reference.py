@@ -53,3 +53,10 @@ def fused_pool_reference(case: Case, pool_input: np.ndarray, biases: int) -> np.
     for _ in range(biases):
         value = value + np.float32(1)
     return value
+
+
+def distinct_outputs(case: Case, x: np.ndarray) -> list[np.ndarray]:
+    """The graph's outputs as one kernel for the whole graph writes them: each value once (with
+    tail 1 and a shared output, the function returns one value twice)."""
+    outputs = reference(case, x)
+    return outputs[:1] if case.shared_output and case.tail == 1 else outputs

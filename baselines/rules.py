@@ -4,7 +4,9 @@
 chain (MaxPool + Add): outputs are spread over threads, each thread reduces its window in
 registers and applies the chain in place; block size, outputs per thread and vector loads follow
 the shape. It runs right before `GeneralReduction`, which would spread the window over 256
-threads; everything else keeps the default rule.
+threads; everything else keeps the default rule. It also takes the whole graph as one kernel
+(`whole_graph.py`): an injective prologue is inlined into the window's loads, and the thread
+that pools a value writes every output along the chain.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from tvm import s_tir, tirx
 from tvm.s_tir.dlight.analysis import normalize_prim_func
 from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
-from .template import PoolSchedule, elementwise_chain, reduction_block, vector_fits
+from .template import PoolSchedule, epilogue_outputs, inline_prologue, reduction_block, \
+    vector_fits
 
 # Window elements one thread reduces serially. Past this, spreading the reduction over threads
 # (GeneralReduction) can pay for its barriers; global pooling and long sums stay there.
@@ -54,13 +57,23 @@ class WindowShape:
     stride: int | None    # input columns between neighbouring outputs; None if not affine
     input_width: int
     output_width: int
+    prologue: bool = False  # the pooled tensor is computed in the kernel, not read from memory
 
 
 def small_window_shape(func: tirx.PrimFunc) -> WindowShape | None:
     """The shape of `func` if it is a small-window reduction of NCHW values followed by a chain
-    of elementwise blocks over its outputs, else None."""
+    of elementwise blocks over its outputs (and, in one kernel for the whole graph, preceded
+    by an injective prologue), else None."""
+    sch = s_tir.Schedule(func)
+    try:
+        pool = reduction_block(sch)
+        pooled = sch.get(pool)  # as it reads its input before the prologue is inlined
+        prologue = inline_prologue(sch, pool)
+        output, *_ = epilogue_outputs(sch, pool)
+    except (ValueError, s_tir.ScheduleError):
+        return None
     # normalize_prim_func rewrites the loops it analyses, so it gets its own schedule.
-    blocks = normalize_prim_func(s_tir.Schedule(func))
+    blocks = normalize_prim_func(s_tir.Schedule(sch.mod["main"]))
     if blocks is None or len(blocks) < 2 or not blocks[0].is_reduction():
         return None
     reduction, rest = blocks[0], blocks[1:]
@@ -72,23 +85,13 @@ def small_window_shape(func: tirx.PrimFunc) -> WindowShape | None:
         return None
     if not all(block.is_injective() and block.dom() == dom[:spatial] for block in rest):
         return None  # something other than elementwise work over the reduced values
-    sch = s_tir.Schedule(func)
-    output = sch.get_output_blocks(sch.get_sblock("root"))
-    if len(output) != 1 or len(sch.get_loops(output[0])) != 4:
-        return None  # the template tiles one NCHW output
-    try:
-        pool = reduction_block(sch)
-        elementwise_chain(sch, pool, output[0])
-    except ValueError:
-        return None
-    block = sch.get(pool)
-    if len(block.reads) != 1:
-        return None
-    source = [int(d) for d in block.reads[0].source.shape]
+    if len(sch.get_loops(output)) != 4 or len(pooled.reads) != 1:
+        return None  # the template tiles NCHW outputs of one pooled tensor
+    source = [int(d) for d in pooled.reads[0].source.shape]
     return WindowShape(
         outputs=math.prod(dom[:spatial]), window=math.prod(dom[spatial:]),
-        inputs=math.prod(source), columns=dom[-1], stride=_column_stride(block),
-        input_width=source[-1], output_width=dom[spatial - 1])
+        inputs=math.prod(source), columns=dom[-1], stride=_column_stride(pooled),
+        input_width=source[-1], output_width=dom[spatial - 1], prologue=prologue)
 
 
 def _column_stride(block) -> int | None:
@@ -107,12 +110,12 @@ def _column_stride(block) -> int | None:
 def choose_schedule(shape: WindowShape) -> PoolSchedule:
     """256 threads (fewer when there are fewer outputs), the window unrolled, two rows of
     outputs per thread where overlapping windows read each input row several times, and vector
-    loads where each thread's window columns are aligned. (Chosen from the H200 sweeps: every
-    stride-1 and window-3 optimum unrolls; every 2x2 stride-2 optimum with aligned rows loads
-    vectors.)"""
+    loads where each thread's window columns are aligned in memory (not where a prologue
+    computes them). (Chosen from the H200 sweeps: every stride-1 and window-3 optimum unrolls;
+    every 2x2 stride-2 optimum with aligned rows loads vectors.)"""
     threads = max(32, min(256, 1 << (shape.outputs - 1).bit_length()))
     rows = 2 if shape.outputs * shape.window >= ROW_REUSE * shape.inputs else 1
-    vector = shape.stride is not None and vector_fits(
+    vector = shape.stride is not None and not shape.prologue and vector_fits(
         1, shape.columns, shape.stride, shape.input_width, shape.output_width)
     return PoolSchedule(threads=threads, outputs_h=rows, unroll=True, vector=vector)
 

@@ -3,6 +3,10 @@
 Reads like a dlight rule: one small class, one `apply`. Every point parallelizes over outputs and
 reduces the window inside one thread, which is what the issue says the default rule does not do.
 The issue's SERIAL kernel is one point of it (`SERIAL`).
+
+It also takes the whole graph as one kernel (`baselines/whole_graph.py`): the injective prologue
+is inlined into the window's loads, and every output is written by the thread that computes its
+pooled value.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from dataclasses import dataclass
 
 import tvm
 from tvm import s_tir
+
+from .branch_loads import select_branch_loads
 
 POOL_BLOCK = "pool_max"
 
@@ -26,7 +32,8 @@ class PoolSchedule:
     thread_axis   "inner": consecutive threads take consecutive outputs (coalesced);
                   "outer": threadIdx.x takes the outer part of the split (strided)
     unroll        unroll the window and the per-thread output loops
-    vector        vectorize the per-thread input rows (loads) and outputs along W (stores)
+    vector        vectorize the per-thread input rows (loads) and outputs along W (stores);
+                  on CUDA only where the pool reads its input from memory (no prologue)
     pooled_scope  where the pooled value lives between the reduction and the epilogue
     """
 
@@ -60,16 +67,17 @@ SERIAL = PoolSchedule()
 
 
 def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
-    """Inline the epilogue chain into the output block, tile H and W by outputs per thread."""
+    """Inline the prologue into the pool and the epilogue into the outputs, tile the first
+    output's H and W by outputs per thread. Also returns the later outputs: the thread that
+    computes a pooled value writes them too (`_place_later_outputs`)."""
     pool = reduction_block(sch)
-    output = sch.get_output_blocks(sch.get_sblock("root"))[0]
-    for consumer in elementwise_chain(sch, pool, output):
-        sch.compute_inline(consumer)
+    inline_prologue(sch, pool)
+    output, *later = epilogue_outputs(sch, pool)
     n, c, h, w = sch.get_loops(output)
     h_outer, h_inner = sch.split(h, [None, cfg.outputs_h])
     w_outer, w_inner = sch.split(w, [None, cfg.outputs_w])
     sch.reorder(n, c, h_outer, w_outer, h_inner, w_inner)
-    return pool, output, sch.fuse(n, c, h_outer, w_outer), h_inner, w_inner
+    return pool, later, sch.fuse(n, c, h_outer, w_outer), h_inner, w_inner
 
 
 def reduction_block(sch: s_tir.Schedule):
@@ -81,21 +89,60 @@ def reduction_block(sch: s_tir.Schedule):
     return found[0]
 
 
-def elementwise_chain(sch: s_tir.Schedule, pool, output) -> list:
-    """The blocks between the pool and the output block, in order, if they form one chain."""
+def inline_prologue(sch: s_tir.Schedule, pool) -> bool:
+    """Inline every block before the pool (the injective prologue) into the pool's loads, a
+    concatenation's branches made one load at a selected index; whether there was one."""
+    blocks = sch.get_child_blocks(sch.get_sblock("root"))
+    names = [sch.get(block).name_hint for block in blocks]
+    prologue = blocks[:names.index(sch.get(pool).name_hint)]
+    for block in prologue:
+        sch.compute_inline(block)
+    if prologue:
+        select_branch_loads(sch, pool)
+    return bool(prologue)
+
+
+def elementwise_chain(sch: s_tir.Schedule, pool) -> list:
+    """The blocks after the pool, in order, if they form one chain (ending in an output)."""
     chain, block = [], pool
-    while True:
-        consumers = sch.get_consumers(block)
+    while consumers := sch.get_consumers(block):
         if len(consumers) != 1:
             raise ValueError("the fused pool function is not a single elementwise chain")
         block = consumers[0]
-        if sch.get(block).name_hint == sch.get(output).name_hint:
-            return chain
         chain.append(block)
+    if not chain:
+        raise ValueError("the pool has no elementwise consumer")
+    return chain
+
+
+def epilogue_outputs(sch: s_tir.Schedule, pool) -> list:
+    """Inline the chain after the pool into the output blocks; returns those, in chain order
+    (several where the graph returns values along the chain)."""
+    outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(sch.get_sblock("root"))}
+    chain = [(block, sch.get(block).name_hint in outputs) for block in elementwise_chain(sch, pool)]
+    for block, is_output in chain:
+        if not is_output:
+            sch.compute_inline(block)
+    return [block for block, is_output in chain if is_output]
+
+
+def _place_later_outputs(sch: s_tir.Schedule, later: list, loop, cfg: PoolSchedule,
+                         vector: bool) -> None:
+    """Each later output under `loop`, tiled as the first, so one thread writes all of them
+    (an output block cannot be computed at its consumer, hence reverse_compute_at)."""
+    for block in later:
+        sch.reverse_compute_at(block, loop, preserve_unit_loops=True)
+        *_, h_inner, w_inner = sch.get_loops(block)
+        if vector:
+            sch.vectorize(w_inner)
+        elif cfg.unroll:
+            sch.unroll(w_inner)
+        if cfg.unroll:
+            sch.unroll(h_inner)
 
 
 def _schedule_gpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
-    pool, output, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
+    pool, later, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
     if cfg.thread_axis == "inner":
         block_loop, thread_loop = sch.split(outer, [None, cfg.threads])
     else:
@@ -105,6 +152,8 @@ def _schedule_gpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
     sch.bind(thread_loop, "threadIdx.x")
     sch.compute_at(pool, thread_loop, preserve_unit_loops=True)
     sch.set_scope(pool, 0, cfg.pooled_scope)
+    _stage_scalars(sch, pool, thread_loop)
+    _place_later_outputs(sch, later, thread_loop, cfg, cfg.vector and cfg.outputs_w in (2, 4))
     if cfg.vector:
         _vector_loads(sch, pool, thread_loop)
         if cfg.outputs_w in (2, 4):
@@ -117,13 +166,24 @@ def _schedule_gpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
 
 
 def _schedule_cpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
-    pool, output, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
+    pool, later, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
     sch.parallel(outer)
     sch.compute_at(pool, outer, preserve_unit_loops=True)
+    _place_later_outputs(sch, later, outer, cfg, cfg.vector)
     if cfg.unroll:
         _unroll_inner(sch, pool, outer)
     if cfg.vector:
         sch.vectorize(w_inner)
+
+
+def _stage_scalars(sch: s_tir.Schedule, pool, thread_loop) -> None:
+    """Load each 0-d input of the pool (an inlined prologue's biases) once per thread, into a
+    register: the window's elements then select between registers, not between loads."""
+    names = [r.source.name for r in sch.get(pool).reads if not r.source.shape]
+    for name in names:
+        index = [r.source.name for r in sch.get(pool).reads].index(name)
+        staged = sch.cache_read(pool, index, "local")
+        sch.compute_at(staged, thread_loop, preserve_unit_loops=True)
 
 
 def _unroll_inner(sch: s_tir.Schedule, block, parent) -> None:
@@ -136,6 +196,8 @@ def _unroll_inner(sch: s_tir.Schedule, block, parent) -> None:
 
 def _vector_loads(sch: s_tir.Schedule, pool, thread_loop) -> None:
     """Stage each thread's input rows in registers, loading them with vector instructions."""
+    if len(sch.get(pool).reads) != 1:  # an inlined prologue reads the graph's input, and more
+        raise ValueError("vector loads need the pool's input in memory, not an inlined prologue")
     staged = sch.cache_read(pool, 0, "local")
     sch.compute_at(staged, thread_loop, preserve_unit_loops=True)
     columns = sch.get_loops(staged)[-1]

@@ -6,7 +6,8 @@ from .samples import LABELS
 
 DEFAULT_ORDER = ("off", "partial", "on", "serial")
 # (numerator, denominator) pairs the issue thread quotes, when both arms were timed.
-ISSUE_RATIOS = (("on", "off"), ("on", "partial"), ("serial", "on"))
+ISSUE_RATIOS = (("on", "off"), ("on", "partial"), ("serial", "on"), ("one-kernel", "fixed"),
+                ("one-kernel+capture", "fixed+capture"))
 # TVM arms that are the issue's baselines, not candidates to hold against a peer.
 BASELINES = ("off", "partial", "on")
 

@@ -139,6 +139,12 @@ def arm_notes(report: dict) -> list[str]:
     if any(n.startswith("fixed") for n in names):
         notes.append("`fixed`: the default rules with the candidate `WindowReduction` rule "
                      "before `GeneralReduction` (a GPU rule: on llvm it equals `on`).")
+    if any("one-kernel" in n for n in names):
+        notes.append("`one-kernel`: right after FuseOps, the pass `FuseAroundReduction` merges "
+                     "the pool's kernel with its injective prologue and elementwise tail, so "
+                     "FuseTIR makes one kernel that reads the graph's input and writes every "
+                     "output; `WindowReduction` schedules it (`optuna-one-kernel`: Optuna's best "
+                     "schedule of that same kernel).")
     for name, launches in report.get("cuda_graph_launches", {}).items():
         notes.append(f"`{name}`: Relax's CUDA graph rewriting captured {launches} kernel "
                      "launches (it captures only kernels between buffers it allocates itself).")
@@ -181,10 +187,14 @@ def fused_kernel_table(report: dict) -> list[str]:
             for r in report.get("fused_kernel", [])]
     if not rows:
         return []
+    whole = report.get("whole_kernel_bytes")
+    moved = (f"; {whole / 1e6:.2f} MB for one kernel of the whole graph (the graph's input "
+             "read once, each output written once)") if whole and any(
+        r.get("whole_graph") for r in report.get("fused_kernel", [])) else ""
     return ["", "## The fused pool kernel in each arm", "",
             f"Kernel-level time is the GPU time per launch measured by the tuners' timer; GB/s "
             f"counts the {report['fused_kernel_bytes'] / 1e6:.2f} MB it must move (input read "
-            "once, output written once).", ""] + _table(
+            f"once, output written once){moved}.", ""] + _table(
         ["arm", "grid", "block", "registers", "shared B", "local B", "kernel us", "GB/s"], rows)
 
 
@@ -236,7 +246,7 @@ def render(report: dict) -> str:
     lines += kernels_table(report)
     lines += fused_kernel_table(report)
     if report["tuners"]:
-        lines += ["", "## Tuners (fused pool kernel, kernel-level timing)", ""]
+        lines += ["", "## Tuners (the fused kernel, kernel-level timing)", ""]
         lines += tuners_table(report)
         lines += sampler_table(report)
     lines += ["", "## Case and protocol", "", f"Case: `{report['case']}`",

@@ -101,10 +101,12 @@ def sweep_plot(sweep: dict, path) -> None:
     x = np.arange(len(cases))
     # One colour per schedule in both panels (the default rule's kernel is ON's).
     colours = {"default": "tab:blue", "on": "tab:blue", "fixed": "tab:orange",
-               "serial": "tab:green", "optuna": "tab:red", "partial": "tab:purple"}
+               "serial": "tab:green", "optuna": "tab:red", "partial": "tab:purple",
+               "one-kernel": "tab:brown"}
     figure, (kernel_axis, e2e_axis) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
     for axis, field, keys in ((kernel_axis, "kernel_us", ("default", "fixed", "serial", "optuna")),
-                              (e2e_axis, "end_to_end_us", ("on", "partial", "fixed", "optuna"))):
+                              (e2e_axis, "end_to_end_us",
+                               ("on", "partial", "fixed", "optuna", "one-kernel"))):
         width = 0.8 / len(keys)
         for i, key in enumerate(keys):
             values = [c[field][key] or np.nan for c in cases]

@@ -17,7 +17,6 @@ from .comparisons import ratio_pairs
 from .samples import LABELS, has_samples, samples_by_figure
 
 FLOAT_BYTES = 4
-FUSED_PREFIX = "fused_pool2d"
 
 
 def summarize_run(run: Run) -> dict:
@@ -59,7 +58,7 @@ def summarize_run(run: Run) -> dict:
         for name in timed:
             arms[name]["ratio_to_on"] = _ratio(arms, name, "on")
             arms[name]["ratio_to_best"] = _ratio(arms, name, best)
-    _add_fused_kernel_table(report)
+    _add_fused_kernel_table(report, {a["name"] for a in meta["arms"] if a.get("whole_graph")})
     return report
 
 
@@ -138,9 +137,13 @@ def _tuners(run: Run, meta: dict) -> dict:
     return tuners
 
 
-def fused_kernel_bytes(case: dict) -> int:
-    """The fewest bytes the fused pool kernel must move: its input once, its output once."""
+def fused_kernel_bytes(case: dict, whole: bool = False) -> int:
+    """The fewest bytes the fused pool kernel must move: its input once, its output once; for
+    the one kernel of the whole graph, the graph's input once and each distinct output once."""
     shape = Case.from_dict(case)
+    if whole:
+        outputs = 2 if shape.shared_output and shape.tail > 1 else 1
+        return FLOAT_BYTES * (math.prod(shape.input_shape) + outputs * math.prod(shape.pool_shape))
     return FLOAT_BYTES * (math.prod(shape.pool_input_shape) + math.prod(shape.pool_shape))
 
 
@@ -148,20 +151,29 @@ def fused_kernel_bytes(case: dict) -> int:
 KERNEL_TIME_SOURCES = {"on": ("optuna", "default_kernel_us"), "fixed": ("optuna", "fixed_kernel_us"),
                        "serial": ("optuna", "serial_kernel_us"),
                        "optuna": ("optuna", "best_kernel_us"),
-                       "metaschedule": ("metaschedule", "best_kernel_us")}
+                       "metaschedule": ("metaschedule", "best_kernel_us"),
+                       "one-kernel": ("optuna-one-kernel", "fixed_kernel_us"),
+                       "optuna-one-kernel": ("optuna-one-kernel", "best_kernel_us")}
 
 
-def _add_fused_kernel_table(report: dict) -> None:
+def is_fused_pool_kernel(name: str) -> bool:
+    """The kernel holding the pool: FuseOps' `fused_pool2d_...`, or the whole graph's."""
+    return name.startswith("fused_") and "pool2d" in name
+
+
+def _add_fused_kernel_table(report: dict, whole_arms: set) -> None:
     """Per arm with a fused pool kernel: its launch, resources, kernel-level time and GB/s."""
-    bytes_moved = fused_kernel_bytes(report["case"])
-    report["fused_kernel_bytes"] = bytes_moved
+    report["fused_kernel_bytes"] = fused_kernel_bytes(report["case"])
+    report["whole_kernel_bytes"] = fused_kernel_bytes(report["case"], whole=True)
     rows = []
     for name, arm in report["arms"].items():
-        kernel = next((k for k in arm["kernels"] if k["name"].startswith(FUSED_PREFIX)), None)
+        kernel = next((k for k in arm["kernels"] if is_fused_pool_kernel(k["name"])), None)
         if kernel is None:
             continue
         tuner, field = KERNEL_TIME_SOURCES.get(name, (None, None))
         kernel_us = report["tuners"].get(tuner, {}).get(field)
+        moved = report["whole_kernel_bytes" if name in whole_arms else "fused_kernel_bytes"]
         rows.append({"arm": name, **kernel, "kernel_us": kernel_us,
-                     "gbps": bytes_moved / (kernel_us * 1e-6) / 1e9 if kernel_us else None})
+                     "whole_graph": name in whole_arms,
+                     "gbps": moved / (kernel_us * 1e-6) / 1e9 if kernel_us else None})
     report["fused_kernel"] = rows

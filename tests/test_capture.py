@@ -50,7 +50,7 @@ def test_a_capture_arm_without_torch_is_one_line_and_exit_2():
 
 
 @pytest.mark.skipif(not HAS_TORCH, reason="needs PyTorch")
-@pytest.mark.parametrize("name", ["fixed+capture", "serial+capture"])
+@pytest.mark.parametrize("name", ["fixed+capture", "serial+capture", "one-kernel+capture"])
 def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_path):
     import torch
     if not torch.cuda.is_available():

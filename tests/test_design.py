@@ -2,20 +2,8 @@
 
 import pytest
 
-from tuning.design import (MIN_AUTO_BLOCKS, auto_blocks, balance, block_orders, start_row,
-                           williams_rows)
-
-
-def _counts(orders):
-    names = sorted(orders[0])
-    positions = {(n, p): 0 for n in names for p in range(len(names))}
-    follows = {(a, b): 0 for a in names for b in names if a != b}
-    for order in orders:
-        for p, n in enumerate(order):
-            positions[n, p] += 1
-        for a, b in zip(order, order[1:]):
-            follows[a, b] += 1
-    return positions, follows
+from tuning.design import (MIN_AUTO_BLOCKS, auto_blocks, balance, block_orders, counts,
+                           start_row, williams_rows)
 
 
 @pytest.mark.parametrize("count", range(2, 11))
@@ -24,7 +12,7 @@ def test_each_arm_in_each_position_and_after_each_other_arm_equally_often(count)
     assert len(rows) == (count if count % 2 == 0 else 2 * count)
     assert all(sorted(row) == list(range(count)) for row in rows)
     names = [f"arm{i}" for i in range(count)]
-    positions, follows = _counts(block_orders(names, len(rows), start_row=0))
+    positions, follows = counts(block_orders(names, len(rows), start_row=0))
     assert set(positions.values()) == {len(rows) // count}
     assert set(follows.values()) == {1 if count % 2 == 0 else 2}
     assert balance(block_orders(names, 3 * len(rows), start_row=1)) == {

@@ -1,5 +1,6 @@
 """`tune sweep` on llvm: one run per Case, a table across them, and a resume that re-measures
-nothing. (On llvm `fixed` equals `on`: the rule is a GPU rule; its rule choice is still shown.)"""
+nothing. (On llvm `fixed` equals `on`: the rule is a GPU rule; its rule choice is still shown.
+`one-kernel` is one kernel on llvm too, unscheduled.)"""
 
 import json
 
@@ -23,15 +24,23 @@ def test_each_case_is_a_run_with_every_arm_checked(sweep_dir):
     assert [c["case"] for c in sweep["cases"]] == CASES.split(",")
     for case in sweep["cases"]:
         report = json.loads((sweep_dir / case["case"] / "report.json").read_text())
-        assert set(report["arms"]) == {"partial", "on", "fixed", "serial", "optuna"}
+        assert set(report["arms"]) == {"partial", "on", "fixed", "serial", "one-kernel",
+                                       "optuna", "optuna-one-kernel"}
         assert all(arm["correct"] for arm in report["arms"].values())
         assert case["rule"] and set(case["rule"].values()) == {"WindowReduction"}
-        assert all(case["kernel_us"][k] > 0 for k in ("default", "fixed", "serial", "optuna"))
+        assert set(case["one_kernel_rule"].values()) == {"WindowReduction"}
+        assert all(case["kernel_us"][k] > 0 for k in ("default", "fixed", "serial", "optuna",
+                                                     "one-kernel", "optuna-one-kernel"))
         assert case["fixed_gap"] == pytest.approx(
             case["kernel_us"]["fixed"] / case["kernel_us"]["optuna"] - 1)
+        assert case["one_kernel_gap"] == pytest.approx(
+            case["kernel_us"]["one-kernel"] / case["kernel_us"]["optuna-one-kernel"] - 1)
+        assert case["one_kernel_over_fixed"]["ratio"] > 0
         assert isinstance(case["fixed_slower_than_on"], bool)
+        assert isinstance(case["one_kernel_slower_than_fixed"], bool)
     assert all(row["unchanged"] for row in sweep["large_reductions"].values())
     assert (sweep_dir / "sweep.md").exists() and (sweep_dir / "sweep.png").exists()
+    assert "## One kernel for the whole graph" in (sweep_dir / "sweep.md").read_text()
 
 
 def test_running_the_sweep_again_measures_nothing(sweep_dir):

@@ -1,4 +1,5 @@
-"""The schedule template over the whole space: every unpruned point builds and is right."""
+"""The schedule template over the whole space: every unpruned point builds and is right, for
+the fused pool kernel and for the one kernel of the whole graph."""
 
 import shutil
 
@@ -26,10 +27,19 @@ def test_every_valid_cpu_point_builds_and_matches_the_reference(case):
     assert not failed, failed[:3]
 
 
-def _cuda_source(case, params):
+def test_a_spread_of_cpu_points_of_the_whole_graph_kernel_is_right(case):
+    space = Space(case, "llvm", whole=True)
+    points = space.valid_points()[::5]
+    with CandidateEvaluator(case, {"kind": "llvm"}, QUICK, workers=2, whole=True) as evaluator:
+        records = evaluator.evaluate([space.config(p) for p in points])
+    failed = [(p, r) for p, r in zip(points, records) if r["status"] != "ok"]
+    assert not failed, failed[:3]
+
+
+def _cuda_source(case, params, whole=False):
     target = make_target("cuda")
-    _, func = fused_function(case, {"kind": "cuda", "arch": "sm_90"})
-    scheduled = Space(case, "cuda").config(params).apply(func, target)
+    _, func = fused_function(case, {"kind": "cuda", "arch": "sm_90"}, whole)
+    scheduled = Space(case, "cuda", whole=whole).config(params).apply(func, target)
     executable = tvm.compile(kernel_module(scheduled), target=target)
     return executable.mod.imports[0].inspect_source()
 
@@ -39,6 +49,16 @@ def test_valid_cuda_points_compile_with_nvcc():
     points = Space(DEFAULT, "cuda").valid_points()[::40]  # a spread over every knob
     for params in points:
         resources = ptxas_resources(_cuda_source(DEFAULT, params))
+        assert resources["main_kernel"]["shared_bytes"] <= 49152, params
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_valid_cuda_points_of_the_whole_graph_kernel_compile_with_nvcc():
+    space = Space(DEFAULT, "cuda", whole=True)
+    assert space.why_invalid({**space.seeds()[0], "outputs_w": 2, "vector": True}) == \
+        "no vector loads from an inlined prologue"
+    for params in space.valid_points()[::60]:
+        resources = ptxas_resources(_cuda_source(DEFAULT, params, whole=True))
         assert resources["main_kernel"]["shared_bytes"] <= 49152, params
 
 

@@ -34,13 +34,13 @@ class TuningFailed(RuntimeError):
     """A tuner that measured no valid candidate: the run must not pass silently."""
 
 
-def _build(case: Case, target_spec: dict, schedule, path: str) -> dict:
+def _build(case: Case, target_spec: dict, schedule, path: str, whole: bool = False) -> dict:
     """In a builder process: schedule the fused function and compile it to `path`."""
     from baselines.pipeline import make_target
     started = time.monotonic()
     try:
         target = make_target(**target_spec)
-        _, func = fused_function(case, target_spec)
+        _, func = fused_function(case, target_spec, whole)
         compile_kernel(schedule.apply(func, target), target, Path(path))
     except Exception as error:  # recorded against the candidate; the search goes on
         return {"status": "failed", "reason": "build error",
@@ -57,14 +57,16 @@ def error_line(text: str) -> str:
 
 
 class CandidateEvaluator:
-    """Parallel builders and one replaceable measuring process, for one Case and target."""
+    """Parallel builders and one replaceable measuring process, for one Case and target; with
+    `whole`, for the one kernel of the whole graph instead of the fused pool kernel."""
 
     def __init__(self, case: Case, target_spec: dict, protocol: KernelProtocol | None = None,
-                 workers: int | None = None):
-        self.case, self.target_spec = case, target_spec
+                 workers: int | None = None, whole: bool = False):
+        self.case, self.target_spec, self.whole = case, target_spec, whole
         self.protocol = protocol or KernelProtocol()
-        _, func = fused_function(case, target_spec)
-        self.runner = KernelRunner(case, bias_count(func), target_spec["kind"], self.protocol)
+        _, func = fused_function(case, target_spec, whole)
+        self.runner = KernelRunner(case, bias_count(func), target_spec["kind"], self.protocol,
+                                   whole)
         self.workers = workers or max(1, (os.cpu_count() or 2))
         self._pool = self._new_pool()
         self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
@@ -84,7 +86,8 @@ class CandidateEvaluator:
         delete (what is left goes with the evaluator's folder on close)."""
         paths = [os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{i}.so")
                  for i in range(len(schedules))]
-        futures = [self._pool.submit(_build, self.case, self.target_spec, schedule, path)
+        futures = [self._pool.submit(_build, self.case, self.target_spec, schedule, path,
+                                     self.whole)
                    for schedule, path in zip(schedules, paths)]
         records, broken = [], False
         for future in futures:

@@ -5,7 +5,8 @@
     tune --resume DIR                 finish an interrupted run without re-measuring
     tune report DIR                   re-render a run's report (no GPU needed)
     tune worker --storage URL ...     join a shared Optuna study as one more worker
-    tune sweep --budget 40            the candidate rule (`fixed`) across a set of Cases
+    tune sweep --budget 40            the candidate rule (`fixed`) and the whole graph as one
+                                      kernel (`one-kernel`) across a set of Cases
     tune --rpc-tracker HOST:PORT --rpc-key KEY
                                       measure MetaSchedule's candidates on RPC servers
 """
@@ -261,8 +262,9 @@ def _worker(argv: list[str]) -> int:
 
 
 def _sweep(argv: list[str]) -> int:
-    """`tune sweep`: arms partial, on, fixed, serial and Optuna's best for each of a set of
-    Cases; the same command again finishes an interrupted sweep."""
+    """`tune sweep`: arms partial, on, fixed, serial, one-kernel and Optuna's best (of the
+    fused pool kernel and of the one kernel) for each of a set of Cases, with the captured arms
+    on a GPU; the same command again finishes an interrupted sweep."""
     from .sweep import SWEEP_CASES, run_sweep, select_cases, user_cases
     parser = Parser(prog="tune sweep", description=_sweep.__doc__)
     parser.add_argument("--cases", default=None,
@@ -292,7 +294,9 @@ def _sweep(argv: list[str]) -> int:
     sweep = run_sweep(out, cases, spec, device, args.budget, protocol,
                       Progress(verbose=args.verbose), command)
     slower = sweep["fixed_slower_than_on"]
-    print(f"{len(cases)} cases; fixed slower than on in: {', '.join(slower) or 'none'}")
+    print(f"{len(cases)} cases; fixed slower than on in: {', '.join(slower) or 'none'}; "
+          f"one-kernel slower than fixed in: "
+          f"{', '.join(sweep['one_kernel_slower_than_fixed']) or 'none'}")
     print(f"report: {out / 'sweep.md'}")
     for name, errors in sweep["tuner_failures"].items():
         print(f"tune: case {name}: {'; '.join(errors.values())}; its arms were measured and "

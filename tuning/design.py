@@ -44,11 +44,9 @@ def start_row(trial: int, count: int) -> int:
     return trial % max(1, len(williams_rows(count)))
 
 
-def balance(orders: list[list[str]]) -> dict:
-    """Whether `orders` put each arm in each position, and right after each other arm, equally
-    often (True for whole cycles of the design)."""
-    if not orders or not orders[0]:
-        return {"positions": True, "carryover": True}
+def counts(orders: list[list[str]]) -> tuple[dict, dict]:
+    """How often each arm is in each position, and how often each arm comes right after each
+    other arm, over `orders`."""
     names = sorted(orders[0])
     positions = {(name, p): 0 for name in names for p in range(len(names))}
     follows = {(a, b): 0 for a in names for b in names if a != b}
@@ -57,5 +55,14 @@ def balance(orders: list[list[str]]) -> dict:
             positions[name, position] += 1
         for before, after in zip(order, order[1:]):
             follows[before, after] += 1
+    return positions, follows
+
+
+def balance(orders: list[list[str]]) -> dict:
+    """Whether `orders` put each arm in each position, and right after each other arm, equally
+    often (True for whole cycles of the design)."""
+    if not orders or not orders[0]:
+        return {"positions": True, "carryover": True}
+    positions, follows = counts(orders)
     return {"positions": len(set(positions.values())) == 1,
             "carryover": len(set(follows.values())) <= 1}

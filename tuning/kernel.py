@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from baselines.case import Case
-from baselines.reference import fused_pool_reference, matches
+from baselines.reference import distinct_outputs, fused_pool_reference, matches, \
+    random_input
 
 
 @dataclass(frozen=True)
@@ -34,21 +35,22 @@ class KernelProtocol:
 _FUSED_CACHE: dict = {}
 
 
-def fused_function(case: Case, target_spec: dict):
-    """(name, PrimFunc) of the fused pool function, after FuseTIR, before default scheduling."""
-    key = (case, tuple(sorted(target_spec.items())))
+def fused_function(case: Case, target_spec: dict, whole: bool = False):
+    """(name, PrimFunc) of the fused pool function, after FuseTIR, before default scheduling;
+    with `whole`, the one kernel of the whole graph (arm `one-kernel`)."""
+    key = (case, tuple(sorted(target_spec.items())), whole)
     if key not in _FUSED_CACHE:
-        from baselines.arms import Arm
+        from baselines.arms import ARMS, Arm
         from baselines.pipeline import fused_pool_function, fused_stage, make_target
-        mod = fused_stage(case, Arm("on"), make_target(**target_spec))
-        gv, func = fused_pool_function(mod)
+        arm = ARMS["one-kernel"] if whole else Arm("on")
+        gv, func = fused_pool_function(fused_stage(case, arm, make_target(**target_spec)))
         _FUSED_CACHE[key] = (gv.name_hint, func)
     return _FUSED_CACHE[key]
 
 
 def bias_count(func) -> int:
-    """Inputs between the pool input and the output are 0-d bias buffers."""
-    return len(func.params) - 2
+    """The kernel's 0-d inputs: the biases FuseOps lifted into parameters (each one 1.0)."""
+    return sum(1 for param in func.params if len(param.ty.shape) == 0)
 
 
 def default_schedule(func, target, rules: str = "default"):
@@ -80,32 +82,46 @@ def compile_kernel(func, target, path: Path) -> Path:
     return path
 
 
-def _inputs(case: Case, biases: int, seed: int) -> list[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    pool_input = rng.uniform(-0.5, 0.5, case.pool_input_shape).astype("float32")
-    return [pool_input] + [np.array(1, dtype="float32") for _ in range(biases)]
+def _inputs(case: Case, biases: int, seed: int, whole: bool = False) -> list[np.ndarray]:
+    if whole:  # the graph's input
+        first = random_input(case, seed)
+    else:
+        rng = np.random.default_rng(seed)
+        first = rng.uniform(-0.5, 0.5, case.pool_input_shape).astype("float32")
+    return [first] + [np.array(1, dtype="float32") for _ in range(biases)]
 
 
-def upload_inputs(case: Case, biases: int, seed: int, device) -> list:
+def _expected(case: Case, biases: int, seed: int, whole: bool = False) -> list[np.ndarray]:
+    """What the kernel must write for the inputs of `seed`, output by output."""
+    first = _inputs(case, biases, seed, whole)[0]
+    if whole:
+        return distinct_outputs(case, first)
+    return [fused_pool_reference(case, first, biases)]
+
+
+def upload_inputs(case: Case, biases: int, seed: int, device, whole: bool = False) -> list:
     """One check's arguments on `device` (local or an RPC session's): the inputs of `seed`,
-    and the output poisoned with NaN so that an element never written shows."""
+    and the outputs poisoned with NaN so that an element never written shows."""
     import tvm
-    poisoned = np.full(case.pool_shape, np.nan, dtype="float32")
-    return [tvm.runtime.tensor(a, device=device) for a in (*_inputs(case, biases, seed), poisoned)]
+    outputs = [np.full(w.shape, np.nan, dtype="float32")
+               for w in _expected(case, biases, seed, whole)]
+    return [tvm.runtime.tensor(a, device=device)
+            for a in (*_inputs(case, biases, seed, whole), *outputs)]
 
 
 def measure_library(path: str, case: Case, biases: int, target_kind: str,
-                    protocol: KernelProtocol) -> dict:
+                    protocol: KernelProtocol, whole: bool = False) -> dict:
     """Check a compiled kernel against the NumPy reference, then time it (microseconds)."""
     import tvm
     device = tvm.cuda(0) if target_kind == "cuda" else tvm.cpu(0)
-    arguments = [upload_inputs(case, biases, seed, device) for seed in range(protocol.checks)]
+    arguments = [upload_inputs(case, biases, seed, device, whole)
+                 for seed in range(protocol.checks)]
     return check_and_time(tvm.runtime.load_module(path), device, case, biases, protocol,
-                          arguments, gpu_timer=target_kind == "cuda")
+                          arguments, gpu_timer=target_kind == "cuda", whole=whole)
 
 
 def check_and_time(module, device, case: Case, biases: int, protocol: KernelProtocol,
-                   arguments: list, gpu_timer: bool = False) -> dict:
+                   arguments: list, gpu_timer: bool = False, whole: bool = False) -> dict:
     """Run `module` on each argument list of `upload_inputs` (seeds 0, 1, ...) and compare with
     the NumPy reference; time it only if every output is right."""
     function = module["main"]
@@ -113,14 +129,14 @@ def check_and_time(module, device, case: Case, biases: int, protocol: KernelProt
     for seed, args in enumerate(arguments):
         function(*args)
         device.sync()
-        got = args[-1].numpy()
-        want = fused_pool_reference(case, _inputs(case, biases, seed)[0], biases)
-        if np.isnan(got).any():  # the output was poisoned with NaN: some element was not written
-            return {"status": "wrong", "max_abs_err": None, "reason": "output not written"}
-        error = float(np.max(np.abs(got.astype(np.float64) - want)))
-        if not matches(got, want):
-            return {"status": "wrong", "max_abs_err": error, "reason": "wrong result"}
-        worst = max(worst, error)
+        wants = _expected(case, biases, seed, whole)
+        for got, want in zip((a.numpy() for a in args[-len(wants):]), wants):
+            if np.isnan(got).any():  # the output was poisoned with NaN: an element not written
+                return {"status": "wrong", "max_abs_err": None, "reason": "output not written"}
+            error = float(np.max(np.abs(got.astype(np.float64) - want)))
+            if not matches(got, want):
+                return {"status": "wrong", "max_abs_err": error, "reason": "wrong result"}
+            worst = max(worst, error)
     timer = module.time_evaluator("main", device, number=protocol.number,
                                   repeat=protocol.repeat, min_repeat_ms=protocol.min_repeat_ms)
     evaluator = [s * 1e6 for s in timer(*args).results]
@@ -209,8 +225,10 @@ STARTUP_LIMIT_S = 300
 class KernelRunner:
     """One measuring process, replaced when a candidate kills it or runs past the time limit."""
 
-    def __init__(self, case: Case, biases: int, target_kind: str, protocol: KernelProtocol):
+    def __init__(self, case: Case, biases: int, target_kind: str, protocol: KernelProtocol,
+                 whole: bool = False):
         self.case, self.biases, self.kind, self.protocol = case, biases, target_kind, protocol
+        self.whole = whole
         self._context = multiprocessing.get_context("spawn")
         self._process = None
         self.restarts = 0
@@ -235,7 +253,8 @@ class KernelRunner:
             self._start()
         key = str(path)
         started = time.monotonic()
-        self._requests.put((key, (key, self.case, self.biases, self.kind, self.protocol)))
+        self._requests.put((key, (key, self.case, self.biases, self.kind, self.protocol,
+                                  self.whole)))
         while True:
             try:
                 _, result = self._replies.get(timeout=0.5)

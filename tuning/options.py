@@ -75,8 +75,9 @@ def parser(description: str) -> Parser:
                    "the +capture arms need the extra [torch]); the tuners add their own, and a "
                    "TVM +capture arm on CUDA brings PyTorch's +capture peers "
                    f"(default {RUN_DEFAULTS['arms']})")
-    p.add_argument("--tuners", help="comma-separated subset of: optuna, metaschedule (default "
-                   "both)")
+    p.add_argument("--tuners", help="comma-separated subset of: optuna, metaschedule, "
+                   "optuna-one-kernel (Optuna over the one kernel of the whole graph; default "
+                   "optuna,metaschedule)")
     p.add_argument("--target", default="auto", help="auto (CUDA if a GPU is visible, else "
                    "llvm), cuda or llvm")
     p.add_argument("--case", nargs="*", default=[], metavar="KEY=VALUE",

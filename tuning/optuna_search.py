@@ -29,6 +29,9 @@ from .storages import (CHILD_PASSWORD_ENV, JOURNAL, check_untouched,  # noqa: F4
 from .store import Run, RunError, read_json, write_json
 
 STUDY_NAME = "fused-pool"
+# The tuner of the one kernel for the whole graph, and the rule lists each tuner times.
+WHOLE_TUNER = "optuna-one-kernel"
+RULES = ("default", "fixed")
 STORAGE_ATTEMPTS = 3
 SAMPLERS = ("tpe", "random", "cmaes", "grid")
 # Asks allowed per measured trial before the search gives up on new points.
@@ -252,14 +255,18 @@ def _importances(study) -> dict | None:
         return None
 
 
-def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dict):
-    """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph."""
+def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dict,
+               whole: bool = False):
+    """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph.
+    With `whole`, the one kernel of the whole graph instead: tuner and arm `optuna-one-kernel`,
+    against the rule's choice for that kernel."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    directory = run.tuner_dir("optuna")
+    name = WHOLE_TUNER if whole else "optuna"
+    directory = run.tuner_dir(name)
     target_spec = run.meta["target_spec"]
-    space = Space(case, target.kind.name)
+    space = Space(case, target.kind.name, whole=whole)
     started = time.monotonic()
-    workers = options.get("workers", 1)
+    workers = 1 if whole else options.get("workers", 1)  # the workers tune the pool kernel
     url = options.get("storage") or default_storage_url(directory, workers)
     study = open_study(url, STUDY_NAME, make_sampler(options.get("sampler", "tpe"),
                                                       options.get("seed", 0), space),
@@ -267,16 +274,17 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     if workers > 1:
         close_interrupted(study)
         run_workers(url, case, target_spec, budget - len(records(study)), workers, options)
-    with CandidateEvaluator(case, target_spec) as evaluator:
+    with CandidateEvaluator(case, target_spec, whole=whole) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress)
         search.run(budget)
-        rule_kernels = _rule_kernels(directory, evaluator)
+        # The default rules have no schedule for a kernel with a prologue worth timing.
+        rule_kernels = _rule_kernels(directory, evaluator, ("fixed",) if whole else RULES)
         exhaustive = search.exhaustive(directory / "exhaustive.json") if options.get(
             "exhaustive") else None
     rows = records(study)
-    previous = run.meta.get("tuner_wall_s", {}).get("optuna", 0.0)
+    previous = run.meta.get("tuner_wall_s", {}).get(name, 0.0)
     wall_s = previous + time.monotonic() - started
-    run.update_meta(tuner_wall_s={**run.meta.get("tuner_wall_s", {}), "optuna": wall_s})
+    run.update_meta(tuner_wall_s={**run.meta.get("tuner_wall_s", {}), name: wall_s})
     summary = summarize(study, rows, wall_s, rule_kernels, exhaustive, key(space.seeds()[0]))
     if exhaustive is not None and summary.get("exhaustive_best_kernel_us"):
         from .replay import compare_samplers
@@ -284,9 +292,9 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     write_json(directory / "trials.json", rows)
     write_json(directory / "summary.json", summary)
     if not summary["valid"]:
-        raise TuningFailed(f"optuna measured no valid candidate in {len(rows)} trials: "
+        raise TuningFailed(f"{name} measured no valid candidate in {len(rows)} trials: "
                            f"{summary['failed_by_reason']}")
-    return template_arm("optuna", summary["best_params"])
+    return template_arm(name, summary["best_params"], whole_graph=whole)
 
 
 def open_study(url: str, name: str, sampler, identity: dict, password_env: str | None = None):
@@ -367,11 +375,11 @@ def run_workers(url: str, case: Case, target_spec: dict, remaining: int, workers
         raise RuntimeError(f"{len(failed)} of {len(processes)} Optuna workers failed")
 
 
-def _rule_kernels(directory, evaluator: CandidateEvaluator) -> dict:
+def _rule_kernels(directory, evaluator: CandidateEvaluator, rule_lists=RULES) -> dict:
     """The kernels of the default rules and of the fixed ones, timed once by the same runner
     (kept across resumes)."""
     kernels = {}
-    for rules in ("default", "fixed"):
+    for rules in rule_lists:
         path = directory / f"{rules}_kernel.json"
         if not path.exists():
             write_json(path, evaluator.evaluate([DefaultSchedule(rules)])[0])

@@ -31,10 +31,14 @@ CLOSEST_TO_DEFAULT = PoolSchedule(threads=32, pooled_scope="shared")
 
 
 class Space:
+    """`whole`: the space of the one kernel for the whole graph (arm `one-kernel`), whose
+    prologue, where the Case has a prelude, is inlined into the window's loads."""
+
     def __init__(self, case: Case, target_kind: str, max_threads: int = 1024,
-                 max_shared_bytes: int = 49152):
+                 max_shared_bytes: int = 49152, whole: bool = False):
         self.case = case
         self.target_kind = target_kind
+        self.whole = whole
         self.max_threads = max_threads
         self.max_shared_bytes = max_shared_bytes
         self.domains = GPU_DOMAINS if target_kind == "cuda" else CPU_DOMAINS
@@ -70,6 +74,8 @@ class Space:
             return "too many threads per block"
         if cfg.vector and not self._vector_fits(cfg):
             return "vector width does not fit"
+        if cfg.vector and self.target_kind == "cuda" and self.whole and self.case.prelude:
+            return "no vector loads from an inlined prologue"
         if self.target_kind == "cuda" and cfg.pooled_scope == "shared" and (
                 self._shared_bytes(cfg) > self.max_shared_bytes):
             return "shared memory over the limit"

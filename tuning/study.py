@@ -18,12 +18,16 @@ from .harness import Protocol, run_trial_process
 from .progress import Progress
 from .store import Run, read_json, write_json
 
-TUNERS = ("optuna", "metaschedule")
+# optuna-one-kernel: Optuna over the one kernel of the whole graph (arm one-kernel's kernel).
+TUNERS = ("optuna", "metaschedule", "optuna-one-kernel")
 
 
 def tuned_arm(name: str, run: Run, case: Case, target, budget: int, progress: Progress,
               options: dict) -> Arm:
     """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
+    if name == "optuna-one-kernel":
+        from .optuna_search import run_optuna
+        return run_optuna(run, case, target, budget, progress, options, whole=True)
     if name == "optuna":
         from .optuna_search import run_optuna as tune
     else:

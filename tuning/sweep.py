@@ -1,15 +1,18 @@
 """`tune sweep`: the candidate rule (`fixed`) against the default and the tuned optimum, per Case.
 
 Each Case is an ordinary run in its own folder (`DIR/<case>/`, readable with `tune report`):
-arms partial, on, fixed, serial, plus Optuna's best at a small budget. The same command again
-finishes an interrupted sweep without re-measuring. The sweep also records which rule schedules
-each kernel of graphs with large reductions, under the default and the fixed rule lists.
+arms partial, on, fixed, serial and one-kernel (the whole graph as one kernel), plus Optuna's
+best at a small budget for the fused pool kernel and for the one kernel of the whole graph; on a
+GPU with PyTorch, also fixed and one-kernel captured whole into a CUDA graph. The same command
+again finishes an interrupted sweep without re-measuring. The sweep also records which rule
+schedules each kernel of graphs with large reductions, under the default and the fixed rules.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 from baselines.case import Case, CaseError, parse_case
@@ -20,7 +23,9 @@ from .harness import Protocol
 from .progress import Progress
 from .store import RUN_FILE, Run, RunError, read_json, write_json
 
-SWEEP_ARMS = ["partial", "on", "fixed", "serial"]
+SWEEP_ARMS = ["partial", "on", "fixed", "serial", "one-kernel"]
+CAPTURED_ARMS = ["fixed+capture", "one-kernel+capture"]
+SWEEP_TUNERS = ["optuna", "optuna-one-kernel"]
 # Window 2 and 3, stride 1 and 2, channels, spatial sizes, prelude on and off, tail 1 and 2.
 SWEEP_CASES = {
     "issue": Case(),
@@ -35,10 +40,21 @@ SWEEP_CASES = {
     "odd-23x29": Case(channels=3, height=23, width=29, branches=2, shared_output=False),
 }
 SWEEP_FILE = "sweep.json"
-
-
 # A Case's name becomes its run folder's name.
 CASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def sweep_arms(target_kind: str) -> list[str]:
+    """The sweep's arms; on a GPU with PyTorch, the captured arms too (like for like)."""
+    if target_kind != "cuda":
+        return SWEEP_ARMS
+    try:
+        import torch  # noqa: F401  (the captured arms replay through PyTorch's CUDA graphs)
+    except ImportError:
+        print("tune sweep: PyTorch is missing; leaving out " + ", ".join(CAPTURED_ARMS),
+              file=sys.stderr)
+        return SWEEP_ARMS
+    return SWEEP_ARMS + CAPTURED_ARMS
 
 
 def user_cases(path: str | None = None, groups: list[list[str]] | None = None) -> dict:
@@ -110,7 +126,8 @@ def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: in
     out.mkdir(parents=True, exist_ok=True)
     _hold(out)
     write_json(stored_path, {"settings": settings, "command": command})
-    tuners = ["optuna"] if budget > 0 else []
+    tuners = SWEEP_TUNERS if budget > 0 else []
+    arms = sweep_arms(target_spec["kind"])
     for number, name in enumerate(names, 1):
         case, path = cases[name], out / name
         identity = {"case": case.to_dict(), "target": target_spec["kind"], "device": device}
@@ -123,7 +140,7 @@ def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: in
             run.lock()
         else:
             run = Run.create(path, new_meta(case, target_spec, identity, protocol, tuners,
-                                            budget, f"{command} (case {name})", {}, SWEEP_ARMS))
+                                            budget, f"{command} (case {name})", {}, arms))
             save_environment(run, make_target(**target_spec))
         try:
             run_study(run, progress)
