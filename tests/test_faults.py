@@ -193,3 +193,12 @@ def test_a_kill_after_each_storage_write_of_a_measurement_loses_nothing(tmp_path
         told = {t.number: t.value for t in study.get_trials(deepcopy=False)}
         assert all(told[n] == r["kernel_us"] for n, r in after.items())
         assert not study.get_trials(states=(optuna.trial.TrialState.RUNNING,))
+
+
+def test_both_optuna_tuners_in_one_given_storage_keep_their_own_studies(tmp_path):
+    """With --storage shared by `optuna` and `optuna-one-kernel`, each tunes its own study."""
+    storage = f"sqlite:///{tmp_path / 'shared.db'}"
+    tune("--budget", "3", "--tuners", "optuna,optuna-one-kernel", "--storage", storage,
+         "--out", str(tmp_path / "run"), *SMALL, check_exit=0)
+    studies = {s.study_name: s.n_trials for s in optuna.get_all_study_summaries(storage)}
+    assert studies == {"fused-pool": 3, "fused-pool-one-kernel": 3}

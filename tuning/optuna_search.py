@@ -268,7 +268,9 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     started = time.monotonic()
     workers = 1 if whole else options.get("workers", 1)  # the workers tune the pool kernel
     url = options.get("storage") or default_storage_url(directory, workers)
-    study = open_study(url, STUDY_NAME, make_sampler(options.get("sampler", "tpe"),
+    # A storage the user gives holds both tuners' studies; the default one is this tuner's own.
+    study_name = f"{STUDY_NAME}-one-kernel" if whole and options.get("storage") else STUDY_NAME
+    study = open_study(url, study_name, make_sampler(options.get("sampler", "tpe"),
                                                       options.get("seed", 0), space),
                        run.meta["identity"], options.get("storage_password_env"))
     if workers > 1:
