@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -29,15 +30,8 @@ def launch_configs(mod: tvm.IRModule) -> dict[str, dict]:
             extents[tag][index] = max(extents[tag][index], int(extent))
         if extents != {"blockIdx": [1, 1, 1], "threadIdx": [1, 1, 1]}:
             configs[f"{gv.name_hint}_kernel"] = {
-                "grid": _product(extents["blockIdx"]), "block": _product(extents["threadIdx"])}
+                "grid": math.prod(extents["blockIdx"]), "block": math.prod(extents["threadIdx"])}
     return configs
-
-
-def _product(values):
-    result = 1
-    for value in values:
-        result *= value
-    return result
 
 
 def cuda_source(executable) -> str:

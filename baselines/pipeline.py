@@ -16,7 +16,8 @@ from .template import POOL_BLOCK
 FUSION_PASSES = ("FuseOps", "FuseTIR")
 DUMPED_PASSES = ("FuseOps", "FuseAroundReduction", "FuseTIR", "ApplyDefaultSchedule")
 HOST = {"kind": "llvm", "mcpu": "generic"}
-# MetaSchedule needs the CUDA target fully described (see DESIGN.md), so every arm uses this one.
+# MetaSchedule needs the CUDA target fully described (AutoBind fails without these limits), so
+# every arm uses this one.
 CUDA_LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 49152,
                "thread_warp_size": 32, "registers_per_block": 65536}
 

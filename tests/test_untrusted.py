@@ -170,3 +170,9 @@ def test_a_password_in_the_storage_url_is_in_no_file_the_run_writes(tmp_path):
     assert secret not in printed
     assert [p for p in out.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()] == []
     assert ":***@" in (out / "report.md").read_text()
+
+
+def test_a_run_file_of_another_format_is_refused_in_one_line(copy, capsys):
+    meta = json.loads((copy / "run.json").read_text())
+    (copy / "run.json").write_text(json.dumps({**meta, "format": 99}))
+    _one_line(capsys, main(["--resume", str(copy)]), "format 99", "reads format 1")

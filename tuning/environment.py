@@ -1,4 +1,4 @@
-"""What a run records about where it ran (DESIGN.md: measurement rules)."""
+"""What a run records about where it ran: the versions, the GPU, its clocks and the target."""
 
 from __future__ import annotations
 

@@ -161,6 +161,9 @@ class Run:
                            "run, or start a new run with --out")
         run = cls(path)
         meta = run.meta
+        if isinstance(meta, dict) and meta.get("format", FORMAT) != FORMAT:
+            raise RunError(f"{path / RUN_FILE} has format {meta.get('format')!r}, and this tune "
+                           f"reads format {FORMAT}: use the tune that made the run")
         for name, kind in META_KEYS.items():
             if not isinstance(meta, dict) or not isinstance(meta.get(name), kind):
                 raise RunError(f"{path / RUN_FILE} is damaged (no valid {name!r}); the run "
