@@ -6,6 +6,7 @@ there, so an interrupted run is finished by `tune --resume DIR` without re-measu
 
 from __future__ import annotations
 
+import importlib
 import time
 
 from baselines.arms import ARMS, DEFAULT_ARMS, Arm
@@ -19,20 +20,21 @@ from .progress import Progress
 from .store import Run, read_json, write_json
 
 # optuna-one-kernel: Optuna over the one kernel of the whole graph (arm one-kernel's kernel).
-TUNERS = ("optuna", "metaschedule", "optuna-one-kernel")
+# Each tuner: the module and function that run it (imported when used) and their keyword
+# options. A new tuner is one entry here and its own module.
+TUNERS = {
+    "optuna": ("tuning.optuna_search", "run_optuna", {}),
+    "metaschedule": ("tuning.metaschedule", "run_metaschedule", {}),
+    "optuna-one-kernel": ("tuning.optuna_search", "run_optuna", {"whole": True}),
+}
 
 
 def tuned_arm(name: str, run: Run, case: Case, target, budget: int, progress: Progress,
               options: dict) -> Arm:
     """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
-    if name == "optuna-one-kernel":
-        from .optuna_search import run_optuna
-        return run_optuna(run, case, target, budget, progress, options, whole=True)
-    if name == "optuna":
-        from .optuna_search import run_optuna as tune
-    else:
-        from .metaschedule import run_metaschedule as tune
-    return tune(run, case, target, budget, progress, options)
+    module, function, extra = TUNERS[name]
+    tune = getattr(importlib.import_module(module), function)
+    return tune(run, case, target, budget, progress, options, **extra)
 
 
 def run_study(run: Run, progress: Progress) -> dict:
