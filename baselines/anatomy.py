@@ -1,4 +1,4 @@
-"""Kernel anatomy without a GPU: launch configuration from the scheduled TIR, resources from ptxas."""
+"""Kernel anatomy without a GPU: the launch from the scheduled TIR, the resources from ptxas."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def ptxas_resources(source: str, arch: str = "sm_90") -> dict[str, dict]:
         path = Path(tmp) / "kernels.cu"
         path.write_text(source)
         done = subprocess.run(
-            [nvcc, "--cubin", f"-arch={arch}", "-Xptxas", "-v", str(path), "-o", str(path) + ".cubin"],
+            [nvcc, "--cubin", f"-arch={arch}", "-Xptxas", "-v", str(path),
+             "-o", str(path) + ".cubin"],
             capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(f"nvcc failed: {done.stderr.strip()[-500:]}")

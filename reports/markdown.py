@@ -44,7 +44,8 @@ def headline(report: dict) -> str:
         parts.append("Wrong against the NumPy reference, not timed: " + ", ".join(wrong) + ".")
     else:
         parts.append("Every arm matched the independent NumPy reference "
-                     f"(largest max-abs error {max(a['max_abs_err'] or 0 for a in arms.values()):.3g}).")
+                     f"(largest max-abs error "
+                     f"{max(a['max_abs_err'] or 0 for a in arms.values()):.3g}).")
     return " ".join(parts)
 
 
@@ -183,7 +184,8 @@ def kernels_table(report: dict) -> list[str]:
 
 def fused_kernel_table(report: dict) -> list[str]:
     rows = [[f"`{r['arm']}`", r["grid"], r["block"], r["registers"], r["shared_bytes"],
-             r["local_bytes"], _us(r["kernel_us"]), "—" if r["gbps"] is None else f"{r['gbps']:.0f}"]
+             r["local_bytes"], _us(r["kernel_us"]),
+             "—" if r["gbps"] is None else f"{r['gbps']:.0f}"]
             for r in report.get("fused_kernel", [])]
     if not rows:
         return []

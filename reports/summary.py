@@ -148,7 +148,8 @@ def fused_kernel_bytes(case: dict, whole: bool = False) -> int:
 
 
 # Which tuner figure is the kernel-level time of the fused kernel in each arm.
-KERNEL_TIME_SOURCES = {"on": ("optuna", "default_kernel_us"), "fixed": ("optuna", "fixed_kernel_us"),
+KERNEL_TIME_SOURCES = {"on": ("optuna", "default_kernel_us"),
+                       "fixed": ("optuna", "fixed_kernel_us"),
                        "serial": ("optuna", "serial_kernel_us"),
                        "optuna": ("optuna", "best_kernel_us"),
                        "metaschedule": ("metaschedule", "best_kernel_us"),

@@ -54,7 +54,7 @@ class FaultySpace(InjectingSpace):
 def test_candidates_that_crash_or_hang_are_recorded_and_the_search_goes_on(tmp_path):
     space = FaultySpace(WINDOW3, "llvm")
     study = optuna.create_study(storage=storage_for(tmp_path, None),
-                                sampler=make_sampler("grid", 0, space))
+                                sampler=make_sampler("grid", 0))
     with CandidateEvaluator(WINDOW3, {"kind": "llvm"}, QUICK, workers=2) as evaluator:
         OptunaSearch(study, space, evaluator, batch=6).run(len(space.valid_points()))
         restarts = evaluator.runner.restarts

@@ -43,10 +43,9 @@ class BrokenSpace(InjectingSpace):
 
 
 def _study(directory, sampler="random"):
-    space = Space(WINDOW3, "llvm")
     return optuna.create_study(study_name="s", direction="minimize", load_if_exists=True,
                                storage=storage_for(directory, None),
-                               sampler=make_sampler(sampler, 0, space))
+                               sampler=make_sampler(sampler, 0))
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +77,7 @@ def test_impossible_points_are_pruned_not_built(tmp_path, evaluator):
     space = Space(WINDOW3.replace(width=3, height=3, window=3), "llvm")  # a 1x1 pool output
     assert {space.why_invalid(p) for p in space.points()} >= {"tile larger than the output"}
     study = optuna.create_study(storage=storage_for(tmp_path, None),
-                                sampler=make_sampler("grid", 0, space))
+                                sampler=make_sampler("grid", 0))
     with CandidateEvaluator(space.case, {"kind": "llvm"}, QUICK, workers=2) as small:
         OptunaSearch(study, space, small, batch=4).run(4)
     pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]

@@ -17,7 +17,8 @@ def _study(rng, trial_shifts, blocks=6, samples=5, ratio=TRUE, noise=0.02):
     by the same per-trial shift, with noise of their own per sample."""
     den, num = [], []
     for shift in trial_shifts:
-        den.append([list(10 * shift * np.exp(rng.normal(0, noise, samples))) for _ in range(blocks)])
+        den.append([list(10 * shift * np.exp(rng.normal(0, noise, samples)))
+                    for _ in range(blocks)])
         num.append([list(10 * shift * ratio * np.exp(rng.normal(0, noise, samples)))
                      for _ in range(blocks)])
     return num, den

@@ -7,15 +7,13 @@ import os
 import shutil
 import sqlite3
 
-import optuna
 import pytest
 
 from tuning.cli import main
 from tuning.optuna_search import make_sampler, open_study
-from tuning.space import Space
 from tuning.store import RunError, write_text
 
-from conftest import WINDOW3, tune
+from conftest import tune
 
 SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
          "--min-repeat-ms", "0", "--warmup-s", "0", "--case", "channels=2", "height=12",
@@ -105,8 +103,7 @@ def test_a_resume_rebuilds_what_the_storages_and_the_machine_give(copy):
 
 
 def _open(url):
-    space = Space(WINDOW3, "llvm")
-    return open_study(url, "fused-pool", make_sampler("tpe", 0, space), {"case": "x"})
+    return open_study(url, "fused-pool", make_sampler("tpe", 0), {"case": "x"})
 
 
 def test_a_garbled_journal_is_refused_and_left_as_it_is(tmp_path):

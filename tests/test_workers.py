@@ -68,7 +68,7 @@ def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbea
     space = Space(CASE, "llvm")
 
     def study():
-        return open_study(url, STUDY_NAME, make_sampler("random", 0, space), {"case": "x"})
+        return open_study(url, STUDY_NAME, make_sampler("random", 0), {"case": "x"})
 
     dead, alive = study(), study()
     stale = dead.ask(distributions(space))

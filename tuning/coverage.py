@@ -59,7 +59,8 @@ def simulate(rng, shape: tuple, log_ratio: float, denominator: str,
               + rng.normal(0, model.shared_block, (studies, trials, blocks, 1)))
     own = (model.own_process, model.own_block, model.sample)
     numerator = np.exp(log_ratio + shared + _levels(rng, shape, own))
-    bottom = shared + _levels(rng, shape, own) if denominator == "host" else _levels(rng, shape, gpu)
+    bottom = (shared + _levels(rng, shape, own) if denominator == "host"
+              else _levels(rng, shape, gpu))
     return numerator, np.exp(bottom)
 
 

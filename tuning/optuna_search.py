@@ -33,21 +33,15 @@ STUDY_NAME = "fused-pool"
 WHOLE_TUNER = "optuna-one-kernel"
 RULES = ("default", "fixed")
 STORAGE_ATTEMPTS = 3
-SAMPLERS = ("tpe", "random", "cmaes", "grid")
 # Asks allowed per measured trial before the search gives up on new points.
 ASKS_PER_TRIAL = 20
 
 
-def make_sampler(name: str, seed: int, space: Space):
-    if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, constant_liar=True)
-    if name == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    if name == "cmaes":
-        return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
-    if name == "grid":
-        return GridOrder(seed=seed)
-    raise ValueError(f"unknown sampler {name!r}; choose from {', '.join(SAMPLERS)}")
+def make_sampler(name: str, seed: int):
+    """The sampler `--sampler` names, seeded."""
+    if name not in SAMPLERS:
+        raise ValueError(f"unknown sampler {name!r}; choose from {', '.join(SAMPLERS)}")
+    return SAMPLERS[name](seed)
 
 
 class GridOrder(optuna.samplers.RandomSampler):
@@ -57,6 +51,15 @@ class GridOrder(optuna.samplers.RandomSampler):
     def __init__(self, seed: int):
         super().__init__(seed=seed)
         self.seed = seed
+
+
+# `--sampler` names and their factories (seed -> sampler): a new sampler is one entry here.
+SAMPLERS = {
+    "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed, constant_liar=True),
+    "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
+    "cmaes": lambda seed: optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False),
+    "grid": GridOrder,
+}
 
 
 def distributions(space: Space) -> dict:
@@ -208,7 +211,8 @@ class OptunaSearch:
                 table[key(params)] = record.get("kernel_us") if record["status"] == "ok" else None
             write_json(path, table)
             if self.progress:
-                self.progress.step("exhaustive", min(start + self.batch, len(missing)), len(missing))
+                self.progress.step("exhaustive", min(start + self.batch, len(missing)),
+                                   len(missing))
         return table
 
 
@@ -271,7 +275,7 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     # A storage the user gives holds both tuners' studies; the default one is this tuner's own.
     study_name = f"{STUDY_NAME}-one-kernel" if whole and options.get("storage") else STUDY_NAME
     study = open_study(url, study_name, make_sampler(options.get("sampler", "tpe"),
-                                                      options.get("seed", 0), space),
+                                                      options.get("seed", 0)),
                        run.meta["identity"], options.get("storage_password_env"))
     if workers > 1:
         close_interrupted(study)
@@ -335,7 +339,7 @@ def run_worker(case: Case, target_spec: dict, identity: dict, url: str, name: st
     """One worker of a shared study: measure `budget` trials of its own, then stop."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = Space(case, target_spec["kind"])
-    study = open_study(url, name, make_sampler(sampler, seed, space), identity, password_env)
+    study = open_study(url, name, make_sampler(sampler, seed), identity, password_env)
     with CandidateEvaluator(case, target_spec) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, shared=True)
         search.run(budget, own=True)

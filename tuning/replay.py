@@ -20,7 +20,7 @@ WITHIN = 0.10
 def replay(space: Space, table: dict, sampler: str, seed: int, trials: int) -> dict:
     """Run `sampler` for `trials` measured points against `table` (key -> kernel us or None)."""
     optimum = min(v for v in table.values() if v is not None)
-    study = optuna.create_study(direction="minimize", sampler=make_sampler(sampler, seed, space))
+    study = optuna.create_study(direction="minimize", sampler=make_sampler(sampler, seed))
     for params in space.seeds():
         study.enqueue_trial(params, skip_if_exists=True)
     dists, seen, best, reached = distributions(space), {}, float("inf"), None
