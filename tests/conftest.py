@@ -20,6 +20,10 @@ WINDOW3 = Case(channels=4, height=20, width=18, window=3, stride=1, prelude=Fals
 ODD = Case(channels=3, height=23, width=29, window=2, stride=2, branches=2, tail=2,
            shared_output=False)
 CASES = [DEFAULT, WINDOW3, ODD]
+# `tune` options for a quick real run on llvm: one trial of one block, a small graph.
+SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
+         "--min-repeat-ms", "0", "--warmup-s", "0", "--case", "channels=2", "height=12",
+         "width=12", "branches=2"]
 
 
 @pytest.fixture(params=CASES, ids=["default", "window3", "odd"])

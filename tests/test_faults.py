@@ -18,14 +18,11 @@ from tuning.kernel import KernelProtocol
 from tuning.measurement import measurement
 from tuning.optuna_search import OptunaSearch, make_sampler, records, storage_for
 
-from conftest import ROOT, WINDOW3, InjectingSpace, tune, tune_killed_when
+from conftest import InjectingSpace, ROOT, SMALL, WINDOW3, tune, tune_killed_when
 
 # A time limit shorter than a new measuring process takes to start: the limit counts from the
 # moment the runner is ready, so the candidate measured right after a restart is not charged.
 QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=2)
-SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
-         "--min-repeat-ms", "0", "--warmup-s", "0", "--case", "channels=2", "height=12",
-         "width=12", "branches=2"]
 
 
 class ExternCallFirst(PoolSchedule):

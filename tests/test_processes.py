@@ -16,11 +16,8 @@ import pytest
 from tuning.measurement import measurement
 from tuning.optuna_search import storage_for
 
-from conftest import ROOT, TUNE
+from conftest import ROOT, SMALL, TUNE
 
-SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
-         "--min-repeat-ms", "0", "--warmup-s", "0", "--case", "channels=2", "height=12",
-         "width=12", "branches=2"]
 # Children are killed by the kernel when their parent dies; allow for a loaded machine.
 GRACE_S = 10
 

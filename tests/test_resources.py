@@ -14,11 +14,7 @@ from tuning.limits import check_case_fits, slow_case_note
 from tuning.measurement import measurement
 from tuning.optuna_search import storage_for
 
-from conftest import ROOT, TUNE, tune
-
-SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
-         "--min-repeat-ms", "0", "--warmup-s", "0", "--case", "channels=2", "height=12",
-         "width=12", "branches=2"]
+from conftest import ROOT, SMALL, TUNE, tune
 
 
 @pytest.fixture

@@ -13,11 +13,7 @@ from tuning.cli import main
 from tuning.optuna_search import make_sampler, open_study
 from tuning.store import RunError, write_text
 
-from conftest import tune
-
-SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
-         "--min-repeat-ms", "0", "--warmup-s", "0", "--case", "channels=2", "height=12",
-         "width=12", "branches=2"]
+from conftest import SMALL, tune
 
 
 @pytest.fixture(scope="module")
