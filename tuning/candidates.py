@@ -123,3 +123,9 @@ class CandidateEvaluator:
 
     def __exit__(self, error_type, *exc):
         self.close(kill=error_type is not None)
+
+
+def budget_shares(budget: int, parts: int) -> list[int]:
+    """`budget` split into `parts` shares that add up to it, the later ones larger by one (the
+    two MetaSchedule runs, the Optuna workers)."""
+    return [budget // parts + (index >= parts - budget % parts) for index in range(parts)]

@@ -27,7 +27,8 @@ from baselines.arms import Arm
 from baselines.case import Case
 from baselines.template import PoolSchedule
 
-from .candidates import CandidateEvaluator, TuningFailed, error_line, failures_by_reason
+from .candidates import (CandidateEvaluator, TuningFailed, budget_shares, error_line,
+                         failures_by_reason)
 from .kernel import bias_count, fused_function, kernel_module
 from .ms_tune import tune_kernel
 from .store import Run, RunError, read_json, write_json
@@ -234,11 +235,6 @@ def _summary(rows, wall_s) -> dict:
         summary.update({"best_kernel_us": best["kernel_us"], "best_trial": best["trial"],
                         "best_launch": best["launch"], "timer": best.get("timer")})
     return summary
-
-
-def budget_shares(budget: int, runs: int) -> list[int]:
-    """`budget` split into `runs` shares that add up to it, the later ones larger by one."""
-    return [budget // runs + (index >= runs - budget % runs) for index in range(runs)]
 
 
 def run_metaschedule(run: Run, case: Case, target, budget: int, progress, options: dict):

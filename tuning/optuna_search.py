@@ -19,7 +19,7 @@ from baselines.arms import template_arm
 from baselines.case import Case
 
 from .children import stop
-from .candidates import CandidateEvaluator, TuningFailed, failures_by_reason
+from .candidates import CandidateEvaluator, TuningFailed, budget_shares, failures_by_reason
 from .kernel import DefaultSchedule
 from .heartbeat import Heartbeat, fail_stale_trials
 from .measurement import close_interrupted, measurement, recorded_value, store_measurement
@@ -352,7 +352,7 @@ def run_workers(url: str, case: Case, target_spec: dict, remaining: int, workers
     import os
     import subprocess
     import sys
-    shares = [remaining // workers + (i < remaining % workers) for i in range(workers)]
+    shares = budget_shares(remaining, workers)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     password = password_for(url, options.get("storage_password_env"))
     gpus = visible.split(",") if visible else [str(i) for i in range(workers)]
