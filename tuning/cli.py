@@ -7,6 +7,7 @@
     tune worker --storage URL ...     join a shared Optuna study as one more worker
     tune sweep --budget 40            the candidate rule (`fixed`) and the whole graph as one
                                       kernel (`one-kernel`) across a set of Cases
+    tune upstream --out DIR           the candidate rule as a patch to apache/tvm, with its test
     tune --rpc-tracker HOST:PORT --rpc-key KEY
                                       measure MetaSchedule's candidates on RPC servers
 """
@@ -352,6 +353,9 @@ def _main(argv: list[str]) -> int:
             return _worker(argv[1:])
         if argv[:1] == ["sweep"]:
             return _sweep(argv[1:])
+        if argv[:1] == ["upstream"]:
+            from .upstream import main as upstream
+            return upstream(argv[1:])
         args = run_parser(__doc__).parse_args(argv)
         check_ranges(args)
         progress = Progress(verbose=args.verbose)
