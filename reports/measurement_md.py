@@ -31,7 +31,7 @@ def method_text(report: dict) -> str:
     if coverage:
         text += (f" Coverage verified by simulating {method['studies']} studies with the H200's "
                  f"noise structure at this run's {method['trials']} trials x {method['blocks']} "
-                 f"blocks x {method['samples']} samples (`tuning/coverage.py`): "
+                 f"blocks x {method['samples']} samples (`reports/stats/coverage.py`): "
                  f"{coverage['host']:.1%} for two host-bound arms, {coverage['gpu']:.1%} for a "
                  f"host-bound arm against a GPU-bound one, {coverage['gpu-time']:.1%} for two "
                  "GPU times.")

@@ -7,14 +7,14 @@ import math
 import numpy as np
 
 from baselines.case import Case
-from tuning import coverage
-from tuning.noise import noise_levels
-from tuning.paired import CONFIDENCE, METHOD, paired_ratio
-from tuning.stats import combined_median, summarize
 from tuning.store import Run, read_json
 
 from .comparisons import ratio_pairs
 from .samples import LABELS, has_samples, samples_by_figure
+from .stats import coverage
+from .stats.medians import combined_median, summarize
+from .stats.noise import noise_levels
+from .stats.paired import CONFIDENCE, METHOD, paired_ratio
 
 FLOAT_BYTES = 4
 
