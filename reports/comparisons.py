@@ -5,9 +5,11 @@ from __future__ import annotations
 from .samples import LABELS
 
 DEFAULT_ORDER = ("off", "partial", "on", "serial")
-# (numerator, denominator) pairs the issue thread quotes, when both arms were timed.
+# (numerator, denominator) pairs the issue thread quotes, when both arms were timed: the issue's
+# slowdown, the rule-made arms against each other and against the tuned optimum of their kernel.
 ISSUE_RATIOS = (("on", "off"), ("on", "partial"), ("serial", "on"), ("one-kernel", "fixed"),
-                ("one-kernel+capture", "fixed+capture"))
+                ("one-kernel+capture", "fixed+capture"), ("fixed", "optuna"),
+                ("fixed", "metaschedule"), ("one-kernel", "optuna-one-kernel"))
 # TVM arms that are the issue's baselines, not candidates to hold against a peer.
 BASELINES = ("off", "partial", "on")
 
@@ -35,13 +37,6 @@ def ratio_pairs(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
         pairs += [(name, "on") for name in timed if name not in DEFAULT_ORDER]
     pairs += like_for_like(timed, peers)
     return list(dict.fromkeys(pairs))
-
-
-def like_pairs(report: dict) -> list[str]:
-    """The report's ratios of a TVM arm to a PyTorch peer (made by `like_for_like`)."""
-    pairs = dict.fromkeys(p for ratios in report["ratios_by_figure"].values() for p in ratios)
-    return [pair for pair in pairs
-            if not pair.startswith("torch-") and pair.split("/")[1].startswith("torch-")]
 
 
 def ratio_text(ratio: dict) -> str:

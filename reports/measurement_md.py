@@ -3,11 +3,7 @@ of the blocks."""
 
 from __future__ import annotations
 
-
-def _table(header: list[str], rows: list[list]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join("—" if c is None else str(c) for c in row) + " |"
-                    for row in rows]
+from .cells import table
 
 
 def _percent(value) -> str | None:
@@ -31,7 +27,7 @@ def method_text(report: dict) -> str:
     if coverage:
         text += (f" Coverage verified by simulating {method['studies']} studies with the H200's "
                  f"noise structure at this run's {method['trials']} trials x {method['blocks']} "
-                 f"blocks x {method['samples']} samples (`tuning/coverage.py`): "
+                 f"blocks x {method['samples']} samples (`reports/stats/coverage.py`): "
                  f"{coverage['host']:.1%} for two host-bound arms, {coverage['gpu']:.1%} for a "
                  f"host-bound arm against a GPU-bound one, {coverage['gpu-time']:.1%} for two "
                  "GPU times.")
@@ -47,7 +43,7 @@ def ratios_section(report: dict) -> list[str]:
     for pair in pairs:
         rows.append([f"`{pair}`", *(_ratio_cell(report["ratios_by_figure"][figure].get(pair))
                                     for figure in figures)])
-    return ["", "## Paired ratios", "", method_text(report), ""] + _table(
+    return ["", "## Paired ratios", "", method_text(report), ""] + table(
         ["ratio", *figures.values()], rows)
 
 
@@ -67,8 +63,8 @@ def noise_section(report: dict) -> list[str]:
              "between the block medians of a trial, and between the trials' centres (the "
              "geometric mean of a trial's block medians); each level holds a share of the "
              "levels below it.", ""]
-    lines += _table(["arm", "figure", "within a call", "between blocks", "between processes"],
-                    rows)
+    lines += table(["arm", "figure", "within a call", "between blocks", "between processes"],
+                   rows)
     for figure, label in figures.items():
         lines += _trial_centres(report, figure, label)
     return lines
@@ -89,7 +85,7 @@ def _trial_centres(report: dict, figure: str, label: str) -> list[str]:
     if not rows:
         return []
     return ["", f"Per-trial centres, {label}, us (departure from the arm's mean over trials):",
-            ""] + _table(["arm", *(f"trial {i}" for i in range(trials))], rows)
+            ""] + table(["arm", *(f"trial {i}" for i in range(trials))], rows)
 
 
 def design_text(report: dict) -> list[str]:

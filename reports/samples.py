@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tuning.blocks import FIGURES
+from tuning.store import FIGURES
 
 # What each figure is, for tables and verdicts (tuning/blocks.py says how each is taken).
 LABELS = {"call_path": "end to end, own call path",

@@ -7,14 +7,14 @@ import math
 import numpy as np
 
 from baselines.case import Case
-from tuning import coverage
-from tuning.noise import noise_levels
-from tuning.paired import CONFIDENCE, METHOD, paired_ratio
-from tuning.stats import combined_median, summarize
 from tuning.store import Run, read_json
 
 from .comparisons import ratio_pairs
 from .samples import LABELS, has_samples, samples_by_figure
+from .stats import coverage
+from .stats.medians import combined_median, summarize
+from .stats.noise import noise_levels
+from .stats.paired import CONFIDENCE, METHOD, paired_ratio
 
 FLOAT_BYTES = 4
 
@@ -48,6 +48,9 @@ def summarize_run(run: Run) -> dict:
         "peers_not_measured": meta.get("peers_not_measured", {}),
         "peers_added": meta.get("peers_added", []),
         "tuners": _tuners(run, meta),
+        # What --budget counted is said per tuner in the report (tuners_md.budget_text).
+        "budget": meta.get("budget"),
+        "workers": meta.get("options", {}).get("workers", 1),
         "wall_s": meta.get("wall_s"),
         "tuner_failures": meta.get("tuner_failures", {}),
         "cuda_graph_launches": trials[0].get("cuda_graph_launches", {}) if trials else {},
@@ -58,7 +61,12 @@ def summarize_run(run: Run) -> dict:
         for name in timed:
             arms[name]["ratio_to_on"] = _ratio(arms, name, "on")
             arms[name]["ratio_to_best"] = _ratio(arms, name, best)
-    _add_fused_kernel_table(report, {a["name"] for a in meta["arms"] if a.get("whole_graph")})
+    whole_arms = {a["name"] for a in meta["arms"] if a.get("whole_graph")}
+    for name, arm in arms.items():
+        tuner, field = KERNEL_TIME_SOURCES.get(name, (None, None))
+        arm["kernel_us"] = report["tuners"].get(tuner, {}).get(field)
+        arm["whole_graph"] = name in whole_arms
+    _add_fused_kernel_table(report)
     return report
 
 
@@ -147,7 +155,8 @@ def fused_kernel_bytes(case: dict, whole: bool = False) -> int:
     return FLOAT_BYTES * (math.prod(shape.pool_input_shape) + math.prod(shape.pool_shape))
 
 
-# Which tuner figure is the kernel-level time of the fused kernel in each arm.
+# Which tuner figure is the kernel-level time of the fused kernel in each arm (the tuners time
+# the rules' kernels with the same timer as their candidates).
 KERNEL_TIME_SOURCES = {"on": ("optuna", "default_kernel_us"),
                        "fixed": ("optuna", "fixed_kernel_us"),
                        "serial": ("optuna", "serial_kernel_us"),
@@ -162,7 +171,7 @@ def is_fused_pool_kernel(name: str) -> bool:
     return name.startswith("fused_") and "pool2d" in name
 
 
-def _add_fused_kernel_table(report: dict, whole_arms: set) -> None:
+def _add_fused_kernel_table(report: dict) -> None:
     """Per arm with a fused pool kernel: its launch, resources, kernel-level time and GB/s."""
     report["fused_kernel_bytes"] = fused_kernel_bytes(report["case"])
     report["whole_kernel_bytes"] = fused_kernel_bytes(report["case"], whole=True)
@@ -171,10 +180,9 @@ def _add_fused_kernel_table(report: dict, whole_arms: set) -> None:
         kernel = next((k for k in arm["kernels"] if is_fused_pool_kernel(k["name"])), None)
         if kernel is None:
             continue
-        tuner, field = KERNEL_TIME_SOURCES.get(name, (None, None))
-        kernel_us = report["tuners"].get(tuner, {}).get(field)
-        moved = report["whole_kernel_bytes" if name in whole_arms else "fused_kernel_bytes"]
+        kernel_us = arm["kernel_us"]
+        moved = report["whole_kernel_bytes" if arm["whole_graph"] else "fused_kernel_bytes"]
         rows.append({"arm": name, **kernel, "kernel_us": kernel_us,
-                     "whole_graph": name in whole_arms,
+                     "whole_graph": arm["whole_graph"],
                      "gbps": moved / (kernel_us * 1e-6) / 1e9 if kernel_us else None})
     report["fused_kernel"] = rows

@@ -63,3 +63,22 @@ class InjectingSpace(Space):
     def config(self, params):
         fault = self.faults.get((params["outputs_w"], params["outputs_h"]))
         return fault(**params) if fault else super().config(params)
+
+
+# Code run first by `python_without_tvm`: every import of tvm fails, as where TVM is absent.
+NO_TVM = """
+import sys
+class NoTVM:
+    def find_spec(self, name, path=None, target=None):
+        if name == "tvm" or name.startswith("tvm."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+sys.meta_path.insert(0, NoTVM())
+"""
+
+
+def python_without_tvm(code: str) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh Python, from the project's root, where `import tvm` fails."""
+    done = subprocess.run([sys.executable, "-c", NO_TVM + code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done

@@ -4,8 +4,8 @@ process-level shift show it side by side."""
 import numpy as np
 import pytest
 
-from tuning.coverage import H200, simulate
-from tuning.noise import noise_levels
+from reports.stats.coverage import H200, simulate
+from reports.stats.noise import noise_levels
 
 
 def test_each_level_recovers_its_noise():

@@ -4,10 +4,10 @@ with the H200's noise structure, at the default number of trials (CPU, a few sec
 import numpy as np
 import pytest
 
-from tuning import coverage
+from reports.stats import coverage
 from tuning.design import auto_blocks
 from tuning.harness import Protocol
-from tuning.paired import paired_log_interval, paired_ratio
+from reports.stats.paired import paired_log_interval, paired_ratio
 
 TRUE = 0.15
 

@@ -3,10 +3,13 @@ nothing. (On llvm `fixed` equals `on`: the rule is a GPU rule; its rule choice i
 `one-kernel` is one kernel on llvm too, unscheduled.)"""
 
 import json
+import shutil
+import tarfile
+from pathlib import Path
 
 import pytest
 
-from conftest import tune
+from conftest import ROOT, python_without_tvm, tune
 
 CASES = "small-16x16,odd-23x29"
 SWEEP = ["sweep", "--target", "llvm", "--budget", "3", "--cases", CASES, "--blocks", "1"]
@@ -41,6 +44,44 @@ def test_each_case_is_a_run_with_every_arm_checked(sweep_dir):
     assert all(row["unchanged"] for row in sweep["large_reductions"].values())
     assert (sweep_dir / "sweep.md").exists() and (sweep_dir / "sweep.png").exists()
     assert "## One kernel for the whole graph" in (sweep_dir / "sweep.md").read_text()
+
+
+def _render_without_tvm(out: Path, names: list[str], runs: list[str] = ()) -> None:
+    python_without_tvm(f"""
+from pathlib import Path
+from reports.render import render_run
+from reports.sweep import render_sweep
+from tuning.store import Run
+out = Path({str(out)!r})
+for name in {list(runs)!r}:
+    render_run(Run(out / name))
+render_sweep(out, {names!r})
+""")
+
+
+def test_the_sweep_and_its_cases_render_the_same_without_tvm(sweep_dir, tmp_path):
+    copy = tmp_path / "sweep"
+    shutil.copytree(sweep_dir, copy)
+    _render_without_tvm(copy, CASES.split(","), runs=CASES.split(","))
+    for name in ("sweep.md", "sweep.json", *(f"{case}/report.{kind}" for case in CASES.split(",")
+                                            for kind in ("md", "json"))):
+        assert (copy / name).read_text() == (sweep_dir / name).read_text(), name
+
+
+def test_a_sweep_stored_before_rules_were_recorded_renders_without_tvm(tmp_path):
+    """The H200 sweep (reports/h200/sweep/): its cases' folders hold no rules; the table says
+    so, and every other cell is as committed."""
+    stored = ROOT / "reports" / "h200" / "sweep"
+    with tarfile.open(stored / "cases.tar.xz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    out = tmp_path / "sweep"
+    shutil.copy(stored / "sweep.json", out / "sweep.json")
+    names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
+    _render_without_tvm(out, names)
+    rendered = (out / "sweep.md").read_text()
+    assert rendered.count("| not recorded |") == 2 * len(names)
+    assert rendered.replace("| not recorded |", "| WindowReduction |") == (
+        stored / "sweep.md").read_text()
 
 
 def test_running_the_sweep_again_measures_nothing(sweep_dir):

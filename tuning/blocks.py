@@ -22,8 +22,7 @@ import time
 from baselines.reference import random_input
 
 from .design import auto_blocks, balance, block_orders, start_row, williams_rows
-
-FIGURES = ("call_path", "python_call", "gpu_queued")
+from .store import FIGURES
 
 
 def _timers(arm, x, protocol, on_gpu: bool) -> dict:

@@ -21,6 +21,8 @@ TMP_SUFFIX = ".tmp"
 # The longest path a run writes below its folder (tuners/ms-default/database_tuning_record.json
 # and its temporary name), so that an --out too long for the file system is refused up front.
 LONGEST_INSIDE = 96
+# The figures a trial records per arm (`block_samples_us`), in the order reports give them.
+FIGURES = ("call_path", "python_call", "gpu_queued")
 # Keys of run.json every command relies on, with their types.
 META_KEYS = {"identity": dict, "case": dict, "target_spec": dict, "protocol": dict,
              "tuners": list, "budget": int, "options": dict}

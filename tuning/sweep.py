@@ -5,7 +5,9 @@ arms partial, on, fixed, serial and one-kernel (the whole graph as one kernel), 
 best at a small budget for the fused pool kernel and for the one kernel of the whole graph; on a
 GPU with PyTorch, also fixed and one-kernel captured whole into a CUDA graph. The same command
 again finishes an interrupted sweep without re-measuring. The sweep also records which rule
-schedules each kernel of graphs with large reductions, under the default and the fixed rules.
+schedules each Case's fused kernels (in the Case's run.json) and each kernel of graphs with large
+reductions, under the default and the fixed rules (in sweep.json), so that its report renders
+without TVM (`rule_choice.py`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from baselines.pipeline import make_target
 from .candidates import TuningFailed
 from .harness import Protocol
 from .progress import Progress
+from .rule_choice import fused_kernel_rules, reduction_rules
 from .store import RUN_FILE, Run, RunError, read_json, write_json
 
 SWEEP_ARMS = ["partial", "on", "fixed", "serial", "one-kernel"]
@@ -125,7 +128,8 @@ def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: in
         raise RunError(f"{out} holds a sweep with other settings; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     _hold(out)
-    write_json(stored_path, {"settings": settings, "command": command})
+    write_json(stored_path, {"settings": settings, "command": command,
+                             "large_reductions": reduction_rules()})
     tuners = SWEEP_TUNERS if budget > 0 else []
     arms = sweep_arms(target_spec["kind"])
     for number, name in enumerate(names, 1):
@@ -142,6 +146,8 @@ def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: in
             run = Run.create(path, new_meta(case, target_spec, identity, protocol, tuners,
                                             budget, f"{command} (case {name})", {}, arms))
             save_environment(run, make_target(**target_spec))
+        if "fused_kernel_rules" not in run.meta:
+            run.update_meta(fused_kernel_rules=fused_kernel_rules(case))
         try:
             run_study(run, progress)
         except TuningFailed as error:  # its arms were measured and reported; go on

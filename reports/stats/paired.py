@@ -6,7 +6,7 @@ block medians, per trial the mean of those over its blocks, and over trials a St
 on the per-trial means (df = trials - 1). A process-level shift (one process's host slower than
 another's) moves a trial's mean as a whole; the t interval stays exact under such shifts when
 they are normal, whatever their size, where a percentile bootstrap over three trials covers
-about 75 % instead of 95 %. `tuning/coverage.py` checks the coverage by simulation.
+about 75 % instead of 95 %. `reports/stats/coverage.py` checks the coverage by simulation.
 
 Every function takes arrays shaped (..., trials, blocks, samples), so a simulation can pass
 thousands of studies at once; `paired_ratio` is the report's entry, for one study's ragged lists.

@@ -1,4 +1,4 @@
-"""Statistics that report their own noise: medians, IQR, CV (ratios: `tuning/paired.py`)."""
+"""Statistics that report their own noise: medians, IQR, CV (ratios: `paired.py`)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ The noise has the H200's structure (reports/h200/README.md): the host-bound arms
 arms, PyTorch called from Python) share a shift per process and move together between blocks,
 each with some noise of its own, and vary a little within a call; a GPU-bound arm (ON) barely
 moves at all. Each simulated study goes through the project's own estimator
-(`tuning.paired.paired_log_interval`, which the report uses), and the share of studies whose
-interval holds the true ratio is its coverage. CI checks it; the report states it for the run's
+(`paired.paired_log_interval`, which the report uses), and the share of studies whose interval
+holds the true ratio is its coverage. CI checks it; the report states it for the run's
 own numbers of trials, blocks and samples.
 """
 

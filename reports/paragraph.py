@@ -1,0 +1,157 @@
+"""The paragraph a maintainer pastes into apache/tvm#20401: the candidate fix first, each fact
+once, every verdict with the figure it uses, "cannot be told apart" wherever an interval holds 1.
+"""
+
+from __future__ import annotations
+
+from .cells import us
+from .comparisons import figure_verdicts, treatment, verdict
+from .samples import LABELS
+
+CANDIDATE = "fixed"
+# The issue's slowdown: the fused arm against the unfused ones.
+SLOWDOWN = ("on/partial", "on/off")
+# The PyTorch peer held against the candidate like for like, plain and captured (issue 12).
+FAIR_PEERS = ("fixed/torch-compile", "fixed+capture/torch-compile+capture")
+PEER_FIGURES = ("python_call", "gpu_queued")
+ONE_KERNEL = ("one-kernel/fixed", "one-kernel+capture/fixed+capture")
+
+
+def headline(report: dict) -> str:
+    timed = {name for name, arm in report["arms"].items() if arm["median_us"] is not None}
+    sentences = [_setting(report), _pairs(report, SLOWDOWN, "The issue's slowdown"),
+                 *(_candidate(report) if CANDIDATE in timed else _best_tuned(report, timed)),
+                 *(_like_for_like(report, pair) for pair in FAIR_PEERS),
+                 _one_kernel(report), *_not_measured(report), _correctness(report)]
+    return " ".join(s for s in sentences if s)
+
+
+def _setting(report: dict) -> str:
+    method, trials = report["ratio_method"], report["trials"]
+    notes = []
+    if method.get("coverage"):
+        values = sorted(method["coverage"].values())
+        notes.append(f"simulated coverage {values[0]:.0%} to {values[-1]:.0%}")
+    if trials > 1:
+        clause = f"95% CIs, Student t over the {trials} trials' paired block log-ratios"
+    elif (method.get("blocks") or 1) > 1:
+        clause = "95% CIs, Student t over one trial's paired block log-ratios"
+        notes.append("blind to differences between processes")
+    else:
+        clause, notes = "no intervals (one trial of one block), so no verdicts", []
+    if notes:
+        clause += f" ({'; '.join(notes)})"
+    return (f"On {report['device']} ({report['target']}), {trials} "
+            f"{'trial' if trials == 1 else 'trials'} of one process each; ratios are of times, "
+            f"with {clause}.")
+
+
+def _ratio(report: dict, pair: str) -> dict | None:
+    return report["ratios"].get(pair)
+
+
+def _pairs(report: dict, pairs: tuple, opening: str) -> str:
+    """One sentence of the pairs' verdicts, end to end through the arms' own call paths."""
+    found = [verdict(pair, _ratio(report, pair)) for pair in pairs if _ratio(report, pair)]
+    return f"{opening}, {LABELS['call_path']}: {'; '.join(found)}." if found else ""
+
+
+def _candidate(report: dict) -> list[str]:
+    """`fixed` against ON, then against the tuned optimum of its kernel."""
+    arms, pair = report["arms"], f"{CANDIDATE}/on"
+    rule = "the default rules with `WindowReduction` before `GeneralReduction`"
+    if report["target"] != "cuda":
+        rule += f", a GPU rule: on {report['target']} it builds what ON builds"
+    sentence = (f"The candidate fix `{CANDIDATE}` ({rule}), {LABELS['call_path']}: "
+                f"{us(arms[CANDIDATE]['median_us'])} us")
+    if _ratio(report, pair):
+        sentence += (f" against ON's {us(arms['on']['median_us'])} us, "
+                     f"{verdict(pair, _ratio(report, pair))}")
+    optimum = _against_optimum(report, CANDIDATE)
+    return [sentence + ".", f"Against the tuned optimum, {'; '.join(optimum)}." if optimum else ""]
+
+
+def _tuned_alike(report: dict, name: str) -> list[str]:
+    """The tuned arms that searched the same kernel as `name` (pool kernel or whole graph)."""
+    whole = report["arms"][name].get("whole_graph")
+    return [t for t in report["tuners"] if t in report["arms"]
+            and report["arms"][t].get("whole_graph") == whole]
+
+
+def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[str]:
+    """Clauses: `name`'s kernel against the tuners' best of the same kernel (each tuner's find
+    named once), and `name` end to end against the fastest of those tuned arms."""
+    arms, tuners = report["arms"], report["tuners"]
+    if name not in arms:
+        return []
+    tuned = _tuned_alike(report, name)
+    clauses = []
+    found = sorted((t for t in tuned if tuners[t].get("best_kernel_us")),
+                   key=lambda t: tuners[t]["best_kernel_us"])
+    if found and arms[name].get("kernel_us"):
+        best = tuners[found[0]]["best_kernel_us"]
+        finds = "; ".join(f"`{t}` {us(tuners[t]['best_kernel_us'])} us, found at trial "
+                          f"{tuners[t]['best_trial']} of {tuners[t]['trials']}" for t in found)
+        clauses.append(f"its kernel takes {us(arms[name]['kernel_us'])} us, "
+                       f"{arms[name]['kernel_us'] / best:.2f}x the best tuned kernel ({finds})")
+    timed = [t for t in tuned if arms[t]["median_us"] is not None]
+    if end_to_end and timed:
+        fastest = min(timed, key=lambda t: arms[t]["median_us"])
+        ratio = _ratio(report, f"{name}/{fastest}")
+        if ratio:
+            clauses.append(f"{LABELS['call_path']}, {verdict(f'{name}/{fastest}', ratio)}")
+    return clauses
+
+
+def _best_tuned(report: dict, timed: set) -> list[str]:
+    """Without the candidate: the fastest tuned arm against ON, and what its tuner found."""
+    tuned = [t for t in report["tuners"] if t in timed]
+    if not tuned:
+        return []
+    best = min(tuned, key=lambda t: report["arms"][t]["median_us"])
+    return [_pairs(report, (f"{best}/on",), f"The fastest tuned arm, `{best}`"),
+            _tuner_find(report, best)]
+
+
+def _tuner_find(report: dict, name: str) -> str:
+    tuner = report["tuners"][name]
+    if tuner.get("best_trial") is None:
+        return ""
+    return (f"`{name}` found its kernel ({us(tuner['best_kernel_us'])} us) at trial "
+            f"{tuner['best_trial']} of {tuner['trials']}.")
+
+
+def _like_for_like(report: dict, pair: str) -> str:
+    verdicts = figure_verdicts(report, pair, PEER_FIGURES)
+    top, peer = pair.split("/")
+    return (f"Like for like against PyTorch ({treatment(top)}), `{top}` against `{peer}`: "
+            f"{verdicts}." if verdicts else "")
+
+
+def _one_kernel(report: dict) -> str:
+    """The whole graph as one kernel against `fixed`, and against its own tuned optimum."""
+    found = [verdict(pair, _ratio(report, pair)) for pair in ONE_KERNEL if _ratio(report, pair)]
+    if not found:
+        return ""
+    found += _against_optimum(report, "one-kernel", end_to_end=False)
+    return f"The whole graph as one kernel (`one-kernel`), {LABELS['call_path']}: " + "; ".join(
+        found) + "."
+
+
+def _not_measured(report: dict) -> list[str]:
+    found = [f"Tuner `{name}` gave no arm: {reason}."
+             for name, reason in report.get("tuner_failures", {}).items()]
+    by_reason = {}
+    for name, reason in report.get("peers_not_measured", {}).items():
+        by_reason.setdefault(reason, []).append(f"`{name}`")
+    return found + [f"Not measured: {', '.join(names)} ({reason})."
+                    for reason, names in by_reason.items()]
+
+
+def _correctness(report: dict) -> str:
+    arms = report["arms"]
+    wrong = [name for name, arm in arms.items() if not arm["correct"]]
+    if wrong:
+        return "Wrong against the NumPy reference, not timed: " + ", ".join(wrong) + "."
+    return ("Every arm matched the independent NumPy reference (largest max-abs error "
+            f"{max(a['max_abs_err'] or 0 for a in arms.values()):.3g}).")
