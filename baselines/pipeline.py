@@ -9,9 +9,12 @@ from pathlib import Path
 import tvm
 from tvm import relax, s_tir
 
+from .backend import backend_pipeline, pass_name
 from .case import Case
 from .graph import build_graph
+from .rules import fixed_schedule_pass
 from .template import POOL_BLOCK
+from .whole_graph import FuseAroundReduction
 
 FUSION_PASSES = ("FuseOps", "FuseTIR")
 DUMPED_PASSES = ("FuseOps", "FuseAroundReduction", "FuseTIR", "ApplyDefaultSchedule")
@@ -31,18 +34,6 @@ def make_target(kind: str, arch: str = "sm_90") -> tvm.target.Target:
     raise ValueError(f"unknown target {kind!r}: use cuda or llvm")
 
 
-def _backend(target: tvm.target.Target):
-    if target.kind.name == "cuda":
-        from tvm.relax.backend.cuda import pipeline
-    else:  # relax.pipeline has no llvm lowering passes in 0.27; take the CPU backend directly
-        from tvm.relax.backend.cpu_generic import pipeline
-    return pipeline
-
-
-def _pass_name(transform) -> str:
-    return str(transform.info.name).split(".")[-1]
-
-
 def legalize(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None,
              stop_after: str | None = None) -> tvm.IRModule:
     """The backend's dispatch and legalization passes with the arm's hooks (call under target).
@@ -50,17 +41,15 @@ def legalize(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None =
     `stop_after` names a pass after which to stop (e.g. "FuseTIR", for the unscheduled kernel).
     """
     mod = build_graph(case, split_after_pool=arm.split_after_pool)
-    backend = _backend(target)
+    backend = backend_pipeline(target)
     passes = backend.library_dispatch_passes(target) + backend.legalize_passes(target)
     for index, transform in enumerate(passes):
-        name = _pass_name(transform)
+        name = pass_name(transform)
         if name == "ApplyDefaultSchedule" and arm.rules == "fixed":
-            from .rules import fixed_schedule_pass
             transform = fixed_schedule_pass(target)
         if not (name in FUSION_PASSES and not arm.fuse):
             mod = transform(mod)
         if name == "FuseOps" and arm.whole_graph:
-            from .whole_graph import FuseAroundReduction
             if dump_dir is not None:  # FuseOps' own groups; the merged module is dumped below
                 (dump_dir / f"{index:02d}_{name}.py").write_text(mod.script())
             mod, name = FuseAroundReduction()(mod), "FuseAroundReduction"
@@ -80,7 +69,7 @@ def lower(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = No
     """Run the backend pipeline on the Case's graph with the arm's hooks; return the IRModule."""
     if dump_dir is not None:
         dump_dir.mkdir(parents=True, exist_ok=True)
-    backend = _backend(target)
+    backend = backend_pipeline(target)
     config = {"relax.backend.use_cuda_graph": arm.cuda_graph}
     with target, tvm.transform.PassContext(opt_level=3, config=config):
         mod = legalize(case, arm, target, dump_dir)
@@ -97,7 +86,7 @@ def fused_stage(case: Case, arm, target: tvm.target.Target) -> tvm.IRModule:
 
 def backend_passes(target: tvm.target.Target) -> list:
     """Every pass of the backend's pipeline, in order."""
-    backend = _backend(target)
+    backend = backend_pipeline(target)
     return (backend.library_dispatch_passes(target) + backend.legalize_passes(target)
             + backend.dataflow_lower_passes(target) + backend.finalize_passes(target))
 
@@ -106,18 +95,10 @@ def unscheduled(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
     """Any Relax module through the backend's passes up to default scheduling (excluded)."""
     with target, tvm.transform.PassContext(opt_level=3):
         for transform in backend_passes(target):
-            if _pass_name(transform) == "ApplyDefaultSchedule":
+            if pass_name(transform) == "ApplyDefaultSchedule":
                 break
             mod = transform(mod)
     return mod
-
-
-def default_schedule_pass(target: tvm.target.Target):
-    """The backend's ApplyDefaultSchedule (dlight rules), as the ON arm runs it."""
-    for transform in _backend(target).legalize_passes(target):
-        if _pass_name(transform) == "ApplyDefaultSchedule":
-            return transform
-    raise ValueError(f"the {target.kind.name} pipeline has no default schedule pass")
 
 
 def build(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None):

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 
 import tvm
 from tvm import s_tir, tirx
+from tvm.s_tir import dlight
 from tvm.s_tir.dlight.analysis import normalize_prim_func
 from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
+from .backend import default_schedule_pass
 from .template import PoolSchedule, epilogue_outputs, inline_prologue, reduction_block, \
     vector_fits
 
@@ -122,7 +124,6 @@ def choose_schedule(shape: WindowShape) -> PoolSchedule:
 
 def default_rules(target: tvm.target.Target) -> list:
     """The backend's own rule list, as the ON arm runs it."""
-    from .pipeline import default_schedule_pass
     return list(default_schedule_pass(target).rules)
 
 
@@ -134,7 +135,6 @@ def fixed_rules(target: tvm.target.Target) -> list:
 
 
 def fixed_schedule_pass(target: tvm.target.Target):
-    from tvm.s_tir import dlight
     return dlight.ApplyDefaultSchedule(*fixed_rules(target))
 
 

@@ -9,7 +9,7 @@ from tvm import relax
 from baselines.arms import DEFAULT_ARMS
 from baselines.pipeline import build, make_target
 from baselines.reference import random_input, reference
-from tuning.harness import outputs_of
+from tuning.vm_arms import outputs_of
 
 from conftest import DEFAULT
 
@@ -49,7 +49,8 @@ def test_off_runs_no_fusion(tmp_path):
 
 
 def test_the_python_call_figure_calls_main_with_a_tensor_on_the_device(tmp_path):
-    from tuning.harness import Protocol, VMArm
+    from tuning.timing import Protocol
+    from tuning.vm_arms import VMArm
     device = tvm.cpu()
     arm = VMArm(relax.VirtualMachine(build(DEFAULT, DEFAULT_ARMS[3], make_target("llvm"),
                                            tmp_path), device), device)

@@ -9,8 +9,11 @@ import pytest
 from baselines import torch_peer
 from baselines.arms import ARMS
 from baselines.reference import random_input, reference
-from tuning.cli import UsageError, check_arms_fit_target
-from tuning.harness import Protocol, check, outputs_of
+from tuning.choices import check_arms_fit_target
+from tuning.options import UsageError
+from tuning.harness import check
+from tuning.timing import Protocol
+from tuning.vm_arms import outputs_of
 
 from conftest import tune
 
@@ -59,7 +62,7 @@ def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_p
     from tvm import relax
 
     from baselines.pipeline import lower, make_target
-    from tuning.harness import CapturedVMArm, device_for
+    from tuning.vm_arms import CapturedVMArm, device_for
 
     target = make_target("cuda")
     executable = relax.build(lower(case, ARMS[name], target), target=target,

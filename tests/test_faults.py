@@ -14,9 +14,12 @@ import tvm
 from baselines.template import PoolSchedule
 from tuning.candidates import CandidateEvaluator
 from tuning.faults import KILL_AFTER_WRITE
-from tuning.kernel import KernelProtocol
+from tuning.timing import KernelProtocol
 from tuning.measurement import measurement
-from tuning.optuna_search import OptunaSearch, make_sampler, records, storage_for
+from tuning.optuna_summary import records
+from tuning.samplers import make_sampler
+from tuning.search_loop import OptunaSearch
+from tuning.storages import storage_for
 
 from conftest import InjectingSpace, ROOT, SMALL, WINDOW3, tune, tune_killed_when
 

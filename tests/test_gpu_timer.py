@@ -3,7 +3,7 @@ the GPU machine (`python3 -m pytest tests/test_gpu_timer.py`) and is skipped els
 
 import pytest
 
-from tuning.kernel import gpu_time_us
+from tuning.gpu_timer import gpu_time_us
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -40,7 +40,7 @@ def test_small_kernels_take_less_than_their_host_time():
 def test_the_sleep_found_once_is_kept_between_blocks():
     import time
 
-    from tuning.kernel import BLOCKING_CYCLES, QueuedGpuTimer
+    from tuning.gpu_timer import BLOCKING_CYCLES, QueuedGpuTimer
     x = torch.ones(1024, device="cuda")
     calls = []
 

@@ -9,8 +9,10 @@ from tvm import relax
 
 from baselines.pipeline import build, make_target
 from baselines.reference import random_input, reference
-from tuning import metaschedule
-from tuning.harness import outputs_of
+from tuning import metaschedule, ms_bridge
+from tuning.candidates import budget_shares
+from tuning.ms_diagnosis import default_space_outcomes
+from tuning.vm_arms import outputs_of
 from tuning.candidates import TuningFailed
 from tuning.store import Run
 
@@ -33,9 +35,9 @@ def tuned(tmp_path_factory):
 
 
 def test_budget_shares_add_up_to_the_budget():
-    assert metaschedule.budget_shares(500, 2) == [250, 250]
-    assert metaschedule.budget_shares(7, 2) == [3, 4]
-    assert metaschedule.budget_shares(1, 2) == [0, 1]
+    assert budget_shares(500, 2) == [250, 250]
+    assert budget_shares(7, 2) == [3, 4]
+    assert budget_shares(1, 2) == [0, 1]
 
 
 def test_both_runs_measure_valid_candidates(tuned):
@@ -68,7 +70,7 @@ def test_resume_does_not_measure_again(tuned):
     assert path.read_text() == before
 
 
-class BrokenModule(metaschedule.ScheduledModule):
+class BrokenModule(ms_bridge.ScheduledModule):
     """Every candidate fails to build (importable by the builder processes)."""
 
     def apply(self, func, target):
@@ -76,7 +78,7 @@ class BrokenModule(metaschedule.ScheduledModule):
 
 
 def test_a_run_that_measured_nothing_fails_loudly(tmp_path, monkeypatch):
-    monkeypatch.setattr(metaschedule, "ScheduledModule", BrokenModule)
+    monkeypatch.setattr(ms_bridge, "ScheduledModule", BrokenModule)
     monkeypatch.setattr(metaschedule, "RUNS", ("ms-space",))
     with pytest.raises(TuningFailed, match="measured no valid candidate"):
         metaschedule.run_metaschedule(_run(tmp_path / "run"), WINDOW3, make_target("llvm"), 3,
@@ -86,12 +88,12 @@ def test_a_run_that_measured_nothing_fails_loudly(tmp_path, monkeypatch):
 def test_default_cuda_space_fails_only_through_its_unroll_rule():
     """Why ms-default candidates fail: the unroll pragma that ParallelizeVectorizeUnroll samples
     unrolls the loop around the cross-thread reduction, and LowerThreadAllreduce rejects it."""
-    default = metaschedule.default_space_outcomes(WINDOW3.replace(prelude=True), samples=24)
+    default = default_space_outcomes(WINDOW3.replace(prelude=True), samples=24)
     failures = {k: v for k, v in default.items() if not k.endswith(": built")}
     assert failures and all(k.startswith("cross-thread reduction") and "load_remap_" in k
                             for k in failures)
-    fixed = metaschedule.default_space_outcomes(WINDOW3.replace(prelude=True),
-                                                ("ParallelizeVectorizeUnroll",), samples=24)
+    fixed = default_space_outcomes(WINDOW3.replace(prelude=True),
+                                   ("ParallelizeVectorizeUnroll",), samples=24)
     assert all(k.endswith(": built") for k in fixed)
 
 

@@ -7,10 +7,12 @@ from tvm import te
 
 from baselines.template import PoolSchedule
 from tuning.candidates import CandidateEvaluator
-from tuning.kernel import KernelProtocol
+from tuning.timing import KernelProtocol
 from tuning.measurement import RECORD
-from tuning.optuna_search import OptunaSearch, distributions, make_sampler, records, storage_for, \
-    summarize
+from tuning.optuna_summary import records, summarize
+from tuning.samplers import distributions, make_sampler
+from tuning.search_loop import OptunaSearch
+from tuning.storages import storage_for
 from tuning.space import Space, key
 
 from conftest import WINDOW3, InjectingSpace

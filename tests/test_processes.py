@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from tuning.measurement import measurement
-from tuning.optuna_search import storage_for
+from tuning.storages import storage_for
 
 from conftest import ROOT, SMALL, TUNE
 

@@ -12,7 +12,7 @@ from baselines.case import Case, CaseError
 from tuning import store
 from tuning.limits import check_case_fits, slow_case_note
 from tuning.measurement import measurement
-from tuning.optuna_search import storage_for
+from tuning.storages import storage_for
 
 from conftest import ROOT, SMALL, TUNE, tune
 

@@ -15,7 +15,8 @@ import tvm
 from baselines.pipeline import make_target
 from tuning import rpc
 from tuning.cli import main
-from tuning.kernel import KernelProtocol, bias_count, compile_kernel, fused_function
+from tuning.kernel import bias_count, compile_kernel, fused_function
+from tuning.timing import KernelProtocol
 
 from conftest import WINDOW3, tune
 

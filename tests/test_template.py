@@ -9,7 +9,8 @@ import tvm
 from baselines.anatomy import ptxas_resources
 from baselines.pipeline import make_target
 from tuning.candidates import CandidateEvaluator
-from tuning.kernel import KernelProtocol, fused_function, kernel_module
+from tuning.kernel import fused_function, kernel_module
+from tuning.timing import KernelProtocol
 from tuning.space import Space
 
 from conftest import DEFAULT

@@ -7,7 +7,8 @@ import pytest
 
 from baselines.reference import random_input, reference
 from baselines.torch_peer import CAPTURE_PEERS, COMPILE_MODES, PeerArm, peer_arm
-from tuning.harness import Protocol, check
+from tuning.harness import check
+from tuning.timing import Protocol
 
 from conftest import DEFAULT
 

@@ -10,7 +10,8 @@ import sqlite3
 import pytest
 
 from tuning.cli import main
-from tuning.optuna_search import make_sampler, open_study
+from tuning.optuna_study import open_study
+from tuning.samplers import make_sampler
 from tuning.store import RunError, write_text
 
 from conftest import SMALL, tune

@@ -18,7 +18,7 @@ from baselines.pipeline import build, fused_pool_function, fused_stage, lower, m
 from baselines.reference import random_input, reference
 from baselines.rules import WindowReduction, choose_schedule, small_window_shape
 from baselines.whole_graph import FuseAroundReduction
-from tuning.harness import outputs_of
+from tuning.vm_arms import outputs_of
 
 from conftest import DEFAULT, ODD, WINDOW3
 

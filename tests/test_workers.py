@@ -10,7 +10,8 @@ import optuna
 import pytest
 
 from tuning.measurement import measurement
-from tuning.optuna_search import STUDY_NAME, storage_for
+from tuning.optuna_study import STUDY_NAME
+from tuning.storages import storage_for
 
 from conftest import ROOT, TUNE, tune
 
@@ -60,7 +61,9 @@ def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbea
     the trials whose heartbeat stopped (their worker died elsewhere) and leaves live ones."""
     from fixtures.killed_search import CASE, InstantEvaluator
     from tuning import heartbeat
-    from tuning.optuna_search import OptunaSearch, distributions, make_sampler, open_study
+    from tuning.optuna_study import open_study
+    from tuning.samplers import distributions, make_sampler
+    from tuning.search_loop import OptunaSearch
     from tuning.space import Space
     monkeypatch.setattr(heartbeat, "HEARTBEAT_S", 1)
     monkeypatch.setattr(heartbeat, "GRACE_S", 3)

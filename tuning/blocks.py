@@ -22,13 +22,13 @@ import time
 from baselines.reference import random_input
 
 from .design import auto_blocks, balance, block_orders, start_row, williams_rows
+from .gpu_timer import QueuedGpuTimer
 from .store import FIGURES
 
 
 def _timers(arm, x, protocol, on_gpu: bool) -> dict:
     timers = {"call_path": arm.timer(x, protocol), "python_call": arm.python_timer(x, protocol)}
     if on_gpu:
-        from .kernel import QueuedGpuTimer
         queued = QueuedGpuTimer(arm.call, (), protocol.queued_calls)
         timers["gpu_queued"] = lambda: queued(protocol.repeat)
     return timers

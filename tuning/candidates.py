@@ -17,7 +17,9 @@ from pathlib import Path
 from baselines.case import Case
 
 from .children import die_with_parent, kill_pool
-from .kernel import KernelProtocol, KernelRunner, bias_count, compile_kernel, fused_function
+from .kernel import bias_count, compile_kernel, fused_function
+from .runner import KernelRunner
+from .timing import KernelProtocol
 
 
 def failures_by_reason(records: list[dict]) -> dict[str, int]:

@@ -10,162 +10,23 @@ from __future__ import annotations
 import multiprocessing
 import queue as queue_module
 import sys
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from tvm import relax
 
+from baselines.anatomy import captured_launches, kernel_table
 from baselines.case import Case
+from baselines.pipeline import lower, make_target
 from baselines.reference import matches, random_input, reference
 
 from .blocks import measure_blocks
+from .children import die_with_parent, stop
+from .timing import Protocol
+from .vm_arms import CapturedVMArm, VMArm, device_for
 
 # 2: every figure's samples per block, and every block's order (1: figure 1 only, flat).
 TRIAL_FORMAT = 2
-
-
-@dataclass(frozen=True)
-class Protocol:
-    """Timing settings. The issue's full protocol is blocks=40, warmup_s=2, trials=5.
-
-    `repeat` samples per arm, figure and block, each at least `min_repeat_ms` long (25 ms: two
-    end-to-end figures per block now, in the time one took at 50 ms). `blocks` None: whole cycles
-    of the balanced order, at least 6. `queued_calls`: calls queued behind the sleep per GPU-time
-    sample (enough that the events' resolution is a small share of a sample)."""
-
-    number: int = 10
-    repeat: int = 5
-    min_repeat_ms: int = 25
-    warmup_calls: int = 75
-    warmup_s: float = 0.5
-    blocks: int | None = None
-    trials: int = 3
-    checks: int = 3
-    queued_calls: int = 50
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def device_for(target):
-    import tvm
-    return tvm.cuda(0) if target.kind.name == "cuda" else tvm.cpu(0)
-
-
-def outputs_of(vm_result) -> list[np.ndarray]:
-    """The VM returns a tensor or a tuple of tensors; the reference returns a list."""
-    if hasattr(vm_result, "numpy"):
-        return [vm_result.numpy()]
-    return [item.numpy() for item in vm_result]
-
-
-class VMArm:
-    """A built arm in the Relax VM: its outputs for an input, one call, and a timer."""
-
-    def __init__(self, vm, device):
-        self.vm, self.device = vm, device
-
-    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
-        import tvm
-        self.vm.set_input("main", tvm.runtime.tensor(x, device=self.device))
-        self.vm.invoke_stateful("main")
-        self.device.sync()
-        return outputs_of(self.vm.get_outputs("main"))
-
-    def timer(self, x: np.ndarray, protocol: Protocol):
-        """Calls the graph on `x`; each call returns `repeat` samples (us per call)."""
-        import tvm
-        self.vm.set_input("main", tvm.runtime.tensor(x, device=self.device))
-        evaluator = self.vm.time_evaluator("invoke_stateful", self.device, number=protocol.number,
-                                           repeat=protocol.repeat,
-                                           min_repeat_ms=protocol.min_repeat_ms)
-        return lambda: [float(s) * 1e6 for s in evaluator("main").results]
-
-    def python_call(self, source):
-        """`vm["main"](x)`, as a Python user calls the graph: a function lookup, argument
-        passing and fresh outputs every call. `source` is a tensor already on the device."""
-        return self.vm["main"](source)
-
-    def python_timer(self, x: np.ndarray, protocol: Protocol):
-        import tvm
-        from baselines.torch_peer import wall_timer
-        source = tvm.runtime.tensor(x, device=self.device)
-        return wall_timer(lambda: self.python_call(source), self.sync, protocol)
-
-    def call(self) -> None:
-        self.vm.invoke_stateful("main")
-
-    def sync(self) -> None:
-        self.device.sync()
-
-
-class CapturedVMArm(VMArm):
-    """The whole VM call captured once into a CUDA graph and replayed: what Relax's CUDA graph
-    rewriting would give if it also captured the kernels that read the function's input and
-    write its outputs. The input and the outputs live in fixed buffers, as a captured graph
-    needs; a new input is copied into the input buffer."""
-
-    # After these calls the VM's allocator holds every buffer a call needs, so nothing is
-    # allocated inside the capture.
-    WARMUP_CALLS = 3
-
-    def __init__(self, vm, device):
-        super().__init__(vm, device)
-        self.graph = None
-
-    def _capture(self, x: np.ndarray) -> None:
-        import torch
-        import tvm
-        import tvm_ffi
-        self.input = tvm.runtime.tensor(x, device=self.device)
-        self.vm.set_input("main", self.input)
-        stream = torch.cuda.Stream()
-        with tvm_ffi.use_torch_stream(torch.cuda.stream(stream)):
-            for _ in range(self.WARMUP_CALLS):
-                self.vm.invoke_stateful("main")
-        stream.synchronize()
-        self.graph = torch.cuda.CUDAGraph()
-        # Relaxed: an allocation the warm-up missed is then made, not an error.
-        with tvm_ffi.use_torch_stream(torch.cuda.graph(self.graph, stream=stream,
-                                                       capture_error_mode="relaxed")):
-            self.vm.invoke_stateful("main")
-        self.results = self.vm.get_outputs("main")
-
-    def _load(self, x: np.ndarray) -> None:
-        """Put `x` in the captured input buffer, capturing the call on the first input."""
-        if self.graph is None:
-            self._capture(x)
-        else:
-            self.input.copyfrom(x)
-
-    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
-        self._load(x)
-        self.call()
-        self.sync()
-        return outputs_of(self.results)
-
-    def timer(self, x: np.ndarray, protocol: Protocol):
-        from baselines.torch_peer import call_timer
-        self._load(x)
-        return call_timer(self.call, True, protocol)
-
-    def python_call(self, source):
-        """As a captured graph is used from Python: the new input (a tensor already on the
-        device) copied into the captured input buffer, the graph replayed."""
-        self.input.copyfrom(source)
-        self.graph.replay()
-        return self.results
-
-    def python_timer(self, x: np.ndarray, protocol: Protocol):
-        self._load(x)  # captures on the first input
-        return super().python_timer(x, protocol)
-
-    def call(self) -> None:
-        self.graph.replay()
-
-    def sync(self) -> None:
-        import torch
-        torch.cuda.synchronize()
 
 
 def check(case: Case, arm, checks: int) -> dict:
@@ -189,11 +50,6 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
 
     `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`, ...),
     checked and timed with the arms."""
-    from tvm import relax
-
-    from baselines.anatomy import captured_launches, kernel_table
-    from baselines.pipeline import lower, make_target
-
     say = progress or (lambda message: None)
     target = make_target(**target_spec)
     device = device_for(target)
@@ -225,7 +81,6 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
 
 
 def _trial_entry(queue, args, peers, verbose):
-    from .children import die_with_parent
     die_with_parent()
     progress = (lambda message: print(message, file=sys.stderr, flush=True)) if verbose else None
     try:
@@ -252,7 +107,6 @@ def run_trial_process(case, arms, target_spec, protocol, index, ir_dir=None,
                     status, payload = "error", f"process died with exit code {process.exitcode}"
                     break
     except BaseException:  # Ctrl-C or an error here: the trial is not waited for
-        from .children import stop
         stop(process)
         raise
     process.join()

@@ -15,8 +15,13 @@ import re
 from baselines.arms import ARMS, DEFAULT_ARMS
 from baselines.torch_peer import PEERS
 
-from .harness import Protocol
-from .optuna_search import SAMPLERS
+from .timing import Protocol
+from .samplers import SAMPLERS
+
+
+# Exit codes: bad input (one line), and a run whose tuners all measured nothing valid.
+EXIT_USAGE = 2
+EXIT_TUNING_FAILED = 1
 
 
 class UsageError(ValueError):

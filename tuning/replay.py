@@ -11,7 +11,7 @@ import statistics
 
 import optuna
 
-from .optuna_search import distributions, make_sampler
+from .samplers import distributions, first_points, make_sampler
 from .space import Space, key
 
 WITHIN = 0.10
@@ -21,7 +21,7 @@ def replay(space: Space, table: dict, sampler: str, seed: int, trials: int) -> d
     """Run `sampler` for `trials` measured points against `table` (key -> kernel us or None)."""
     optimum = min(v for v in table.values() if v is not None)
     study = optuna.create_study(direction="minimize", sampler=make_sampler(sampler, seed))
-    for params in space.seeds():
+    for params in first_points(space, study.sampler):
         study.enqueue_trial(params, skip_if_exists=True)
     dists, seen, best, reached = distributions(space), {}, float("inf"), None
     trials = min(trials, len(table))  # a small space is spent before the budget

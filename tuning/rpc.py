@@ -19,8 +19,9 @@ from pathlib import Path
 from baselines.case import Case
 
 from .candidates import error_line
-from .kernel import KernelProtocol, check_and_time, upload_inputs
+from .kernel_check import check_and_time, upload_inputs
 from .store import read_json, write_json
+from .timing import KernelProtocol
 
 
 class TrackerError(ValueError):

@@ -15,7 +15,8 @@ from baselines.case import Case
 from baselines.pipeline import make_target
 
 from .candidates import TuningFailed
-from .harness import Protocol, run_trial_process
+from .harness import run_trial_process
+from .timing import Protocol
 from .progress import Progress
 from .store import Run, read_json, write_json
 

@@ -1,0 +1,53 @@
+"""`tune worker`: one more worker of a shared Optuna study."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from baselines.case import parse_case
+
+from .children import die_with_parent
+from .choices import resolve_target
+from .limits import check_case_fits
+from .optuna_study import STUDY_NAME
+from .optuna_workers import run_worker
+from .options import Parser, UsageError, add_password_env, check_ranges
+from .progress import Progress
+from .samplers import SAMPLERS
+from .storages import remember_password
+
+
+def worker_main(argv: list[str]) -> int:
+    """`tune worker`: join a shared Optuna study (on this machine or another) and measure."""
+    parser = Parser(prog="tune worker", description=worker_main.__doc__)
+    parser.add_argument("--storage", required=True,
+                        help="the study's storage URL (postgresql://..., sqlite:///..., "
+                             "journal:///PATH)")
+    parser.add_argument("--study", default=STUDY_NAME)
+    parser.add_argument("--budget", type=int, required=True, help="trials this worker measures")
+    parser.add_argument("--target", default="auto")
+    parser.add_argument("--case", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--sampler", default="tpe", choices=SAMPLERS)
+    parser.add_argument("--seed", type=int, default=0)
+    add_password_env(parser)
+    parser.add_argument("--verbose", action="store_true")
+    # Given by `tune --workers K`: this worker stops when the run that started it is gone.
+    parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.parent_pid is not None:
+        die_with_parent(args.parent_pid)
+    if args.budget < 1:
+        raise UsageError(f"--budget must be >= 1, got {args.budget}")
+    check_ranges(args)
+    case = parse_case(args.case)
+    check_case_fits(case)
+    spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
+    rows = run_worker(case, spec, identity, remember_password(args.storage), args.study,
+                      args.budget, args.sampler, args.seed, Progress(verbose=args.verbose),
+                      args.storage_password_env)
+    valid = [r["kernel_us"] for r in rows if r["status"] == "ok"]
+    best = f"; best {min(valid):.2f} us" if valid else ""
+    print(f"worker measured {len(rows)} trials, {len(valid)} valid{best}")
+    return 0

@@ -1,0 +1,39 @@
+"""Timing settings: the end-to-end harness's `Protocol` and the tuners' `KernelProtocol`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Timing settings. The issue's full protocol is blocks=40, warmup_s=2, trials=5.
+
+    `repeat` samples per arm, figure and block, each at least `min_repeat_ms` long (25 ms: two
+    end-to-end figures per block now, in the time one took at 50 ms). `blocks` None: whole cycles
+    of the balanced order, at least 6. `queued_calls`: calls queued behind the sleep per GPU-time
+    sample (enough that the events' resolution is a small share of a sample)."""
+
+    number: int = 10
+    repeat: int = 5
+    min_repeat_ms: int = 25
+    warmup_calls: int = 75
+    warmup_s: float = 0.5
+    blocks: int | None = None
+    trials: int = 3
+    checks: int = 3
+    queued_calls: int = 50
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class KernelProtocol:
+    """Kernel-level timing: `number` launches per repeat, at least `min_repeat_ms` each."""
+
+    number: int = 20
+    repeat: int = 5
+    min_repeat_ms: int = 10
+    checks: int = 2
+    time_limit_s: float = 60.0
