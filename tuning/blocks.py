@@ -50,7 +50,8 @@ def _warm_up(built, timers, order, protocol, index, say) -> None:
                 break
 
 
-def measure_blocks(case, built: dict, protocol, index: int, on_gpu: bool, say) -> dict:
+def measure_blocks(case, built: dict, protocol, index: int, on_gpu: bool, say,
+                   step=None) -> dict:
     """Time every arm of `built` (name -> built arm) in one trial; its record's timing part."""
     names = sorted(built)
     blocks = protocol.blocks or auto_blocks(len(names))
@@ -63,6 +64,8 @@ def measure_blocks(case, built: dict, protocol, index: int, on_gpu: bool, say) -
     samples = {figure: {name: [] for name in names} for figure in figures}
     for block, order in enumerate(orders):
         say(f"trial {index}: timing block {block + 1}/{blocks}")
+        if step is not None:
+            step(block, blocks)
         for name in order:
             for figure, timer in timers[name].items():
                 built[name].sync()

@@ -2,22 +2,30 @@
 
 Shared by both tuners: a candidate is a schedule (anything with `apply(func, target)`); its
 outcome is a record with `status` ok / wrong / failed, `reason`, `kernel_us`, `build_s`, `run_s`.
+Each candidate is measured as soon as it is built, so the device never waits for a batch's
+slowest build; tuners running side by side (in threads) take turns on the device (`DEVICE`),
+and a kernel already measured in the run, by any tuner, is not timed again (`KernelCache`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import tempfile
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from baselines.case import Case
 
+from baselines.anatomy import launch_configs
+
 from .children import die_with_parent, kill_pool
-from .kernel import bias_count, compile_kernel, fused_function
+from .kernel import bias_count, compile_kernel, fused_function, kernel_module
+from .kernel_cache import KernelCache, kernel_key
 from .runner import KernelRunner
 from .timing import KernelProtocol
 
@@ -32,8 +40,34 @@ def failures_by_reason(records: list[dict]) -> dict[str, int]:
     return counts
 
 
+def tuner_result(summary: dict) -> str:
+    """A tuner's outcome in a few words, for its console line."""
+    failed = summary["trials"] - summary["valid"]
+    best = (f"best {summary['best_kernel_us']:.2f} us at trial {summary['best_trial']}"
+            if summary.get("best_kernel_us") is not None else "no valid candidate")
+    return f"{best} of {summary['trials']}" + (f", {failed} failed" if failed else "")
+
+
 class TuningFailed(RuntimeError):
     """A tuner that measured no valid candidate: the run must not pass silently."""
+
+
+class Stopped(Exception):
+    """The run is stopping (Ctrl-C in the main thread): a tuner's thread ends here."""
+
+
+# One candidate at a time on the device, whichever tuner's thread measures it.
+DEVICE = threading.Lock()
+# Set by the main thread when the run stops; every evaluator stops at its next candidate.
+STOPPING = threading.Event()
+_LIVE: set = set()  # evaluators open now, for `stop_all`
+
+
+def stop_all() -> None:
+    """Stop every tuner's evaluator: no new candidate, builders and runners killed."""
+    STOPPING.set()
+    for evaluator in list(_LIVE):
+        evaluator.close(kill=True)
 
 
 def _build(case: Case, target_spec: dict, schedule, path: str, whole: bool = False) -> dict:
@@ -43,12 +77,15 @@ def _build(case: Case, target_spec: dict, schedule, path: str, whole: bool = Fal
     try:
         target = make_target(**target_spec)
         _, func = fused_function(case, target_spec, whole)
-        compile_kernel(schedule.apply(func, target), target, Path(path))
+        scheduled = schedule.apply(func, target)
+        executable = compile_kernel(scheduled, target, Path(path))
+        key = kernel_key(executable, launch_configs(kernel_module(scheduled)))
     except Exception as error:  # recorded against the candidate; the search goes on
         return {"status": "failed", "reason": "build error",
                 "detail": f"{type(error).__name__}: {error_line(str(error))}",
                 "build_s": time.monotonic() - started}
-    return {"status": "built", "path": path, "build_s": time.monotonic() - started}
+    return {"status": "built", "path": path, "kernel_key": key,
+            "build_s": time.monotonic() - started}
 
 
 def error_line(text: str) -> str:
@@ -63,49 +100,85 @@ class CandidateEvaluator:
     `whole`, for the one kernel of the whole graph instead of the fused pool kernel."""
 
     def __init__(self, case: Case, target_spec: dict, protocol: KernelProtocol | None = None,
-                 workers: int | None = None, whole: bool = False):
+                 workers: int | None = None, whole: bool = False,
+                 cache: KernelCache | None = None):
         self.case, self.target_spec, self.whole = case, target_spec, whole
         self.protocol = protocol or KernelProtocol()
+        self.cache = cache if cache is not None else KernelCache()
         _, func = fused_function(case, target_spec, whole)
         self.runner = KernelRunner(case, bias_count(func), target_spec["kind"], self.protocol,
                                    whole)
         self.workers = workers or max(1, (os.cpu_count() or 2))
         self._pool = self._new_pool()
         self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
+        _LIVE.add(self)
 
     def evaluate(self, schedules: list) -> list[dict]:
-        """Build all in parallel, then check and time each built one, in order."""
-        records = self.build(schedules)
-        for record in records:
-            if record["status"] == "built":
-                path = record.pop("path")
-                record.update(self.runner.measure(path))
-                os.remove(path)
+        """Build all in parallel; check and time each one as soon as it is built. The records
+        come back in the order of `schedules`."""
+        futures = self._submit(schedules)
+        records: list = [None] * len(futures)
+        for future in as_completed(futures):
+            index, path = futures[future]
+            record = self._built(future, path)
+            records[index] = self._measure(record) if record["status"] == "built" else record
+        self._renew_pool_if_broken(records)
         return records
 
     def build(self, schedules: list) -> list[dict]:
         """Build all in parallel; a built record's `path` is its library, the caller's to
         delete (what is left goes with the evaluator's folder on close)."""
-        paths = [os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{i}.so")
-                 for i in range(len(schedules))]
-        futures = [self._pool.submit(_build, self.case, self.target_spec, schedule, path,
-                                     self.whole)
-                   for schedule, path in zip(schedules, paths)]
-        records, broken = [], False
-        for future in futures:
-            try:
-                records.append(future.result())
-            except BrokenProcessPool:  # the compiler itself crashed: this batch is not built
-                records.append({"status": "failed", "reason": "builder crashed",
-                                "detail": "a builder process died"})
-                broken = True
-        for path, record in zip(paths, records):  # a failed build may leave half a library
-            if record["status"] != "built" and os.path.exists(path):
+        futures = self._submit(schedules)
+        records = [self._built(future, path) for future, (_, path) in futures.items()]
+        self._renew_pool_if_broken(records)
+        return records
+
+    def _submit(self, schedules: list) -> dict:
+        """future -> (index, library path), one build per schedule."""
+        self._check_running()
+        futures = {}
+        for index, schedule in enumerate(schedules):
+            path = os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{index}.so")
+            future = self._pool.submit(_build, self.case, self.target_spec, schedule, path,
+                                       self.whole)
+            futures[future] = (index, path)
+        return futures
+
+    def _built(self, future, path: str) -> dict:
+        try:
+            record = future.result()
+        except BrokenProcessPool:  # the compiler itself crashed: this batch is not built
+            self._check_running()
+            record = {"status": "failed", "reason": "builder crashed",
+                      "detail": "a builder process died"}
+        if record["status"] != "built" and os.path.exists(path):  # half a library
+            os.remove(path)
+        return record
+
+    def _measure(self, record: dict) -> dict:
+        """Check and time a built candidate, or reuse its kernel's measurement."""
+        path = record.pop("path")
+        try:
+            with DEVICE:
+                self._check_running()
+                result = self.cache.get(record.get("kernel_key"))
+                if result is None:
+                    result = self.runner.measure(path)
+                    self._check_running()  # a runner killed by `stop_all` measured nothing
+                    self.cache.put(record.get("kernel_key"), result)
+        finally:
+            with contextlib.suppress(FileNotFoundError):  # `stop_all` may have removed it
                 os.remove(path)
-        if broken:
+        return {**record, **result}
+
+    def _check_running(self) -> None:
+        if STOPPING.is_set():
+            raise Stopped("the run is stopping")
+
+    def _renew_pool_if_broken(self, records: list[dict]) -> None:
+        if any(record.get("reason") == "builder crashed" for record in records):
             self._pool.shutdown(cancel_futures=True)
             self._pool = self._new_pool()
-        return records
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
@@ -113,6 +186,10 @@ class CandidateEvaluator:
 
     def close(self, kill: bool = False) -> None:
         """`kill`: stop the builders and the runner mid-task (the run is being stopped)."""
+        try:
+            _LIVE.remove(self)
+        except KeyError:  # closed already (by `stop_all`, from the main thread)
+            return
         if kill:
             kill_pool(self._pool)
         else:

@@ -7,10 +7,10 @@ import platform
 import tvm
 
 from baselines.arms import ARMS
-from baselines.torch_peer import PEERS, require_torch
+from baselines.torch_peer import PEERS, require_torch, torch_available
 
 from .environment import gpu_arch, gpu_visible
-from .options import UsageError
+from .options import CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES, UsageError
 from .rpc import free_servers
 from .study import TUNERS
 
@@ -58,6 +58,14 @@ def arm_names(text: str) -> list[str]:
             except ImportError as error:
                 raise UsageError(str(error)) from None
     return list(dict.fromkeys(names))
+
+
+def default_arms(target_kind: str) -> list[str]:
+    """The arms of a run that names none: the issue's four and the candidate fix (`fixed`); on
+    CUDA with PyTorch, also `fixed` captured whole and PyTorch's peers, so that the report
+    compares like with like (the +capture peers come with `fixed+capture`)."""
+    extra = CUDA_TORCH_ARM_NAMES if target_kind == "cuda" and torch_available() else ()
+    return [*DEFAULT_ARM_NAMES, *extra]
 
 
 def check_arms_fit_target(names: list[str], target_kind: str) -> None:

@@ -1,7 +1,10 @@
-"""`tune`: build and time the four arms of apache/tvm#20401, tune the fused kernel, report.
+"""`tune`: build and time the four arms of apache/tvm#20401 and the candidate fix, tune the
+fused kernel, report.
 
-    tune --budget 500                 the whole study (four arms, both tuners, 500 candidates each)
-    tune --budget 0                   the four arms only
+    tune --budget 500                 the whole study: the issue's four arms, `fixed` (on CUDA
+                                      with PyTorch also captured, and PyTorch's peers); Optuna
+                                      and MetaSchedule measure 500 candidates each
+    tune --budget 0                   the arms only
     tune --resume DIR                 finish an interrupted run without re-measuring
     tune report DIR                   re-render a run's report (no GPU needed)
     tune worker --storage URL ...     join a shared Optuna study as one more worker
@@ -29,7 +32,7 @@ from .fault_lines import fault_line
 from .lock import release_all
 from .options import EXIT_TUNING_FAILED, EXIT_USAGE, UsageError, check_ranges
 from .options import parser as run_parser
-from .progress import Progress
+from .progress import DETAILS_LOG, Progress, details_to
 from .redact import redact
 from .rpc import TrackerError
 from .store import Run, RunError
@@ -92,12 +95,13 @@ def _main(argv: list[str]) -> int:
         progress = Progress(verbose=args.verbose)
         run = resume_run(args) if args.resume else start_run(args, argv)
         print(f"run folder: {run.path}", file=sys.stderr)
-        report = run_study(run, progress)
+        with details_to(run.path / DETAILS_LOG, progress):
+            report = run_study(run, progress)
     except (UsageError, CaseError, RunError, TrackerError) as error:
         print(f"tune: error: {redact(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except TuningFailed as error:
-        print(f"tune: {error}; the four default arms were measured and reported in "
+        print(f"tune: {error}; the other arms were measured and reported in "
               f"{run.path / 'report.md'}", file=sys.stderr)
         return EXIT_TUNING_FAILED
     except KeyboardInterrupt:

@@ -11,8 +11,8 @@ from baselines.case import parse_case
 from baselines.pipeline import make_target
 from baselines.torch_peer import capture_counterparts
 
-from .choices import arm_names, check_arms_fit_target, resolve_target, rpc_options, \
-    run_tuners, tuner_names
+from .choices import arm_names, check_arms_fit_target, default_arms, resolve_target, \
+    rpc_options, run_tuners, tuner_names
 from .limits import check_case_fits, slow_case_note
 from .options import UsageError, protocol_blocks, refuse_changes, with_defaults
 from .redact import redact
@@ -37,11 +37,11 @@ def start_run(args, argv: list[str]) -> Run:
     if note:
         print(note, file=sys.stderr)
     tuners = run_tuners(args.tuners, args.budget)
-    arms = arm_names(args.arms)
     protocol = Protocol(number=args.number, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,
                         warmup_s=args.warmup_s, blocks=protocol_blocks(args.blocks),
                         trials=args.trials)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    arms = default_arms(spec["kind"]) if args.arms is None else arm_names(args.arms)
     check_arms_fit_target(arms, spec["kind"])
     requested = arms
     arms, peers_not_measured = capture_counterparts(arms, spec["kind"])

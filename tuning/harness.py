@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import multiprocessing
 import queue as queue_module
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -44,12 +43,13 @@ def check(case: Case, arm, checks: int) -> dict:
 
 
 def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, index: int,
-              ir_dir: str | None = None, progress=None, peers: tuple = ()) -> dict:
+              ir_dir: str | None = None, progress=None, peers: tuple = (), step=None) -> dict:
     """One trial in the current process: check results, every figure's samples (us) per arm and
     block, and every block's order.
 
     `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`, ...),
-    checked and timed with the arms."""
+    checked and timed with the arms. `progress(message)` hears each step, `step(done, blocks)`
+    each block begun."""
     say = progress or (lambda message: None)
     target = make_target(**target_spec)
     device = device_for(target)
@@ -75,37 +75,46 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
         checks[name] = check(case, arm, protocol.checks)
     timed = {name: built[name] for name in [a.name for a in arms] + list(peers)
              if checks[name]["correct"]}
-    timing = measure_blocks(case, timed, protocol, index, target.kind.name == "cuda", say)
+    timing = measure_blocks(case, timed, protocol, index, target.kind.name == "cuda", say, step)
     return {"trial": index, "format": TRIAL_FORMAT, "build_order": [arm.name for arm in order],
             "checks": checks, **timing, "kernels": kernels, "cuda_graph_launches": graphs}
 
 
-def _trial_entry(queue, args, peers, verbose):
+def _trial_entry(queue, args, peers):
     die_with_parent()
-    progress = (lambda message: print(message, file=sys.stderr, flush=True)) if verbose else None
     try:
-        queue.put(("ok", run_trial(*args, progress=progress, peers=peers)))
+        result = run_trial(*args, progress=lambda message: queue.put(("say", message)),
+                           peers=peers, step=lambda done, total: queue.put(("step", done, total)))
+        queue.put(("ok", result))
     except BaseException as error:  # reported to the parent, which fails the run loudly
         queue.put(("error", f"{type(error).__name__}: {error}"))
 
 
 def run_trial_process(case, arms, target_spec, protocol, index, ir_dir=None,
-                      verbose=False, peers: tuple = ()) -> dict:
-    """Run one trial in a fresh process: independent CUDA context, allocator and caches."""
+                      peers: tuple = (), say=None, step=None) -> dict:
+    """Run one trial in a fresh process: independent CUDA context, allocator and caches.
+    `say` and `step` hear the trial's progress, as `run_trial` gives it."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     args = (case, arms, target_spec, protocol, index, ir_dir)
-    process = context.Process(target=_trial_entry, args=(queue, args, peers, verbose))
+    process = context.Process(target=_trial_entry, args=(queue, args, peers))
     process.start()
+    listeners = {"say": say, "step": step}
     try:
         while True:
             try:
-                status, payload = queue.get(timeout=1)
-                break
+                kind, *payload = queue.get(timeout=1)
             except queue_module.Empty:
                 if not process.is_alive():
                     status, payload = "error", f"process died with exit code {process.exitcode}"
                     break
+                continue
+            if kind in listeners:
+                if listeners[kind] is not None:
+                    listeners[kind](*payload)
+                continue
+            status, payload = kind, payload[0]
+            break
     except BaseException:  # Ctrl-C or an error here: the trial is not waited for
         stop(process)
         raise

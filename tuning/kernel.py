@@ -40,9 +40,10 @@ def kernel_module(func):
     return tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
 
 
-def compile_kernel(func, target, path: Path) -> Path:
-    """Compile one scheduled PrimFunc into a shared library the runner can load."""
+def compile_kernel(func, target, path: Path):
+    """Compile one scheduled PrimFunc into a shared library the runner can load; returns the
+    executable (its device code keys the kernel's measurement)."""
     executable = tvm.compile(kernel_module(func), target=target)
     executable.export_library(str(path))
-    return path
+    return executable
 

@@ -35,6 +35,16 @@ def kernel_key(executable, launches: dict) -> str:
 class KernelCache:
     """Kernel key -> measurement; shared by every evaluator of a run (thread-safe)."""
 
+    _of_run: dict = {}
+    _of_run_lock = threading.Lock()
+
+    @classmethod
+    def of_run(cls, folder: Path) -> "KernelCache":
+        """The one cache of a run folder: tuners in threads of one process share it."""
+        path = Path(folder) / "kernels.json"
+        with cls._of_run_lock:
+            return cls._of_run.setdefault(path.resolve(), cls(path))
+
     def __init__(self, path: Path | None = None):
         self.path = path
         self._records: dict = read_json(path) if path is not None and path.exists() else {}

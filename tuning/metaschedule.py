@@ -30,12 +30,13 @@ from baselines.case import Case
 
 from . import rpc
 from .candidates import CandidateEvaluator, TuningFailed, budget_shares, error_line, \
-    failures_by_reason
+    failures_by_reason, tuner_result
 from .kernel import bias_count, fused_function, kernel_module
 from .ms_bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
 from .ms_space import template_space
 from .ms_tune import tune_kernel
-from .store import Run, RunError, read_json, write_json
+from .kernel_cache import KernelCache
+from .store import Run, RunError, read_json, write_json, write_text
 
 RUNS = ("ms-default", "ms-space")
 
@@ -49,8 +50,9 @@ def _ms_target(target):
 
 
 def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, budget: int,
-             options: dict) -> dict:
-    """One MetaSchedule run; resumes from its JSON database and its trial rows."""
+             options: dict, cache: KernelCache | None = None, step=None) -> dict:
+    """One MetaSchedule run; resumes from its JSON database and its trial rows. `step(rows)`
+    is called after each batch (progress)."""
     _, func = fused_function(case, target_spec)
     rows_path = directory / "trials.json"
     rows = read_json(rows_path) if rows_path.exists() else []
@@ -67,16 +69,16 @@ def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, 
             template_space(kind), sch_rules=[], postprocs=[], mutator_probs={})
         outcomes: dict = {}
         remote = bool(options.get("rpc_tracker"))
-        with CandidateEvaluator(case, target_spec) as evaluator, \
+        with CandidateEvaluator(case, target_spec, cache=cache) as evaluator, \
                 contextlib.ExitStack() as stack:
             if remote:
                 runner = stack.enter_context(rpc.remote_runner(
                     options, case, bias_count(func), evaluator.protocol))
                 recorder = trial_recorder(outcomes, rows, rows_path, rpc.label(options),
-                                     rpc.remote_record)
+                                          rpc.remote_record, step)
             else:
                 runner = recorded_runner(outcomes)
-                recorder = trial_recorder(outcomes, rows, rows_path)
+                recorder = trial_recorder(outcomes, rows, rows_path, step=step)
             tune_kernel(kernel_module(func), _ms_target(target), directory, space=space,
                         seed=options.get("seed", 0), num_tuning_cores=evaluator.workers,
                         max_trials_global=remaining, num_trials_per_iter=min(64, remaining),
@@ -91,7 +93,7 @@ def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, 
     summary = _summary(rows, time.monotonic() - started)
     best = _best_module(database, func, _ms_target(target))
     if best is not None:
-        (directory / "best_module.json").write_text(tvm.ir.save_json(best))
+        write_text(directory / "best_module.json", tvm.ir.save_json(best))
     return summary
 
 
@@ -124,10 +126,17 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
         if done.exists():  # written when the run ended (on budget, or with its space spent)
             summaries[name] = read_json(done)
             continue
-        if progress:
-            progress.say(f"metaschedule {name}: {share} trials")
-        summaries[name] = tune_one(name, directory, case, target, target_spec, share, options)
+        phase = f"metaschedule {name}"
+        progress.start(phase)
+
+        def step(rows, phase=phase, share=share):
+            times = [row["kernel_us"] for row in rows if row["status"] == "ok"]
+            progress.step(phase, len(rows), share, f"best {min(times):.2f} us" if times else "")
+
+        summaries[name] = tune_one(name, directory, case, target, target_spec, share, options,
+                                   KernelCache.of_run(run.path), step)
         write_json(done, summaries[name])
+        progress.finish(phase, tuner_result(summaries[name]))
     ranked = sorted((s["best_kernel_us"], name) for name, s in summaries.items()
                     if s.get("best_kernel_us") is not None)
     if not ranked:

@@ -87,10 +87,11 @@ def recorded_runner(outcomes: dict):
     return RecordedRunner()
 
 
-def trial_recorder(outcomes: dict, rows: list, path: Path, runner: str = "local", finish=None):
+def trial_recorder(outcomes: dict, rows: list, path: Path, runner: str = "local", finish=None,
+                   step=None):
     """A measure callback: one row per candidate, with its launch configuration and what
     measured it. `finish(handle, record, runner_result)` completes a record built here and
-    measured by another runner."""
+    measured by another runner; `step(rows)` follows each batch."""
 
     @derived_object
     class RecordTrials(PyMeasureCallback):
@@ -105,5 +106,7 @@ def trial_recorder(outcomes: dict, rows: list, path: Path, runner: str = "local"
                 rows.append({"trial": len(rows) + 1, "launch": launch, "runner": runner,
                              **{k: v for k, v in record.items() if k != "samples_us"}})
             write_json(path, rows)
+            if step is not None:
+                step(rows)
 
     return RecordTrials()

@@ -52,8 +52,10 @@ def protocol_blocks(value) -> int | None:
 
 # The options that define what a run measures, with their defaults (None in the parser, so
 # that a resume can tell an option given from one left out).
+# Arms: the four and the candidate fix; on CUDA with PyTorch, also the fix captured whole
+# and PyTorch's peers (choices.default_arms). None here: they depend on the target.
 RUN_DEFAULTS = {
-    "budget": 500, "arms": ",".join(a.name for a in DEFAULT_ARMS),
+    "budget": 500, "arms": None,
     "tuners": "optuna,metaschedule", "trials": Protocol.trials, "blocks": AUTO,
     "number": Protocol.number, "repeat": Protocol.repeat,
     "min_repeat_ms": Protocol.min_repeat_ms, "warmup_s": Protocol.warmup_s, "sampler": "tpe",
@@ -67,6 +69,8 @@ RANGES = {
     "number": (1, 1_000_000), "repeat": (1, 100_000), "min_repeat_ms": (0, 600_000),
     "warmup_s": (0, 3600), "seed": (0, 2**31 - 1), "workers": (1, 1024),
 }
+DEFAULT_ARM_NAMES = (*(arm.name for arm in DEFAULT_ARMS), "fixed")
+CUDA_TORCH_ARM_NAMES = ("fixed+capture", "torch-compile", "torch-compile-max-autotune")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def parser(description: str) -> Parser:
     p = Parser(prog="tune", description=description,
@@ -78,8 +82,9 @@ def parser(description: str) -> Parser:
     p.add_argument("--arms", help="comma-separated arms of the end-to-end comparison: "
                    f"{', '.join(ARMS)}, or the PyTorch peers {', '.join(PEERS)} (the peers and "
                    "the +capture arms need the extra [torch]); the tuners add their own, and a "
-                   "TVM +capture arm on CUDA brings PyTorch's +capture peers "
-                   f"(default {RUN_DEFAULTS['arms']})")
+                   "TVM +capture arm on CUDA brings PyTorch's +capture peers (default "
+                   f"{','.join(DEFAULT_ARM_NAMES)}; on CUDA with PyTorch also "
+                   f"{','.join(CUDA_TORCH_ARM_NAMES)} and their +capture peers)")
     p.add_argument("--tuners", help="comma-separated subset of: optuna, metaschedule, "
                    "optuna-one-kernel (Optuna over the one kernel of the whole graph; default "
                    "optuna,metaschedule)")

@@ -15,7 +15,8 @@ import optuna
 from baselines.arms import template_arm
 from baselines.case import Case
 
-from .candidates import CandidateEvaluator, TuningFailed
+from .candidates import CandidateEvaluator, TuningFailed, tuner_result
+from .kernel_cache import KernelCache
 from .measurement import close_interrupted
 from .optuna_study import STUDY_NAME, open_study
 from .optuna_summary import records, summarize
@@ -44,6 +45,7 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     target_spec = run.meta["target_spec"]
     space = Space(case, target.kind.name, whole=whole)
     started = time.monotonic()
+    progress.start(name)
     workers = 1 if whole else options.get("workers", 1)  # the workers tune the pool kernel
     url = options.get("storage") or default_storage_url(directory, workers)
     # A storage the user gives holds both tuners' studies; the default one is this tuner's own.
@@ -54,22 +56,23 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     if workers > 1:
         close_interrupted(study)
         run_workers(url, case, target_spec, budget - len(records(study)), workers, options)
-    with CandidateEvaluator(case, target_spec, whole=whole) as evaluator:
-        search = OptunaSearch(study, space, evaluator, progress)
+    with CandidateEvaluator(case, target_spec, whole=whole,
+                            cache=KernelCache.of_run(run.path)) as evaluator:
+        search = OptunaSearch(study, space, evaluator, progress, phase=name)
         search.run(budget)
         # The default rules have no schedule for a kernel with a prologue worth timing.
         rule_kernels = _rule_kernels(directory, evaluator, ("fixed",) if whole else RULES)
         exhaustive = search.exhaustive(directory / "exhaustive.json") if options.get(
             "exhaustive") else None
     rows = records(study)
-    previous = run.meta.get("tuner_wall_s", {}).get(name, 0.0)
-    wall_s = previous + time.monotonic() - started
-    run.update_meta(tuner_wall_s={**run.meta.get("tuner_wall_s", {}), name: wall_s})
+    run.add_wall(name, time.monotonic() - started)
+    wall_s = run.meta["phase_wall_s"][name]
     summary = summarize(study, rows, wall_s, rule_kernels, exhaustive, key(space.seeds()[0]))
     if exhaustive is not None and summary.get("exhaustive_best_kernel_us"):
         summary["sampler_replay"] = compare_samplers(space, exhaustive)
     write_json(directory / "trials.json", rows)
     write_json(directory / "summary.json", summary)
+    progress.finish(name, tuner_result(summary))
     if not summary["valid"]:
         raise TuningFailed(f"{name} measured no valid candidate in {len(rows)} trials: "
                            f"{summary['failed_by_reason']}")

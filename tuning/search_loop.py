@@ -23,10 +23,11 @@ ASKS_PER_TRIAL = 20
 
 class OptunaSearch:
     def __init__(self, study, space: Space, evaluator: CandidateEvaluator, progress=None,
-                 batch: int | None = None, shared: bool = False):
-        """`shared`: other workers use the study now, so their running trials are left alone."""
+                 batch: int | None = None, shared: bool = False, phase: str = "optuna"):
+        """`shared`: other workers use the study now, so their running trials are left alone.
+        `phase`: the name its progress bar shows."""
         self.study, self.space, self.evaluator = study, space, evaluator
-        self.progress = progress
+        self.progress, self.phase = progress, phase
         self.batch = batch or evaluator.workers
         self.mine: set[int] = set()
         self.shared = shared
@@ -95,7 +96,7 @@ class OptunaSearch:
             self._measure(batch)
             if self.progress:
                 best = self.best_value()
-                self.progress.step("optuna", counted(self.measured()), budget,
+                self.progress.step(self.phase, counted(self.measured()), budget,
                                    f"best {best:.2f} us" if best else "")
 
     def _triage(self, trial, measured: dict, batch: dict) -> None:

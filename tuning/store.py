@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 RUN_FILE = "run.json"
@@ -56,6 +57,9 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 def write_text(path: Path, text: str) -> None:
     write_bytes(path, text.encode("utf-8", errors="backslashreplace"))
+
+
+_META_LOCK = threading.Lock()
 
 
 def write_json(path: Path, data) -> None:
@@ -202,7 +206,17 @@ class Run:
                         os.unlink(os.path.join(root, name))
 
     def update_meta(self, **changes) -> None:
-        write_json(self.path / RUN_FILE, {**self.meta, **changes})
+        with _META_LOCK:  # tuners in threads update it side by side
+            write_json(self.path / RUN_FILE, {**self.meta, **changes})
+
+    def add_wall(self, phase: str, seconds: float) -> None:
+        """Add `seconds` to the wall time of `phase` (a tuner, the comparison, the whole run),
+        summed over the resumes that worked on it."""
+        with _META_LOCK:
+            meta = self.meta
+            walls = meta.get("phase_wall_s", {})
+            walls[phase] = walls.get(phase, 0.0) + seconds
+            write_json(self.path / RUN_FILE, {**meta, "phase_wall_s": walls})
 
     # Trials of the end-to-end harness, one file each, written when the trial ends.
     def trial_path(self, index: int) -> Path:

@@ -7,6 +7,7 @@ there, so an interrupted run is finished by `tune --resume DIR` without re-measu
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 
 from baselines.arms import ARMS, DEFAULT_ARMS, Arm
@@ -14,7 +15,7 @@ from baselines.torch_peer import PEERS
 from baselines.case import Case
 from baselines.pipeline import make_target
 
-from .candidates import TuningFailed
+from .candidates import STOPPING, TuningFailed, stop_all
 from .harness import run_trial_process
 from .timing import Protocol
 from .progress import Progress
@@ -45,24 +46,11 @@ def run_study(run: Run, progress: Progress) -> dict:
     target = make_target(**meta["target_spec"])
     started = time.monotonic()
     arms, peers = _split(meta.get("arm_names", [arm.name for arm in DEFAULT_ARMS]))
-    failures = {}
-    for name in meta["tuners"]:
-        try:
-            arms.append(tuned_arm(name, run, case, target, meta["budget"], progress,
-                                  meta["options"]))
-        except TuningFailed as error:  # the other arms still run; the report and exit say so
-            failures[name] = str(error)
-            progress.say(f"{name}: {error}")
+    tuned, failures = _tune(run, case, target, progress)
+    run.add_wall("tuning", time.monotonic() - started)
+    arms += tuned
     run.update_meta(arms=_describe(arms, peers), tuner_failures=failures)
-    for index in range(protocol.trials):
-        if run.trial_path(index).exists():
-            progress.say(f"trial {index}: already measured, kept")
-            continue
-        progress.say(f"trial {index + 1}/{protocol.trials}: {len(arms)} arms in a fresh process")
-        ir_dir = str(run.path / "ir") if index == 0 else None
-        result = run_trial_process(case, arms, meta["target_spec"], protocol, index, ir_dir,
-                                   verbose=progress.verbose, peers=peers)
-        run.save_trial(result)
+    _compare(run, case, arms, peers, protocol, progress)
     if target.kind.name == "cuda":
         from .environment import sm_clock_mhz
         environment = read_json(run.path / "environment.json")
@@ -73,6 +61,76 @@ def run_study(run: Run, progress: Progress) -> dict:
     if failures and len(failures) == len(meta["tuners"]):
         raise TuningFailed("; ".join(failures.values()))
     return report
+
+
+def _compare(run: Run, case: Case, arms: list[Arm], peers: tuple, protocol: Protocol,
+             progress: Progress) -> None:
+    """The final comparison: every trial not yet measured, each in a fresh process."""
+    started = time.monotonic()
+    progress.start("comparison")
+    for index in range(protocol.trials):
+        if run.trial_path(index).exists():
+            progress.say(f"trial {index}: already measured, kept")
+            continue
+        progress.say(f"trial {index + 1}/{protocol.trials}: {len(arms) + len(peers)} arms in "
+                     "a fresh process")
+
+        def step(done: int, blocks: int, index=index) -> None:
+            progress.step("comparison", index * blocks + done, protocol.trials * blocks,
+                          f"trial {index + 1}/{protocol.trials}")
+
+        ir_dir = str(run.path / "ir") if index == 0 else None
+        run.save_trial(run_trial_process(case, arms, run.meta["target_spec"], protocol, index,
+                                         ir_dir, peers, progress.say, step))
+    run.add_wall("comparison", time.monotonic() - started)
+    progress.finish("comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials "
+                                  "in fresh processes")
+
+
+def _tune(run: Run, case: Case, target, progress: Progress) -> tuple[list[Arm], dict]:
+    """Every tuner at once, each in a thread of its own: one tuner's builds overlap another's
+    timing, and the device takes one candidate at a time (`candidates.DEVICE`). A tuner that
+    finds nothing valid is a failure the report states; any other error, or Ctrl-C, stops them
+    all and is raised here."""
+    meta = run.meta
+    outcomes: dict = {}
+
+    def tune(name: str) -> None:
+        try:
+            outcomes[name] = tuned_arm(name, run, case, target, meta["budget"], progress,
+                                       meta["options"])
+        except BaseException as error:  # handed to the main thread
+            outcomes[name] = error
+
+    threads = [threading.Thread(target=tune, args=(name,), name=name, daemon=True)
+               for name in meta["tuners"]]
+    for thread in threads:
+        thread.start()
+    try:
+        while any(thread.is_alive() for thread in threads):
+            fatal = [e for e in outcomes.values()
+                     if isinstance(e, BaseException) and not isinstance(e, TuningFailed)]
+            if fatal:
+                raise fatal[0]
+            time.sleep(0.2)  # short waits, so that Ctrl-C reaches this thread at once
+    except BaseException:
+        stop_all()
+        for thread in threads:
+            thread.join(timeout=30)
+        raise
+    finally:
+        STOPPING.clear()
+    arms, failures = [], {}
+    for name in meta["tuners"]:
+        outcome = outcomes[name]
+        if isinstance(outcome, TuningFailed):  # the other arms still run
+            failures[name] = str(outcome)
+            progress.line(f"{name}: {outcome}")
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            arms.append(outcome)
+    return arms, failures
 
 
 def new_meta(case: Case, target_spec: dict, identity: dict, protocol: Protocol, tuners: list[str],

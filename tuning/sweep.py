@@ -22,7 +22,7 @@ from baselines.pipeline import make_target
 
 from .candidates import TuningFailed
 from .harness import Protocol
-from .progress import Progress
+from .progress import DETAILS_LOG, Progress, details_to
 from .rule_choice import fused_kernel_rules, reduction_rules
 from .store import RUN_FILE, Run, RunError, read_json, write_json
 
@@ -117,8 +117,6 @@ def select_cases(text: str | None, own: dict | None = None) -> dict:
 def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: int,
               protocol: Protocol, progress: Progress, command: str) -> dict:
     from reports.sweep import render_sweep
-
-    from .study import new_meta, run_study, save_environment
     names = list(cases)
     settings = {"cases": names, "definitions": {n: c.to_dict() for n, c in cases.items()},
                 "target": target_spec["kind"], "device": device,
@@ -132,27 +130,36 @@ def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: in
                              "large_reductions": reduction_rules()})
     tuners = SWEEP_TUNERS if budget > 0 else []
     arms = sweep_arms(target_spec["kind"])
-    for number, name in enumerate(names, 1):
-        case, path = cases[name], out / name
-        identity = {"case": case.to_dict(), "target": target_spec["kind"], "device": device}
-        if (path / "report.json").exists():
-            progress.say(f"case {number}/{len(names)} {name}: already measured, kept")
-            continue
-        progress.say(f"case {number}/{len(names)} {name}")
-        if (path / RUN_FILE).exists():
-            run = Run.open(path, identity)
-            run.lock()
-        else:
-            run = Run.create(path, new_meta(case, target_spec, identity, protocol, tuners,
-                                            budget, f"{command} (case {name})", {}, arms))
-            save_environment(run, make_target(**target_spec))
-        if "fused_kernel_rules" not in run.meta:
-            run.update_meta(fused_kernel_rules=fused_kernel_rules(case))
-        try:
-            run_study(run, progress)
-        except TuningFailed as error:  # its arms were measured and reported; go on
-            progress.say(f"case {name}: {error}")
+    with details_to(out / DETAILS_LOG, progress):
+        for number, name in enumerate(names, 1):
+            _measure_case(out, name, cases[name], number, len(names), target_spec, device,
+                          tuners, arms, protocol, budget, command, progress)
     return render_sweep(out, names)
+
+
+def _measure_case(out: Path, name: str, case, number: int, total: int, target_spec: dict,
+                  device: str, tuners: list, arms: list, protocol: Protocol, budget: int,
+                  command: str, progress: Progress) -> None:
+    from .study import new_meta, run_study, save_environment
+    path = out / name
+    identity = {"case": case.to_dict(), "target": target_spec["kind"], "device": device}
+    if (path / "report.json").exists():
+        progress.say(f"case {number}/{total} {name}: already measured, kept")
+        return
+    progress.line(f"case {number}/{total} {name}")
+    if (path / RUN_FILE).exists():
+        run = Run.open(path, identity)
+        run.lock()
+    else:
+        run = Run.create(path, new_meta(case, target_spec, identity, protocol, tuners,
+                                        budget, f"{command} (case {name})", {}, arms))
+        save_environment(run, make_target(**target_spec))
+    if "fused_kernel_rules" not in run.meta:
+        run.update_meta(fused_kernel_rules=fused_kernel_rules(case))
+    try:
+        run_study(run, progress)
+    except TuningFailed as error:  # its arms were measured and reported; go on
+        progress.line(f"case {name}: {error}")
 
 
 def _hold(out: Path) -> None:
