@@ -1,7 +1,8 @@
 """Build many candidates in parallel on the CPU cores, measure them one at a time on the device.
 
-Shared by both tuners: a candidate is a schedule (anything with `apply(func, target)`); its
-outcome is a record with `status` ok / wrong / failed, `reason`, `kernel_us`, `build_s`, `run_s`.
+Shared by both tuners: a candidate is a schedule (`baselines.protocols.Schedule`); its
+outcome is a record (`outcome.Outcome`) with its `status`, the `reason` it failed, `kernel_us`,
+`build_s`, `run_s`.
 """
 
 from __future__ import annotations
@@ -15,19 +16,22 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from baselines.case import Case
+from baselines.pipeline import make_target
+from baselines.protocols import Schedule
 
 from .children import die_with_parent, kill_pool
 from .kernel import bias_count, compile_kernel, fused_function
+from .outcome import Outcome, Reason, Status, failed
 from .runner import KernelRunner
 from .timing import KernelProtocol
 
 
-def failures_by_reason(records: list[dict]) -> dict[str, int]:
+def failures_by_reason(records: list[Outcome]) -> dict[str, int]:
     """How many candidates failed, by reason (both tuners report this)."""
     counts: dict[str, int] = {}
     for record in records:
-        if record["status"] != "ok":
-            reason = record.get("reason", record["status"])
+        if record["status"] != Status.OK:
+            reason = str(record.get("reason", record["status"]))
             counts[reason] = counts.get(reason, 0) + 1
     return counts
 
@@ -36,19 +40,18 @@ class TuningFailed(RuntimeError):
     """A tuner that measured no valid candidate: the run must not pass silently."""
 
 
-def _build(case: Case, target_spec: dict, schedule, path: str, whole: bool = False) -> dict:
+def _build(case: Case, target_spec: dict, schedule: Schedule, path: str,
+           whole: bool = False) -> Outcome:
     """In a builder process: schedule the fused function and compile it to `path`."""
-    from baselines.pipeline import make_target
     started = time.monotonic()
     try:
         target = make_target(**target_spec)
         _, func = fused_function(case, target_spec, whole)
         compile_kernel(schedule.apply(func, target), target, Path(path))
     except Exception as error:  # recorded against the candidate; the search goes on
-        return {"status": "failed", "reason": "build error",
-                "detail": f"{type(error).__name__}: {error_line(str(error))}",
-                "build_s": time.monotonic() - started}
-    return {"status": "built", "path": path, "build_s": time.monotonic() - started}
+        return failed(Reason.BUILD_ERROR, f"{type(error).__name__}: {error_line(str(error))}",
+                      build_s=time.monotonic() - started)
+    return {"status": Status.BUILT, "path": path, "build_s": time.monotonic() - started}
 
 
 def error_line(text: str) -> str:
@@ -73,17 +76,17 @@ class CandidateEvaluator:
         self._pool = self._new_pool()
         self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
 
-    def evaluate(self, schedules: list) -> list[dict]:
+    def evaluate(self, schedules: list[Schedule]) -> list[Outcome]:
         """Build all in parallel, then check and time each built one, in order."""
         records = self.build(schedules)
         for record in records:
-            if record["status"] == "built":
+            if record["status"] == Status.BUILT:
                 path = record.pop("path")
                 record.update(self.runner.measure(path))
                 os.remove(path)
         return records
 
-    def build(self, schedules: list) -> list[dict]:
+    def build(self, schedules: list[Schedule]) -> list[Outcome]:
         """Build all in parallel; a built record's `path` is its library, the caller's to
         delete (what is left goes with the evaluator's folder on close)."""
         paths = [os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{i}.so")
@@ -96,11 +99,10 @@ class CandidateEvaluator:
             try:
                 records.append(future.result())
             except BrokenProcessPool:  # the compiler itself crashed: this batch is not built
-                records.append({"status": "failed", "reason": "builder crashed",
-                                "detail": "a builder process died"})
+                records.append(failed(Reason.BUILDER_CRASHED, "a builder process died"))
                 broken = True
         for path, record in zip(paths, records):  # a failed build may leave half a library
-            if record["status"] != "built" and os.path.exists(path):
+            if record["status"] != Status.BUILT and os.path.exists(path):
                 os.remove(path)
         if broken:
             self._pool.shutdown(cancel_futures=True)

@@ -35,6 +35,7 @@ from .kernel import bias_count, fused_function, kernel_module
 from .ms_bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
 from .ms_space import template_space
 from .ms_tune import tune_kernel
+from .outcome import Status
 from .store import Run, RunError, read_json, write_json
 
 RUNS = ("ms-default", "ms-space")
@@ -104,7 +105,7 @@ def _best_module(database, func, target):
 
 
 def _summary(rows, wall_s) -> dict:
-    valid = [row for row in rows if row["status"] == "ok"]
+    valid = [row for row in rows if row["status"] == Status.OK]
     summary = {"trials": len(rows), "valid": len(valid),
                "failed_by_reason": failures_by_reason(rows), "wall_s": wall_s}
     if valid:

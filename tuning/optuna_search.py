@@ -42,7 +42,7 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     name = WHOLE_TUNER if whole else "optuna"
     directory = run.tuner_dir(name)
     target_spec = run.meta["target_spec"]
-    space = Space(case, target.kind.name, whole=whole)
+    space = Space.for_target(case, target, whole)
     started = time.monotonic()
     workers = 1 if whole else options.get("workers", 1)  # the workers tune the pool kernel
     url = options.get("storage") or default_storage_url(directory, workers)
