@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from .protocols import Schedule
 from .template import SERIAL, PoolSchedule
 
 
@@ -14,8 +14,8 @@ class Arm:
 
     fuse              run FuseOps and FuseTIR
     split_after_pool  the pool's result leaves the dataflow block (the issue's PARTIAL)
-    schedule          replaces the fused pool function before default scheduling; any object
-                      with `apply(func, target)` and `to_dict()` (picklable, for trial processes)
+    schedule          replaces the fused pool function before default scheduling: a
+                      `protocols.Schedule` (picklable, for trial processes)
     rules             "default", or "fixed": the default rules with `WindowReduction` added
     whole_graph       right after FuseOps, FuseAroundReduction merges the pool's kernel with the
                       prelude and the tail: one kernel for the whole graph
@@ -27,7 +27,7 @@ class Arm:
     name: str
     fuse: bool = True
     split_after_pool: bool = False
-    schedule: Any = None
+    schedule: Schedule | None = None
     rules: str = "default"
     whole_graph: bool = False
     cuda_graph: bool = False

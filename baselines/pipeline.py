@@ -12,6 +12,7 @@ from tvm import relax, s_tir
 from .backend import backend_pipeline, pass_name
 from .case import Case
 from .graph import build_graph
+from .protocols import Schedule
 from .rules import fixed_schedule_pass
 from .template import POOL_BLOCK
 from .whole_graph import FuseAroundReduction
@@ -126,7 +127,7 @@ def _digest(func) -> str:
     return hashlib.sha256(func.script().encode()).hexdigest()
 
 
-def replace_fused_pool(mod: tvm.IRModule, schedule, target):
+def replace_fused_pool(mod: tvm.IRModule, schedule: Schedule, target):
     """Schedule the fused pool function with `schedule`; other functions must stay unchanged."""
     gv, func = fused_pool_function(mod)
     others = {key.name_hint: _digest(value) for key, value in mod.functions.items() if key != gv}

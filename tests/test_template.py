@@ -15,6 +15,7 @@ from tuning.space import Space
 
 from conftest import DEFAULT
 
+CUDA = make_target("cuda")
 QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1)
 
 
@@ -40,14 +41,14 @@ def test_a_spread_of_cpu_points_of_the_whole_graph_kernel_is_right(case):
 def _cuda_source(case, params, whole=False):
     target = make_target("cuda")
     _, func = fused_function(case, {"kind": "cuda", "arch": "sm_90"}, whole)
-    scheduled = Space(case, "cuda", whole=whole).config(params).apply(func, target)
+    scheduled = Space.for_target(case, target, whole).config(params).apply(func, target)
     executable = tvm.compile(kernel_module(scheduled), target=target)
     return executable.mod.imports[0].inspect_source()
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_valid_cuda_points_compile_with_nvcc():
-    points = Space(DEFAULT, "cuda").valid_points()[::40]  # a spread over every knob
+    points = Space.for_target(DEFAULT, CUDA).valid_points()[::40]  # a spread over every knob
     for params in points:
         resources = ptxas_resources(_cuda_source(DEFAULT, params))
         assert resources["main_kernel"]["shared_bytes"] <= 49152, params
@@ -55,7 +56,7 @@ def test_valid_cuda_points_compile_with_nvcc():
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_valid_cuda_points_of_the_whole_graph_kernel_compile_with_nvcc():
-    space = Space(DEFAULT, "cuda", whole=True)
+    space = Space.for_target(DEFAULT, CUDA, whole=True)
     assert space.why_invalid({**space.seeds()[0], "outputs_w": 2, "vector": True}) == \
         "no vector loads from an inlined prologue"
     for params in space.valid_points()[::60]:
@@ -65,7 +66,7 @@ def test_valid_cuda_points_of_the_whole_graph_kernel_compile_with_nvcc():
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_pruned_shared_memory_points_really_do_not_fit():
-    space = Space(DEFAULT, "cuda")
+    space = Space.for_target(DEFAULT, CUDA)
     pruned = [p for p in space.points() if space.why_invalid(p) == "shared memory over the limit"]
     assert pruned
     with pytest.raises(RuntimeError, match="too much shared data"):
@@ -73,7 +74,7 @@ def test_pruned_shared_memory_points_really_do_not_fit():
 
 
 def test_seeds_are_serial_and_closest_to_default():
-    seeds = Space(DEFAULT, "cuda").seeds()
+    seeds = Space.for_target(DEFAULT, CUDA).seeds()
     assert seeds[0] == {"threads": 256, "outputs_w": 1, "outputs_h": 1, "thread_axis": "inner",
                         "unroll": False, "vector": False, "pooled_scope": "local"}
     assert seeds[1]["pooled_scope"] == "shared"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 
+from baselines.protocols import TimedArm
 from baselines.reference import random_input
 
 from .design import auto_blocks, balance, block_orders, start_row, williams_rows
@@ -26,7 +27,7 @@ from .gpu_timer import QueuedGpuTimer
 from .store import FIGURES
 
 
-def _timers(arm, x, protocol, on_gpu: bool) -> dict:
+def _timers(arm: TimedArm, x, protocol, on_gpu: bool) -> dict:
     timers = {"call_path": arm.timer(x, protocol), "python_call": arm.python_timer(x, protocol)}
     if on_gpu:
         queued = QueuedGpuTimer(arm.call, (), protocol.queued_calls)
@@ -50,8 +51,8 @@ def _warm_up(built, timers, order, protocol, index, say) -> None:
                 break
 
 
-def measure_blocks(case, built: dict, protocol, index: int, on_gpu: bool, say,
-                   step=None) -> dict:
+def measure_blocks(case, built: dict[str, TimedArm], protocol, index: int, on_gpu: bool,
+                   say, step=None) -> dict:
     """Time every arm of `built` (name -> built arm) in one trial; its record's timing part."""
     names = sorted(built)
     blocks = protocol.blocks or auto_blocks(len(names))

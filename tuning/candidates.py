@@ -1,7 +1,8 @@
 """Build many candidates in parallel on the CPU cores, measure them one at a time on the device.
 
-Shared by both tuners: a candidate is a schedule (anything with `apply(func, target)`); its
-outcome is a record with `status` ok / wrong / failed, `reason`, `kernel_us`, `build_s`, `run_s`.
+Shared by both tuners: a candidate is a schedule (`baselines.protocols.Schedule`); its
+outcome is a record (`outcome.Outcome`) with its `status`, the `reason` it failed, `kernel_us`,
+`build_s`, `run_s`.
 Each candidate is measured as soon as it is built, so the device never waits for a batch's
 slowest build; tuners running side by side (in threads) take turns on the device (`DEVICE`),
 and a kernel already measured in the run, by any tuner, is not timed again (`KernelCache`).
@@ -19,23 +20,25 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from baselines.case import Case
-
 from baselines.anatomy import launch_configs
+from baselines.case import Case
+from baselines.pipeline import make_target
+from baselines.protocols import Schedule
 
 from .children import die_with_parent, kill_pool
 from .kernel import bias_count, compile_kernel, fused_function, kernel_module
 from .kernel_cache import KernelCache, kernel_key
+from .outcome import Outcome, Reason, Status, failed
 from .runner import KernelRunner
 from .timing import KernelProtocol
 
 
-def failures_by_reason(records: list[dict]) -> dict[str, int]:
+def failures_by_reason(records: list[Outcome]) -> dict[str, int]:
     """How many candidates failed, by reason (both tuners report this)."""
     counts: dict[str, int] = {}
     for record in records:
-        if record["status"] != "ok":
-            reason = record.get("reason", record["status"])
+        if record["status"] != Status.OK:
+            reason = str(record.get("reason", record["status"]))
             counts[reason] = counts.get(reason, 0) + 1
     return counts
 
@@ -70,9 +73,9 @@ def stop_all() -> None:
         evaluator.close(kill=True)
 
 
-def _build(case: Case, target_spec: dict, schedule, path: str, whole: bool = False) -> dict:
+def _build(case: Case, target_spec: dict, schedule: Schedule, path: str,
+           whole: bool = False) -> Outcome:
     """In a builder process: schedule the fused function and compile it to `path`."""
-    from baselines.pipeline import make_target
     started = time.monotonic()
     try:
         target = make_target(**target_spec)
@@ -81,10 +84,9 @@ def _build(case: Case, target_spec: dict, schedule, path: str, whole: bool = Fal
         executable = compile_kernel(scheduled, target, Path(path))
         key = kernel_key(executable, launch_configs(kernel_module(scheduled)))
     except Exception as error:  # recorded against the candidate; the search goes on
-        return {"status": "failed", "reason": "build error",
-                "detail": f"{type(error).__name__}: {error_line(str(error))}",
-                "build_s": time.monotonic() - started}
-    return {"status": "built", "path": path, "kernel_key": key,
+        return failed(Reason.BUILD_ERROR, f"{type(error).__name__}: {error_line(str(error))}",
+                      build_s=time.monotonic() - started)
+    return {"status": Status.BUILT, "path": path, "kernel_key": key,
             "build_s": time.monotonic() - started}
 
 
@@ -113,7 +115,7 @@ class CandidateEvaluator:
         self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
         _LIVE.add(self)
 
-    def evaluate(self, schedules: list) -> list[dict]:
+    def evaluate(self, schedules: list[Schedule]) -> list[Outcome]:
         """Build all in parallel; check and time each one as soon as it is built. The records
         come back in the order of `schedules`."""
         futures = self._submit(schedules)
@@ -121,11 +123,12 @@ class CandidateEvaluator:
         for future in as_completed(futures):
             index, path = futures[future]
             record = self._built(future, path)
-            records[index] = self._measure(record) if record["status"] == "built" else record
+            built = record["status"] == Status.BUILT
+            records[index] = self._measure(record) if built else record
         self._renew_pool_if_broken(records)
         return records
 
-    def build(self, schedules: list) -> list[dict]:
+    def build(self, schedules: list[Schedule]) -> list[Outcome]:
         """Build all in parallel; a built record's `path` is its library, the caller's to
         delete (what is left goes with the evaluator's folder on close)."""
         futures = self._submit(schedules)
@@ -133,7 +136,7 @@ class CandidateEvaluator:
         self._renew_pool_if_broken(records)
         return records
 
-    def _submit(self, schedules: list) -> dict:
+    def _submit(self, schedules: list[Schedule]) -> dict:
         """future -> (index, library path), one build per schedule."""
         self._check_running()
         futures = {}
@@ -149,13 +152,12 @@ class CandidateEvaluator:
             record = future.result()
         except BrokenProcessPool:  # the compiler itself crashed: this batch is not built
             self._check_running()
-            record = {"status": "failed", "reason": "builder crashed",
-                      "detail": "a builder process died"}
-        if record["status"] != "built" and os.path.exists(path):  # half a library
+            record = failed(Reason.BUILDER_CRASHED, "a builder process died")
+        if record["status"] != Status.BUILT and os.path.exists(path):  # half a library
             os.remove(path)
         return record
 
-    def _measure(self, record: dict) -> dict:
+    def _measure(self, record: Outcome) -> Outcome:
         """Check and time a built candidate, or reuse its kernel's measurement."""
         path = record.pop("path")
         try:
@@ -176,7 +178,7 @@ class CandidateEvaluator:
             raise Stopped("the run is stopping")
 
     def _renew_pool_if_broken(self, records: list[dict]) -> None:
-        if any(record.get("reason") == "builder crashed" for record in records):
+        if any(record.get("reason") == Reason.BUILDER_CRASHED for record in records):
             self._pool.shutdown(cancel_futures=True)
             self._pool = self._new_pool()
 

@@ -18,7 +18,7 @@ from .options import UsageError, protocol_blocks, refuse_changes, with_defaults
 from .redact import redact
 from .rpc import free_servers
 from .storages import remember_password, storage_file
-from .store import Run, RunError, check_folder_name
+from .store import Run, RunError, check_folder_name, run_identity
 from .study import new_meta, save_environment
 from .timing import Protocol
 
@@ -47,7 +47,7 @@ def start_run(args, argv: list[str]) -> Run:
     arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     check_folder_name(out)
-    identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
+    identity = run_identity(case.to_dict(), spec["kind"], device)
     options = {"sampler": args.sampler, "seed": args.seed,
                "storage": remember_password(args.storage) if args.storage else None,
                "storage_password_env": args.storage_password_env,
@@ -73,7 +73,7 @@ def resume_run(args) -> Run:
     case = parse_case(args.case).to_dict() if args.case else stored["case"]
     kind = stored["target"] if args.target == "auto" else args.target
     spec, device = resolve_target(kind)
-    run = Run.open(run.path, {"case": case, "target": spec["kind"], "device": device})
+    run = Run.open(run.path, run_identity(case, spec["kind"], device))
     refuse_changes(_given(args, meta), meta, run.path)
     options = {**meta["options"], **_storage_now(args, run, meta["options"])}
     if args.rpc_tracker is not None or args.rpc_key is not None:  # the tracker moved

@@ -12,10 +12,12 @@ from .choices import resolve_target
 from .limits import check_case_fits
 from .optuna_study import STUDY_NAME
 from .optuna_workers import run_worker
+from .outcome import Status
 from .options import Parser, UsageError, add_password_env, check_ranges
 from .progress import Progress
 from .samplers import SAMPLERS
 from .storages import remember_password
+from .store import run_identity
 
 
 def worker_main(argv: list[str]) -> int:
@@ -43,11 +45,11 @@ def worker_main(argv: list[str]) -> int:
     case = parse_case(args.case)
     check_case_fits(case)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
-    identity = {"case": case.to_dict(), "target": spec["kind"], "device": device}
+    identity = run_identity(case.to_dict(), spec["kind"], device)
     rows = run_worker(case, spec, identity, remember_password(args.storage), args.study,
                       args.budget, args.sampler, args.seed, Progress(verbose=args.verbose),
                       args.storage_password_env)
-    valid = [r["kernel_us"] for r in rows if r["status"] == "ok"]
+    valid = [r["kernel_us"] for r in rows if r["status"] == Status.OK]
     best = f"; best {min(valid):.2f} us" if valid else ""
     print(f"worker measured {len(rows)} trials, {len(valid)} valid{best}")
     return 0

@@ -9,6 +9,9 @@ import shutil
 import subprocess
 import sys
 
+import tvm
+import tvm_ffi
+
 
 def _nvidia_smi(query: str) -> str | None:
     if shutil.which("nvidia-smi") is None:
@@ -23,18 +26,14 @@ def sm_clock_mhz() -> str | None:
 
 
 def gpu_visible() -> bool:
-    import tvm
     return bool(tvm.cuda(0).exist)
 
 
 def gpu_arch() -> str:
-    import tvm
     return "sm_" + str(tvm.cuda(0).compute_version).replace(".", "")
 
 
 def capture(target) -> dict:
-    import tvm
-    import tvm_ffi
     env = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "host": platform.node(),

@@ -17,6 +17,7 @@ from tvm import relax
 from baselines.anatomy import captured_launches, kernel_table
 from baselines.case import Case
 from baselines.pipeline import lower, make_target
+from baselines.protocols import TimedArm
 from baselines.reference import matches, random_input, reference
 
 from .blocks import measure_blocks
@@ -28,7 +29,7 @@ from .vm_arms import CapturedVMArm, VMArm, device_for
 TRIAL_FORMAT = 2
 
 
-def check(case: Case, arm, checks: int) -> dict:
+def check(case: Case, arm: TimedArm, checks: int) -> dict:
     """Max abs error over `checks` input draws; `correct` if every output is within tolerance."""
     worst, correct = 0.0, True
     for seed in range(checks):

@@ -15,6 +15,7 @@ import json
 import threading
 from pathlib import Path
 
+from .outcome import Status
 from .store import read_json, write_json
 
 # Fields of a measurement that describe the kernel's behaviour; the rest (build and run times,
@@ -58,7 +59,7 @@ class KernelCache:
     def put(self, key: str | None, record: dict) -> None:
         """Keep a kernel's outcome where the kernel decided it: timed, or wrong. A crash or a
         time limit may be the measuring process's fault, so that kernel is tried again."""
-        if not key or record.get("status") not in ("ok", "wrong"):
+        if not key or record.get("status") not in (Status.OK, Status.WRONG):
             return
         with self._lock:
             self._records[key] = {k: record[k] for k in MEASURED_FIELDS if k in record}

@@ -9,6 +9,7 @@ from baselines.case import Case
 from baselines.reference import distinct_outputs, fused_pool_reference, matches, random_input
 
 from .gpu_timer import GPU_TIMER, gpu_time_us
+from .outcome import Outcome, Reason, Status, wrong
 from .timing import KernelProtocol
 
 def _inputs(case: Case, biases: int, seed: int, whole: bool = False) -> list[np.ndarray]:
@@ -38,7 +39,7 @@ def upload_inputs(case: Case, biases: int, seed: int, device, whole: bool = Fals
 
 
 def measure_library(path: str, case: Case, biases: int, target_kind: str,
-                    protocol: KernelProtocol, whole: bool = False) -> dict:
+                    protocol: KernelProtocol, whole: bool = False) -> Outcome:
     """Check a compiled kernel against the NumPy reference, then time it (microseconds)."""
     device = tvm.cuda(0) if target_kind == "cuda" else tvm.cpu(0)
     arguments = [upload_inputs(case, biases, seed, device, whole)
@@ -48,7 +49,7 @@ def measure_library(path: str, case: Case, biases: int, target_kind: str,
 
 
 def check_and_time(module, device, case: Case, biases: int, protocol: KernelProtocol,
-                   arguments: list, gpu_timer: bool = False, whole: bool = False) -> dict:
+                   arguments: list, gpu_timer: bool = False, whole: bool = False) -> Outcome:
     """Run `module` on each argument list of `upload_inputs` (seeds 0, 1, ...) and compare with
     the NumPy reference; time it only if every output is right."""
     function = module["main"]
@@ -59,16 +60,16 @@ def check_and_time(module, device, case: Case, biases: int, protocol: KernelProt
         wants = _expected(case, biases, seed, whole)
         for got, want in zip((a.numpy() for a in args[-len(wants):]), wants):
             if np.isnan(got).any():  # the output was poisoned with NaN: an element not written
-                return {"status": "wrong", "max_abs_err": None, "reason": "output not written"}
+                return wrong(Reason.OUTPUT_NOT_WRITTEN, None)
             error = float(np.max(np.abs(got.astype(np.float64) - want)))
             if not matches(got, want):
-                return {"status": "wrong", "max_abs_err": error, "reason": "wrong result"}
+                return wrong(Reason.WRONG_RESULT, error)
             worst = max(worst, error)
     timer = module.time_evaluator("main", device, number=protocol.number,
                                   repeat=protocol.repeat, min_repeat_ms=protocol.min_repeat_ms)
     evaluator = [s * 1e6 for s in timer(*args).results]
     gpu = gpu_time_us(function, args, protocol.repeat) if gpu_timer else None
     samples = gpu if gpu is not None else evaluator
-    return {"status": "ok", "kernel_us": float(np.median(samples)), "samples_us": samples,
+    return {"status": Status.OK, "kernel_us": float(np.median(samples)), "samples_us": samples,
             "evaluator_us": float(np.median(evaluator)), "max_abs_err": worst,
             "timer": GPU_TIMER if gpu is not None else "time_evaluator"}

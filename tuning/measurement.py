@@ -12,6 +12,7 @@ from __future__ import annotations
 import optuna
 
 from .faults import measurement_written
+from .outcome import Status
 
 RECORD = "measurement"
 _RUNNING = (optuna.trial.TrialState.RUNNING,)
@@ -30,14 +31,14 @@ def measurement(trial) -> dict | None:
 
 
 def _complete(record: dict) -> bool:
-    if record.get("status") == "ok":
+    if record.get("status") == Status.OK:
         return isinstance(record.get("kernel_us"), (int, float))
     return isinstance(record.get("status"), str)
 
 
 def recorded_value(record: dict):
     """The objective a record gives: its time where it is valid, else None (a failure)."""
-    return record["kernel_us"] if record["status"] == "ok" else None
+    return record["kernel_us"] if record["status"] == Status.OK else None
 
 
 def store_measurement(study, trial, record: dict) -> None:

@@ -36,6 +36,7 @@ from .ms_bridge import ScheduledModule, evaluating_builder, recorded_runner, tri
 from .ms_space import template_space
 from .ms_tune import tune_kernel
 from .kernel_cache import KernelCache
+from .outcome import Status
 from .store import Run, RunError, read_json, write_json, write_text
 
 RUNS = ("ms-default", "ms-space")
@@ -106,7 +107,7 @@ def _best_module(database, func, target):
 
 
 def _summary(rows, wall_s) -> dict:
-    valid = [row for row in rows if row["status"] == "ok"]
+    valid = [row for row in rows if row["status"] == Status.OK]
     summary = {"trials": len(rows), "valid": len(valid),
                "failed_by_reason": failures_by_reason(rows), "wall_s": wall_s}
     if valid:
@@ -130,7 +131,7 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
         progress.start(phase)
 
         def step(rows, phase=phase, share=share):
-            times = [row["kernel_us"] for row in rows if row["status"] == "ok"]
+            times = [row["kernel_us"] for row in rows if row["status"] == Status.OK]
             progress.step(phase, len(rows), share, f"best {min(times):.2f} us" if times else "")
 
         summaries[name] = tune_one(name, directory, case, target, target_spec, share, options,

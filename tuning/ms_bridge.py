@@ -18,6 +18,7 @@ from tvm.s_tir.meta_schedule.runner import PyRunner, RunnerFuture, RunnerResult
 from baselines.anatomy import launch_configs
 
 from .candidates import CandidateEvaluator
+from .outcome import Reason, Status, failed
 from .store import write_json
 
 
@@ -41,9 +42,6 @@ class ScheduledModule:
         return {"scheduled_by": self.origin}
 
 
-BUILD_FAILURES = ("build error", "builder crashed")
-
-
 def evaluating_builder(evaluator: CandidateEvaluator, outcomes: dict, measure: bool = True):
     """A builder that builds each batch through `evaluator` and, if `measure`, measures it
     there too; `outcomes` keeps each candidate's record under its artifact handle."""
@@ -57,7 +55,7 @@ def evaluating_builder(evaluator: CandidateEvaluator, outcomes: dict, measure: b
             for record in records:
                 handle = record.get("path", f"candidate-{len(outcomes)}")
                 outcomes[handle] = record
-                if record.get("reason") in BUILD_FAILURES:
+                if "reason" in record and Reason(record["reason"]).at_build:
                     results.append(BuilderResult(handle, f"{record['reason']}: "
                                                          f"{record.get('detail')}"))
                 else:  # measured (or failed while running), or built: the runner reports it
@@ -77,7 +75,7 @@ def recorded_runner(outcomes: dict):
             futures = []
             for runner_input in runner_inputs:
                 record = outcomes[runner_input.artifact_path]
-                if record["status"] == "ok":
+                if record["status"] == Status.OK:
                     result = RunnerResult([record["kernel_us"] * 1e-6], None)
                 else:
                     result = RunnerResult(None, f"{record.get('reason')}: {record.get('detail')}")
@@ -97,10 +95,9 @@ def trial_recorder(outcomes: dict, rows: list, path: Path, runner: str = "local"
     class RecordTrials(PyMeasureCallback):
         def apply(self, task_scheduler, task_id, candidates, builder_results, runner_results):
             for candidate, built, ran in zip(candidates, builder_results, runner_results):
-                record = outcomes.get(built.artifact_path) or {
-                    "status": "failed", "reason": "build error",
-                    "detail": (built.error_msg or "")[:300]}
-                if record["status"] == "built":
+                record = outcomes.get(built.artifact_path) or failed(
+                    Reason.BUILD_ERROR, (built.error_msg or "")[:300])
+                if record["status"] == Status.BUILT:
                     record = finish(built.artifact_path, record, ran)
                 launch = next(iter(launch_configs(candidate.sch.mod).values()), None)
                 rows.append({"trial": len(rows) + 1, "launch": launch, "runner": runner,

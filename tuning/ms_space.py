@@ -7,17 +7,26 @@ import itertools
 
 from baselines.template import PoolSchedule
 
-# Sampled decisions of the ms-space designs (the Optuna space's numeric knobs).
-SAMPLED = {"cuda": {"threads": [32, 64, 128, 256, 512, 1024], "outputs_w": [1, 2, 4, 8],
-                    "outputs_h": [1, 2, 4]},
-           "llvm": {"outputs_w": [1, 2, 4, 8], "outputs_h": [1, 2, 4]}}
-# Structural choices, one design each. Vector staging is left out: its width depends on the
-# tile, which a replayed trace cannot re-derive. Outer binding with shared memory never fits.
-STRUCTURES = {
-    "cuda": [dict(thread_axis=a, pooled_scope=p, unroll=u) for a, p, u in itertools.product(
-        ("inner", "outer"), ("local", "shared"), (False, True)) if (a, p) != ("outer", "shared")],
-    "llvm": [dict(unroll=u, vector=v) for u, v in itertools.product((False, True), repeat=2)],
-}
+from .space import CPU_DOMAINS, GPU_DOMAINS
+
+DOMAINS = {"cuda": GPU_DOMAINS, "llvm": CPU_DOMAINS}
+# Sampled decisions of the ms-space designs: the Optuna space's numeric knobs, with its domains.
+SAMPLED = {kind: {name: domains[name] for name in ("threads", "outputs_w", "outputs_h")
+                  if name in domains} for kind, domains in DOMAINS.items()}
+# Structural choices, one design each. Vector staging is left out on CUDA: its width depends on
+# the tile, which a replayed trace cannot re-derive. Outer binding with shared memory never fits.
+STRUCTURAL = {"cuda": ("thread_axis", "pooled_scope", "unroll"), "llvm": ("unroll", "vector")}
+NEVER_FITS = ("outer", "shared")
+
+
+def _structures(kind: str) -> list[dict]:
+    names = STRUCTURAL[kind]
+    every = (dict(zip(names, values))
+             for values in itertools.product(*(DOMAINS[kind][name] for name in names)))
+    return [s for s in every if (s.get("thread_axis"), s.get("pooled_scope")) != NEVER_FITS]
+
+
+STRUCTURES = {kind: _structures(kind) for kind in STRUCTURAL}
 
 
 def template_space(target_kind: str):

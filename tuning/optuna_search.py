@@ -43,7 +43,7 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     name = WHOLE_TUNER if whole else "optuna"
     directory = run.tuner_dir(name)
     target_spec = run.meta["target_spec"]
-    space = Space(case, target.kind.name, whole=whole)
+    space = Space.for_target(case, target, whole)
     started = time.monotonic()
     progress.start(name)
     workers = 1 if whole else options.get("workers", 1)  # the workers tune the pool kernel

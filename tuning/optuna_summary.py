@@ -6,6 +6,7 @@ import optuna
 
 from .candidates import failures_by_reason
 from .measurement import measurement, recorded_value
+from .outcome import Status
 
 
 def records(study) -> list[dict]:
@@ -23,14 +24,14 @@ def records(study) -> list[dict]:
 
 def summarize(study, rows: list[dict], wall_s: float, rule_kernels: dict,
               exhaustive: dict | None, serial_key: str) -> dict:
-    valid = [row for row in rows if row["status"] == "ok"]
+    valid = [row for row in rows if row["status"] == Status.OK]
     summary = {"trials": len(rows), "valid": len(valid),
                "failed_by_reason": failures_by_reason(rows), "wall_s": wall_s}
     for rules, record in rule_kernels.items():
         summary[f"{rules}_kernel_us"] = record.get("kernel_us")
         summary[f"{rules}_status"] = record.get("status")
     serial = [r for r in rows if r["key"] == serial_key]
-    if serial and serial[0]["status"] == "ok":
+    if serial and serial[0]["status"] == Status.OK:
         summary["serial_kernel_us"] = serial[0]["kernel_us"]
     if valid:
         best_index, best = min(enumerate(valid), key=lambda item: item[1]["kernel_us"])

@@ -9,6 +9,7 @@ import sys
 import optuna
 
 from baselines.case import Case
+from baselines.pipeline import make_target
 
 from .candidates import CandidateEvaluator, budget_shares
 from .children import stop
@@ -25,7 +26,7 @@ def run_worker(case: Case, target_spec: dict, identity: dict, url: str, name: st
                password_env: str | None = None) -> list[dict]:
     """One worker of a shared study: measure `budget` trials of its own, then stop."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    space = Space(case, target_spec["kind"])
+    space = Space.for_target(case, make_target(**target_spec))
     study = open_study(url, name, make_sampler(sampler, seed), identity, password_env)
     with CandidateEvaluator(case, target_spec) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, shared=True)

@@ -20,6 +20,7 @@ from baselines.case import Case
 
 from .candidates import error_line
 from .kernel_check import check_and_time, upload_inputs
+from .outcome import Reason, Status, failed
 from .store import read_json, write_json
 from .timing import KernelProtocol
 
@@ -88,8 +89,8 @@ def remote_record(path: str, built: dict, ran) -> dict:
         record = {**built, **read_json(measured)}
     else:  # the session failed before the check: no connection, a crash, or its timeout
         message = ran.error_msg or "(no message)"
-        reason = "time limit" if "timeout" in message.lower() else "run error"
-        record = {**built, "status": "failed", "reason": reason, "detail": error_line(message)}
+        reason = Reason.TIME_LIMIT if "timeout" in message.lower() else Reason.RUN_ERROR
+        record = {**built, **failed(reason, error_line(message))}
     record.pop("path", None)
     for leftover in (Path(path), measured):
         leftover.unlink(missing_ok=True)
@@ -117,6 +118,6 @@ def _evaluate(case: Case, biases: int, protocol: KernelProtocol, session, module
     record = check_and_time(module, device, case, biases, protocol, arguments)
     record["run_s"] = time.monotonic() - _CANDIDATE["started"]
     write_json(Path(_CANDIDATE["record"]), record)
-    if record["status"] != "ok":
+    if record["status"] != Status.OK:
         raise RuntimeError(f"{record['status']}: {record['reason']}")
     return [sample * 1e-6 for sample in record["samples_us"]]

@@ -13,6 +13,7 @@ import time
 from baselines.case import Case
 
 from .children import die_with_parent, stop
+from .outcome import Outcome, Reason, failed
 from .timing import KernelProtocol
 
 
@@ -30,8 +31,8 @@ def _runner_loop(requests, replies):
         try:
             replies.put((key, measure_library(*args)))
         except Exception as error:  # a runtime error is a failed candidate, not a dead runner
-            replies.put((key, {"status": "failed", "reason": "run error",
-                               "detail": f"{type(error).__name__}: {str(error)[:300]}"}))
+            replies.put((key, failed(Reason.RUN_ERROR,
+                                      f"{type(error).__name__}: {str(error)[:300]}")))
 
 
 # A new measuring process imports TVM (seconds on a loaded machine) before it is ready.
@@ -64,7 +65,7 @@ class KernelRunner:
         raise RuntimeError(f"the measuring process did not start within {STARTUP_LIMIT_S} s "
                            f"(exit code {self._process.exitcode})")
 
-    def measure(self, path: str) -> dict:
+    def measure(self, path: str) -> Outcome:
         if self._process is None or not self._process.is_alive():
             self._start()
         key = str(path)
@@ -80,12 +81,11 @@ class KernelRunner:
                 if not self._process.is_alive():
                     code = self._process.exitcode
                     self._replace()
-                    return {"status": "failed", "reason": "runner crashed",
-                            "detail": f"exit code {code}"}
+                    return failed(Reason.RUNNER_CRASHED, f"exit code {code}")
                 if time.monotonic() - started > self.protocol.time_limit_s:
                     self._replace(kill=True)
-                    return {"status": "failed", "reason": "time limit",
-                            "detail": f"no result within {self.protocol.time_limit_s:.0f} s"}
+                    return failed(Reason.TIME_LIMIT,
+                                  f"no result within {self.protocol.time_limit_s:.0f} s")
 
     def _replace(self, kill: bool = False):
         if kill and self._process.is_alive():

@@ -158,7 +158,7 @@ class OptunaSearch:
             chunk = missing[start:start + self.batch]
             records = self.evaluator.evaluate([self.space.config(p) for p in chunk])
             for params, record in zip(chunk, records):
-                table[key(params)] = record.get("kernel_us") if record["status"] == "ok" else None
+                table[key(params)] = recorded_value(record)
             write_json(path, table)
             if self.progress:
                 self.progress.step("exhaustive", min(start + self.batch, len(missing)),

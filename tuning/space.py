@@ -34,14 +34,22 @@ class Space:
     """`whole`: the space of the one kernel for the whole graph (arm `one-kernel`), whose
     prologue, where the Case has a prelude, is inlined into the window's loads."""
 
-    def __init__(self, case: Case, target_kind: str, max_threads: int = 1024,
-                 max_shared_bytes: int = 49152, whole: bool = False):
+    def __init__(self, case: Case, target_kind: str, max_threads: int | None = None,
+                 max_shared_bytes: int | None = None, whole: bool = False):
+        """The limits, None where the target has none: see `for_target`."""
         self.case = case
         self.target_kind = target_kind
         self.whole = whole
         self.max_threads = max_threads
         self.max_shared_bytes = max_shared_bytes
         self.domains = GPU_DOMAINS if target_kind == "cuda" else CPU_DOMAINS
+
+    @classmethod
+    def for_target(cls, case: Case, target, whole: bool = False) -> "Space":
+        """The space with the target's own limits on threads and shared memory per block (as
+        dlight reads them)."""
+        return cls(case, target.kind.name, target.attrs.get("max_num_threads"),
+                   target.attrs.get("max_shared_memory_per_block"), whole)
 
     def config(self, params: dict) -> PoolSchedule:
         return PoolSchedule(**params)
@@ -70,14 +78,15 @@ class Space:
         _, _, out_h, out_w = self.case.pool_shape
         if cfg.outputs_w > out_w or cfg.outputs_h > out_h:
             return "tile larger than the output"
-        if cfg.threads > self.max_threads:
+        if self.max_threads is not None and cfg.threads > self.max_threads:
             return "too many threads per block"
         if cfg.vector and not self._vector_fits(cfg):
             return "vector width does not fit"
         if cfg.vector and self.target_kind == "cuda" and self.whole and self.case.prelude:
             return "no vector loads from an inlined prologue"
         if self.target_kind == "cuda" and cfg.pooled_scope == "shared" and (
-                self._shared_bytes(cfg) > self.max_shared_bytes):
+                self.max_shared_bytes is not None
+                and self._shared_bytes(cfg) > self.max_shared_bytes):
             return "shared memory over the limit"
         return None
 

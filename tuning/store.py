@@ -122,6 +122,12 @@ def unsafe_entries(path: Path) -> list[Path]:
     return found
 
 
+def run_identity(case: dict, target_kind: str, device: str) -> dict:
+    """What a run, and its Optuna study, measure: a resume, or a worker joining the study, must
+    match it."""
+    return {"case": case, "target": target_kind, "device": device}
+
+
 class Run:
     """A run folder. `identity` (case, target, device) decides whether a resume is allowed."""
 

@@ -16,6 +16,7 @@ from baselines.case import Case
 from baselines.pipeline import make_target
 
 from .candidates import STOPPING, TuningFailed, stop_all
+from .environment import capture, sm_clock_mhz
 from .harness import run_trial_process
 from .timing import Protocol
 from .progress import Progress
@@ -52,7 +53,6 @@ def run_study(run: Run, progress: Progress) -> dict:
     run.update_meta(arms=_describe(arms, peers), tuner_failures=failures)
     _compare(run, case, arms, peers, protocol, progress)
     if target.kind.name == "cuda":
-        from .environment import sm_clock_mhz
         environment = read_json(run.path / "environment.json")
         write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
     run.update_meta(wall_s=meta.get("wall_s", 0) + time.monotonic() - started)
@@ -151,6 +151,5 @@ def _describe(arms: list[Arm], peers: tuple[str, ...]) -> list[dict]:
 
 
 def save_environment(run: Run, target) -> None:
-    from .environment import capture
     write_json(run.path / "environment.json", capture(target))
 

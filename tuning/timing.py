@@ -6,7 +6,18 @@ from dataclasses import asdict, dataclass
 
 
 @dataclass(frozen=True)
-class Protocol:
+class Timing:
+    """What both time: `repeat` samples of `number` calls each, a sample at least `min_repeat_ms`
+    long. (`checks`, shared too, stays in each: a base field would move it in the stored
+    protocol's order.)"""
+
+    number: int
+    repeat: int
+    min_repeat_ms: int
+
+
+@dataclass(frozen=True)
+class Protocol(Timing):
     """Timing settings. The issue's full protocol is blocks=40, warmup_s=2, trials=5.
 
     `repeat` samples per arm, figure and block, each at least `min_repeat_ms` long (25 ms: two
@@ -29,7 +40,7 @@ class Protocol:
 
 
 @dataclass(frozen=True)
-class KernelProtocol:
+class KernelProtocol(Timing):
     """Kernel-level timing: `number` launches per repeat, at least `min_repeat_ms` each."""
 
     number: int = 20
