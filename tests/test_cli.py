@@ -22,7 +22,8 @@ def finished_run(tmp_path_factory):
 
 def test_budget_zero_run_writes_the_report(finished_run):
     report = json.loads((finished_run / "report.json").read_text())
-    assert set(report["arms"]) == {"off", "partial", "on", "serial"}
+    # the four and the candidate fix; no PyTorch here, so no peers
+    assert set(report["arms"]) == {"off", "partial", "on", "serial", "fixed"}
     assert set(report["figures"]) == {"call_path", "python_call"}  # llvm: no GPU time
     for arm in report["arms"].values():
         assert arm["correct"] is True and arm["max_abs_err"] == 0
@@ -222,6 +223,22 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
     assert main(["--budget", "3", "--tuners", "optuna", "--out", str(out), *FAST,
                  "--trials", "1"]) == 1
     report = json.loads((out / "report.json").read_text())
-    assert set(report["arms"]) == {"off", "partial", "on", "serial"}
+    assert set(report["arms"]) == {"off", "partial", "on", "serial", "fixed"}
     assert "measured no valid candidate" in report["tuner_failures"]["optuna"]
     assert "Tuner `optuna` gave no arm" in (out / "report.md").read_text()
+
+
+def test_the_default_arms_carry_the_fix_and_on_cuda_with_pytorch_its_fair_peers(monkeypatch):
+    from tuning import choices
+    assert choices.default_arms("llvm") == ["off", "partial", "on", "serial", "fixed"]
+    monkeypatch.setattr(choices, "torch_available", lambda: False)
+    assert choices.default_arms("cuda") == ["off", "partial", "on", "serial", "fixed"]
+    monkeypatch.setattr(choices, "torch_available", lambda: True)
+    arms = choices.default_arms("cuda")
+    assert arms[:5] == ["off", "partial", "on", "serial", "fixed"]
+    assert {"fixed+capture", "torch-compile", "torch-compile-max-autotune"} <= set(arms)
+    # the captured fix brings PyTorch's captured peers with it
+    from baselines import torch_peer
+    monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
+    with_peers, _ = torch_peer.capture_counterparts(arms, "cuda")
+    assert {"torch-eager+capture", "torch-compile+capture"} <= set(with_peers)

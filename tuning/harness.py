@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue as queue_module
+import time
 from pathlib import Path
 
 import numpy as np
@@ -55,9 +56,10 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
     target = make_target(**target_spec)
     device = device_for(target)
     order = arms if index % 2 == 0 else list(reversed(arms))
-    built, checks, kernels, graphs = {}, {}, {}, {}
+    built, checks, kernels, graphs, build_s = {}, {}, {}, {}, {}
     for arm in order:
         say(f"trial {index}: building {arm.name}")
+        started = time.monotonic()
         dump = Path(ir_dir) / arm.name if ir_dir else None
         mod = lower(case, arm, target, dump)
         executable = relax.build(mod, target=target, relax_pipeline=None, tir_pipeline="default")
@@ -67,18 +69,25 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
             graphs[arm.name] = captured_launches(mod)
         built[arm.name] = (CapturedVMArm if arm.capture else VMArm)(
             relax.VirtualMachine(executable, device), device)
+        build_s[arm.name] = time.monotonic() - started
     if peers:
         from baselines.torch_peer import peer_arm
         for name in peers:
             say(f"trial {index}: building {name}")
+            started = time.monotonic()
             built[name] = peer_arm(name, case, target.kind.name)
+            build_s[name] = time.monotonic() - started
+    started = time.monotonic()
     for name, arm in built.items():
         checks[name] = check(case, arm, protocol.checks)
+    check_s, started = time.monotonic() - started, time.monotonic()
     timed = {name: built[name] for name in [a.name for a in arms] + list(peers)
              if checks[name]["correct"]}
     timing = measure_blocks(case, timed, protocol, index, target.kind.name == "cuda", say, step)
+    walls = {"build_s": build_s, "check_s": check_s, "timing_s": time.monotonic() - started}
     return {"trial": index, "format": TRIAL_FORMAT, "build_order": [arm.name for arm in order],
-            "checks": checks, **timing, "kernels": kernels, "cuda_graph_launches": graphs}
+            "checks": checks, **timing, "kernels": kernels, "cuda_graph_launches": graphs,
+            "wall_s": walls}
 
 
 def _trial_entry(queue, args, peers):

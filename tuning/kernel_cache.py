@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -24,11 +25,16 @@ MEASURED_FIELDS = ("status", "reason", "detail", "kernel_us", "samples_us", "eva
                    "max_abs_err", "timer")
 
 
+# LLVM's alias metadata names buffers by their address in the compiling process.
+_ADDRESS = re.compile(r"0x[0-9a-f]{6,}")
+
+
 def kernel_key(executable, launches: dict) -> str:
     """A hash of the device code of `executable` (a `tvm.compile` result) and its launches."""
     module = executable.mod
     device = [sub for sub in module.imports if sub.kind != "llvm"]
-    sources = [sub.inspect_source() for sub in device] or [module.inspect_source()]
+    sources = [_ADDRESS.sub("0x", sub.inspect_source())
+               for sub in (device or [module])]
     text = json.dumps({"sources": sources, "launches": launches}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 
