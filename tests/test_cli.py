@@ -35,7 +35,7 @@ def test_budget_zero_run_writes_the_report(finished_run):
             assert set(figure["noise"]) >= {"within_call", "between_blocks", "between_processes"}
     assert {"tvm", "tvm_ffi", "python", "os", "target"} <= set(report["environment"])
     assert report["case"]["channels"] == 2
-    assert set(report["ratios"]) == {"on/off", "on/partial", "serial/on"}
+    assert set(report["ratios"]) == {"on/off", "on/partial", "serial/on", "fixed/on"}
     assert report["ratios_by_figure"]["call_path"] == report["ratios"]
     for ratios in report["ratios_by_figure"].values():
         for ratio in ratios.values():
@@ -157,7 +157,7 @@ def test_an_out_that_is_a_file_is_refused(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--budget", "7"], "--budget 7 differs from the run's (0)"),
     (["--trials", "5"], "--trials 5 differs from the run's (2)"),
-    (["--arms", "off,on"], "--arms off,on differs from the run's (off,partial,on,serial)"),
+    (["--arms", "off,on"], "--arms off,on differs from the run's (off,partial,on,serial,fixed)"),
     (["--tuners", "optuna"], "--tuners optuna differs from the run's (none)"),
     (["--out", "elsewhere"], "--out starts a new run and --resume finishes one"),
 ])

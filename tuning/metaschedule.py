@@ -37,6 +37,7 @@ from .ms_space import template_space
 from .ms_tune import tune_kernel
 from .kernel_cache import KernelCache
 from .outcome import Status
+from .progress import Progress
 from .store import Run, RunError, read_json, write_json, write_text
 
 RUNS = ("ms-default", "ms-space")
@@ -121,6 +122,7 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
     """Both MetaSchedule runs; the better one's best schedule becomes arm `metaschedule`."""
     target_spec = run.meta["target_spec"]
     summaries = {}
+    progress = progress or Progress()
     for name, share in zip(RUNS, budget_shares(budget, len(RUNS))):
         directory = run.tuner_dir(name)
         done = directory / "summary.json"

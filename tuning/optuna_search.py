@@ -27,6 +27,7 @@ from .samplers import make_sampler
 from .search_loop import OptunaSearch
 from .space import Space, key
 from .storages import default_storage_url
+from .progress import Progress
 from .store import Run, read_json, write_json
 
 # The tuner of the one kernel for the whole graph, and the rule lists each tuner times.
@@ -40,6 +41,7 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     With `whole`, the one kernel of the whole graph instead: tuner and arm `optuna-one-kernel`,
     against the rule's choice for that kernel."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    progress = progress or Progress()
     name = WHOLE_TUNER if whole else "optuna"
     directory = run.tuner_dir(name)
     target_spec = run.meta["target_spec"]
