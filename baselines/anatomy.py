@@ -10,9 +10,9 @@ import tempfile
 from pathlib import Path
 
 import tvm
+import tvm_ffi
+from tvm import relax, tirx
 
-_BINDING = re.compile(
-    r'T\.thread_binding\((?:T\.int64\()?(\d+)\)?, thread="(blockIdx|threadIdx)\.([xyz])"\)')
 _ENTRY = re.compile(r"Compiling entry function '(\w+)'")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?")
@@ -22,16 +22,32 @@ def launch_configs(mod: tvm.IRModule) -> dict[str, dict]:
     """Grid and block extents of each GPU kernel, keyed by the kernel's name in the source."""
     configs = {}
     for gv, func in mod.functions.items():
-        if not isinstance(func, tvm.tirx.PrimFunc):
-            continue
-        extents = {"blockIdx": [1, 1, 1], "threadIdx": [1, 1, 1]}
-        for extent, tag, axis in _BINDING.findall(func.script()):
-            index = "xyz".index(axis)
-            extents[tag][index] = max(extents[tag][index], int(extent))
-        if extents != {"blockIdx": [1, 1, 1], "threadIdx": [1, 1, 1]}:
+        if isinstance(func, tirx.PrimFunc) and (extents := _thread_extents(func)):
             configs[f"{gv.name_hint}_kernel"] = {
-                "grid": math.prod(extents["blockIdx"]), "block": math.prod(extents["threadIdx"])}
+                "grid": math.prod(extents.get(f"blockIdx.{axis}", 1) for axis in "xyz"),
+                "block": math.prod(extents.get(f"threadIdx.{axis}", 1) for axis in "xyz")}
     return configs
+
+
+def _thread_extents(func: tirx.PrimFunc) -> dict[str, int]:
+    """The largest constant extent bound to each blockIdx/threadIdx axis: by loops bound to a
+    thread (scheduled TIR) or by `thread_extent` attributes (TIR after LowerOpaqueBlock)."""
+    extents = {}
+
+    def bind(tag: str, extent) -> None:
+        if tag.startswith(("blockIdx.", "threadIdx.")) and isinstance(extent, tirx.IntImm):
+            extents[tag] = max(extents.get(tag, 1), extent.value)
+
+    def visit_loop(loop: tirx.For) -> None:
+        if loop.kind == tirx.ForKind.THREAD_BINDING:
+            bind(loop.thread_binding.thread_tag, loop.extent)
+
+    def visit_attr(attr: tirx.AttrStmt) -> None:
+        if attr.attr_key == "thread_extent":
+            bind(attr.node.thread_tag, attr.value)
+
+    tvm_ffi.structural_walk(func.body, [(tirx.For, visit_loop), (tirx.AttrStmt, visit_attr)])
+    return extents
 
 
 def cuda_source(executable) -> str:
@@ -93,9 +109,14 @@ def kernel_table(mod: tvm.IRModule, executable, arch: str = "sm_90") -> list[dic
 def captured_launches(mod: tvm.IRModule) -> int:
     """Kernel launches that Relax's CUDA graph rewriting moved into captured functions (it only
     captures kernels whose inputs and outputs all live in storage the graph allocates itself)."""
-    kernels = [gv.name_hint for gv, func in mod.functions.items()
-               if isinstance(func, tvm.tirx.PrimFunc)]
-    captured = [func.script() for gv, func in mod.functions.items()
-                if isinstance(func, tvm.relax.Function) and "cuda_graph_capture" in gv.name_hint]
-    return sum(len(re.findall(rf"\b{re.escape(name)}\(", text))
-               for text in captured for name in kernels)
+    kernels = {gv for gv, func in mod.functions.items() if isinstance(func, tirx.PrimFunc)}
+    launches = []
+
+    def visit(expr) -> None:
+        if isinstance(expr, relax.Call) and expr.op in kernels:
+            launches.append(expr.op)
+
+    for gv, func in mod.functions.items():
+        if isinstance(func, relax.Function) and "cuda_graph_capture" in gv.name_hint:
+            relax.analysis.post_order_visit(func, visit)
+    return len(launches)

@@ -63,7 +63,8 @@ def test_an_evaluator_times_a_kernel_once_and_a_second_tuner_of_the_run_reuses_i
                             cache=KernelCache.of_run(tmp_path)) as second:
         [other] = second.evaluate([PoolSchedule(outputs_w=2)])
     assert other["reused"] and other["kernel_us"] == measured["kernel_us"]
-    assert KernelCache(tmp_path / "kernels.json").get(measured["kernel_key"]) is not None
+    stored = KernelCache(tmp_path / "kernels.json").get(measured["kernel_key"])
+    assert stored["kernel_us"] == measured["kernel_us"] and stored["reused"]
 
 
 def test_tuners_in_threads_never_measure_at_the_same_time(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ from reports.summary import summarize_run
 from tuning.design import block_orders, start_row, williams_rows
 from tuning.harness import Protocol
 from tuning.store import Run, write_json
-from tuning.study import new_meta
+from tuning.plan import RunPlan
 
 # us: end to end through the call path, called from Python, GPU time with calls queued.
 FIGURES = {
@@ -61,11 +61,11 @@ def _write_run(path, target: str, figures: dict, requested: list, tuners: dict =
                budget: int = 0, host_bound=HOST_BOUND, seed: int = 0) -> Run:
     """A run folder as `tune` leaves it: run.json, environment.json, the trials, and each
     tuner's summary with its arm (`tuners` maps a tuner to its summary)."""
-    identity = {"case": Case().to_dict(), "target": target, "device": f"a {target} device"}
     arms = [*requested, *(name for name in tuners if name in figures)]
-    run = Run.create(path, new_meta(
-        Case(), {"kind": target}, identity, Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT),
-        [name for name in tuners if name in figures], budget, "tune ...", {}, arms))
+    run = Run.create(path, RunPlan(
+        Case(), {"kind": target}, f"a {target} device",
+        Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT), arms,
+        [name for name in tuners if name in figures], budget, command="tune ...").meta())
     run.update_meta(arms=[{"name": name, "whole_graph": False} for name in arms],
                     peers_added=[], peers_not_measured={})
     write_json(run.path / "environment.json", {"target": target})  # a report needs one
@@ -81,10 +81,9 @@ def _write_run(path, target: str, figures: dict, requested: list, tuners: dict =
 def peers_run(tmp_path_factory):
     names = [*REQUESTED, "torch-eager+capture", "torch-compile+capture",
              "torch-compile-max-autotune+capture"]
-    identity = {"case": Case().to_dict(), "target": "cuda", "device": "NVIDIA H200 sm_90"}
-    run = Run.create(tmp_path_factory.mktemp("h200") / "run", new_meta(
-        Case(), {"kind": "cuda", "arch": "sm_90"}, identity,
-        Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT), [], 0, "tune ...", {}, names))
+    run = Run.create(tmp_path_factory.mktemp("h200") / "run", RunPlan(
+        Case(), {"kind": "cuda", "arch": "sm_90"}, "NVIDIA H200 sm_90",
+        Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT), names, command="tune ...").meta())
     run.update_meta(peers_added=names[len(REQUESTED):], peers_not_measured={})
     write_json(run.path / "environment.json", {"gpu": "NVIDIA H200"})  # a report needs one
     rng = np.random.default_rng(0)

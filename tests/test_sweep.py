@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, python_without_tvm, tune
+from reports.sweep import _case_row
 
 CASES = "small-16x16,odd-23x29"
 SWEEP = ["sweep", "--target", "llvm", "--budget", "3", "--cases", CASES, "--blocks", "1"]
@@ -39,11 +40,29 @@ def test_each_case_is_a_run_with_every_arm_checked(sweep_dir):
         assert case["one_kernel_gap"] == pytest.approx(
             case["kernel_us"]["one-kernel"] / case["kernel_us"]["optuna-one-kernel"] - 1)
         assert case["one_kernel_over_fixed"]["ratio"] > 0
-        assert isinstance(case["fixed_slower_than_on"], bool)
-        assert isinstance(case["one_kernel_slower_than_fixed"], bool)
+        assert case["fixed_slower_than_on"] == _above_one(case["fixed_over_on"])
+        assert case["one_kernel_slower_than_fixed"] == _above_one(case["one_kernel_over_fixed"])
+    assert sweep["fixed_slower_than_on"] == [
+        c["case"] for c in sweep["cases"] if _above_one(c["fixed_over_on"])]
     assert all(row["unchanged"] for row in sweep["large_reductions"].values())
     assert (sweep_dir / "sweep.md").exists() and (sweep_dir / "sweep.png").exists()
     assert "## One kernel for the whole graph" in (sweep_dir / "sweep.md").read_text()
+
+
+def _above_one(ratio: dict) -> bool:
+    """The whole interval above 1 (none without an interval)."""
+    return ratio.get("low") is not None and ratio["low"] > 1
+
+
+@pytest.mark.parametrize("low, high, slower", [(1.02, 1.1, True), (0.97, 1.1, False),
+                                                (0.9, 0.95, False), (None, None, False)])
+def test_a_case_is_slower_only_where_the_whole_interval_is_above_one(low, high, slower):
+    ratio = {} if low is None else {"ratio": (low + high) / 2, "low": low, "high": high}
+    report = {"case": {}, "device": "a device", "arms": {}, "tuners": {},
+              "ratios": {"fixed/on": ratio, "one-kernel/fixed": ratio}}
+    row = _case_row("a-case", report, {})
+    assert row["fixed_slower_than_on"] is slower
+    assert row["one_kernel_slower_than_fixed"] is slower
 
 
 def _render_without_tvm(out: Path, names: list[str], runs: list[str] = ()) -> None:

@@ -15,18 +15,18 @@ from .choices import arm_names, check_arms_fit_target, default_arms, resolve_tar
     rpc_options, run_tuners, tuner_names
 from .limits import check_case_fits, slow_case_note
 from .options import UsageError, protocol_blocks, refuse_changes, with_defaults
+from .plan import RunPlan
 from .redact import redact
 from .rpc import free_servers
 from .storages import remember_password, storage_file
 from .store import Run, RunError, check_folder_name, run_identity
-from .study import new_meta, save_environment
+from .study import save_environment
 from .timing import Protocol
 
 
 def recorded_command(prefix: str, argv: list[str]) -> str:
     """The command as run.json and the report record it: any password shown as ***."""
     return " ".join([prefix, *(shlex.quote(redact(a)) for a in argv)])
-
 
 
 def start_run(args, argv: list[str]) -> Run:
@@ -47,14 +47,14 @@ def start_run(args, argv: list[str]) -> Run:
     arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     check_folder_name(out)
-    identity = run_identity(case.to_dict(), spec["kind"], device)
     options = {"sampler": args.sampler, "seed": args.seed,
                "storage": remember_password(args.storage) if args.storage else None,
                "storage_password_env": args.storage_password_env,
                "exhaustive": args.exhaustive, "workers": args.workers,
                **rpc_options(args, tuners)}
-    run = Run.create(out, new_meta(case, spec, identity, protocol, tuners, args.budget,
-                                   recorded_command("tune", argv), options, arms))
+    plan = RunPlan(case, spec, device, protocol, arms, tuners, args.budget, options,
+                   recorded_command("tune", argv))
+    run = Run.create(out, plan.meta())
     run.update_meta(peers_added=[n for n in arms if n not in requested],
                     peers_not_measured=peers_not_measured)
     save_environment(run, make_target(**spec))

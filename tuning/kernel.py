@@ -7,6 +7,7 @@ Every tuning candidate (Optuna or MetaSchedule) goes through `compile_kernel` in
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import tvm
@@ -16,17 +17,21 @@ from baselines.case import Case
 from baselines.pipeline import fused_pool_function, fused_stage, make_target
 
 _FUSED_CACHE: dict = {}
+# Relax's BlockBuilder keeps its scopes on one stack shared by every thread: tuners running in
+# threads (study._tune) build their graphs one at a time.
+_BUILDING = threading.Lock()
 
 
 def fused_function(case: Case, target_spec: dict, whole: bool = False):
     """(name, PrimFunc) of the fused pool function, after FuseTIR, before default scheduling;
     with `whole`, the one kernel of the whole graph (arm `one-kernel`)."""
     key = (case, tuple(sorted(target_spec.items())), whole)
-    if key not in _FUSED_CACHE:
-        arm = ARMS["one-kernel"] if whole else Arm("on")
-        gv, func = fused_pool_function(fused_stage(case, arm, make_target(**target_spec)))
-        _FUSED_CACHE[key] = (gv.name_hint, func)
-    return _FUSED_CACHE[key]
+    with _BUILDING:
+        if key not in _FUSED_CACHE:
+            arm = ARMS["one-kernel"] if whole else Arm("on")
+            gv, func = fused_pool_function(fused_stage(case, arm, make_target(**target_spec)))
+            _FUSED_CACHE[key] = (gv.name_hint, func)
+        return _FUSED_CACHE[key]
 
 
 def bias_count(func) -> int:

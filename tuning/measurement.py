@@ -50,11 +50,15 @@ def store_measurement(study, trial, record: dict) -> None:
 
 
 def tell_recorded(study, number: int, record: dict) -> None:
-    value = recorded_value(record)
+    tell_value(study, number, recorded_value(record))
+
+
+def tell_value(study, trial, value: float | None) -> None:
+    """Tell Optuna a trial's time, or its failure where there is none."""
     if value is None:
-        study.tell(number, state=optuna.trial.TrialState.FAIL)
+        study.tell(trial, state=optuna.trial.TrialState.FAIL)
     else:
-        study.tell(number, value)
+        study.tell(trial, value)
 
 
 def close_interrupted(study) -> None:

@@ -11,6 +11,7 @@ import statistics
 
 import optuna
 
+from .measurement import tell_value
 from .samplers import distributions, first_points, make_sampler
 from .space import Space, key
 
@@ -40,10 +41,7 @@ def replay(space: Space, table: dict, sampler: str, seed: int, trials: int) -> d
                 best = value
             if reached is None and best <= optimum * (1 + WITHIN):
                 reached = len(seen)
-        if value is None:
-            study.tell(trial, state=optuna.trial.TrialState.FAIL)
-        else:
-            study.tell(trial, value)
+        tell_value(study, trial, value)
     return {"sampler": sampler, "seed": seed, "best_kernel_us": best,
             "gap": best / optimum - 1, "trials_to_within_10pct": reached}
 

@@ -10,15 +10,14 @@ import importlib
 import threading
 import time
 
-from baselines.arms import ARMS, DEFAULT_ARMS, Arm
-from baselines.torch_peer import PEERS
+from baselines.arms import Arm
 from baselines.case import Case
 from baselines.pipeline import make_target
 
 from .candidates import STOPPING, TuningFailed, stop_all
 from .environment import capture, sm_clock_mhz
 from .harness import run_trial_process
-from .timing import Protocol
+from .plan import RunPlan, describe_arms, split_arms
 from .progress import Progress
 from .store import Run, read_json, write_json
 
@@ -41,31 +40,29 @@ def tuned_arm(name: str, run: Run, case: Case, target, budget: int, progress: Pr
 
 
 def run_study(run: Run, progress: Progress) -> dict:
-    meta = run.meta
-    case = Case.from_dict(meta["case"])
-    protocol = Protocol(**meta["protocol"])
-    target = make_target(**meta["target_spec"])
+    plan = RunPlan.of(run.meta)
+    target = make_target(**plan.target_spec)
     started = time.monotonic()
-    arms, peers = _split(meta.get("arm_names", [arm.name for arm in DEFAULT_ARMS]))
-    tuned, failures = _tune(run, case, target, progress)
+    arms, peers = split_arms(plan.arm_names)
+    tuned, failures = _tune(run, plan, target, progress)
     run.add_wall("tuning", time.monotonic() - started)
     arms += tuned
-    run.update_meta(arms=_describe(arms, peers), tuner_failures=failures)
-    _compare(run, case, arms, peers, protocol, progress)
+    run.update_meta(arms=describe_arms(arms, peers), tuner_failures=failures)
+    _compare(run, plan, arms, peers, progress)
     if target.kind.name == "cuda":
         environment = read_json(run.path / "environment.json")
         write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
-    run.update_meta(wall_s=meta.get("wall_s", 0) + time.monotonic() - started)
+    run.update_meta(wall_s=run.meta.get("wall_s", 0) + time.monotonic() - started)
     from reports.render import render_run
     report = render_run(run)
-    if failures and len(failures) == len(meta["tuners"]):
+    if failures and len(failures) == len(plan.tuners):
         raise TuningFailed("; ".join(failures.values()))
     return report
 
 
-def _compare(run: Run, case: Case, arms: list[Arm], peers: tuple, protocol: Protocol,
-             progress: Progress) -> None:
+def _compare(run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress) -> None:
     """The final comparison: every trial not yet measured, each in a fresh process."""
+    protocol = plan.protocol
     started = time.monotonic()
     progress.start("comparison")
     for index in range(protocol.trials):
@@ -80,30 +77,29 @@ def _compare(run: Run, case: Case, arms: list[Arm], peers: tuple, protocol: Prot
                           f"trial {index + 1}/{protocol.trials}")
 
         ir_dir = str(run.path / "ir") if index == 0 else None
-        run.save_trial(run_trial_process(case, arms, run.meta["target_spec"], protocol, index,
+        run.save_trial(run_trial_process(plan.case, arms, plan.target_spec, protocol, index,
                                          ir_dir, peers, progress.say, step))
     run.add_wall("comparison", time.monotonic() - started)
     progress.finish("comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials "
                                   "in fresh processes")
 
 
-def _tune(run: Run, case: Case, target, progress: Progress) -> tuple[list[Arm], dict]:
+def _tune(run: Run, plan: RunPlan, target, progress: Progress) -> tuple[list[Arm], dict]:
     """Every tuner at once, each in a thread of its own: one tuner's builds overlap another's
     timing, and the device takes one candidate at a time (`candidates.DEVICE`). A tuner that
     finds nothing valid is a failure the report states; any other error, or Ctrl-C, stops them
     all and is raised here."""
-    meta = run.meta
     outcomes: dict = {}
 
     def tune(name: str) -> None:
         try:
-            outcomes[name] = tuned_arm(name, run, case, target, meta["budget"], progress,
-                                       meta["options"])
+            outcomes[name] = tuned_arm(name, run, plan.case, target, plan.budget, progress,
+                                       plan.options)
         except BaseException as error:  # handed to the main thread
             outcomes[name] = error
 
     threads = [threading.Thread(target=tune, args=(name,), name=name, daemon=True)
-               for name in meta["tuners"]]
+               for name in plan.tuners]
     for thread in threads:
         thread.start()
     try:
@@ -121,7 +117,7 @@ def _tune(run: Run, case: Case, target, progress: Progress) -> tuple[list[Arm], 
     finally:
         STOPPING.clear()
     arms, failures = [], {}
-    for name in meta["tuners"]:
+    for name in plan.tuners:
         outcome = outcomes[name]
         if isinstance(outcome, TuningFailed):  # the other arms still run
             failures[name] = str(outcome)
@@ -131,23 +127,6 @@ def _tune(run: Run, case: Case, target, progress: Progress) -> tuple[list[Arm], 
         else:
             arms.append(outcome)
     return arms, failures
-
-
-def new_meta(case: Case, target_spec: dict, identity: dict, protocol: Protocol, tuners: list[str],
-             budget: int, command: str, options: dict, arm_names: list[str]) -> dict:
-    return {"case": case.to_dict(), "target_spec": target_spec, "identity": identity,
-            "protocol": protocol.to_dict(), "tuners": tuners, "budget": budget,
-            "command": command, "options": options, "arm_names": arm_names,
-            "arms": _describe(*_split(arm_names))}
-
-
-def _split(names: list[str]) -> tuple[list[Arm], tuple[str, ...]]:
-    """The TVM arms and the peers (other frameworks) that `--arms` names."""
-    return [ARMS[n] for n in names if n in ARMS], tuple(n for n in names if n in PEERS)
-
-
-def _describe(arms: list[Arm], peers: tuple[str, ...]) -> list[dict]:
-    return [arm.describe() for arm in arms] + [{"name": p, "peer": True} for p in peers]
 
 
 def save_environment(run: Run, target) -> None:

@@ -22,6 +22,7 @@ from baselines.pipeline import make_target
 
 from .candidates import TuningFailed
 from .harness import Protocol
+from .plan import RunPlan
 from .progress import DETAILS_LOG, Progress, details_to
 from .rule_choice import fused_kernel_rules, reduction_rules
 from .store import RUN_FILE, Run, RunError, read_json, write_json
@@ -132,34 +133,31 @@ def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: in
     arms = sweep_arms(target_spec["kind"])
     with details_to(out / DETAILS_LOG, progress):
         for number, name in enumerate(names, 1):
-            _measure_case(out, name, cases[name], number, len(names), target_spec, device,
-                          tuners, arms, protocol, budget, command, progress)
+            plan = RunPlan(cases[name], target_spec, device, protocol, arms, tuners, budget,
+                           command=f"{command} (case {name})")
+            _measure_case(out / name, plan, f"case {number}/{len(names)} {name}", progress)
     return render_sweep(out, names)
 
 
-def _measure_case(out: Path, name: str, case, number: int, total: int, target_spec: dict,
-                  device: str, tuners: list, arms: list, protocol: Protocol, budget: int,
-                  command: str, progress: Progress) -> None:
-    from .study import new_meta, run_study, save_environment
-    path = out / name
-    identity = {"case": case.to_dict(), "target": target_spec["kind"], "device": device}
+def _measure_case(path: Path, plan: RunPlan, title: str, progress: Progress) -> None:
+    """One Case's run: started, finished where interrupted, or kept where measured."""
+    from .study import run_study, save_environment
     if (path / "report.json").exists():
-        progress.say(f"case {number}/{total} {name}: already measured, kept")
+        progress.say(f"{title}: already measured, kept")
         return
-    progress.line(f"case {number}/{total} {name}")
+    progress.line(title)
     if (path / RUN_FILE).exists():
-        run = Run.open(path, identity)
+        run = Run.open(path, plan.identity)
         run.lock()
     else:
-        run = Run.create(path, new_meta(case, target_spec, identity, protocol, tuners,
-                                        budget, f"{command} (case {name})", {}, arms))
-        save_environment(run, make_target(**target_spec))
+        run = Run.create(path, plan.meta())
+        save_environment(run, make_target(**plan.target_spec))
     if "fused_kernel_rules" not in run.meta:
-        run.update_meta(fused_kernel_rules=fused_kernel_rules(case))
+        run.update_meta(fused_kernel_rules=fused_kernel_rules(plan.case))
     try:
         run_study(run, progress)
     except TuningFailed as error:  # its arms were measured and reported; go on
-        progress.line(f"case {name}: {error}")
+        progress.line(f"{title}: {error}")
 
 
 def _hold(out: Path) -> None:
