@@ -64,13 +64,16 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
     records = [json.loads(path.read_text()) for path in trials]
     for record in records:
         assert len(record["block_orders"]) == 2  # --blocks 2
-        assert all(sorted(order) == ["off", "on", "partial", "serial"]
+        assert all(sorted(order) == ["fixed", "off", "on", "partial", "serial"]
                    for order in record["block_orders"])
         for figure in ("call_path", "python_call"):
             for blocks in record["block_samples_us"][figure].values():
                 assert [len(block) for block in blocks] == [2, 2]  # blocks x repeat
     # Trials start at different rows of the design.
     assert records[0]["block_orders"][0] != records[1]["block_orders"][0]
+    # The first trial builds every arm; the second loads the libraries it left.
+    assert records[0]["wall_s"]["libraries_loaded"] == []
+    assert sorted(records[1]["wall_s"]["libraries_loaded"]) == sorted(records[1]["checks"])
 
 
 def test_report_is_rerendered_from_the_stored_run(finished_run):

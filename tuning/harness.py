@@ -8,11 +8,13 @@ follows a Williams design (`tuning/blocks.py`): each arm's three figures in ever
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue as queue_module
 import time
 from pathlib import Path
 
 import numpy as np
+import tvm
 from tvm import relax
 
 from baselines.anatomy import captured_launches, kernel_table
@@ -45,28 +47,37 @@ def check(case: Case, arm: TimedArm, checks: int) -> dict:
 
 
 def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, index: int,
-              ir_dir: str | None = None, progress=None, peers: tuple = (), step=None) -> dict:
+              ir_dir: str | None = None, progress=None, peers: tuple = (), step=None,
+              library_dir: str | None = None) -> dict:
     """One trial in the current process: check results, every figure's samples (us) per arm and
     block, and every block's order.
 
     `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`, ...),
     checked and timed with the arms. `progress(message)` hears each step, `step(done, blocks)`
-    each block begun."""
+    each block begun. `library_dir`: where the run's first trial leaves each arm's compiled
+    library and later trials load it (the same machine code, without building it again)."""
     say = progress or (lambda message: None)
     target = make_target(**target_spec)
     device = device_for(target)
     order = arms if index % 2 == 0 else list(reversed(arms))
-    built, checks, kernels, graphs, build_s = {}, {}, {}, {}, {}
+    built, checks, kernels, graphs, build_s, loaded = {}, {}, {}, {}, {}, []
     for arm in order:
         say(f"trial {index}: building {arm.name}")
         started = time.monotonic()
-        dump = Path(ir_dir) / arm.name if ir_dir else None
-        mod = lower(case, arm, target, dump)
-        executable = relax.build(mod, target=target, relax_pipeline=None, tir_pipeline="default")
-        if target.kind.name == "cuda" and index == 0:
-            kernels[arm.name] = kernel_table(mod, executable, target.attrs["arch"])
-        if arm.cuda_graph:
-            graphs[arm.name] = captured_launches(mod)
+        library = Path(library_dir) / f"{arm.name}.so" if library_dir else None
+        if library is not None and library.exists():
+            executable = tvm.runtime.load_module(str(library))
+            loaded.append(arm.name)
+        else:
+            mod = lower(case, arm, target, Path(ir_dir) / arm.name if ir_dir else None)
+            executable = relax.build(mod, target=target, relax_pipeline=None,
+                                     tir_pipeline="default")
+            if target.kind.name == "cuda" and index == 0:
+                kernels[arm.name] = kernel_table(mod, executable, target.attrs["arch"])
+            if arm.cuda_graph:
+                graphs[arm.name] = captured_launches(mod)
+            if library is not None:
+                _export(executable, library)
         built[arm.name] = (CapturedVMArm if arm.capture else VMArm)(
             relax.VirtualMachine(executable, device), device)
         build_s[arm.name] = time.monotonic() - started
@@ -84,30 +95,40 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
     timed = {name: built[name] for name in [a.name for a in arms] + list(peers)
              if checks[name]["correct"]}
     timing = measure_blocks(case, timed, protocol, index, target.kind.name == "cuda", say, step)
-    walls = {"build_s": build_s, "check_s": check_s, "timing_s": time.monotonic() - started}
+    walls = {"build_s": build_s, "check_s": check_s, "timing_s": time.monotonic() - started,
+             "libraries_loaded": loaded}
     return {"trial": index, "format": TRIAL_FORMAT, "build_order": [arm.name for arm in order],
             "checks": checks, **timing, "kernels": kernels, "cuda_graph_launches": graphs,
             "wall_s": walls}
 
 
-def _trial_entry(queue, args, peers):
+def _export(executable, library: Path) -> None:
+    """Write the library whole or not at all: a trial killed mid-export leaves no half of it."""
+    partial = library.with_name(library.name + ".partial.so")
+    executable.export_library(str(partial))
+    os.replace(partial, library)
+
+
+def _trial_entry(queue, args, peers, library_dir):
     die_with_parent()
     try:
         result = run_trial(*args, progress=lambda message: queue.put(("say", message)),
-                           peers=peers, step=lambda done, total: queue.put(("step", done, total)))
+                           peers=peers, step=lambda done, total: queue.put(("step", done, total)),
+                           library_dir=library_dir)
         queue.put(("ok", result))
     except BaseException as error:  # reported to the parent, which fails the run loudly
         queue.put(("error", f"{type(error).__name__}: {error}"))
 
 
 def run_trial_process(case, arms, target_spec, protocol, index, ir_dir=None,
-                      peers: tuple = (), say=None, step=None) -> dict:
+                      peers: tuple = (), say=None, step=None,
+                      library_dir: str | None = None) -> dict:
     """Run one trial in a fresh process: independent CUDA context, allocator and caches.
     `say` and `step` hear the trial's progress, as `run_trial` gives it."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     args = (case, arms, target_spec, protocol, index, ir_dir)
-    process = context.Process(target=_trial_entry, args=(queue, args, peers))
+    process = context.Process(target=_trial_entry, args=(queue, args, peers, library_dir))
     process.start()
     listeners = {"say": say, "step": step}
     try:

@@ -21,8 +21,8 @@ from .store import read_json, write_json
 
 # Fields of a measurement that describe the kernel's behaviour; the rest (build and run times,
 # the library's path) belong to the candidate that was measured.
-MEASURED_FIELDS = ("status", "reason", "detail", "kernel_us", "samples_us", "evaluator_us",
-                   "max_abs_err", "timer")
+MEASURED_FIELDS = ("status", "reason", "detail", "kernel_us", "samples_us", "max_abs_err",
+                   "timer")
 
 
 # LLVM's alias metadata names buffers by their address in the compiling process.

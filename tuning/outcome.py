@@ -51,7 +51,6 @@ class Outcome(TypedDict, total=False):
     detail: str
     kernel_us: float
     samples_us: list[float]
-    evaluator_us: float
     max_abs_err: float | None
     timer: str
     build_s: float

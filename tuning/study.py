@@ -7,6 +7,7 @@ there, so an interrupted run is finished by `tune --resume DIR` without re-measu
 from __future__ import annotations
 
 import importlib
+import tempfile
 import threading
 import time
 
@@ -61,10 +62,22 @@ def run_study(run: Run, progress: Progress) -> dict:
 
 
 def _compare(run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress) -> None:
-    """The final comparison: every trial not yet measured, each in a fresh process."""
+    """The final comparison: every trial not yet measured, each in a fresh process. The first
+    one builds the arms and leaves their libraries in a folder of this process's own (outside
+    the run folder, which may come from elsewhere); the later ones load them."""
     protocol = plan.protocol
     started = time.monotonic()
     progress.start("comparison")
+    with tempfile.TemporaryDirectory(prefix="tune-arms-") as libraries:
+        _trials(run, plan, arms, peers, progress, libraries)
+    run.add_wall("comparison", time.monotonic() - started)
+    progress.finish("comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials "
+                                  "in fresh processes")
+
+
+def _trials(run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress,
+            libraries: str) -> None:
+    protocol = plan.protocol
     for index in range(protocol.trials):
         if run.trial_path(index).exists():
             progress.say(f"trial {index}: already measured, kept")
@@ -78,10 +91,7 @@ def _compare(run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: P
 
         ir_dir = str(run.path / "ir") if index == 0 else None
         run.save_trial(run_trial_process(plan.case, arms, plan.target_spec, protocol, index,
-                                         ir_dir, peers, progress.say, step))
-    run.add_wall("comparison", time.monotonic() - started)
-    progress.finish("comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials "
-                                  "in fresh processes")
+                                         ir_dir, peers, progress.say, step, libraries))
 
 
 def _tune(run: Run, plan: RunPlan, target, progress: Progress) -> tuple[list[Arm], dict]:
