@@ -17,6 +17,18 @@ def environment_block(report: dict) -> list[str]:
     return ["```"] + [f"{key}: {value}" for key, value in env.items()] + ["```"]
 
 
+def wall_text(report: dict) -> list[str]:
+    """Where the run's time went. The tuners run side by side, so theirs overlap within the
+    tuning phase."""
+    walls = report.get("phase_wall_s") or {}
+    if not walls:
+        return []
+    parts = [f"{phase} {seconds:.0f} s" for phase, seconds in walls.items()]
+    whole = f"; the whole run {report['wall_s']:.0f} s" if report.get("wall_s") else ""
+    return ["", "## Wall time", "", "Per phase (tuners run side by side within `tuning`; "
+            "summed over resumes): " + ", ".join(parts) + whole + "."]
+
+
 def render(report: dict) -> str:
     lines = ["# Fused MaxPool + Add (apache/tvm#20401): default schedule against tuned schedules",
              "", headline(report), "", "## Arms (the whole graph; medians of per-trial medians)",
@@ -30,6 +42,7 @@ def render(report: dict) -> str:
     lines += kernels_table(report)
     lines += fused_kernel_table(report)
     lines += tuners_section(report)
+    lines += wall_text(report)
     lines += ["", "## Case and protocol", "", f"Case: `{report['case']}`",
               "", f"Protocol: `{report['protocol']}`", "",
               f"Command: `{report.get('command')}`", "", "## Environment", ""]

@@ -52,6 +52,7 @@ def summarize_run(run: Run) -> dict:
         "budget": meta.get("budget"),
         "workers": meta.get("options", {}).get("workers", 1),
         "wall_s": meta.get("wall_s"),
+        "phase_wall_s": meta.get("phase_wall_s", {}),
         "tuner_failures": meta.get("tuner_failures", {}),
         "cuda_graph_launches": trials[0].get("cuda_graph_launches", {}) if trials else {},
     }

@@ -211,6 +211,13 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     assert rows[0]["params"]["outputs_w"] == 1 and rows[0]["params"]["outputs_h"] == 1  # SERIAL
     assert (out / "best_so_far.png").exists()
     assert "Exhaustive optimum of the space" in (out / "report.md").read_text()
+    # The study opens in Optuna's own tools as it is (optuna-dashboard takes the same URL).
+    import optuna as optuna_library
+    import optuna.visualization.matplotlib as plots
+    study = optuna_library.load_study(
+        study_name="fused-pool", storage=f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}")
+    assert len(study.trials) >= 6 and study.best_value == pytest.approx(optuna["best_kernel_us"])
+    assert plots.plot_optimization_history(study) is not None
 
 
 def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path, monkeypatch):

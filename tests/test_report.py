@@ -235,3 +235,11 @@ def test_on_a_cpu_fixed_and_on_cannot_be_told_apart(tmp_path):
                      paragraph)
     assert "`fixed` is faster" not in paragraph and "GPU time" not in paragraph
     assert "a GPU rule: on llvm it builds what ON builds" in paragraph
+
+
+def test_the_report_says_where_the_run_s_time_went():
+    from reports.markdown import wall_text
+    text = "\n".join(wall_text({"phase_wall_s": {"optuna": 101.4, "tuning": 120.6,
+                                                 "comparison": 95.2}, "wall_s": 230.1}))
+    assert "optuna 101 s, tuning 121 s, comparison 95 s; the whole run 230 s." in text
+    assert wall_text({"phase_wall_s": {}, "wall_s": None}) == []  # a run from before

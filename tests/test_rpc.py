@@ -2,6 +2,7 @@
 
 import json
 import os
+from pathlib import Path
 import shutil
 import signal
 import socket
@@ -144,8 +145,10 @@ def test_a_wrong_kernel_on_a_server_is_recorded_wrong_and_never_timed(tracker, t
     from tvm.s_tir.meta_schedule.runner import RunnerInput
     _, func = fused_function(WINDOW3, {"kind": "llvm"})
     target = make_target("llvm")
-    paths = [str(compile_kernel(f, target, tmp_path / f"{name}.so")) for name, f in
-             (("right", func), ("unwritten", func.with_body(tvm.tirx.Evaluate(0))))]
+    kernels = {"right": func, "unwritten": func.with_body(tvm.tirx.Evaluate(0))}
+    paths = [str(tmp_path / f"{name}.so") for name in kernels]
+    for (name, kernel), path in zip(kernels.items(), paths):
+        compile_kernel(kernel, target, Path(path))
     protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=20)
     options = {"rpc_tracker": tracker[0], "rpc_key": KEY}
     with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:

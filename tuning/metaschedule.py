@@ -139,7 +139,7 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
         summaries[name] = tune_one(name, directory, case, target, target_spec, share, options,
                                    KernelCache.of_run(run.path), step)
         write_json(done, summaries[name])
-        progress.finish(phase, tuner_result(summaries[name]))
+        run.add_wall(phase, progress.finish(phase, tuner_result(summaries[name])))
     ranked = sorted((s["best_kernel_us"], name) for name, s in summaries.items()
                     if s.get("best_kernel_us") is not None)
     if not ranked:
