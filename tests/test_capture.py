@@ -10,7 +10,7 @@ from baselines import torch_peer
 from baselines.arms import ARMS
 from baselines.reference import random_input, reference
 from tuning.choices import check_arms_fit_target
-from tuning.options import UsageError
+from tuning.errors import UsageError
 from tuning.harness import check
 from tuning.timing import Protocol
 from tuning.vm_arms import outputs_of

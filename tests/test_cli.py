@@ -222,7 +222,7 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
 
 def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path, monkeypatch):
     from tuning import study
-    from tuning.candidates import TuningFailed
+    from tuning.errors import TuningFailed
     from tuning.cli import main
 
     def nothing_measured(name, *args):
@@ -252,3 +252,17 @@ def test_the_default_arms_carry_the_fix_and_on_cuda_with_pytorch_its_fair_peers(
     monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
     with_peers, _ = torch_peer.capture_counterparts(arms, "cuda")
     assert {"torch-eager+capture", "torch-compile+capture"} <= set(with_peers)
+
+
+def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_path):
+    import shutil
+
+    from conftest import python_without_tvm
+    copy = tmp_path / "run"
+    shutil.copytree(finished_run, copy, ignore=shutil.ignore_patterns("tune.lock"))
+    before = (copy / "report.md").read_text()
+    (copy / "report.md").unlink()
+    python_without_tvm("import sys\nfrom tuning.cli import main\n"
+                       f"assert main(['report', {str(copy)!r}]) == 0\n"
+                       "assert 'tvm' not in sys.modules")
+    assert (copy / "report.md").read_text() == before

@@ -13,7 +13,7 @@ from tuning import metaschedule, ms_bridge
 from tuning.candidates import budget_shares
 from tuning.ms_diagnosis import default_space_outcomes
 from tuning.vm_arms import outputs_of
-from tuning.candidates import TuningFailed
+from tuning.errors import TuningFailed
 from tuning.store import Run
 
 from conftest import WINDOW3

@@ -124,7 +124,7 @@ def test_unknown_sweep_case_is_one_line_and_exit_2():
 def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp_path,
                                                                               monkeypatch):
     from tuning import study
-    from tuning.candidates import TuningFailed
+    from tuning.errors import TuningFailed
     from tuning.cli import main
 
     def nothing_measured(name, *args):

@@ -51,10 +51,6 @@ def tuner_result(summary: dict) -> str:
     return f"{best} of {summary['trials']}" + (f", {failed} failed" if failed else "")
 
 
-class TuningFailed(RuntimeError):
-    """A tuner that measured no valid candidate: the run must not pass silently."""
-
-
 class Stopped(Exception):
     """The run is stopping (Ctrl-C in the main thread): a tuner's thread ends here."""
 

@@ -10,7 +10,8 @@ from baselines.arms import ARMS
 from baselines.torch_peer import PEERS, require_torch, torch_available
 
 from .environment import gpu_arch, gpu_visible
-from .options import CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES, UsageError
+from .options import CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES
+from .errors import UsageError
 from .rpc import free_servers
 from .study import TUNERS
 

@@ -24,19 +24,15 @@ from pathlib import Path
 
 from baselines.case import CaseError
 
-from .candidates import TuningFailed
-from .cli_run import resume_run, start_run
-from .cli_sweep import sweep_main
-from .cli_worker import worker_main
+from .errors import EXIT_TUNING_FAILED, EXIT_USAGE, TrackerError, TuningFailed, UsageError
 from .fault_lines import fault_line
 from .lock import release_all
-from .options import EXIT_TUNING_FAILED, EXIT_USAGE, UsageError, check_ranges
-from .options import parser as run_parser
 from .progress import DETAILS_LOG, Progress, details_to
 from .redact import redact
-from .rpc import TrackerError
 from .store import Run, RunError
-from .study import run_study
+
+# Each subcommand's module is imported when it runs: `tune report` renders a run folder on a
+# machine without TVM, so nothing it needs may import TVM.
 
 
 def _report(argv: list[str]) -> int:
@@ -84,12 +80,18 @@ def _main(argv: list[str]) -> int:
         if argv[:1] == ["report"]:
             return _report(argv[1:])
         if argv[:1] == ["worker"]:
+            from .cli_worker import worker_main
             return worker_main(argv[1:])
         if argv[:1] == ["sweep"]:
+            from .cli_sweep import sweep_main
             return sweep_main(argv[1:])
         if argv[:1] == ["upstream"]:
             from .upstream import main as upstream
             return upstream(argv[1:])
+        from .cli_run import resume_run, start_run
+        from .options import check_ranges
+        from .options import parser as run_parser
+        from .study import run_study
         args = run_parser(__doc__).parse_args(argv)
         check_ranges(args)
         progress = Progress(verbose=args.verbose)

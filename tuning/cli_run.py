@@ -14,7 +14,8 @@ from baselines.torch_peer import capture_counterparts
 from .choices import arm_names, check_arms_fit_target, default_arms, resolve_target, \
     rpc_options, run_tuners, tuner_names
 from .limits import check_case_fits, slow_case_note
-from .options import UsageError, protocol_blocks, refuse_changes, with_defaults
+from .options import protocol_blocks, refuse_changes, with_defaults
+from .errors import UsageError
 from .plan import RunPlan
 from .redact import redact
 from .rpc import free_servers

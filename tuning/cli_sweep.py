@@ -8,7 +8,8 @@ from pathlib import Path
 
 from .choices import resolve_target
 from .cli_run import recorded_command
-from .options import EXIT_TUNING_FAILED, Parser, check_ranges
+from .options import Parser, check_ranges
+from .errors import EXIT_TUNING_FAILED
 from .progress import Progress
 from .store import check_folder_name
 from .timing import Protocol

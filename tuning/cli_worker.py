@@ -13,7 +13,8 @@ from .limits import check_case_fits
 from .optuna_study import STUDY_NAME
 from .optuna_workers import run_worker
 from .outcome import Status
-from .options import Parser, UsageError, add_password_env, check_ranges
+from .options import Parser, add_password_env, check_ranges
+from .errors import UsageError
 from .progress import Progress
 from .samplers import SAMPLERS
 from .storages import remember_password

@@ -29,8 +29,9 @@ from baselines.arms import Arm
 from baselines.case import Case
 
 from . import rpc
-from .candidates import CandidateEvaluator, TuningFailed, budget_shares, error_line, \
-    failures_by_reason, tuner_result
+from .candidates import CandidateEvaluator, budget_shares, error_line, failures_by_reason, \
+    tuner_result
+from .errors import TuningFailed
 from .kernel import bias_count, fused_function, kernel_module
 from .ms_bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
 from .ms_space import template_space

@@ -15,17 +15,10 @@ import re
 from baselines.arms import ARMS, DEFAULT_ARMS
 from baselines.torch_peer import PEERS
 
+from .errors import UsageError
 from .timing import Protocol
 from .samplers import SAMPLERS
 
-
-# Exit codes: bad input (one line), and a run whose tuners all measured nothing valid.
-EXIT_USAGE = 2
-EXIT_TUNING_FAILED = 1
-
-
-class UsageError(ValueError):
-    """Bad input: printed as one line, exit code 2."""
 
 
 class Parser(argparse.ArgumentParser):

@@ -15,7 +15,8 @@ import optuna
 from baselines.arms import template_arm
 from baselines.case import Case
 
-from .candidates import CandidateEvaluator, TuningFailed, tuner_result
+from .candidates import CandidateEvaluator, tuner_result
+from .errors import TuningFailed
 from .kernel_cache import KernelCache
 from .measurement import close_interrupted
 from .optuna_study import STUDY_NAME, open_study

@@ -19,14 +19,11 @@ from pathlib import Path
 from baselines.case import Case
 
 from .candidates import error_line
+from .errors import TrackerError
 from .kernel_check import check_and_time, upload_inputs
 from .outcome import Reason, Status, failed
 from .store import read_json, write_json
 from .timing import KernelProtocol
-
-
-class TrackerError(ValueError):
-    """A tracker that cannot be used; the message says why and how to start a server."""
 
 
 def parse_tracker(text: str) -> tuple[str, int]:

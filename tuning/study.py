@@ -15,7 +15,8 @@ from baselines.arms import Arm
 from baselines.case import Case
 from baselines.pipeline import make_target
 
-from .candidates import STOPPING, TuningFailed, stop_all
+from .candidates import STOPPING, stop_all
+from .errors import TuningFailed
 from .environment import capture, sm_clock_mhz
 from .harness import run_trial_process
 from .plan import RunPlan, describe_arms, split_arms

@@ -20,7 +20,7 @@ from pathlib import Path
 from baselines.case import Case, CaseError, parse_case
 from baselines.pipeline import make_target
 
-from .candidates import TuningFailed
+from .errors import TuningFailed
 from .harness import Protocol
 from .plan import RunPlan
 from .progress import DETAILS_LOG, Progress, details_to

@@ -18,7 +18,8 @@ import tvm
 
 from baselines.rules import MAX_WINDOW
 
-from .options import Parser, UsageError
+from .options import Parser
+from .errors import UsageError
 from .upstream_rule import rule_source
 from .upstream_tvm_test import TVM_TEST
 

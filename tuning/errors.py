@@ -1,0 +1,20 @@
+"""What a command can end with besides success, in a module that imports nothing heavy: the CLI
+names these before it knows which subcommand runs, and `tune report` never loads TVM."""
+
+from __future__ import annotations
+
+# Exit codes: bad input (one line), and a run whose tuners all measured nothing valid.
+EXIT_USAGE = 2
+EXIT_TUNING_FAILED = 1
+
+
+class UsageError(ValueError):
+    """Bad input: printed as one line, exit code 2."""
+
+
+class TrackerError(ValueError):
+    """An RPC tracker that cannot be used; the message says why and how to start a server."""
+
+
+class TuningFailed(RuntimeError):
+    """A tuner that measured no valid candidate: the run must not pass silently."""
