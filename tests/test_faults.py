@@ -1,6 +1,7 @@
 """Faults: candidates that hang or kill their measuring process, runs killed with SIGKILL,
 and storage that is corrupt or belongs to another run. Nothing measured is lost."""
 
+import io
 import json
 import os
 import signal
@@ -11,15 +12,21 @@ import optuna
 import pytest
 import tvm
 
+from baselines.pipeline import make_target
 from baselines.template import PoolSchedule
+from tuning import metaschedule, store
 from tuning.candidates import CandidateEvaluator
 from tuning.faults import KILL_AFTER_WRITE
+from tuning.kernel import fused_function, kernel_module
 from tuning.timing import KernelProtocol
 from tuning.measurement import measurement
+from tuning.ms_database import open_database
 from tuning.optuna_summary import records
+from tuning.progress import Progress
 from tuning.samplers import make_sampler
 from tuning.search_loop import OptunaSearch
 from tuning.storages import storage_for
+from tuning.store import Run, RunError
 
 from conftest import InjectingSpace, ROOT, SMALL, WINDOW3, tune, tune_killed_when
 
@@ -116,16 +123,72 @@ def test_storage_of_another_run_is_refused(tmp_path):
 
 
 def test_corrupt_metaschedule_database_is_refused_and_left_alone(tmp_path):
-    from baselines.pipeline import make_target
-    from tuning import metaschedule
-    from tuning.store import Run, RunError
     run = Run.create(tmp_path / "run", {"target_spec": {"kind": "llvm"}, "identity": {}})
     record = run.tuner_dir("ms-default") / "database_tuning_record.json"
-    record.write_text("{ not json")
+    record.write_text("{ not json\n")  # a whole line, damaged: not a stopped append
     (run.tuner_dir("ms-default") / "database_workload.json").write_text("")
     with pytest.raises(RunError, match="cannot read the MetaSchedule database"):
-        metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 2, None, {})
-    assert record.read_text() == "{ not json"
+        metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 2,
+                                      Progress(stream=io.StringIO()), {})
+    assert record.read_text() == "{ not json\n"
+    assert not record.with_name(record.name + ".damaged").exists()
+
+
+def _metaschedule_database(directory, records: int):
+    """A database as TVM writes it: the kernel's workload, then `records` tuning records."""
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    from tvm.s_tir.meta_schedule.database import JSONDatabase, TuningRecord
+    _, func = fused_function(WINDOW3, {"kind": "llvm"})
+    directory.mkdir()
+    database = JSONDatabase(work_dir=str(directory))
+    workload = database.commit_workload(kernel_module(func))
+    for index in range(records):
+        database.commit_tuning_record(TuningRecord(
+            tvm.s_tir.Schedule(func).trace, workload, [1e-6 * (index + 1)],
+            make_target("llvm"), ArgInfo.from_prim_func(func)))
+
+
+def _cut_last_line(path) -> tuple[bytes, bytes]:
+    """Cut the file's last line in half, as a kill mid-append does: (whole lines, cut file)."""
+    *whole, last = path.read_bytes().splitlines(keepends=True)
+    cut = b"".join(whole) + last[:len(last) // 2]
+    path.write_bytes(cut)
+    return b"".join(whole), cut
+
+
+def test_a_metaschedule_database_cut_short_mid_line_is_repaired_by_the_resume(tmp_path):
+    """A kill (or a full disk) in the middle of TVM's append leaves half a last line: the
+    resume drops it, keeps the original beside it, says so in one line, and goes on."""
+    directory = tmp_path / "ms-space"
+    _metaschedule_database(directory, records=3)
+    store.write_json(directory / "trials.json", [{"trial": n, "status": "failed",
+                                                  "reason": "build error"} for n in (1, 2)])
+    record = directory / "database_tuning_record.json"
+    whole, cut = _cut_last_line(record)
+    said = []
+    summary = metaschedule.tune_one("ms-space", directory, WINDOW3, make_target("llvm"),
+                                    {"kind": "llvm"}, 2, {}, say=said.append)
+    assert said == [f"{record}: dropped its last line, cut short when the run stopped (the "
+                    "original is kept as database_tuning_record.json.damaged)"]
+    assert record.with_name(record.name + ".damaged").read_bytes() == cut
+    assert record.read_bytes() == whole and summary["trials"] == 2
+    database = tvm.s_tir.meta_schedule.database.JSONDatabase(work_dir=str(directory))
+    assert len(database.get_all_tuning_records()) == 2
+
+
+def test_a_metaschedule_database_the_repair_cannot_mend_is_put_back_as_it_was(tmp_path):
+    """The workload cut short while records name it: dropping the line would not make the
+    database readable, so it is refused, and both files are left byte for byte."""
+    directory = tmp_path / "ms-space"
+    _metaschedule_database(directory, records=1)
+    _, cut = _cut_last_line(directory / "database_workload.json")
+    records = (directory / "database_tuning_record.json").read_bytes()
+    with pytest.raises(RunError, match="it was left as it is"):
+        open_database(directory, say=pytest.fail)
+    assert (directory / "database_workload.json").read_bytes() == cut
+    assert (directory / "database_tuning_record.json").read_bytes() == records
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "database_tuning_record.json", "database_workload.json"]
 
 
 def test_a_run_killed_mid_metaschedule_resumes_with_every_recorded_trial(tmp_path):

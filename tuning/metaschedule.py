@@ -29,17 +29,17 @@ from baselines.arms import Arm
 from baselines.case import Case
 
 from . import rpc
-from .candidates import CandidateEvaluator, budget_shares, error_line, failures_by_reason, \
-    tuner_result
+from .candidates import CandidateEvaluator, budget_shares, failures_by_reason, tuner_result
 from .errors import TuningFailed
 from .kernel import bias_count, fused_function, kernel_module
 from .ms_bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
+from .ms_database import open_database
 from .ms_space import template_space
 from .ms_tune import tune_kernel
 from .kernel_cache import KernelCache
 from .outcome import Status
 from .progress import Progress
-from .store import Run, RunError, read_json, write_json, write_text
+from .store import Run, read_json, write_json, write_text
 
 RUNS = ("ms-default", "ms-space")
 
@@ -53,20 +53,17 @@ def _ms_target(target):
 
 
 def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, budget: int,
-             options: dict, cache: KernelCache | None = None, step=None) -> dict:
+             options: dict, cache: KernelCache | None = None, step=None,
+             say=print) -> dict:
     """One MetaSchedule run; resumes from its JSON database and its trial rows. `step(rows)`
-    is called after each batch (progress)."""
+    is called after each batch (progress), `say(line)` for each repair of the database."""
     _, func = fused_function(case, target_spec)
     rows_path = directory / "trials.json"
     rows = read_json(rows_path) if rows_path.exists() else []
     remaining = budget - len(rows)
     started = time.monotonic()
     kind = target.kind.name
-    try:
-        database = ms.database.JSONDatabase(work_dir=str(directory))
-    except Exception as error:  # a corrupt file: said in one line, never overwritten
-        raise RunError(f"cannot read the MetaSchedule database in {directory} "
-                       f"({error_line(str(error))}); it was left as it is") from None
+    database = open_database(directory, say)
     if remaining > 0:
         space = "post-order-apply" if name == "ms-default" else ms.space_generator.ScheduleFn(
             template_space(kind), sch_rules=[], postprocs=[], mutator_probs={})
@@ -138,7 +135,7 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
             progress.step(phase, len(rows), share, f"best {min(times):.2f} us" if times else "")
 
         summaries[name] = tune_one(name, directory, case, target, target_spec, share, options,
-                                   KernelCache.of_run(run.path), step)
+                                   KernelCache.of_run(run.path), step, progress.line)
         write_json(done, summaries[name])
         run.add_wall(phase, progress.finish(phase, tuner_result(summaries[name])))
     ranked = sorted((s["best_kernel_us"], name) for name, s in summaries.items()
