@@ -9,6 +9,9 @@ from pathlib import Path
 import tvm
 from tvm import relax, s_tir
 
+# A dump is a file of the run folder: written atomically, never through a planted link.
+from tuning.store import write_text
+
 from .backend import backend_pipeline, pass_name
 from .case import Case
 from .graph import build_graph
@@ -52,15 +55,15 @@ def legalize(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None =
             mod = transform(mod)
         if name == "FuseOps" and arm.whole_graph:
             if dump_dir is not None:  # FuseOps' own groups; the merged module is dumped below
-                (dump_dir / f"{index:02d}_{name}.py").write_text(mod.script())
+                write_text(dump_dir / f"{index:02d}_{name}.py", mod.script())
             mod, name = FuseAroundReduction()(mod), "FuseAroundReduction"
         if name == "FuseTIR" and arm.schedule is not None:
             # Before default scheduling: the rule list skips functions marked scheduled.
             mod, record = replace_fused_pool(mod, arm.schedule, target)
             if dump_dir is not None:
-                (dump_dir / "intervention.json").write_text(json.dumps(record, indent=2))
+                write_text(dump_dir / "intervention.json", json.dumps(record, indent=2))
         if dump_dir is not None and name in DUMPED_PASSES:
-            (dump_dir / f"{index:02d}_{name}.py").write_text(mod.script())
+            write_text(dump_dir / f"{index:02d}_{name}.py", mod.script())
         if name == stop_after:
             break
     return mod

@@ -9,6 +9,9 @@ import sqlite3
 
 import pytest
 
+from baselines.arms import ARMS
+from baselines.case import Case
+from baselines.pipeline import lower, make_target
 from tuning.cli import main
 from tuning.optuna_study import open_study
 from tuning.samplers import make_sampler
@@ -60,6 +63,17 @@ def test_outputs_replace_a_planted_link_instead_of_following_it(tmp_path):
     assert (tmp_path / "report.md").read_text() == "the report"
 
 
+def test_ir_dumps_replace_a_planted_link_instead_of_following_it(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    dumps = tmp_path / "ir"
+    dumps.mkdir()
+    (dumps / "06_FuseTIR.py").symlink_to(victim)
+    lower(Case(channels=2, height=12, width=12), ARMS["on"], make_target("llvm"), dumps)
+    assert victim.read_text() == "precious" and not (dumps / "06_FuseTIR.py").is_symlink()
+    assert "def main" in (dumps / "06_FuseTIR.py").read_text()
+
+
 def test_a_stored_storage_outside_the_run_folder_needs_the_command_line(copy, tmp_path, capsys):
     victim = tmp_path / "victim.db"
     victim.write_bytes(b"mine")
@@ -89,6 +103,45 @@ def test_a_damaged_or_missing_file_is_named_in_one_line(copy, capsys, name, dama
     DAMAGE[damage](copy / name)
     line = _one_line(capsys, main(["report", str(copy)]), name.split("/")[-1])
     assert ("run.json" in line and "--out" in line) or f"tune --resume {copy}" in line
+
+
+def _set(path, change) -> None:
+    """Rewrite a JSON file of the run as valid JSON of another shape."""
+    path.write_text(json.dumps(change(json.loads(path.read_text()))))
+
+
+WRONG_SHAPES = {
+    "run.json a list": ("run.json", lambda meta: [meta]),
+    "run.json repeat as text": ("run.json", lambda meta: {
+        **meta, "protocol": {**meta["protocol"], "repeat": "5"}}),
+    "run.json a Case value out of range": ("run.json", lambda meta: {
+        **meta, "case": {**meta["case"], "channels": -1}}),
+    "trial without checks": ("trials/trial_0.json", lambda trial: {
+        k: v for k, v in trial.items() if k != "checks"}),
+    "summary with text for a time": ("tuners/optuna/summary.json", lambda summary: {
+        **summary, "best_kernel_us": "fast"}),
+    "rows an object": ("tuners/optuna/trials.json", lambda rows: {"rows": rows}),
+    "environment a list": ("environment.json", lambda environment: [environment]),
+}
+
+
+@pytest.mark.parametrize("name, change", WRONG_SHAPES.values(), ids=WRONG_SHAPES)
+def test_a_file_of_the_wrong_shape_is_named_in_one_line(copy, capsys, name, change):
+    _set(copy / name, change)
+    line = _one_line(capsys, main(["report", str(copy)]), f"{copy / name} is damaged (")
+    assert ("run.json" in line and "--out" in line) or f"tune --resume {copy}" in line
+
+
+@pytest.mark.parametrize("name, change, says", [
+    ("run.json", lambda meta: {**meta, "tuners": "optuna"}, "tuners should be a list, not text"),
+    ("kernels.json", lambda kernels: list(kernels), "the file should be an object, not a list"),
+])
+def test_a_resume_names_a_file_of_the_wrong_shape_in_one_line(copy, name, change, says):
+    _set(copy / name, change)
+    done = tune("--resume", str(copy), check_exit=2)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"tune: error: {copy / name} is damaged ({says}); "), line
 
 
 def test_a_resume_rebuilds_what_the_storages_and_the_machine_give(copy):

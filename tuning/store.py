@@ -16,6 +16,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+from .run_shapes import file_problem, run_problem
+
 RUN_FILE = "run.json"
 FORMAT = 1
 TMP_SUFFIX = ".tmp"
@@ -24,9 +26,6 @@ TMP_SUFFIX = ".tmp"
 LONGEST_INSIDE = 96
 # The figures a trial records per arm (`block_samples_us`), in the order reports give them.
 FIGURES = ("call_path", "python_call", "gpu_queued")
-# Keys of run.json every command relies on, with their types.
-META_KEYS = {"identity": dict, "case": dict, "target_spec": dict, "protocol": dict,
-             "tuners": list, "budget": int, "options": dict}
 
 # Read once, while the process has one thread: files are created with the user's usual mode.
 _UMASK = os.umask(0o022)
@@ -70,7 +69,7 @@ def read_json(path: Path):
     """The file's data; RunError naming the file and what to do when it is missing or damaged."""
     path = Path(path)
     try:
-        return json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise RunError(f"{path} is missing; {_repair(path, missing=True)}") from None
     except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
@@ -78,6 +77,10 @@ def read_json(path: Path):
         raise RunError(f"{path} is damaged ({detail}); {_repair(path)}") from None
     except OSError as error:
         raise RunError(f"cannot read {path}: {error.strerror}") from None
+    found = file_problem(path, data)
+    if found:  # valid JSON, but not what the commands read from this file
+        raise RunError(f"{path} is damaged ({found}); {_repair(path)}")
+    return data
 
 
 def _repair(path: Path, missing: bool = False) -> str:
@@ -173,13 +176,12 @@ class Run:
                            "run, or start a new run with --out")
         run = cls(path)
         meta = run.meta
-        if isinstance(meta, dict) and meta.get("format", FORMAT) != FORMAT:
+        if meta.get("format", FORMAT) != FORMAT:
             raise RunError(f"{path / RUN_FILE} has format {meta.get('format')!r}, and this tune "
                            f"reads format {FORMAT}: use the tune that made the run")
-        for name, kind in META_KEYS.items():
-            if not isinstance(meta, dict) or not isinstance(meta.get(name), kind):
-                raise RunError(f"{path / RUN_FILE} is damaged (no valid {name!r}); the run "
-                               "cannot be continued from it: start a new run with --out")
+        found = run_problem(meta)
+        if found:
+            raise RunError(f"{path / RUN_FILE} is damaged ({found}); {_repair(path / RUN_FILE)}")
         links = unsafe_entries(path)
         if links:
             raise RunError(f"{links[0]} is a symbolic link; a run folder holds only its own "
