@@ -54,6 +54,20 @@ def tune_killed_when(condition, *args, timeout=600):
     process.wait()
 
 
+# Children are killed by the kernel when their parent dies; allow for a loaded machine.
+GRACE_S = 10
+
+
+def assert_all_gone(children) -> None:
+    """Every process in `children` (psutil processes) ends within GRACE_S (killed here if
+    not, then failed)."""
+    import psutil
+    gone, alive = psutil.wait_procs(children, timeout=GRACE_S)
+    for child in alive:
+        child.kill()
+    assert not alive, [" ".join(c.cmdline()[:4]) for c in alive if c.is_running()]
+
+
 class InjectingSpace(Space):
     """The real space, with the points whose (outputs_w, outputs_h) `faults` names replaced by
     the faulty schedule class it gives."""

@@ -16,11 +16,7 @@ import pytest
 from tuning.measurement import measurement
 from tuning.storages import storage_for
 
-from conftest import ROOT, SMALL, TUNE
-
-# Children are killed by the kernel when their parent dies; allow for a loaded machine.
-GRACE_S = 10
-
+from conftest import ROOT, SMALL, TUNE, assert_all_gone
 
 @pytest.fixture
 def start(tmp_path):
@@ -74,14 +70,6 @@ def _descendants(process) -> list:
     return found
 
 
-def _assert_all_gone(children) -> None:
-    """Every process in `children` ends within GRACE_S (killed here if not, then failed)."""
-    gone, alive = psutil.wait_procs(children, timeout=GRACE_S)
-    for child in alive:
-        child.kill()
-    assert not alive, [" ".join(c.cmdline()[:4]) for c in alive if c.is_running()]
-
-
 def _spawned(process) -> bool:
     """The multiprocessing children are running (and past their start-up)."""
     return any("spawn_main" in " ".join(c.cmdline()) for c in _descendants(process))
@@ -102,7 +90,7 @@ def test_a_second_writer_is_refused_and_a_killed_main_process_leaves_no_child(tm
     assert len(children) >= 3  # the builder pool, the measuring process, the resource tracker
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=60)
-    _assert_all_gone(children)
+    assert_all_gone(children)
 
 
 def test_workers_stop_when_their_run_is_killed(tmp_path, start):
@@ -115,7 +103,7 @@ def test_workers_stop_when_their_run_is_killed(tmp_path, start):
     assert len(workers) == 2
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=60)
-    _assert_all_gone(children)
+    assert_all_gone(children)
     measured = _measured(url)
     time.sleep(2)
     assert _measured(url) == measured < 40  # nobody measures into the study any more
@@ -127,7 +115,7 @@ def test_the_main_process_killed_alone_leaves_no_trial_process(tmp_path, start):
     children = _descendants(process)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=60)
-    _assert_all_gone(children)
+    assert_all_gone(children)
 
 
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
@@ -147,4 +135,4 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
     assert lines[0] == f"run folder: {out}"
     assert lines[1:] == [f"tune: interrupted; everything measured so far is kept in {out}. "
                          f"Finish with: tune --resume {out}"], stderr
-    _assert_all_gone(children)
+    assert_all_gone(children)

@@ -160,3 +160,54 @@ def test_a_wrong_kernel_on_a_server_is_recorded_wrong_and_never_timed(tracker, t
     assert unwritten["status"] == "wrong" and unwritten["reason"] == "output not written"
     assert results[1].run_secs is None and "output not written" in results[1].error_msg
     assert not any(os.path.exists(path) or os.path.exists(path + ".json") for path in paths)
+
+
+# Runs a kernel that sleeps for 10 minutes on a server through `rpc.remote_runner`, then waits.
+MEASURES_A_HANGING_KERNEL = """
+import sys, time
+sys.path.insert(0, "tests")
+from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+from tvm.s_tir.meta_schedule.runner import RunnerInput
+from conftest import WINDOW3
+from tuning import rpc
+from tuning.kernel import bias_count, fused_function
+from tuning.timing import KernelProtocol
+_, func = fused_function(WINDOW3, {"kind": "llvm"})
+protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=120)
+options = {"rpc_tracker": sys.argv[1], "rpc_key": sys.argv[2]}
+with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:
+    runner.run([RunnerInput(sys.argv[3], "cpu", ArgInfo.from_prim_func(func))])
+    time.sleep(600)
+"""
+
+
+def test_the_rpc_runner_s_workers_die_with_the_run_mid_session(tracker, tmp_path):
+    """Killed alone mid-session, the run leaves no RPC worker waiting on the server (the
+    last test here: the session holds one server until the server's time limit)."""
+    import psutil
+
+    from conftest import ROOT, assert_all_gone
+    _, func = fused_function(WINDOW3, {"kind": "llvm"})
+    sleep = tvm.tirx.Evaluate(tvm.tirx.call_extern("int32", "sleep", 600))
+    library = tmp_path / "hangs.so"
+    compile_kernel(func.with_body(tvm.tirx.SeqStmt([sleep, func.body])), make_target("llvm"),
+                   library)
+    address, servers = tracker
+    before = sum(_sessions(log) for log in servers)
+    run = subprocess.Popen([sys.executable, "-c", MEASURES_A_HANGING_KERNEL, address, KEY,
+                            str(library)], cwd=ROOT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while sum(_sessions(log) for log in servers) == before:
+            assert run.poll() is None and time.monotonic() < deadline, "no session began"
+            time.sleep(0.3)
+        workers = psutil.Process(run.pid).children(recursive=True)
+        assert workers, "the RPC runner started no worker"
+        time.sleep(2)  # the worker is inside the session, waiting on the kernel
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(timeout=60)
+        assert_all_gone(workers)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()

@@ -19,6 +19,7 @@ from pathlib import Path
 from baselines.case import Case
 
 from .candidates import error_line
+from .children import die_with_parent
 from .errors import TrackerError
 from .kernel_check import check_and_time, upload_inputs
 from .outcome import Reason, Status, failed
@@ -72,7 +73,8 @@ def remote_runner(options: dict, case: Case, biases: int, protocol: KernelProtoc
     runner = RPCRunner(config, f_upload_module=_upload,
                        f_alloc_argument=functools.partial(_alloc, case, biases, protocol.checks),
                        f_run_evaluator=functools.partial(_evaluate, case, biases, protocol),
-                       max_workers=free_servers(options["rpc_tracker"], options["rpc_key"]))
+                       max_workers=free_servers(options["rpc_tracker"], options["rpc_key"]),
+                       initializer=die_with_parent)  # a worker mid-session dies with the run
     try:
         yield runner
     finally:
