@@ -5,6 +5,7 @@ refused."""
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import time
@@ -70,15 +71,34 @@ def _descendants(process) -> list:
     return found
 
 
-def _spawned(process) -> bool:
-    """The multiprocessing children are running (and past their start-up)."""
-    return any("spawn_main" in " ".join(c.cmdline()) for c in _descendants(process))
+def _spawned(process, since: float = 0) -> int:
+    """How many multiprocessing children run, of those started after `since` (time.time())."""
+    found = 0
+    for child in _descendants(process):
+        with contextlib.suppress(psutil.Error):
+            found += "spawn_main" in " ".join(child.cmdline()) and child.create_time() >= since
+    return found
+
+
+def _metaschedule_measuring(process, out) -> bool:
+    """MetaSchedule's builder pool and measuring process run: its first batch is under way
+    (its log says when it sent the batch to the builder; each child is started after)."""
+    log = out / "tuners" / "ms-default" / "tuning.log"
+    if not log.exists() or "to builder" not in log.read_text(errors="replace"):
+        return False
+    sent = log.stat().st_mtime - 1
+    return _spawned(process, since=sent) >= 3  # two builders (at least), one measuring process
+
+
+BOTH_TUNERS = ["--tuners", "optuna,metaschedule"]
 
 
 def test_a_second_writer_is_refused_and_a_killed_main_process_leaves_no_child(tmp_path, start):
+    """Both tuners at once, each in a thread of the main process: the children of both (the
+    builder pools, the measuring processes) and the resource tracker die with it."""
     out = tmp_path / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
-    process = start("--budget", "30", "--tuners", "optuna", "--out", str(out))
+    process = start("--budget", "40", *BOTH_TUNERS, "--out", str(out))
     _wait_for(lambda: _measured(url) >= 1, process)
     second = subprocess.run([*TUNE, "--resume", str(out)], cwd=ROOT, capture_output=True,
                             text=True, timeout=300)
@@ -86,8 +106,9 @@ def test_a_second_writer_is_refused_and_a_killed_main_process_leaves_no_child(tm
         f"tune: error: {out} is in use by another tune (process {process.pid}); wait for it to "
         f"end, or stop it (kill {process.pid}) and run the command again"]
     assert process.poll() is None  # the first writer goes on
+    _wait_for(lambda: _metaschedule_measuring(process, out), process)
     children = _descendants(process)
-    assert len(children) >= 3  # the builder pool, the measuring process, the resource tracker
+    assert len(children) >= 4  # the builder pool, the measuring process, the resource tracker
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=60)
     assert_all_gone(children)
@@ -109,21 +130,54 @@ def test_workers_stop_when_their_run_is_killed(tmp_path, start):
     assert _measured(url) == measured < 40  # nobody measures into the study any more
 
 
+# Starts a builder pool as the evaluator does, gives it a long task, and exits at once: the
+# pool's process is still starting, and reaches its parent-death signal after its parent died.
+STARTS_A_POOL_AND_EXITS = """
+import os, time
+from tuning.children import process_pool
+pool = process_pool(1)
+pool.submit(time.sleep, 600)
+print(*pool._processes, flush=True)
+os._exit(0)
+"""
+
+
+def test_a_child_that_starts_after_its_parent_died_exits():
+    done = subprocess.run([*TUNE[:1], "-c", STARTS_A_POOL_AND_EXITS], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    children = [psutil.Process(int(pid)) for pid in done.stdout.split()]
+    assert children
+    assert_all_gone(children)
+
+
 def test_the_main_process_killed_alone_leaves_no_trial_process(tmp_path, start):
     process = start("--budget", "0", "--out", str(tmp_path / "run"))
-    _wait_for(lambda: _spawned(process), process)
+    _wait_for(lambda: _spawned(process) > 0, process)
     children = _descendants(process)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=60)
     assert_all_gone(children)
 
 
+def _records(url) -> dict:
+    study = optuna.load_study(study_name="fused-pool", storage=storage_for(None, url))
+    return {t.number: measurement(t) for t in study.get_trials(deepcopy=False)
+            if measurement(t)}
+
+
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_path, start, how):
+    """Ctrl-C mid-search, then the resume, which keeps every measured trial; SIGTERM to the
+    main process alone with both tuners at work, MetaSchedule's children measuring."""
     out = tmp_path / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
-    process = start("--budget", "30", "--tuners", "optuna", "--out", str(out))
-    _wait_for(lambda: _measured(url) >= 1, process)
+    if how == "ctrl-c":
+        process = start("--budget", "12", "--tuners", "optuna", "--out", str(out))
+        _wait_for(lambda: _measured(url) >= 1, process)
+    else:
+        process = start("--budget", "40", *BOTH_TUNERS, "--out", str(out))
+        _wait_for(lambda: _metaschedule_measuring(process, out), process)
     children = _descendants(process)
     if how == "ctrl-c":
         os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the whole process group
@@ -131,8 +185,17 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
         os.kill(process.pid, signal.SIGTERM)  # the main process alone
     stderr = _stderr(process)
     assert process.returncode == 130
-    lines = stderr.strip().splitlines()
-    assert lines[0] == f"run folder: {out}"
-    assert lines[1:] == [f"tune: interrupted; everything measured so far is kept in {out}. "
-                         f"Finish with: tune --resume {out}"], stderr
+    first, *finished, last = stderr.strip().splitlines()
+    assert first == f"run folder: {out}" and "Traceback" not in stderr, stderr
+    assert last == (f"tune: interrupted; everything measured so far is kept in {out}. "
+                    f"Finish with: tune --resume {out}")
+    # Before it, only the summary line of a phase that had ended (Optuna's, with both tuners).
+    assert all(re.fullmatch(r"optuna: .* \(\d+ s\)", line) for line in finished), stderr
     assert_all_gone(children)
+    if how == "ctrl-c":
+        before = _records(url)
+        resumed = subprocess.run([*TUNE, "--resume", str(out)], cwd=ROOT, capture_output=True,
+                                 text=True, timeout=600)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        after = _records(url)
+        assert len(after) == 12 and all(after[n] == r for n, r in before.items())

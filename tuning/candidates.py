@@ -11,7 +11,6 @@ and a kernel already measured in the run, by any tuner, is not timed again (`Ker
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import tempfile
 import threading
@@ -25,7 +24,7 @@ from baselines.case import Case
 from baselines.pipeline import make_target
 from baselines.protocols import Schedule
 
-from .children import die_with_parent, kill_pool
+from .children import kill_pool, process_pool
 from .kernel import bias_count, compile_kernel, fused_function, kernel_module
 from .kernel_cache import KernelCache, kernel_key
 from .outcome import Outcome, Reason, Status, failed
@@ -179,8 +178,7 @@ class CandidateEvaluator:
             self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=die_with_parent)
+        return process_pool(self.workers)
 
     def close(self, kill: bool = False) -> None:
         """`kill`: stop the builders and the runner mid-task (the run is being stopped)."""

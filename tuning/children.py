@@ -1,8 +1,9 @@
 """Child processes that never outlive the run that started them.
 
-Every child (builder pool, measuring process, trial process, `--workers` worker) calls
-`die_with_parent` first: Linux kills it when its parent exits, however the parent ends
-(SIGKILL included), and it ignores Ctrl-C, which the terminal sends to the whole process
+Every child (builder pool, measuring process, trial process, `--workers` worker, RPC runner
+worker) calls `die_with_parent` first, with the pid its parent gave it: Linux kills it when its
+parent exits, however the parent ends (SIGKILL included), and a child that starts after its
+parent died exits at once. It ignores Ctrl-C, which the terminal sends to the whole process
 group: the parent alone handles that, stops its children and prints one line.
 The parent stops its children itself on an exception (`kill_pool`, `stop`), without waiting
 for the work in flight, since a child that ignores Ctrl-C would otherwise finish it first.
@@ -12,25 +13,28 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import multiprocessing
 import os
 import signal
 import subprocess
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 _PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent(parent_pid: int | None = None) -> None:
-    """In a child: be killed when the parent exits, and leave Ctrl-C to the parent.
+def die_with_parent(parent_pid: int) -> None:
+    """In a child: be killed when the parent (`parent_pid`, as the parent gave it: the child's
+    own view may already be whoever adopted it) exits, and leave Ctrl-C to the parent.
 
-    The signal is armed by the thread that started the child, which is always the parent's
-    main thread here. Where prctl is missing (not Linux), a thread watches the parent's pid."""
+    Linux sends the signal when the thread that started the child ends: the main thread, or a
+    tuner's thread, which closes its children before it ends. Where prctl is missing (not
+    Linux), a thread watches the parent's pid."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = parent_pid or os.getppid()
     if not _set_parent_death_signal(signal.SIGKILL):
-        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
-    if os.getppid() != parent:  # the parent died before the signal was armed
+        threading.Thread(target=_watch, args=(parent_pid,), daemon=True).start()
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
         os._exit(1)
 
 
@@ -46,6 +50,12 @@ def _watch(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(0.5)
     os._exit(1)
+
+
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of fresh (spawned) processes that die with this one."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=die_with_parent, initargs=(os.getpid(),))
 
 
 def stop(process) -> None:

@@ -109,8 +109,8 @@ def _export(executable, library: Path) -> None:
     os.replace(partial, library)
 
 
-def _trial_entry(queue, args, peers, library_dir):
-    die_with_parent()
+def _trial_entry(queue, args, peers, library_dir, parent: int):
+    die_with_parent(parent)
     try:
         result = run_trial(*args, progress=lambda message: queue.put(("say", message)),
                            peers=peers, step=lambda done, total: queue.put(("step", done, total)),
@@ -128,7 +128,8 @@ def run_trial_process(case, arms, target_spec, protocol, index, ir_dir=None,
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     args = (case, arms, target_spec, protocol, index, ir_dir)
-    process = context.Process(target=_trial_entry, args=(queue, args, peers, library_dir))
+    process = context.Process(target=_trial_entry,
+                              args=(queue, args, peers, library_dir, os.getpid()))
     process.start()
     listeners = {"say": say, "step": step}
     try:

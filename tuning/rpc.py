@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import socket
 import time
 from pathlib import Path
@@ -74,7 +75,8 @@ def remote_runner(options: dict, case: Case, biases: int, protocol: KernelProtoc
                        f_alloc_argument=functools.partial(_alloc, case, biases, protocol.checks),
                        f_run_evaluator=functools.partial(_evaluate, case, biases, protocol),
                        max_workers=free_servers(options["rpc_tracker"], options["rpc_key"]),
-                       initializer=die_with_parent)  # a worker mid-session dies with the run
+                       # A worker mid-session dies with the run.
+                       initializer=functools.partial(die_with_parent, os.getpid()))
     try:
         yield runner
     finally:

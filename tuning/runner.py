@@ -7,6 +7,7 @@ replaced, and the candidate recorded as failed.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue as queue_module
 import time
 
@@ -17,8 +18,8 @@ from .outcome import Outcome, Reason, failed
 from .timing import KernelProtocol
 
 
-def _runner_loop(requests, replies):
-    die_with_parent()
+def _runner_loop(requests, replies, parent: int):
+    die_with_parent(parent)
     # Imported here, after the line to the parent is set: TVM is most of a new runner's
     # start-up, which no candidate is charged for (the time limit starts after "ready").
     from .kernel_check import measure_library
@@ -53,7 +54,7 @@ class KernelRunner:
     def _start(self):
         self._requests, self._replies = self._context.Queue(), self._context.Queue()
         self._process = self._context.Process(
-            target=_runner_loop, args=(self._requests, self._replies), daemon=True)
+            target=_runner_loop, args=(self._requests, self._replies, os.getpid()), daemon=True)
         self._process.start()
         deadline = time.monotonic() + STARTUP_LIMIT_S
         while self._process.is_alive() and time.monotonic() < deadline:
