@@ -2,7 +2,9 @@
 a simulated ENOSPC everywhere), and Cases too large for the machine."""
 
 import errno
+import os
 import subprocess
+import sys
 import time
 
 import optuna
@@ -15,6 +17,9 @@ from tuning.measurement import measurement
 from tuning.storages import storage_for
 
 from conftest import ROOT, SMALL, TUNE, tune
+
+# As a user runs it, with stdout to a file or a pipe: Python buffers it.
+BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 
 
 @pytest.fixture
@@ -61,7 +66,7 @@ def test_a_disk_filled_mid_run_gives_one_line_and_the_run_resumes(small_disk):
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
     process = subprocess.Popen([*TUNE, "--budget", "6", "--tuners", "optuna", "--out", str(out),
                                 *SMALL], cwd=ROOT, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, env=BUFFERED)
     try:
         while len(_records(url)) < 2 and process.poll() is None:
             time.sleep(0.2)
@@ -75,11 +80,34 @@ def test_a_disk_filled_mid_run_gives_one_line_and_the_run_resumes(small_disk):
     assert lines[0] == f"run folder: {out}" and len(lines) == 2, err[-3000:]
     assert lines[1].startswith("tune: error: the disk is full") and f"--resume {out}" in lines[1]
     assert not [p for p in out.rglob("*.tmp")]  # no half-written file blocks the resume
+    assert isinstance(store.read_json(out / "kernels.json"), dict)  # each measurement's write
+    assert (out / "details.log").exists()  # where the libraries' output went, full disk or not
     before = _records(url)
     (small_disk / "filler").unlink()
     tune("--resume", str(out), check_exit=0)
     after = _records(url)
     assert len(after) == 6 and all(after[n] == r for n, r in before.items())
+
+
+# Output a library left in stdout's buffer while details.log's disk is full (/dev/full), then
+# the error that stops the run, printed as the command line does.
+FULL_DETAILS = """
+import sys
+from tuning.progress import Progress, details_to
+try:
+    with details_to("/dev/full", Progress()):
+        print("a library's output", end="")
+        raise OSError(28, "No space left on device")
+except OSError as error:
+    print(f"tune: error: {error}", file=sys.stderr)
+"""
+
+
+def test_details_log_on_a_full_disk_gives_the_console_back_for_the_error():
+    done = subprocess.run([sys.executable, "-c", FULL_DETAILS], cwd=ROOT, env=BUFFERED,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr == "tune: error: [Errno 28] No space left on device\n"
 
 
 def test_a_full_disk_at_the_start_leaves_nothing_that_blocks_the_same_command(small_disk):

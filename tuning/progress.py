@@ -103,7 +103,8 @@ def details_to(path, progress: Progress):
         yield
     finally:
         for stream in (sys.stdout, sys.stderr):
-            stream.flush()
+            with contextlib.suppress(OSError):  # a full disk: the console must come back
+                stream.flush()
         for fd, copy in saved.items():
             os.dup2(copy, fd)
             os.close(copy)
