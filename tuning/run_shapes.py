@@ -28,7 +28,7 @@ _WHAT = {dict: "an object", list: "a list", str: "text", int: "an integer", bool
          NUMBER: "a number", None: "null"}
 _FOUND = [(kind, _WHAT[kind]) for kind in (dict, list, str, bool, NUMBER, None)]
 
-PROTOCOL = {"number": int, "repeat": int, "trials": int, "min_repeat_ms?": NUMBER,
+PROTOCOL = {"repeat": int, "number?": int, "trials?": int, "min_repeat_ms?": NUMBER,
             "warmup_s?": NUMBER, "blocks?": (int, None), "checks?": int, "warmup_calls?": int,
             "queued_calls?": int}
 RUN = {"format?": int, "identity": {"case": dict, "target": str, "device": str},
