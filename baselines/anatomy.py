@@ -25,7 +25,8 @@ def launch_configs(mod: tvm.IRModule) -> dict[str, dict]:
         if isinstance(func, tirx.PrimFunc) and (extents := _thread_extents(func)):
             configs[f"{gv.name_hint}_kernel"] = {
                 "grid": math.prod(extents.get(f"blockIdx.{axis}", 1) for axis in "xyz"),
-                "block": math.prod(extents.get(f"threadIdx.{axis}", 1) for axis in "xyz")}
+                "block": math.prod(extents.get(f"threadIdx.{axis}", 1) for axis in "xyz"),
+            }
     return configs
 
 
@@ -70,9 +71,20 @@ def ptxas_resources(source: str, arch: str = "sm_90") -> dict[str, dict]:
         path = Path(tmp) / "kernels.cu"
         path.write_text(source)
         done = subprocess.run(
-            [nvcc, "--cubin", f"-arch={arch}", "-Xptxas", "-v", str(path),
-             "-o", str(path) + ".cubin"],
-            capture_output=True, text=True, timeout=300)
+            [
+                nvcc,
+                "--cubin",
+                f"-arch={arch}",
+                "-Xptxas",
+                "-v",
+                str(path),
+                "-o",
+                str(path) + ".cubin",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     if done.returncode != 0:
         raise RuntimeError(f"nvcc failed: {done.stderr.strip()[-500:]}")
     return parse_ptxas(done.stderr)
@@ -98,11 +110,16 @@ def kernel_table(mod: tvm.IRModule, executable, arch: str = "sm_90") -> list[dic
     rows = []
     for name, launch in sorted(launch_configs(mod).items()):
         found = resources.get(name, {})
-        rows.append({"name": name, **launch,
-                     "registers": found.get("registers"),
-                     "shared_bytes": found.get("shared_bytes"),
-                     "local_bytes": found.get("local_bytes"),
-                     "spill_bytes": found.get("spill_bytes")})
+        rows.append(
+            {
+                "name": name,
+                **launch,
+                "registers": found.get("registers"),
+                "shared_bytes": found.get("shared_bytes"),
+                "local_bytes": found.get("local_bytes"),
+                "spill_bytes": found.get("spill_bytes"),
+            }
+        )
     return rows
 
 

@@ -34,10 +34,16 @@ class Arm:
     capture: bool = False
 
     def describe(self) -> dict:
-        return {"name": self.name, "fuse": self.fuse, "split_after_pool": self.split_after_pool,
-                "schedule": None if self.schedule is None else self.schedule.to_dict(),
-                "rules": self.rules, "whole_graph": self.whole_graph,
-                "cuda_graph": self.cuda_graph, "capture": self.capture}
+        return {
+            "name": self.name,
+            "fuse": self.fuse,
+            "split_after_pool": self.split_after_pool,
+            "schedule": None if self.schedule is None else self.schedule.to_dict(),
+            "rules": self.rules,
+            "whole_graph": self.whole_graph,
+            "cuda_graph": self.cuda_graph,
+            "capture": self.capture,
+        }
 
 
 DEFAULT_ARMS = (
@@ -48,16 +54,20 @@ DEFAULT_ARMS = (
 )
 # Arms `tune --arms` may add: the candidate rule, CUDA graphs for the launch-overhead floor, and
 # the whole graph as one kernel (scheduled by the candidate rule).
-ARMS = {arm.name: arm for arm in DEFAULT_ARMS + (
-    Arm("fixed", rules="fixed"),
-    Arm("on+graph", cuda_graph=True),
-    Arm("fixed+graph", rules="fixed", cuda_graph=True),
-    Arm("serial+graph", schedule=SERIAL, cuda_graph=True),
-    Arm("fixed+capture", rules="fixed", capture=True),
-    Arm("serial+capture", schedule=SERIAL, capture=True),
-    Arm("one-kernel", rules="fixed", whole_graph=True),
-    Arm("one-kernel+capture", rules="fixed", whole_graph=True, capture=True),
-)}
+ARMS = {
+    arm.name: arm
+    for arm in DEFAULT_ARMS
+    + (
+        Arm("fixed", rules="fixed"),
+        Arm("on+graph", cuda_graph=True),
+        Arm("fixed+graph", rules="fixed", cuda_graph=True),
+        Arm("serial+graph", schedule=SERIAL, cuda_graph=True),
+        Arm("fixed+capture", rules="fixed", capture=True),
+        Arm("serial+capture", schedule=SERIAL, capture=True),
+        Arm("one-kernel", rules="fixed", whole_graph=True),
+        Arm("one-kernel+capture", rules="fixed", whole_graph=True, capture=True),
+    )
+}
 
 
 def template_arm(name: str, config: dict, whole_graph: bool = False) -> Arm:

@@ -29,8 +29,17 @@ def bind_scalars(func: tirx.PrimFunc, values: dict[int, tuple[str, float]]) -> t
         if body is None or (old.init is not None and init is None):
             return None
         reads = [r for r in old.reads if not any(r.source.same_as(p) for p in bound)]
-        new = s_tir.SBlock(old.iter_vars, reads, old.writes, old.name_hint, body, init,
-                           old.alloc_buffers, old.match_buffers, old.annotations)
+        new = s_tir.SBlock(
+            old.iter_vars,
+            reads,
+            old.writes,
+            old.name_hint,
+            body,
+            init,
+            old.alloc_buffers,
+            old.match_buffers,
+            old.annotations,
+        )
         sch.state.replace(sch.get_sref(block), new, {old: new})
     params = [p for p in func.params if not any(p.same_as(b) for b in bound)]
     result = tirx.PrimFunc(params, sch.mod["main"].body, func.ret_type, func.attrs)
@@ -54,8 +63,9 @@ def _expr(expr, bound):
     if isinstance(expr, BinaryOpExpr):
         return type(expr)(_expr(expr.a, bound), _expr(expr.b, bound))
     if isinstance(expr, Select):
-        return tirx.Select(*(_expr(e, bound) for e in (expr.condition, expr.true_value,
-                                                          expr.false_value)))
+        return tirx.Select(
+            *(_expr(e, bound) for e in (expr.condition, expr.true_value, expr.false_value))
+        )
     if isinstance(expr, Cast):
         return tirx.Cast(expr.dtype, _expr(expr.value, bound))
     if isinstance(expr, Call) and expr.op.same_as(_IF_THEN_ELSE):

@@ -32,8 +32,17 @@ def select_branch_loads(sch, block) -> None:
     if value.same_as(store.value):
         return
     body = tirx.BufferStore(store.buffer, value, store.indices)
-    new = tvm.s_tir.SBlock(old.iter_vars, old.reads, old.writes, old.name_hint, body, old.init,
-                           old.alloc_buffers, old.match_buffers, old.annotations)
+    new = tvm.s_tir.SBlock(
+        old.iter_vars,
+        old.reads,
+        old.writes,
+        old.name_hint,
+        body,
+        old.init,
+        old.alloc_buffers,
+        old.match_buffers,
+        old.annotations,
+    )
     sch.state.replace(sch.get_sref(block), new, {old: new})
 
 
@@ -57,8 +66,10 @@ def _select(condition, then, other):
     if isinstance(then, Add) and isinstance(other, Add):
         return _select(condition, then.a, other.a) + _select(condition, then.b, other.b)
     if _same_buffer(then, other):
-        return tirx.BufferLoad(then.source, [_select_index(condition, a, b)
-                                             for a, b in zip(then.indices, other.indices)])
+        return tirx.BufferLoad(
+            then.source,
+            [_select_index(condition, a, b) for a, b in zip(then.indices, other.indices)],
+        )
     if _scalar(then) and _scalar(other):  # both in bounds whatever the condition
         return tirx.Select(condition, then, other)
     return tirx.if_then_else(condition, then, other)
@@ -112,9 +123,11 @@ def _staircase(offset):
     for step in steps:
         value = _value_at(offset, step)
         if value != before:
-            result = result + tirx.Select(tirx.const(step, subject.ty.dtype) <= subject,
-                                          tirx.const(value - before, offset.ty.dtype),
-                                          tirx.const(0, offset.ty.dtype))
+            result = result + tirx.Select(
+                tirx.const(step, subject.ty.dtype) <= subject,
+                tirx.const(value - before, offset.ty.dtype),
+                tirx.const(0, offset.ty.dtype),
+            )
         before = value
     return result
 

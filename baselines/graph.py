@@ -34,11 +34,20 @@ def build_graph(case: Case, split_after_pool: bool = False) -> tvm.IRModule:
                 leaves = [add_one(x) for _ in range(case.branches)]
                 groups.append(add_one(concat(leaves)))
             pool_input = concat(groups)
-        return emit(bb.call_te(
-            topi.nn.pool2d, pool_input,
-            (case.window, case.window), (case.stride, case.stride), (1, 1), (0, 0, 0, 0),
-            "max", False, "NCHW", primfunc_name_hint="pool2d",
-        ))
+        return emit(
+            bb.call_te(
+                topi.nn.pool2d,
+                pool_input,
+                (case.window, case.window),
+                (case.stride, case.stride),
+                (1, 1),
+                (0, 0, 0, 0),
+                "max",
+                False,
+                "NCHW",
+                primfunc_name_hint="pool2d",
+            )
+        )
 
     def tail(pooled):
         outputs, value = [], pooled
@@ -62,8 +71,9 @@ def _reduction_graph(shape, reduce) -> tvm.IRModule:
     with bb.function("main", [x]):
         with bb.dataflow():
             reduced = bb.emit_te(reduce, x, primfunc_name_hint="reduce")
-            out = bb.emit_output(bb.emit_te(topi.add, reduced, relax.const(1, "float32"),
-                                            primfunc_name_hint="add"))
+            out = bb.emit_output(
+                bb.emit_te(topi.add, reduced, relax.const(1, "float32"), primfunc_name_hint="add")
+            )
         bb.emit_func_output(out)
     return bb.get()
 
@@ -71,10 +81,13 @@ def _reduction_graph(shape, reduce) -> tvm.IRModule:
 # Graphs whose reduction a window rule must leave to the default rules, and one it may take.
 REDUCTION_GRAPHS = {
     "global_avg_pool": lambda: _reduction_graph(
-        (1, 16, 64, 64), lambda x: topi.nn.adaptive_pool(x, (1, 1), "avg")),
+        (1, 16, 64, 64), lambda x: topi.nn.adaptive_pool(x, (1, 1), "avg")
+    ),
     "long_sum": lambda: _reduction_graph(
-        (1, 16, 64, 1024), lambda x: topi.sum(x, axis=3, keepdims=True)),
+        (1, 16, 64, 1024), lambda x: topi.sum(x, axis=3, keepdims=True)
+    ),
     "softmax": lambda: _reduction_graph((1, 16, 64, 64), lambda x: topi.nn.softmax(x, axis=3)),
     "short_max": lambda: _reduction_graph(
-        (1, 16, 64, 4), lambda x: topi.max(x, axis=3, keepdims=True)),
+        (1, 16, 64, 4), lambda x: topi.max(x, axis=3, keepdims=True)
+    ),
 }

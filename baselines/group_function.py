@@ -30,8 +30,9 @@ def kernel_callee(mod: tvm.IRModule, value):
     if not isinstance(callee, relax.Function) or "Primitive" not in (callee.attrs or {}):
         return None
     blocks = callee.body.blocks
-    if len(blocks) != 1 or not all(isinstance(b.value, relax.Call) and b.value.op.same_as(CALL_TIR)
-                                   for b in blocks[0].bindings):
+    if len(blocks) != 1 or not all(
+        isinstance(b.value, relax.Call) and b.value.op.same_as(CALL_TIR) for b in blocks[0].bindings
+    ):
         return None
     return value.op if blocks[0].bindings[-1].var.same_as(callee.body.body) else None
 
@@ -51,9 +52,14 @@ def add_group_function(bb: relax.BlockBuilder, mod: tvm.IRModule, group: dict, o
         with body.dataflow():
             values = dict(zip(inputs, params))
             for key, prim, args, call in calls:
-                values[key] = body.emit(relax.Call(
-                    CALL_TIR, [prim, relax.Tuple([values[a] for a in args]), *call.args[2:]],
-                    call.attrs, call.ty_args))
+                values[key] = body.emit(
+                    relax.Call(
+                        CALL_TIR,
+                        [prim, relax.Tuple([values[a] for a in args]), *call.args[2:]],
+                        call.attrs,
+                        call.ty_args,
+                    )
+                )
             results = [values[var] for var in outputs]
             out = body.emit_output(results[0] if len(results) == 1 else relax.Tuple(results))
         body.emit_func_output(out)
@@ -84,8 +90,11 @@ def _flatten(mod, group: dict) -> list:
 def _bound(bb, mod, flat):
     """The call with its 0-d constants bound into a copy of its PrimFunc, where that works."""
     key, prim, args, call = flat
-    scalars = {i: (str(a.value.dtype), a.value.numpy().item()) for i, a in enumerate(args)
-               if isinstance(a, Constant) and not a.value.shape}
+    scalars = {
+        i: (str(a.value.dtype), a.value.numpy().item())
+        for i, a in enumerate(args)
+        if isinstance(a, Constant) and not a.value.shape
+    }
     func = bind_scalars(mod[prim], scalars) if scalars else None
     if func is None:
         return flat

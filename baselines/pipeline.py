@@ -25,8 +25,12 @@ DUMPED_PASSES = ("FuseOps", "FuseAroundReduction", "FuseTIR", "ApplyDefaultSched
 HOST = {"kind": "llvm", "mcpu": "generic"}
 # MetaSchedule needs the CUDA target fully described (AutoBind fails without these limits), so
 # every arm uses this one.
-CUDA_LIMITS = {"max_threads_per_block": 1024, "max_shared_memory_per_block": 49152,
-               "thread_warp_size": 32, "registers_per_block": 65536}
+CUDA_LIMITS = {
+    "max_threads_per_block": 1024,
+    "max_shared_memory_per_block": 49152,
+    "thread_warp_size": 32,
+    "registers_per_block": 65536,
+}
 
 
 def make_target(kind: str, arch: str = "sm_90") -> tvm.target.Target:
@@ -38,8 +42,13 @@ def make_target(kind: str, arch: str = "sm_90") -> tvm.target.Target:
     raise ValueError(f"unknown target {kind!r}: use cuda or llvm")
 
 
-def legalize(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None,
-             stop_after: str | None = None) -> tvm.IRModule:
+def legalize(
+    case: Case,
+    arm,
+    target: tvm.target.Target,
+    dump_dir: Path | None = None,
+    stop_after: str | None = None,
+) -> tvm.IRModule:
     """The backend's dispatch and legalization passes with the arm's hooks (call under target).
 
     `stop_after` names a pass after which to stop (e.g. "FuseTIR", for the unscheduled kernel).
@@ -91,8 +100,12 @@ def fused_stage(case: Case, arm, target: tvm.target.Target) -> tvm.IRModule:
 def backend_passes(target: tvm.target.Target) -> list:
     """Every pass of the backend's pipeline, in order."""
     backend = backend_pipeline(target)
-    return (backend.library_dispatch_passes(target) + backend.legalize_passes(target)
-            + backend.dataflow_lower_passes(target) + backend.finalize_passes(target))
+    return (
+        backend.library_dispatch_passes(target)
+        + backend.legalize_passes(target)
+        + backend.dataflow_lower_passes(target)
+        + backend.finalize_passes(target)
+    )
 
 
 def unscheduled(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
@@ -113,8 +126,11 @@ def build(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = No
 
 def fused_pool_function(mod: tvm.IRModule) -> tuple[tvm.ir.GlobalVar, tvm.tirx.PrimFunc]:
     """The one PrimFunc that holds the pool and at least one fused epilogue block."""
-    found = [(gv, func) for gv, func in mod.functions.items()
-             if isinstance(func, tvm.tirx.PrimFunc) and _has_fused_pool(func)]
+    found = [
+        (gv, func)
+        for gv, func in mod.functions.items()
+        if isinstance(func, tvm.tirx.PrimFunc) and _has_fused_pool(func)
+    ]
     if len(found) != 1:
         raise ValueError(f"expected one fused pool function, found {len(found)}")
     return found[0]
@@ -143,7 +159,8 @@ def replace_fused_pool(mod: tvm.IRModule, schedule: Schedule, target):
         "after_sha256": _digest(mod[gv]),
         "unchanged_functions": others,
         "other_functions_unchanged": all(
-            _digest(mod[key]) == digest for key, digest in others.items()),
+            _digest(mod[key]) == digest for key, digest in others.items()
+        ),
     }
     if not record["other_functions_unchanged"]:
         raise RuntimeError("replacing the fused pool function changed another function")

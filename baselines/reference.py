@@ -26,7 +26,7 @@ def max_pool(case: Case, y: np.ndarray) -> np.ndarray:
     pooled = np.full((y.shape[0], channels, out_h, out_w), np.finfo(np.float32).min, "float32")
     for rh in range(k):
         for rw in range(k):
-            pooled = np.maximum(pooled, y[:, :, rh:rh + out_h * s:s, rw:rw + out_w * s:s])
+            pooled = np.maximum(pooled, y[:, :, rh : rh + out_h * s : s, rw : rw + out_w * s : s])
     return pooled
 
 

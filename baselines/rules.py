@@ -21,8 +21,7 @@ from tvm.s_tir.dlight.analysis import normalize_prim_func
 from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
 from .backend import default_schedule_pass
-from .template import PoolSchedule, epilogue_outputs, inline_prologue, reduction_block, \
-    vector_fits
+from .template import PoolSchedule, epilogue_outputs, inline_prologue, reduction_block, vector_fits
 
 # Window elements one thread reduces serially. Past this, spreading the reduction over threads
 # (GeneralReduction) can pay for its barriers; global pooling and long sums stay there.
@@ -52,11 +51,11 @@ class WindowReduction(GPUScheduleRule):
 class WindowShape:
     """What the rule reads off a small-window reduction to choose its schedule."""
 
-    outputs: int          # reduced values
-    window: int           # elements reduced into each
-    inputs: int           # elements of the reduced tensor
-    columns: int          # the window's extent along the innermost (W) axis
-    stride: int | None    # input columns between neighbouring outputs; None if not affine
+    outputs: int  # reduced values
+    window: int  # elements reduced into each
+    inputs: int  # elements of the reduced tensor
+    columns: int  # the window's extent along the innermost (W) axis
+    stride: int | None  # input columns between neighbouring outputs; None if not affine
     input_width: int
     output_width: int
     prologue: bool = False  # the pooled tensor is computed in the kernel, not read from memory
@@ -91,9 +90,15 @@ def small_window_shape(func: tirx.PrimFunc) -> WindowShape | None:
         return None  # the template tiles NCHW outputs of one pooled tensor
     source = [int(d) for d in pooled.reads[0].source.shape]
     return WindowShape(
-        outputs=math.prod(dom[:spatial]), window=math.prod(dom[spatial:]),
-        inputs=math.prod(source), columns=dom[-1], stride=_column_stride(pooled),
-        input_width=source[-1], output_width=dom[spatial - 1], prologue=prologue)
+        outputs=math.prod(dom[:spatial]),
+        window=math.prod(dom[spatial:]),
+        inputs=math.prod(source),
+        columns=dom[-1],
+        stride=_column_stride(pooled),
+        input_width=source[-1],
+        output_width=dom[spatial - 1],
+        prologue=prologue,
+    )
 
 
 def _column_stride(block) -> int | None:
@@ -102,7 +107,8 @@ def _column_stride(block) -> int | None:
     spatial = [v.var for v in block.iter_vars if v.iter_type == tirx.IterVar.DataPar]
     reduce = [v.var for v in block.iter_vars if v.iter_type == tirx.IterVar.CommReduce]
     coefficients = tvm.sym.detect_linear_equation(
-        block.reads[0].region[-1].min, [spatial[-1], reduce[-1]])
+        block.reads[0].region[-1].min, [spatial[-1], reduce[-1]]
+    )
     if len(coefficients) != 3:
         return None
     stride, step, offset = (c.value if isinstance(c, tirx.IntImm) else None for c in coefficients)
@@ -117,8 +123,11 @@ def choose_schedule(shape: WindowShape) -> PoolSchedule:
     every 2x2 stride-2 optimum with aligned rows loads vectors.)"""
     threads = max(32, min(256, 1 << (shape.outputs - 1).bit_length()))
     rows = 2 if shape.outputs * shape.window >= ROW_REUSE * shape.inputs else 1
-    vector = shape.stride is not None and not shape.prologue and vector_fits(
-        1, shape.columns, shape.stride, shape.input_width, shape.output_width)
+    vector = (
+        shape.stride is not None
+        and not shape.prologue
+        and vector_fits(1, shape.columns, shape.stride, shape.input_width, shape.output_width)
+    )
     return PoolSchedule(threads=threads, outputs_h=rows, unroll=True, vector=vector)
 
 
@@ -145,6 +154,11 @@ def rule_assignment(mod: tvm.IRModule, target: tvm.target.Target, rules: list) -
         for gv, func in mod.functions.items():
             if isinstance(func, tirx.PrimFunc):
                 assigned[gv.name_hint] = next(
-                    (type(rule).__name__ for rule in rules
-                     if rule.apply(func, target, False) is not None), None)
+                    (
+                        type(rule).__name__
+                        for rule in rules
+                        if rule.apply(func, target, False) is not None
+                    ),
+                    None,
+                )
     return assigned

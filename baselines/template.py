@@ -82,8 +82,11 @@ def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
 
 def reduction_block(sch: s_tir.Schedule):
     """The one block of the function that reduces (the pool, whatever its name)."""
-    found = [block for block in sch.get_child_blocks(sch.get_sblock("root"))
-             if any(v.iter_type == tvm.tirx.IterVar.CommReduce for v in sch.get(block).iter_vars)]
+    found = [
+        block
+        for block in sch.get_child_blocks(sch.get_sblock("root"))
+        if any(v.iter_type == tvm.tirx.IterVar.CommReduce for v in sch.get(block).iter_vars)
+    ]
     if len(found) != 1:
         raise ValueError(f"expected one reduction block, found {len(found)}")
     return found[0]
@@ -94,7 +97,7 @@ def inline_prologue(sch: s_tir.Schedule, pool) -> bool:
     concatenation's branches made one load at a selected index; whether there was one."""
     blocks = sch.get_child_blocks(sch.get_sblock("root"))
     names = [sch.get(block).name_hint for block in blocks]
-    prologue = blocks[:names.index(sch.get(pool).name_hint)]
+    prologue = blocks[: names.index(sch.get(pool).name_hint)]
     for block in prologue:
         sch.compute_inline(block)
     if prologue:
@@ -126,8 +129,9 @@ def epilogue_outputs(sch: s_tir.Schedule, pool) -> list:
     return [block for block, is_output in chain if is_output]
 
 
-def _place_later_outputs(sch: s_tir.Schedule, later: list, loop, cfg: PoolSchedule,
-                         vector: bool) -> None:
+def _place_later_outputs(
+    sch: s_tir.Schedule, later: list, loop, cfg: PoolSchedule, vector: bool
+) -> None:
     """Each later output under `loop`, tiled as the first, so one thread writes all of them
     (an output block cannot be computed at its consumer, hence reverse_compute_at)."""
     for block in later:
@@ -190,7 +194,7 @@ def _unroll_inner(sch: s_tir.Schedule, block, parent) -> None:
     """Unroll every loop of `block` nested below `parent` (the window and the output tile)."""
     loops = sch.get_loops(block)
     position = [i for i, loop in enumerate(loops) if sch.get(loop).same_as(sch.get(parent))][0]
-    for loop in loops[position + 1:]:
+    for loop in loops[position + 1 :]:
         sch.unroll(loop)
 
 
@@ -213,13 +217,18 @@ def vector_width(extent) -> int:
     return next((w for w in (4, 2) if extent % w == 0), 1)
 
 
-def vector_fits(outputs_w: int, window: int, stride: int, input_width: int,
-                output_width: int) -> bool:
+def vector_fits(
+    outputs_w: int, window: int, stride: int, input_width: int, output_width: int
+) -> bool:
     """Whether `vector` can load each thread's input rows with aligned vector instructions.
 
     A thread loads input columns [w*ow*s, w*ow*s + (ow-1)*s + k): a vector load needs every such
     start and every row start aligned to its width, and the output tile to divide W so the store
     of the tile never runs past the row."""
     width = vector_width((outputs_w - 1) * stride + window)
-    return (width > 1 and (outputs_w * stride) % width == 0 and input_width % width == 0
-            and output_width % outputs_w == 0)
+    return (
+        width > 1
+        and (outputs_w * stride) % width == 0
+        and input_width % width == 0
+        and output_width % outputs_w == 0
+    )

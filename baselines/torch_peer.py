@@ -18,12 +18,18 @@ from .case import Case
 
 # torch.compile's modes: the default; "reduce-overhead", which replays CUDA graphs itself; and
 # max-autotune, without its CUDA graphs (those come from +capture, as for every other arm).
-COMPILE_MODES = {"torch-compile": "default", "torch-compile-graphs": "reduce-overhead",
-                 "torch-compile-max-autotune": "max-autotune-no-cudagraphs"}
+COMPILE_MODES = {
+    "torch-compile": "default",
+    "torch-compile-graphs": "reduce-overhead",
+    "torch-compile-max-autotune": "max-autotune-no-cudagraphs",
+}
 CAPTURE = "+capture"
 # PyTorch's counterparts of the TVM +capture arms: the whole call captured the same way.
-CAPTURE_PEERS = ("torch-eager+capture", "torch-compile+capture",
-                 "torch-compile-max-autotune+capture")
+CAPTURE_PEERS = (
+    "torch-eager+capture",
+    "torch-compile+capture",
+    "torch-compile-max-autotune+capture",
+)
 PEERS = ("torch-eager", *COMPILE_MODES, *CAPTURE_PEERS)
 
 
@@ -43,8 +49,10 @@ def torch_graph(case: Case):
     def graph(x):
         pool_input = x
         if case.prelude:
-            groups = [torch.cat([x + 1 for _ in range(case.branches)], 1) + 1
-                      for _ in range(case.branches)]
+            groups = [
+                torch.cat([x + 1 for _ in range(case.branches)], 1) + 1
+                for _ in range(case.branches)
+            ]
             pool_input = torch.cat(groups, 1)
         outputs, value = [], F.max_pool2d(pool_input, case.window, case.stride)
         for _ in range(case.tail):
@@ -63,8 +71,11 @@ def capture_counterparts(names: list[str], target_kind: str) -> tuple[list[str],
     """`names` with PyTorch's capture peers added beside any TVM +capture arm on CUDA, and the
     peers not measured with the reason (PyTorch missing, or no CUDA for a captured peer)."""
     if not torch_available():
-        return names, {p: "PyTorch is not installed; pip install -e '.[torch]'"
-                       for p in PEERS if p not in names}
+        return names, {
+            p: "PyTorch is not installed; pip install -e '.[torch]'"
+            for p in PEERS
+            if p not in names
+        }
     if target_kind != "cuda":
         return names, {p: "captures CUDA launches; needs a CUDA GPU" for p in CAPTURE_PEERS}
     if any(n.endswith(CAPTURE) and n not in PEERS for n in names):
@@ -85,11 +96,13 @@ class PeerArm:
     def __init__(self, name: str, case: Case, target_kind: str):
         require_torch(name)
         import torch
+
         self.torch = torch
         self.device = "cuda" if target_kind == "cuda" else "cpu"
         graph = torch_graph(case)
-        self.graph = torch.compile(graph, mode=COMPILE_MODES[name]) if name in COMPILE_MODES \
-            else graph
+        self.graph = (
+            torch.compile(graph, mode=COMPILE_MODES[name]) if name in COMPILE_MODES else graph
+        )
         self.x = None
 
     def outputs(self, x: np.ndarray) -> list[np.ndarray]:
@@ -123,6 +136,7 @@ class PeerArm:
         def timer():
             with self.torch.no_grad():
                 return sample()
+
         return timer
 
 
@@ -194,14 +208,16 @@ def _sampler(elapsed_s, protocol):
             elapsed = elapsed_s(number)
             if elapsed * 1e3 >= protocol.min_repeat_ms:
                 return elapsed / number * 1e6
-            number = max(number * 2, int(number * protocol.min_repeat_ms / 1e3
-                                         / max(elapsed, 1e-9)) + 1)
+            number = max(
+                number * 2, int(number * protocol.min_repeat_ms / 1e3 / max(elapsed, 1e-9)) + 1
+            )
 
     return lambda: [sample() for _ in range(protocol.repeat)]
 
 
 def call_timer(call, on_gpu: bool, protocol):
     """Times `call` like `time_evaluator`: CUDA events around back-to-back calls on the GPU."""
+
     def elapsed_s(count: int) -> float:
         if not on_gpu:
             started = time.perf_counter()
@@ -209,6 +225,7 @@ def call_timer(call, on_gpu: bool, protocol):
                 call()
             return time.perf_counter() - started
         import torch
+
         start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
         start.record()
         for _ in range(count):
@@ -223,6 +240,7 @@ def call_timer(call, on_gpu: bool, protocol):
 def wall_timer(call, sync, protocol):
     """Times back-to-back calls by the host's clock, from an idle device to the last call's
     end (`sync`): what a Python caller waits. Needs no PyTorch, on any device."""
+
     def elapsed_s(count: int) -> float:
         sync()
         started = time.perf_counter()

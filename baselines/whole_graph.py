@@ -48,8 +48,11 @@ def find_group(mod: tvm.IRModule, func: relax.Function) -> dict | None:
     if len(blocks) != 1 or not isinstance(blocks[0], relax.DataflowBlock):
         return None
     bindings = {binding.var: binding for binding in blocks[0].bindings}
-    kernels = {var: _pattern(mod, b.value) for var, b in bindings.items()
-               if kernel_callee(mod, b.value) is not None}
+    kernels = {
+        var: _pattern(mod, b.value)
+        for var, b in bindings.items()
+        if kernel_callee(mod, b.value) is not None
+    }
     # The pool's pattern. A plain reduction (kCommReduce) is another FuseOps rule: left alone.
     anchors = [var for var, kind in kernels.items() if kind == OUT_ELEMWISE_FUSABLE]
     if len(anchors) != 1:
@@ -98,8 +101,10 @@ def _consumers(bindings, kernels, users, free, anchor) -> set | None:
                 continue  # a tuple of outputs or the like: the value becomes a group output
             if kernels[user] > BROADCAST or not tvm_ffi.structural_equal(user.ty, shape):
                 return None
-            if any(not free(a) and a not in found and not a.same_as(anchor)
-                   for a in _arguments(bindings[user].value)):
+            if any(
+                not free(a) and a not in found and not a.same_as(anchor)
+                for a in _arguments(bindings[user].value)
+            ):
                 return None
             if user not in found:
                 found.add(user)
@@ -110,7 +115,8 @@ def _consumers(bindings, kernels, users, free, anchor) -> set | None:
 def _escapes(var, users, members) -> bool:
     """Whether the value is used after the group: outside the block, or by a non-member."""
     return not isinstance(var, relax.DataflowVar) or any(
-        user not in members for user in users.get(var, []))
+        user not in members for user in users.get(var, [])
+    )
 
 
 def _users(block) -> dict:
@@ -127,8 +133,14 @@ def _pattern(mod, value) -> int:
     callee = mod[kernel_callee(mod, value)]
     if isinstance(callee, tvm.tirx.PrimFunc):
         return int((callee.attrs or {}).get("op_pattern", OPAQUE))
-    return max((_pattern(mod, b.value) for b in callee.body.blocks[0].bindings
-                if kernel_callee(mod, b.value) is not None), default=OPAQUE)
+    return max(
+        (
+            _pattern(mod, b.value)
+            for b in callee.body.blocks[0].bindings
+            if kernel_callee(mod, b.value) is not None
+        ),
+        default=OPAQUE,
+    )
 
 
 def _arguments(call) -> list:
@@ -141,15 +153,26 @@ def _fuse_in(mod: tvm.IRModule, gv, func) -> tvm.IRModule:
     if group is None:
         return mod
     block = func.body.blocks[0]
-    outside = {used for binding in block.bindings if binding.var not in group
-               for used in relax.analysis.free_vars(binding.value)}
+    outside = {
+        used
+        for binding in block.bindings
+        if binding.var not in group
+        for used in relax.analysis.free_vars(binding.value)
+    }
     outputs = [var for var in group if var in outside or not isinstance(var, relax.DataflowVar)]
     # FuseOps' functions now inside the group go (unless called elsewhere), freeing their names.
     merged = {kernel_callee(mod, b.value) for b in group.values()}
-    elsewhere = {g for other, f in mod.functions.items() if isinstance(f, relax.Function)
-                 and not other.same_as(gv) for g in relax.analysis.all_global_vars(f)}
-    kept = {g: f for g, f in mod.functions.items()
-            if not (g in merged and isinstance(f, relax.Function) and g not in elsewhere)}
+    elsewhere = {
+        g
+        for other, f in mod.functions.items()
+        if isinstance(f, relax.Function) and not other.same_as(gv)
+        for g in relax.analysis.all_global_vars(f)
+    }
+    kept = {
+        g: f
+        for g, f in mod.functions.items()
+        if not (g in merged and isinstance(f, relax.Function) and g not in elsewhere)
+    }
     bb = relax.BlockBuilder(tvm.IRModule(kept, attrs=mod.attrs))
     fused, inputs = add_group_function(bb, mod, group, outputs)
     call = bb.normalize(relax.Call(fused, inputs))
@@ -159,7 +182,8 @@ def _fuse_in(mod: tvm.IRModule, gv, func) -> tvm.IRModule:
         whole = relax.DataflowVar("whole", call.ty)
         rebound = [relax.VarBinding(whole, call)] + [
             relax.VarBinding(var, bb.normalize(relax.TupleGetItem(whole, index)))
-            for index, var in enumerate(outputs)]
+            for index, var in enumerate(outputs)
+        ]
     # The group's inputs are parameters and constants, so it can come first.
     bindings = rebound + [b for b in block.bindings if b.var not in group]
     body = relax.SeqExpr([relax.DataflowBlock(bindings)], func.body.body)

@@ -17,5 +17,6 @@ def three(value) -> str:
 
 def table(header: list[str], rows: list[list]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(MISSING if c is None else str(c) for c in row) + " |"
-                    for row in rows]
+    return lines + [
+        "| " + " | ".join(MISSING if c is None else str(c) for c in row) + " |" for row in rows
+    ]

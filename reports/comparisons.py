@@ -7,9 +7,16 @@ from .samples import LABELS
 DEFAULT_ORDER = ("off", "partial", "on", "serial")
 # (numerator, denominator) pairs the issue thread quotes, when both arms were timed: the issue's
 # slowdown, the rule-made arms against each other and against the tuned optimum of their kernel.
-ISSUE_RATIOS = (("on", "off"), ("on", "partial"), ("serial", "on"), ("one-kernel", "fixed"),
-                ("one-kernel+capture", "fixed+capture"), ("fixed", "optuna"),
-                ("fixed", "metaschedule"), ("one-kernel", "optuna-one-kernel"))
+ISSUE_RATIOS = (
+    ("on", "off"),
+    ("on", "partial"),
+    ("serial", "on"),
+    ("one-kernel", "fixed"),
+    ("one-kernel+capture", "fixed+capture"),
+    ("fixed", "optuna"),
+    ("fixed", "metaschedule"),
+    ("one-kernel", "optuna-one-kernel"),
+)
 # TVM arms that are the issue's baselines, not candidates to hold against a peer.
 BASELINES = ("off", "partial", "on")
 
@@ -27,8 +34,12 @@ def treatment(name: str) -> str:
 def like_for_like(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
     """Every TVM candidate against every peer given the same treatment."""
     candidates = [n for n in timed if n not in peers and n not in BASELINES]
-    return [(arm, peer) for arm in candidates for peer in timed
-            if peer in peers and treatment(peer) == treatment(arm)]
+    return [
+        (arm, peer)
+        for arm in candidates
+        for peer in timed
+        if peer in peers and treatment(peer) == treatment(arm)
+    ]
 
 
 def ratio_pairs(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
@@ -43,8 +54,10 @@ def ratio_text(ratio: dict) -> str:
     """`0.143 (95 % CI 0.139–0.147)`; an interval needs two trials or two blocks."""
     if ratio.get("low") is None:
         return f"{ratio['ratio']:.3f} (no interval)"
-    return (f"{ratio['ratio']:.3f} ({ratio['confidence']:.0%} CI "
-            f"{ratio['low']:.3f}–{ratio['high']:.3f})")
+    return (
+        f"{ratio['ratio']:.3f} ({ratio['confidence']:.0%} CI "
+        f"{ratio['low']:.3f}–{ratio['high']:.3f})"
+    )
 
 
 def verdict(pair: str, ratio: dict) -> str:

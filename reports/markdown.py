@@ -25,14 +25,24 @@ def wall_text(report: dict) -> list[str]:
         return []
     parts = [f"{phase} {seconds:.0f} s" for phase, seconds in walls.items()]
     whole = f"; the whole run {report['wall_s']:.0f} s" if report.get("wall_s") else ""
-    return ["", "## Wall time", "", "Per phase (tuners run side by side within `tuning`; "
-            "summed over resumes): " + ", ".join(parts) + whole + "."]
+    return [
+        "",
+        "## Wall time",
+        "",
+        "Per phase (tuners run side by side within `tuning`; "
+        "summed over resumes): " + ", ".join(parts) + whole + ".",
+    ]
 
 
 def render(report: dict) -> str:
-    lines = ["# Fused MaxPool + Add (apache/tvm#20401): default schedule against tuned schedules",
-             "", headline(report), "", "## Arms (the whole graph; medians of per-trial medians)",
-             ""]
+    lines = [
+        "# Fused MaxPool + Add (apache/tvm#20401): default schedule against tuned schedules",
+        "",
+        headline(report),
+        "",
+        "## Arms (the whole graph; medians of per-trial medians)",
+        "",
+    ]
     lines += arms_table(report)
     lines += arm_notes(report)
     lines += ratios_section(report)
@@ -43,8 +53,18 @@ def render(report: dict) -> str:
     lines += fused_kernel_table(report)
     lines += tuners_section(report)
     lines += wall_text(report)
-    lines += ["", "## Case and protocol", "", f"Case: `{report['case']}`",
-              "", f"Protocol: `{report['protocol']}`", "",
-              f"Command: `{report.get('command')}`", "", "## Environment", ""]
+    lines += [
+        "",
+        "## Case and protocol",
+        "",
+        f"Case: `{report['case']}`",
+        "",
+        f"Protocol: `{report['protocol']}`",
+        "",
+        f"Command: `{report.get('command')}`",
+        "",
+        "## Environment",
+        "",
+    ]
     lines += environment_block(report)
     return "\n".join(lines) + "\n"

@@ -16,8 +16,9 @@ def _ratio_cell(ratio: dict | None) -> str | None:
         return None
     if ratio.get("low") is None:
         return f"{ratio['ratio']:.3f}"
-    return (f"{ratio['ratio']:.3f} ({ratio['low']:.3f}–{ratio['high']:.3f}, "
-            f"±{ratio['half_width']:.1%})")
+    return (
+        f"{ratio['ratio']:.3f} ({ratio['low']:.3f}–{ratio['high']:.3f}, ±{ratio['half_width']:.1%})"
+    )
 
 
 def method_text(report: dict) -> str:
@@ -25,12 +26,14 @@ def method_text(report: dict) -> str:
     text = f"{method['confidence']:.0%} intervals, {method['method']}."
     coverage = method.get("coverage")
     if coverage:
-        text += (f" Coverage verified by simulating {method['studies']} studies with the H200's "
-                 f"noise structure at this run's {method['trials']} trials x {method['blocks']} "
-                 f"blocks x {method['samples']} samples (`reports/stats/coverage.py`): "
-                 f"{coverage['host']:.1%} for two host-bound arms, {coverage['gpu']:.1%} for a "
-                 f"host-bound arm against a GPU-bound one, {coverage['gpu-time']:.1%} for two "
-                 "GPU times.")
+        text += (
+            f" Coverage verified by simulating {method['studies']} studies with the H200's "
+            f"noise structure at this run's {method['trials']} trials x {method['blocks']} "
+            f"blocks x {method['samples']} samples (`reports/stats/coverage.py`): "
+            f"{coverage['host']:.1%} for two host-bound arms, {coverage['gpu']:.1%} for a "
+            f"host-bound arm against a GPU-bound one, {coverage['gpu-time']:.1%} for two "
+            "GPU times."
+        )
     return text
 
 
@@ -41,10 +44,15 @@ def ratios_section(report: dict) -> list[str]:
         return []
     rows = []
     for pair in pairs:
-        rows.append([f"`{pair}`", *(_ratio_cell(report["ratios_by_figure"][figure].get(pair))
-                                    for figure in figures)])
+        rows.append(
+            [
+                f"`{pair}`",
+                *(_ratio_cell(report["ratios_by_figure"][figure].get(pair)) for figure in figures),
+            ]
+        )
     return ["", "## Paired ratios", "", method_text(report), ""] + table(
-        ["ratio", *figures.values()], rows)
+        ["ratio", *figures.values()], rows
+    )
 
 
 def noise_section(report: dict) -> list[str]:
@@ -53,18 +61,28 @@ def noise_section(report: dict) -> list[str]:
         for figure, label in figures.items():
             noise = arm.get("figures", {}).get(figure, {}).get("noise")
             if noise:
-                rows.append([f"`{name}`", label, _percent(noise["within_call"]),
-                             _percent(noise["between_blocks"]),
-                             _percent(noise["between_processes"])])
+                rows.append(
+                    [
+                        f"`{name}`",
+                        label,
+                        _percent(noise["within_call"]),
+                        _percent(noise["between_blocks"]),
+                        _percent(noise["between_processes"]),
+                    ]
+                )
     if not rows:
         return []
-    lines = ["", "## Noise by level", "",
-             "Standard deviation of log time (about the CV) within one timer call's samples, "
-             "between the block medians of a trial, and between the trials' centres (the "
-             "geometric mean of a trial's block medians); each level holds a share of the "
-             "levels below it.", ""]
-    lines += table(["arm", "figure", "within a call", "between blocks", "between processes"],
-                   rows)
+    lines = [
+        "",
+        "## Noise by level",
+        "",
+        "Standard deviation of log time (about the CV) within one timer call's samples, "
+        "between the block medians of a trial, and between the trials' centres (the "
+        "geometric mean of a trial's block medians); each level holds a share of the "
+        "levels below it.",
+        "",
+    ]
+    lines += table(["arm", "figure", "within a call", "between blocks", "between processes"], rows)
     for figure, label in figures.items():
         lines += _trial_centres(report, figure, label)
     return lines
@@ -80,12 +98,17 @@ def _trial_centres(report: dict, figure: str, label: str) -> list[str]:
         if len(known) < 2:
             continue
         mean = sum(known) / len(known)
-        rows.append([f"`{name}`"] + [None if c is None else f"{c:.2f} ({c / mean - 1:+.1%})"
-                                     for c in centres])
+        rows.append(
+            [f"`{name}`"]
+            + [None if c is None else f"{c:.2f} ({c / mean - 1:+.1%})" for c in centres]
+        )
     if not rows:
         return []
-    return ["", f"Per-trial centres, {label}, us (departure from the arm's mean over trials):",
-            ""] + table(["arm", *(f"trial {i}" for i in range(trials))], rows)
+    return [
+        "",
+        f"Per-trial centres, {label}, us (departure from the arm's mean over trials):",
+        "",
+    ] + table(["arm", *(f"trial {i}" for i in range(trials))], rows)
 
 
 def design_text(report: dict) -> list[str]:
@@ -94,12 +117,18 @@ def design_text(report: dict) -> list[str]:
         return []
     first = designs[0]
     whole = all(d["positions"] and d["carryover"] for d in designs)
-    balance = ("whole cycles: every arm in every position, and right after every other arm, "
-               "equally often" if whole else
-               "not whole cycles of the design, so the balance is only approximate; give "
-               f"--blocks a multiple of {first['rows']}")
-    return ["", "## Order of the blocks", "",
-            f"A Williams design over the {len(first['arms'])} timed arms ({first['rows']} rows), "
-            f"{first['blocks']} blocks per trial ({balance}); trials start at rows "
-            f"{', '.join(str(d['start_row']) for d in designs)}. Every block's order is in "
-            "`trials/trial_<i>.json` (`block_orders`)."]
+    balance = (
+        "whole cycles: every arm in every position, and right after every other arm, equally often"
+        if whole
+        else "not whole cycles of the design, so the balance is only approximate; give "
+        f"--blocks a multiple of {first['rows']}"
+    )
+    return [
+        "",
+        "## Order of the blocks",
+        "",
+        f"A Williams design over the {len(first['arms'])} timed arms ({first['rows']} rows), "
+        f"{first['blocks']} blocks per trial ({balance}); trials start at rows "
+        f"{', '.join(str(d['start_row']) for d in designs)}. Every block's order is in "
+        "`trials/trial_<i>.json` (`block_orders`).",
+    ]

@@ -19,10 +19,15 @@ ONE_KERNEL = ("one-kernel/fixed", "one-kernel+capture/fixed+capture")
 
 def headline(report: dict) -> str:
     timed = {name for name, arm in report["arms"].items() if arm["median_us"] is not None}
-    sentences = [_setting(report), _pairs(report, SLOWDOWN, "The issue's slowdown"),
-                 *(_candidate(report) if CANDIDATE in timed else _best_tuned(report, timed)),
-                 *(_like_for_like(report, pair) for pair in FAIR_PEERS),
-                 _one_kernel(report), *_not_measured(report), _correctness(report)]
+    sentences = [
+        _setting(report),
+        _pairs(report, SLOWDOWN, "The issue's slowdown"),
+        *(_candidate(report) if CANDIDATE in timed else _best_tuned(report, timed)),
+        *(_like_for_like(report, pair) for pair in FAIR_PEERS),
+        _one_kernel(report),
+        *_not_measured(report),
+        _correctness(report),
+    ]
     return " ".join(s for s in sentences if s)
 
 
@@ -41,9 +46,11 @@ def _setting(report: dict) -> str:
         clause, notes = "no intervals (one trial of one block), so no verdicts", []
     if notes:
         clause += f" ({'; '.join(notes)})"
-    return (f"On {report['device']} ({report['target']}), {trials} "
-            f"{'trial' if trials == 1 else 'trials'} of one process each; ratios are of times, "
-            f"with {clause}.")
+    return (
+        f"On {report['device']} ({report['target']}), {trials} "
+        f"{'trial' if trials == 1 else 'trials'} of one process each; ratios are of times, "
+        f"with {clause}."
+    )
 
 
 def _ratio(report: dict, pair: str) -> dict | None:
@@ -62,11 +69,14 @@ def _candidate(report: dict) -> list[str]:
     rule = "the default rules with `WindowReduction` before `GeneralReduction`"
     if report["target"] != "cuda":
         rule += f", a GPU rule: on {report['target']} it builds what ON builds"
-    sentence = (f"The candidate fix `{CANDIDATE}` ({rule}), {LABELS['call_path']}: "
-                f"{us(arms[CANDIDATE]['median_us'])} us")
+    sentence = (
+        f"The candidate fix `{CANDIDATE}` ({rule}), {LABELS['call_path']}: "
+        f"{us(arms[CANDIDATE]['median_us'])} us"
+    )
     if _ratio(report, pair):
-        sentence += (f" against ON's {us(arms['on']['median_us'])} us, "
-                     f"{verdict(pair, _ratio(report, pair))}")
+        sentence += (
+            f" against ON's {us(arms['on']['median_us'])} us, {verdict(pair, _ratio(report, pair))}"
+        )
     optimum = _against_optimum(report, CANDIDATE)
     return [sentence + ".", f"Against the tuned optimum, {'; '.join(optimum)}." if optimum else ""]
 
@@ -74,8 +84,11 @@ def _candidate(report: dict) -> list[str]:
 def _tuned_alike(report: dict, name: str) -> list[str]:
     """The tuned arms that searched the same kernel as `name` (pool kernel or whole graph)."""
     whole = report["arms"][name].get("whole_graph")
-    return [t for t in report["tuners"] if t in report["arms"]
-            and report["arms"][t].get("whole_graph") == whole]
+    return [
+        t
+        for t in report["tuners"]
+        if t in report["arms"] and report["arms"][t].get("whole_graph") == whole
+    ]
 
 
 def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[str]:
@@ -86,14 +99,21 @@ def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[s
         return []
     tuned = _tuned_alike(report, name)
     clauses = []
-    found = sorted((t for t in tuned if tuners[t].get("best_kernel_us")),
-                   key=lambda t: tuners[t]["best_kernel_us"])
+    found = sorted(
+        (t for t in tuned if tuners[t].get("best_kernel_us")),
+        key=lambda t: tuners[t]["best_kernel_us"],
+    )
     if found and arms[name].get("kernel_us"):
         best = tuners[found[0]]["best_kernel_us"]
-        finds = "; ".join(f"`{t}` {us(tuners[t]['best_kernel_us'])} us, found at trial "
-                          f"{tuners[t]['best_trial']} of {tuners[t]['trials']}" for t in found)
-        clauses.append(f"its kernel takes {us(arms[name]['kernel_us'])} us, "
-                       f"{arms[name]['kernel_us'] / best:.2f}x the best tuned kernel ({finds})")
+        finds = "; ".join(
+            f"`{t}` {us(tuners[t]['best_kernel_us'])} us, found at trial "
+            f"{tuners[t]['best_trial']} of {tuners[t]['trials']}"
+            for t in found
+        )
+        clauses.append(
+            f"its kernel takes {us(arms[name]['kernel_us'])} us, "
+            f"{arms[name]['kernel_us'] / best:.2f}x the best tuned kernel ({finds})"
+        )
     timed = [t for t in tuned if arms[t]["median_us"] is not None]
     if end_to_end and timed:
         fastest = min(timed, key=lambda t: arms[t]["median_us"])
@@ -109,23 +129,30 @@ def _best_tuned(report: dict, timed: set) -> list[str]:
     if not tuned:
         return []
     best = min(tuned, key=lambda t: report["arms"][t]["median_us"])
-    return [_pairs(report, (f"{best}/on",), f"The fastest tuned arm, `{best}`"),
-            _tuner_find(report, best)]
+    return [
+        _pairs(report, (f"{best}/on",), f"The fastest tuned arm, `{best}`"),
+        _tuner_find(report, best),
+    ]
 
 
 def _tuner_find(report: dict, name: str) -> str:
     tuner = report["tuners"][name]
     if tuner.get("best_trial") is None:
         return ""
-    return (f"`{name}` found its kernel ({us(tuner['best_kernel_us'])} us) at trial "
-            f"{tuner['best_trial']} of {tuner['trials']}.")
+    return (
+        f"`{name}` found its kernel ({us(tuner['best_kernel_us'])} us) at trial "
+        f"{tuner['best_trial']} of {tuner['trials']}."
+    )
 
 
 def _like_for_like(report: dict, pair: str) -> str:
     verdicts = figure_verdicts(report, pair, PEER_FIGURES)
     top, peer = pair.split("/")
-    return (f"Like for like against PyTorch ({treatment(top)}), `{top}` against `{peer}`: "
-            f"{verdicts}." if verdicts else "")
+    return (
+        f"Like for like against PyTorch ({treatment(top)}), `{top}` against `{peer}`: {verdicts}."
+        if verdicts
+        else ""
+    )
 
 
 def _one_kernel(report: dict) -> str:
@@ -134,18 +161,24 @@ def _one_kernel(report: dict) -> str:
     if not found:
         return ""
     found += _against_optimum(report, "one-kernel", end_to_end=False)
-    return f"The whole graph as one kernel (`one-kernel`), {LABELS['call_path']}: " + "; ".join(
-        found) + "."
+    return (
+        f"The whole graph as one kernel (`one-kernel`), {LABELS['call_path']}: "
+        + "; ".join(found)
+        + "."
+    )
 
 
 def _not_measured(report: dict) -> list[str]:
-    found = [f"Tuner `{name}` gave no arm: {reason}."
-             for name, reason in report.get("tuner_failures", {}).items()]
+    found = [
+        f"Tuner `{name}` gave no arm: {reason}."
+        for name, reason in report.get("tuner_failures", {}).items()
+    ]
     by_reason = {}
     for name, reason in report.get("peers_not_measured", {}).items():
         by_reason.setdefault(reason, []).append(f"`{name}`")
-    return found + [f"Not measured: {', '.join(names)} ({reason})."
-                    for reason, names in by_reason.items()]
+    return found + [
+        f"Not measured: {', '.join(names)} ({reason})." for reason, names in by_reason.items()
+    ]
 
 
 def _correctness(report: dict) -> str:
@@ -153,5 +186,7 @@ def _correctness(report: dict) -> str:
     wrong = [name for name, arm in arms.items() if not arm["correct"]]
     if wrong:
         return "Wrong against the NumPy reference, not timed: " + ", ".join(wrong) + "."
-    return ("Every arm matched the independent NumPy reference (largest max-abs error "
-            f"{max(a['max_abs_err'] or 0 for a in arms.values()):.3g}).")
+    return (
+        "Every arm matched the independent NumPy reference (largest max-abs error "
+        f"{max(a['max_abs_err'] or 0 for a in arms.values()):.3g})."
+    )

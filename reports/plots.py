@@ -25,6 +25,7 @@ def save_figure(figure, path) -> None:
     """Through the run folder's atomic write: a link planted at `path` is replaced, not
     followed."""
     import io
+
     image = io.BytesIO()
     figure.savefig(image, dpi=90, format="png")
     plt.close(figure)
@@ -42,12 +43,21 @@ def _arms(run: Run, report: dict) -> None:
     for i, (key, label) in enumerate(figures.items()):
         stats = [arm["figures"].get(key) for _, arm in timed]
         medians = [s["median_us"] if s else float("nan") for s in stats]
-        errors = [[s["median_us"] - s["q1_us"] if s else 0 for s in stats],
-                  [s["q3_us"] - s["median_us"] if s else 0 for s in stats]]
-        axis.bar([j + (i - (len(figures) - 1) / 2) * width for j in range(len(timed))], medians,
-                 width, yerr=errors, capsize=3, label=label)
-    axis.set_xticks(range(len(timed)), [name for name, _ in timed], rotation=30, ha="right",
-                    fontsize=7)
+        errors = [
+            [s["median_us"] - s["q1_us"] if s else 0 for s in stats],
+            [s["q3_us"] - s["median_us"] if s else 0 for s in stats],
+        ]
+        axis.bar(
+            [j + (i - (len(figures) - 1) / 2) * width for j in range(len(timed))],
+            medians,
+            width,
+            yerr=errors,
+            capsize=3,
+            label=label,
+        )
+    axis.set_xticks(
+        range(len(timed)), [name for name, _ in timed], rotation=30, ha="right", fontsize=7
+    )
     axis.set_yscale("log")
     axis.set_ylabel("us per call (median, IQR)")
     axis.legend(fontsize=7)
@@ -73,8 +83,9 @@ def _best_so_far(run: Run, report: dict) -> None:
     for key, style in (("default_kernel_us", "--"), ("serial_kernel_us", ":")):
         value = next((t[key] for t in report["tuners"].values() if t.get(key)), None)
         if value:
-            axis.axhline(value, linestyle=style, color="gray",
-                         label=key.replace("_kernel_us", " schedule"))
+            axis.axhline(
+                value, linestyle=style, color="gray", label=key.replace("_kernel_us", " schedule")
+            )
     axis.set_yscale("log")
     axis.set_xlabel("trial")
     axis.set_ylabel("best fused-kernel time so far, us")
@@ -97,21 +108,30 @@ def _importances(run: Run, report: dict) -> None:
 def sweep_plot(sweep: dict, path) -> None:
     """Per Case: the fused kernel's time under each schedule, and the whole graph per arm."""
     import numpy as np
+
     cases = sweep["cases"]
     x = np.arange(len(cases))
     # One colour per schedule in both panels (the default rule's kernel is ON's).
-    colours = {"default": "tab:blue", "on": "tab:blue", "fixed": "tab:orange",
-               "serial": "tab:green", "optuna": "tab:red", "partial": "tab:purple",
-               "one-kernel": "tab:brown"}
+    colours = {
+        "default": "tab:blue",
+        "on": "tab:blue",
+        "fixed": "tab:orange",
+        "serial": "tab:green",
+        "optuna": "tab:red",
+        "partial": "tab:purple",
+        "one-kernel": "tab:brown",
+    }
     figure, (kernel_axis, e2e_axis) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
-    for axis, field, keys in ((kernel_axis, "kernel_us", ("default", "fixed", "serial", "optuna")),
-                              (e2e_axis, "end_to_end_us",
-                               ("on", "partial", "fixed", "optuna", "one-kernel"))):
+    for axis, field, keys in (
+        (kernel_axis, "kernel_us", ("default", "fixed", "serial", "optuna")),
+        (e2e_axis, "end_to_end_us", ("on", "partial", "fixed", "optuna", "one-kernel")),
+    ):
         width = 0.8 / len(keys)
         for i, key in enumerate(keys):
             values = [c[field][key] or np.nan for c in cases]
-            axis.bar(x + (i - (len(keys) - 1) / 2) * width, values, width, label=key,
-                     color=colours[key])
+            axis.bar(
+                x + (i - (len(keys) - 1) / 2) * width, values, width, label=key, color=colours[key]
+            )
         axis.set_yscale("log")
         axis.legend(fontsize=7, ncol=len(keys))
     kernel_axis.set_ylabel("fused kernel, us")

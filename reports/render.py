@@ -12,8 +12,19 @@ from .summary import summarize_run
 
 # median_us, iqr_us, cv: end to end through the arm's own call path (the figure earlier
 # reports gave); python_call_us and queued_gpu_us: the other two figures' medians.
-CSV_FIELDS = ("arm", "median_us", "iqr_us", "cv", "python_call_us", "queued_gpu_us",
-              "ratio_to_on", "ratio_to_best", "correct", "max_abs_err", "samples")
+CSV_FIELDS = (
+    "arm",
+    "median_us",
+    "iqr_us",
+    "cv",
+    "python_call_us",
+    "queued_gpu_us",
+    "ratio_to_on",
+    "ratio_to_best",
+    "correct",
+    "max_abs_err",
+    "samples",
+)
 
 
 def render_run(run: Run) -> dict:

@@ -93,18 +93,26 @@ def _figure_summary(per_trial: list) -> dict:
     timed = [[s for block in trial for s in block] for trial in per_trial]
     timed = [samples for samples in timed if samples]
     pooled = summarize([s for samples in timed for s in samples])
-    return {"median_us": combined_median(timed),
-            "trial_medians_us": [float(np.median(s)) for s in timed],
-            "iqr_us": pooled["iqr_us"], "q1_us": pooled["q1_us"], "q3_us": pooled["q3_us"],
-            "cv": float(np.median([summarize(s)["cv"] for s in timed])),
-            "samples": pooled["samples"], "noise": noise_levels(per_trial)}
+    return {
+        "median_us": combined_median(timed),
+        "trial_medians_us": [float(np.median(s)) for s in timed],
+        "iqr_us": pooled["iqr_us"],
+        "q1_us": pooled["q1_us"],
+        "q3_us": pooled["q3_us"],
+        "cv": float(np.median([summarize(s)["cv"] for s in timed])),
+        "samples": pooled["samples"],
+        "noise": noise_levels(per_trial),
+    }
 
 
 def _arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
     checks = [t["checks"][name] for t in trials if name in t["checks"]]
     errors = [c["max_abs_err"] for c in checks if c.get("max_abs_err") is not None]
-    figures = {figure: _figure_summary(per_arm[name]) for figure, per_arm in samples.items()
-               if has_samples(per_arm[name])}
+    figures = {
+        figure: _figure_summary(per_arm[name])
+        for figure, per_arm in samples.items()
+        if has_samples(per_arm[name])
+    }
     summary = {
         "correct": bool(checks) and all(c["correct"] for c in checks),
         "max_abs_err": max(errors) if errors else None,
@@ -114,8 +122,20 @@ def _arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
         "median_us": None,
     }
     if "call_path" in figures:  # the figure earlier reports gave, under the same keys
-        summary.update({key: figures["call_path"][key] for key in (
-            "median_us", "trial_medians_us", "iqr_us", "q1_us", "q3_us", "cv", "samples")})
+        summary.update(
+            {
+                key: figures["call_path"][key]
+                for key in (
+                    "median_us",
+                    "trial_medians_us",
+                    "iqr_us",
+                    "q1_us",
+                    "q3_us",
+                    "cv",
+                    "samples",
+                )
+            }
+        )
     return summary
 
 
@@ -158,13 +178,15 @@ def fused_kernel_bytes(case: dict, whole: bool = False) -> int:
 
 # Which tuner figure is the kernel-level time of the fused kernel in each arm (the tuners time
 # the rules' kernels with the same timer as their candidates).
-KERNEL_TIME_SOURCES = {"on": ("optuna", "default_kernel_us"),
-                       "fixed": ("optuna", "fixed_kernel_us"),
-                       "serial": ("optuna", "serial_kernel_us"),
-                       "optuna": ("optuna", "best_kernel_us"),
-                       "metaschedule": ("metaschedule", "best_kernel_us"),
-                       "one-kernel": ("optuna-one-kernel", "fixed_kernel_us"),
-                       "optuna-one-kernel": ("optuna-one-kernel", "best_kernel_us")}
+KERNEL_TIME_SOURCES = {
+    "on": ("optuna", "default_kernel_us"),
+    "fixed": ("optuna", "fixed_kernel_us"),
+    "serial": ("optuna", "serial_kernel_us"),
+    "optuna": ("optuna", "best_kernel_us"),
+    "metaschedule": ("metaschedule", "best_kernel_us"),
+    "one-kernel": ("optuna-one-kernel", "fixed_kernel_us"),
+    "optuna-one-kernel": ("optuna-one-kernel", "best_kernel_us"),
+}
 
 
 def is_fused_pool_kernel(name: str) -> bool:
@@ -183,7 +205,13 @@ def _add_fused_kernel_table(report: dict) -> None:
             continue
         kernel_us = arm["kernel_us"]
         moved = report["whole_kernel_bytes" if arm["whole_graph"] else "fused_kernel_bytes"]
-        rows.append({"arm": name, **kernel, "kernel_us": kernel_us,
-                     "whole_graph": arm["whole_graph"],
-                     "gbps": moved / (kernel_us * 1e-6) / 1e9 if kernel_us else None})
+        rows.append(
+            {
+                "arm": name,
+                **kernel,
+                "kernel_us": kernel_us,
+                "whole_graph": arm["whole_graph"],
+                "gbps": moved / (kernel_us * 1e-6) / 1e9 if kernel_us else None,
+            }
+        )
     report["fused_kernel"] = rows

@@ -7,34 +7,55 @@ from pathlib import Path
 
 from tuning.store import RUN_FILE, read_json, write_json, write_text
 
-from .cells import MISSING, table, us
+from .sweep_md import GOAL_GAP, markdown
 from .summary import KERNEL_TIME_SOURCES
 
-# Within this of the tuned optimum, the candidate rule is "close enough" (issue 7's goal).
-GOAL_GAP = 0.10
-END_TO_END = ("partial", "on", "fixed", "serial", "optuna", "one-kernel", "optuna-one-kernel",
-              "fixed+capture", "one-kernel+capture")
+END_TO_END = (
+    "partial",
+    "on",
+    "fixed",
+    "serial",
+    "optuna",
+    "one-kernel",
+    "optuna-one-kernel",
+    "fixed+capture",
+    "one-kernel+capture",
+)
 # The kernel times a sweep tabulates: the default rule's kernel (ON's), the rule's, the serial
 # schedule's and Optuna's best, for the pool kernel and for the one kernel of the whole graph.
-KERNELS = {"default": KERNEL_TIME_SOURCES["on"],
-           **{arm: KERNEL_TIME_SOURCES[arm] for arm in ("fixed", "serial", "optuna", "one-kernel",
-                                                        "optuna-one-kernel")}}
+KERNELS = {
+    "default": KERNEL_TIME_SOURCES["on"],
+    **{
+        arm: KERNEL_TIME_SOURCES[arm]
+        for arm in ("fixed", "serial", "optuna", "one-kernel", "optuna-one-kernel")
+    },
+}
 
 
 def render_sweep(out: Path, names: list[str]) -> dict:
     stored = read_json(out / "sweep.json")  # with `large_reductions` where the sweep recorded it
-    cases = [_case_row(name, read_json(out / name / "report.json"),
-                       read_json(out / name / RUN_FILE)) for name in names]
-    sweep = {**stored, "device": cases[0]["device"] if cases else None, "cases": cases,
-             "fixed_slower_than_on": [c["case"] for c in cases if c["fixed_slower_than_on"]],
-             "fixed_beyond_goal": [c["case"] for c in cases if c["fixed_gap"] is not None
-                                   and c["fixed_gap"] > GOAL_GAP],
-             "one_kernel_slower_than_fixed": [c["case"] for c in cases
-                                              if c["one_kernel_slower_than_fixed"]],
-             "one_kernel_beyond_goal": [c["case"] for c in cases if c["one_kernel_gap"] is not None
-                                        and c["one_kernel_gap"] > GOAL_GAP],
-             "tuner_failures": {c["case"]: c["tuner_failures"] for c in cases
-                                if c["tuner_failures"]}}
+    cases = [
+        _case_row(name, read_json(out / name / "report.json"), read_json(out / name / RUN_FILE))
+        for name in names
+    ]
+    sweep = {
+        **stored,
+        "device": cases[0]["device"] if cases else None,
+        "cases": cases,
+        "fixed_slower_than_on": [c["case"] for c in cases if c["fixed_slower_than_on"]],
+        "fixed_beyond_goal": [
+            c["case"] for c in cases if c["fixed_gap"] is not None and c["fixed_gap"] > GOAL_GAP
+        ],
+        "one_kernel_slower_than_fixed": [
+            c["case"] for c in cases if c["one_kernel_slower_than_fixed"]
+        ],
+        "one_kernel_beyond_goal": [
+            c["case"]
+            for c in cases
+            if c["one_kernel_gap"] is not None and c["one_kernel_gap"] > GOAL_GAP
+        ],
+        "tuner_failures": {c["case"]: c["tuner_failures"] for c in cases if c["tuner_failures"]},
+    }
     write_json(out / "sweep.json", sweep)
     write_text(out / "sweep.md", markdown(sweep))
     try:
@@ -50,11 +71,15 @@ def _case_row(name: str, report: dict, meta: dict) -> dict:
     kernels = {key: tuners.get(tuner, {}).get(field) for key, (tuner, field) in KERNELS.items()}
     fixed_vs_on = report["ratios"].get("fixed/on", {})
     one_vs_fixed = report["ratios"].get("one-kernel/fixed", {})
-    launches = {row["arm"]: {k: row.get(k) for k in ("grid", "block")}
-                for row in report.get("fused_kernel", [])}
+    launches = {
+        row["arm"]: {k: row.get(k) for k in ("grid", "block")}
+        for row in report.get("fused_kernel", [])
+    }
     rules = meta.get("fused_kernel_rules", {})  # None where a sweep before it did not record
     return {
-        "case": name, "shape": report["case"], "device": report["device"],
+        "case": name,
+        "shape": report["case"],
+        "device": report["device"],
         "tuner_failures": report.get("tuner_failures", {}),
         "rule": rules.get("pool"),
         "one_kernel_rule": rules.get("one-kernel"),
@@ -71,113 +96,13 @@ def _case_row(name: str, report: dict, meta: dict) -> dict:
         "fixed_over_on": fixed_vs_on,
         "one_kernel_over_fixed": one_vs_fixed,
         "captured_one_kernel_over_fixed": report["ratios"].get(
-            "one-kernel+capture/fixed+capture", {}),
+            "one-kernel+capture/fixed+capture", {}
+        ),
         # Slower only when the interval says so (both ends above 1).
         "fixed_slower_than_on": bool(fixed_vs_on) and (fixed_vs_on.get("low") or 0) > 1,
-        "one_kernel_slower_than_fixed": bool(one_vs_fixed)
-        and (one_vs_fixed.get("low") or 0) > 1,
+        "one_kernel_slower_than_fixed": bool(one_vs_fixed) and (one_vs_fixed.get("low") or 0) > 1,
     }
 
 
 def _gap(kernel_us, optimum_us):
     return kernel_us / optimum_us - 1 if kernel_us and optimum_us else None
-
-
-def markdown(sweep: dict) -> str:
-    settings = sweep["settings"]
-    lines = [
-        "# Sweep: the candidate `WindowReduction` rule (`fixed`) across Cases", "",
-        f"On {sweep['device']}, `{sweep['command']}`: per Case, the end-to-end arms "
-        f"(trials {settings['protocol']['trials']}, blocks {settings['protocol']['blocks']}) and "
-        f"the fused kernel alone (time per launch), with Optuna's best of "
-        f"{settings['budget']} trials as the tuned optimum. Each Case's own report is in its "
-        "folder.", ""]
-    rows = []
-    for c in sweep["cases"]:
-        k, e = c["kernel_us"], c["end_to_end_us"]
-        rows.append([c["case"], _rule(c["rule"]), _launch(c["fixed_launch"]), us(k["default"]),
-                     us(k["fixed"]), us(k["serial"]), us(k["optuna"]), _percent(c["fixed_gap"]),
-                     *(us(e[arm]) for arm in ("partial", "on", "fixed", "serial", "optuna")),
-                     _ratio(c["fixed_over_on"]), _yes(c["fixed_correct"])])
-    lines += table(["case", "rule for the fused kernel", "fixed launch", "kernel us: default",
-                    "fixed", "serial", "optuna", "fixed gap to optuna", "e2e us: partial", "on",
-                    "fixed", "serial", "optuna", "fixed/on (95% CI)", "fixed correct"], rows)
-    lines += _findings(sweep, "fixed", "on", "fixed", "Optuna's best")
-    lines += [f"Case {name}: {'; '.join(errors.values())}; no tuned optimum.\n"
-              for name, errors in sweep["tuner_failures"].items()]
-    lines += _one_kernel_table(sweep) + _reductions_section(sweep.get("large_reductions"))
-    return "\n".join(lines) + "\n"
-
-
-def _one_kernel_table(sweep: dict) -> list[str]:
-    """The whole graph as one kernel (`one-kernel`) against `fixed`'s three, per Case."""
-    lines = [
-        "## One kernel for the whole graph", "",
-        "`one-kernel`: `FuseAroundReduction` after FuseOps, the kernel scheduled by "
-        "`WindowReduction`; its kernel against Optuna's best schedule of the same kernel "
-        "(`optuna-one-kernel`), and the graph against `fixed` end to end, by GPU time with "
-        "calls queued, and captured whole into a CUDA graph where the run has PyTorch and a GPU.",
-        ""]
-    rows = []
-    for c in sweep["cases"]:
-        k, e, q = c["kernel_us"], c["end_to_end_us"], c["queued_gpu_us"]
-        rows.append([c["case"], _rule(c["one_kernel_rule"]), _launch(c["one_kernel_launch"]),
-                     us(k["one-kernel"]), us(k["optuna-one-kernel"]), _percent(c["one_kernel_gap"]),
-                     us(e["fixed"]), us(e["one-kernel"]), _ratio(c["one_kernel_over_fixed"]),
-                     us(q["fixed"]), us(q["one-kernel"]), us(e["fixed+capture"]),
-                     us(e["one-kernel+capture"]), _ratio(c["captured_one_kernel_over_fixed"]),
-                     _yes(c["one_kernel_correct"])])
-    lines += table(["case", "rule", "launch", "kernel us: rule", "optuna", "gap",
-                    "e2e us: fixed", "one-kernel", "one-kernel/fixed (95% CI)",
-                    "GPU us queued: fixed", "one-kernel", "captured us: fixed", "one-kernel",
-                    "captured ratio (95% CI)", "correct"], rows)
-    return lines + _findings(sweep, "one_kernel", "fixed", "one-kernel",
-                             "Optuna's best of the same kernel")
-
-
-def _findings(sweep: dict, key: str, against: str, arm: str, optimum: str) -> list[str]:
-    """The Cases where `arm` is slower than `against` end to end, and where its kernel is
-    beyond the goal."""
-    slower, beyond = sweep[f"{key}_slower_than_{against}"], sweep[f"{key}_beyond_goal"]
-    return ["", f"Cases where `{arm}` is slower than `{against}` end to end (interval above 1): "
-            f"{', '.join(slower) if slower else 'none'}.",
-            f"Cases where the `{arm}` kernel is more than {GOAL_GAP:.0%} slower than {optimum}: "
-            f"{', '.join(beyond) if beyond else 'none'}.", ""]
-
-
-def _reductions_section(rows: dict | None) -> list[str]:
-    lines = ["## Graphs with large reductions", "",
-             "Which rule schedules each kernel (reduce, then add 1), under the default list and "
-             "with `WindowReduction` added; `unchanged` means the two scheduled modules print "
-             "the same.", ""]
-    if rows is None:
-        return lines + ["Not recorded: this sweep was measured before sweeps recorded it."]
-    return lines + table(["graph", "default rules", "fixed rules", "unchanged"], [
-        [name, _rules(row["default"]), _rules(row["fixed"]), _yes(row["unchanged"])]
-        for name, row in rows.items()])
-
-
-def _rule(assigned: dict | None) -> str:
-    return "not recorded" if assigned is None else ", ".join(sorted(set(assigned.values())))
-
-
-def _launch(launch: dict) -> str:
-    return " x ".join(str(v) for v in launch.values() if v) or MISSING
-
-
-def _percent(gap) -> str:
-    return MISSING if gap is None else f"{gap:+.1%}"
-
-
-def _yes(value) -> str:
-    return "yes" if value else "NO"
-
-
-def _ratio(r: dict) -> str:
-    if r.get("low") is None:  # one trial of one block: no interval
-        return f"{r['ratio']:.3f}" if r else MISSING
-    return f"{r['ratio']:.3f} ({r['low']:.3f}–{r['high']:.3f})"
-
-
-def _rules(assigned: dict) -> str:
-    return ", ".join(f"`{kernel}`: {rule}" for kernel, rule in assigned.items())

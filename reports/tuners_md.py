@@ -9,18 +9,24 @@ from .cells import table, three, us
 # What one unit of --budget is to each tuner (tuning/optuna_search.py, tuning/metaschedule.py).
 BUDGET_COUNTS = {
     "optuna": "trials of one Optuna study{workers}, failed candidates included (fewer where the "
-              "space is spent)",
+    "space is spent)",
     "optuna-one-kernel": "the same, for the one kernel of the whole graph",
     "metaschedule": "candidates of its two runs together: `ms-default` half of it (rounded "
-                    "down), `ms-space` the rest",
+    "down), `ms-space` the rest",
 }
 
 
 def tuners_section(report: dict) -> list[str]:
     if not report["tuners"]:
         return []
-    return ["", "## Tuners (the fused kernel, kernel-level timing)", "", *budget_text(report),
-            *tuners_table(report), *sampler_table(report)]
+    return [
+        "",
+        "## Tuners (the fused kernel, kernel-level timing)",
+        "",
+        *budget_text(report),
+        *tuners_table(report),
+        *sampler_table(report),
+    ]
 
 
 def budget_text(report: dict) -> list[str]:
@@ -31,10 +37,14 @@ def budget_text(report: dict) -> list[str]:
     parts = []
     for name, tuner in _tuners_of_the_run(report).items():
         counts = BUDGET_COUNTS.get(name, "candidates").format(
-            workers=f", shared by its {workers} workers" if workers > 1 else "")
+            workers=f", shared by its {workers} workers" if workers > 1 else ""
+        )
         runs = tuner.get("runs", {})
-        measured = (" and ".join(f"{run['trials']} (`{run_name}`)" for run_name, run in
-                                 runs.items()) if runs else tuner.get("trials"))
+        measured = (
+            " and ".join(f"{run['trials']} (`{run_name}`)" for run_name, run in runs.items())
+            if runs
+            else tuner.get("trials")
+        )
         parts.append(f"`{name}`, {counts}: {measured} measured")
     return [f"`--budget {report['budget']}` counted, per tuner: " + "; ".join(parts) + ".", ""]
 
@@ -49,13 +59,31 @@ def tuners_table(report: dict) -> list[str]:
     rows = []
     for name, tuner in report["tuners"].items():
         failed = ", ".join(f"{k}: {v}" for k, v in tuner.get("failed_by_reason", {}).items())
-        rows.append([f"`{name}`", tuner.get("trials"), tuner.get("valid"), failed or "0",
-                     us(tuner.get("best_kernel_us")), tuner.get("best_trial"),
-                     three(tuner.get("wall_s"))])
+        rows.append(
+            [
+                f"`{name}`",
+                tuner.get("trials"),
+                tuner.get("valid"),
+                failed or "0",
+                us(tuner.get("best_kernel_us")),
+                tuner.get("best_trial"),
+                three(tuner.get("wall_s")),
+            ]
+        )
     timers = sorted({t.get("timer") for t in report["tuners"].values() if t.get("timer")})
     note = [f"Kernel timer: {', '.join(timers)}.", ""] if timers else []
-    return note + table(["tuner", "trials", "valid", "failed by reason", "best kernel us",
-                         "found at trial", "wall s"], rows)
+    return note + table(
+        [
+            "tuner",
+            "trials",
+            "valid",
+            "failed by reason",
+            "best kernel us",
+            "found at trial",
+            "wall s",
+        ],
+        rows,
+    )
 
 
 def sampler_table(report: dict) -> list[str]:
@@ -67,9 +95,19 @@ def sampler_table(report: dict) -> list[str]:
     rows = []
     for name, result in replays.items():
         for run in result["runs"]:
-            rows.append([name, run["seed"], us(run["best_kernel_us"]), f"{run['gap']:.1%}",
-                         run["trials_to_within_10pct"]])
-    return ["", f"Exhaustive optimum of the space: {us(optuna['exhaustive_best_kernel_us'])} us "
-            f"over {optuna['exhaustive_points']} valid points. Samplers replayed on those "
-            f"measurements, {next(iter(replays.values()))['trials']} trials each:", ""] + table(
-        ["sampler", "seed", "best us", "gap to optimum", "trials to within 10 %"], rows)
+            rows.append(
+                [
+                    name,
+                    run["seed"],
+                    us(run["best_kernel_us"]),
+                    f"{run['gap']:.1%}",
+                    run["trials_to_within_10pct"],
+                ]
+            )
+    return [
+        "",
+        f"Exhaustive optimum of the space: {us(optuna['exhaustive_best_kernel_us'])} us "
+        f"over {optuna['exhaustive_points']} valid points. Samplers replayed on those "
+        f"measurements, {next(iter(replays.values()))['trials']} trials each:",
+        "",
+    ] + table(["sampler", "seed", "best us", "gap to optimum", "trials to within 10 %"], rows)

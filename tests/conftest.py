@@ -15,15 +15,35 @@ from tuning.space import Space  # noqa: E402
 
 # The issue's graph and two others that change every shape parameter the template depends on.
 DEFAULT = Case()
-WINDOW3 = Case(channels=4, height=20, width=18, window=3, stride=1, prelude=False, tail=1,
-               shared_output=True)
-ODD = Case(channels=3, height=23, width=29, window=2, stride=2, branches=2, tail=2,
-           shared_output=False)
+WINDOW3 = Case(
+    channels=4, height=20, width=18, window=3, stride=1, prelude=False, tail=1, shared_output=True
+)
+ODD = Case(
+    channels=3, height=23, width=29, window=2, stride=2, branches=2, tail=2, shared_output=False
+)
 CASES = [DEFAULT, WINDOW3, ODD]
 # `tune` options for a quick real run on llvm: one trial of one block, a small graph.
-SMALL = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
-         "--min-repeat-ms", "0", "--warmup-s", "0", "--case", "channels=2", "height=12",
-         "width=12", "branches=2"]
+SMALL = [
+    "--target",
+    "llvm",
+    "--trials",
+    "1",
+    "--blocks",
+    "1",
+    "--number",
+    "1",
+    "--repeat",
+    "1",
+    "--min-repeat-ms",
+    "0",
+    "--warmup-s",
+    "0",
+    "--case",
+    "channels=2",
+    "height=12",
+    "width=12",
+    "branches=2",
+]
 
 
 @pytest.fixture(params=CASES, ids=["default", "window3", "odd"])
@@ -36,8 +56,7 @@ TUNE = [sys.executable, "-m", "tuning.cli"]
 
 def tune(*args, check_exit=None, timeout=900):
     """Run the `tune` command as a user would; optionally assert its exit code."""
-    done = subprocess.run([*TUNE, *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run([*TUNE, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     if check_exit is not None:
         assert done.returncode == check_exit, done.stderr[-3000:]
     return done
@@ -45,8 +64,13 @@ def tune(*args, check_exit=None, timeout=900):
 
 def tune_killed_when(condition, *args, timeout=600):
     """Start `tune`, SIGKILL it (with its worker processes) once `condition()` holds."""
-    process = subprocess.Popen([*TUNE, *args], cwd=ROOT, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [*TUNE, *args],
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None and not condition():
         time.sleep(0.2)
@@ -103,7 +127,8 @@ sys.meta_path.insert(0, NoTVM())
 
 def python_without_tvm(code: str) -> subprocess.CompletedProcess:
     """Run `code` in a fresh Python, from the project's root, where `import tvm` fails."""
-    done = subprocess.run([sys.executable, "-c", NO_TVM + code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", NO_TVM + code], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return done

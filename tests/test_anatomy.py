@@ -50,9 +50,13 @@ def test_launch_is_read_from_thread_loops_and_from_lowered_thread_extents():
     expected = {"main_kernel": {"grid": OUTPUTS // (128 * 2 * 2), "block": 128}}
     assert launch_configs(scheduled) == expected
     # Lowered, the thread loops become `thread_extent` attributes (T.launch_thread).
-    lowered = tvm.ir.transform.Sequential([
-        s_tir.transform.LowerInitBlock(), s_tir.transform.ConvertBlocksToOpaque(),
-        s_tir.transform.LowerOpaqueBlock()])(scheduled)
+    lowered = tvm.ir.transform.Sequential(
+        [
+            s_tir.transform.LowerInitBlock(),
+            s_tir.transform.ConvertBlocksToOpaque(),
+            s_tir.transform.LowerOpaqueBlock(),
+        ]
+    )(scheduled)
     assert "T.thread_binding" not in lowered.script()
     assert launch_configs(lowered) == expected
 
@@ -67,5 +71,6 @@ def test_parse_ptxas_reads_every_field():
 ptxas info    : Function properties for k
     8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
 ptxas info    : Used 17 registers, used 1 barriers, 132 bytes smem, 372 bytes cmem[0]"""
-    assert parse_ptxas(report) == {"k": {"local_bytes": 8, "spill_bytes": 8, "registers": 17,
-                                         "shared_bytes": 132}}
+    assert parse_ptxas(report) == {
+        "k": {"local_bytes": 8, "spill_bytes": 8, "registers": 17, "shared_bytes": 132}
+    }

@@ -30,7 +30,10 @@ def test_arm_matches_reference_on_llvm(case, arm, tmp_path):
 def test_ir_after_fusion_and_scheduling_is_saved(tmp_path):
     build(DEFAULT, DEFAULT_ARMS[2], make_target("cuda"), tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "05_FuseOps.py", "06_FuseTIR.py", "07_ApplyDefaultSchedule.py"]
+        "05_FuseOps.py",
+        "06_FuseTIR.py",
+        "07_ApplyDefaultSchedule.py",
+    ]
 
 
 def test_serial_replaces_only_the_fused_pool_function(tmp_path):
@@ -51,9 +54,14 @@ def test_off_runs_no_fusion(tmp_path):
 def test_the_python_call_figure_calls_main_with_a_tensor_on_the_device(tmp_path):
     from tuning.timing import Protocol
     from tuning.vm_arms import VMArm
+
     device = tvm.cpu()
-    arm = VMArm(relax.VirtualMachine(build(DEFAULT, DEFAULT_ARMS[3], make_target("llvm"),
-                                           tmp_path), device), device)
+    arm = VMArm(
+        relax.VirtualMachine(
+            build(DEFAULT, DEFAULT_ARMS[3], make_target("llvm"), tmp_path), device
+        ),
+        device,
+    )
     x = random_input(DEFAULT, 1)
     got = outputs_of(arm.python_call(tvm.runtime.tensor(x, device=device)))
     for g, w in zip(got, reference(DEFAULT, x)):

@@ -56,6 +56,7 @@ def test_a_capture_arm_without_torch_is_one_line_and_exit_2():
 @pytest.mark.parametrize("name", ["fixed+capture", "serial+capture", "one-kernel+capture"])
 def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_path):
     import torch
+
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     import tvm
@@ -65,8 +66,9 @@ def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_p
     from tuning.vm_arms import CapturedVMArm, device_for
 
     target = make_target("cuda")
-    executable = relax.build(lower(case, ARMS[name], target), target=target,
-                             relax_pipeline=None, tir_pipeline="default")
+    executable = relax.build(
+        lower(case, ARMS[name], target), target=target, relax_pipeline=None, tir_pipeline="default"
+    )
     device = device_for(target)
     arm = CapturedVMArm(relax.VirtualMachine(executable, device), device)
     # Three inputs through one graph: each is copied into the captured input buffer.
@@ -86,6 +88,7 @@ def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_p
 @pytest.mark.skipif(not HAS_TORCH, reason="needs PyTorch")
 def test_a_cuda_trial_keeps_three_figures_per_arm_in_balanced_blocks():
     import torch
+
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
     from baselines.arms import DEFAULT_ARMS
@@ -96,8 +99,14 @@ def test_a_cuda_trial_keeps_three_figures_per_arm_in_balanced_blocks():
 
     arms = [DEFAULT_ARMS[2], ARMS["fixed"], ARMS["fixed+capture"]]
     protocol = Protocol(number=2, repeat=2, min_repeat_ms=1, warmup_s=0, blocks=None)
-    record = run_trial(DEFAULT, arms, {"kind": "cuda", "arch": gpu_arch()}, protocol, 1,
-                       peers=("torch-eager+capture",))
+    record = run_trial(
+        DEFAULT,
+        arms,
+        {"kind": "cuda", "arch": gpu_arch()},
+        protocol,
+        1,
+        peers=("torch-eager+capture",),
+    )
     names = {"on", "fixed", "fixed+capture", "torch-eager+capture"}
     assert record["design"]["positions"] and record["design"]["carryover"]
     assert len(record["block_orders"]) == record["design"]["blocks"] == 8
@@ -106,5 +115,6 @@ def test_a_cuda_trial_keeps_three_figures_per_arm_in_balanced_blocks():
     assert set(samples) == {"call_path", "python_call", "gpu_queued"}
     for figure in samples.values():
         assert set(figure) == names
-        assert all(len(blocks) == 8 and all(len(b) == 2 for b in blocks)
-                   for blocks in figure.values())
+        assert all(
+            len(blocks) == 8 and all(len(b) == 2 for b in blocks) for blocks in figure.values()
+        )

@@ -8,9 +8,27 @@ import pytest
 
 from conftest import tune
 
-FAST = ["--target", "llvm", "--trials", "2", "--blocks", "2", "--number", "2", "--repeat", "2",
-        "--min-repeat-ms", "1", "--warmup-s", "0", "--case", "channels=2", "height=16",
-        "width=16", "branches=2"]
+FAST = [
+    "--target",
+    "llvm",
+    "--trials",
+    "2",
+    "--blocks",
+    "2",
+    "--number",
+    "2",
+    "--repeat",
+    "2",
+    "--min-repeat-ms",
+    "1",
+    "--warmup-s",
+    "0",
+    "--case",
+    "channels=2",
+    "height=16",
+    "width=16",
+    "branches=2",
+]
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +64,13 @@ def test_budget_zero_run_writes_the_report(finished_run):
     assert set(method["coverage"]) == {"host", "gpu", "gpu-time"}
     markdown = (finished_run / "report.md").read_text()
     assert "on/off" in markdown and "| `serial` |" in markdown
-    for section in ("## Paired ratios", "## Noise by level", "## Order of the blocks",
-                    "Coverage verified by simulating", "end to end, called from Python"):
+    for section in (
+        "## Paired ratios",
+        "## Noise by level",
+        "## Order of the blocks",
+        "Coverage verified by simulating",
+        "end to end, called from Python",
+    ):
         assert section in markdown
     # The two blocks are part of a cycle of the design, and the report says so.
     assert "not whole cycles of the design" in markdown
@@ -64,8 +87,10 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
     records = [json.loads(path.read_text()) for path in trials]
     for record in records:
         assert len(record["block_orders"]) == 2  # --blocks 2
-        assert all(sorted(order) == ["fixed", "off", "on", "partial", "serial"]
-                   for order in record["block_orders"])
+        assert all(
+            sorted(order) == ["fixed", "off", "on", "partial", "serial"]
+            for order in record["block_orders"]
+        )
         for figure in ("call_path", "python_call"):
             for blocks in record["block_samples_us"][figure].values():
                 assert [len(block) for block in blocks] == [2, 2]  # blocks x repeat
@@ -88,8 +113,10 @@ def test_a_run_recorded_before_blocks_were_kept_still_renders(finished_run, tmp_
     shutil.copytree(finished_run, old)
     for path in (old / "trials").glob("trial_*.json"):
         record = json.loads(path.read_text())
-        flat = {arm: [s for block in blocks for s in block]
-                for arm, blocks in record.pop("block_samples_us")["call_path"].items()}
+        flat = {
+            arm: [s for block in blocks for s in block]
+            for arm, blocks in record.pop("block_samples_us")["call_path"].items()
+        }
         for key in ("design", "block_orders", "format"):
             record.pop(key)
         path.write_text(json.dumps({**record, "samples_us": flat, "queued_gpu_us": {}}))
@@ -107,18 +134,21 @@ def test_resume_measures_only_what_is_missing(finished_run):
     assert (finished_run / "trials" / "trial_1.json").exists()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--target", "cuda"], "needs a CUDA GPU and none is visible; use --target llvm"),
-    (["--target", "rocm"], "unknown target 'rocm'"),
-    (["--case", "window=99"], "window 99 is larger than the input"),
-    (["--case", "colour=1"], "unknown case key 'colour'"),
-    (["--budget", "-1"], "--budget must be between 0 and"),
-    (["--blocks", "0"], "--blocks must be auto or >= 1"),
-    (["--tuners", "autotvm"], "unknown tuner 'autotvm'"),
-    (["--budget", "zero"], "invalid int value"),
-    (["--sampler", "bayes"], "invalid choice: 'bayes'"),
-    (["--out", "/etc/hostname/run"], "cannot write the run folder"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--target", "cuda"], "needs a CUDA GPU and none is visible; use --target llvm"),
+        (["--target", "rocm"], "unknown target 'rocm'"),
+        (["--case", "window=99"], "window 99 is larger than the input"),
+        (["--case", "colour=1"], "unknown case key 'colour'"),
+        (["--budget", "-1"], "--budget must be between 0 and"),
+        (["--blocks", "0"], "--blocks must be auto or >= 1"),
+        (["--tuners", "autotvm"], "unknown tuner 'autotvm'"),
+        (["--budget", "zero"], "invalid int value"),
+        (["--sampler", "bayes"], "invalid choice: 'bayes'"),
+        (["--out", "/etc/hostname/run"], "cannot write the run folder"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     done = tune("--target", "llvm", *args)  # a --target in args overrides this one
     assert done.returncode == 2
@@ -127,22 +157,27 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--warmup-s", "inf"], "--warmup-s must be between 0 and 3600, got inf"),
-    (["--warmup-s", "nan"], "--warmup-s must be between 0 and 3600, got nan"),
-    (["--seed", "-1"], "--seed must be between 0 and 2147483647, got -1"),
-    (["--trials", "0"], "--trials must be between 1 and 1000"),
-    (["--tuners", "", "--budget", "3"], "--tuners names no tuner and --budget is 3"),
-    (["--case", "channels=\u0661\u0662"], "channels must be an integer (digits 0-9)"),
-    (["--case", "channels=1_0"], "channels must be an integer (digits 0-9)"),
-    (["--case", "channels=100000", "height=4096", "width=4096"], "TVM indexes with int32"),
-    (["--out", "x" * 300], "the run folder name is too long"),
-    (["--out", "run-\udcff"], "is not valid UTF-8"),
-    (["--storage-password-env", "1X"], "takes the name of an environment variable"),
-])
-def test_bad_values_are_refused_before_anything_is_written(args, message, tmp_path, capsys,
-                                                          monkeypatch):
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--warmup-s", "inf"], "--warmup-s must be between 0 and 3600, got inf"),
+        (["--warmup-s", "nan"], "--warmup-s must be between 0 and 3600, got nan"),
+        (["--seed", "-1"], "--seed must be between 0 and 2147483647, got -1"),
+        (["--trials", "0"], "--trials must be between 1 and 1000"),
+        (["--tuners", "", "--budget", "3"], "--tuners names no tuner and --budget is 3"),
+        (["--case", "channels=\u0661\u0662"], "channels must be an integer (digits 0-9)"),
+        (["--case", "channels=1_0"], "channels must be an integer (digits 0-9)"),
+        (["--case", "channels=100000", "height=4096", "width=4096"], "TVM indexes with int32"),
+        (["--out", "x" * 300], "the run folder name is too long"),
+        (["--out", "run-\udcff"], "is not valid UTF-8"),
+        (["--storage-password-env", "1X"], "takes the name of an environment variable"),
+    ],
+)
+def test_bad_values_are_refused_before_anything_is_written(
+    args, message, tmp_path, capsys, monkeypatch
+):
     from tuning.cli import main
+
     monkeypatch.chdir(tmp_path)
     assert main(["--target", "llvm", "--budget", "0", *args]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
@@ -157,15 +192,22 @@ def test_an_out_that_is_a_file_is_refused(tmp_path):
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--budget", "7"], "--budget 7 differs from the run's (0)"),
-    (["--trials", "5"], "--trials 5 differs from the run's (2)"),
-    (["--arms", "off,on"], "--arms off,on differs from the run's (off,partial,on,serial,fixed)"),
-    (["--tuners", "optuna"], "--tuners optuna differs from the run's (none)"),
-    (["--out", "elsewhere"], "--out starts a new run and --resume finishes one"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--budget", "7"], "--budget 7 differs from the run's (0)"),
+        (["--trials", "5"], "--trials 5 differs from the run's (2)"),
+        (
+            ["--arms", "off,on"],
+            "--arms off,on differs from the run's (off,partial,on,serial,fixed)",
+        ),
+        (["--tuners", "optuna"], "--tuners optuna differs from the run's (none)"),
+        (["--out", "elsewhere"], "--out starts a new run and --resume finishes one"),
+    ],
+)
 def test_a_resume_refuses_options_that_change_the_run(finished_run, args, message, capsys):
     from tuning.cli import main
+
     assert main(["--resume", str(finished_run), *args]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], lines
@@ -198,8 +240,19 @@ def test_resume_of_a_folder_that_is_not_a_run(tmp_path):
 
 def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     out = tmp_path / "run"
-    tune("--budget", "6", "--tuners", "optuna", "--exhaustive", "--out", str(out), *FAST,
-         "--trials", "1", check_exit=0)
+    tune(
+        "--budget",
+        "6",
+        "--tuners",
+        "optuna",
+        "--exhaustive",
+        "--out",
+        str(out),
+        *FAST,
+        "--trials",
+        "1",
+        check_exit=0,
+    )
     report = json.loads((out / "report.json").read_text())
     optuna = report["tuners"]["optuna"]
     assert optuna["trials"] == 6 and optuna["valid"] == 6 and optuna["failed_by_reason"] == {}
@@ -214,8 +267,10 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     # The study opens in Optuna's own tools as it is (optuna-dashboard takes the same URL).
     import optuna as optuna_library
     import optuna.visualization.matplotlib as plots
+
     study = optuna_library.load_study(
-        study_name="fused-pool", storage=f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}")
+        study_name="fused-pool", storage=f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
+    )
     assert len(study.trials) >= 6 and study.best_value == pytest.approx(optuna["best_kernel_us"])
     assert plots.plot_optimization_history(study) is not None
 
@@ -230,8 +285,10 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
 
     monkeypatch.setattr(study, "tuned_arm", nothing_measured)
     out = tmp_path / "run"
-    assert main(["--budget", "3", "--tuners", "optuna", "--out", str(out), *FAST,
-                 "--trials", "1"]) == 1
+    assert (
+        main(["--budget", "3", "--tuners", "optuna", "--out", str(out), *FAST, "--trials", "1"])
+        == 1
+    )
     report = json.loads((out / "report.json").read_text())
     assert set(report["arms"]) == {"off", "partial", "on", "serial", "fixed"}
     assert "measured no valid candidate" in report["tuner_failures"]["optuna"]
@@ -240,6 +297,7 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
 
 def test_the_default_arms_carry_the_fix_and_on_cuda_with_pytorch_its_fair_peers(monkeypatch):
     from tuning import choices
+
     assert choices.default_arms("llvm") == ["off", "partial", "on", "serial", "fixed"]
     monkeypatch.setattr(choices, "torch_available", lambda: False)
     assert choices.default_arms("cuda") == ["off", "partial", "on", "serial", "fixed"]
@@ -249,6 +307,7 @@ def test_the_default_arms_carry_the_fix_and_on_cuda_with_pytorch_its_fair_peers(
     assert {"fixed+capture", "torch-compile", "torch-compile-max-autotune"} <= set(arms)
     # the captured fix brings PyTorch's captured peers with it
     from baselines import torch_peer
+
     monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
     with_peers, _ = torch_peer.capture_counterparts(arms, "cuda")
     assert {"torch-eager+capture", "torch-compile+capture"} <= set(with_peers)
@@ -258,11 +317,14 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
     import shutil
 
     from conftest import python_without_tvm
+
     copy = tmp_path / "run"
     shutil.copytree(finished_run, copy, ignore=shutil.ignore_patterns("tune.lock"))
     before = (copy / "report.md").read_text()
     (copy / "report.md").unlink()
-    python_without_tvm("import sys\nfrom tuning.cli import main\n"
-                       f"assert main(['report', {str(copy)!r}]) == 0\n"
-                       "assert 'tvm' not in sys.modules")
+    python_without_tvm(
+        "import sys\nfrom tuning.cli import main\n"
+        f"assert main(['report', {str(copy)!r}]) == 0\n"
+        "assert 'tvm' not in sys.modules"
+    )
     assert (copy / "report.md").read_text() == before

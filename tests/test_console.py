@@ -26,8 +26,13 @@ print("after the run")
 
 def test_library_and_child_output_go_to_the_log_and_summaries_to_the_console(tmp_path):
     log = tmp_path / "details.log"
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(log)], capture_output=True,
-                          text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(log)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.stderr.startswith("optuna: best 2.00 us at trial 3 of 10 (")
     assert done.stderr.count("\n") == 1
     assert done.stdout == "after the run\n"  # the descriptors are back

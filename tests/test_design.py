@@ -2,8 +2,15 @@
 
 import pytest
 
-from tuning.design import (MIN_AUTO_BLOCKS, auto_blocks, balance, block_orders, counts,
-                           start_row, williams_rows)
+from tuning.design import (
+    MIN_AUTO_BLOCKS,
+    auto_blocks,
+    balance,
+    block_orders,
+    counts,
+    start_row,
+    williams_rows,
+)
 
 
 @pytest.mark.parametrize("count", range(2, 11))
@@ -16,12 +23,15 @@ def test_each_arm_in_each_position_and_after_each_other_arm_equally_often(count)
     assert set(positions.values()) == {len(rows) // count}
     assert set(follows.values()) == {1 if count % 2 == 0 else 2}
     assert balance(block_orders(names, 3 * len(rows), start_row=1)) == {
-        "positions": True, "carryover": True}
+        "positions": True,
+        "carryover": True,
+    }
 
 
 def test_lexicographic_permutations_are_not_balanced():
     # The old order: consecutive permutations put the same arm first in block after block.
     import itertools
+
     orders = [list(p) for p in itertools.permutations("abcd")][:6]
     assert balance(orders) == {"positions": False, "carryover": False}
 
@@ -32,8 +42,9 @@ def test_trials_start_at_different_rows():
     assert len({tuple(order) for order in firsts}) == 3
 
 
-@pytest.mark.parametrize("count, blocks", [(1, 6), (2, 6), (3, 6), (4, 8), (5, 10), (6, 6),
-                                           (8, 8), (9, 18)])
+@pytest.mark.parametrize(
+    "count, blocks", [(1, 6), (2, 6), (3, 6), (4, 8), (5, 10), (6, 6), (8, 8), (9, 18)]
+)
 def test_auto_blocks_are_whole_cycles(count, blocks):
     assert auto_blocks(count) == blocks >= MIN_AUTO_BLOCKS
     assert blocks % len(williams_rows(count)) == 0

@@ -60,8 +60,9 @@ class FaultySpace(InjectingSpace):
 
 def test_candidates_that_crash_or_hang_are_recorded_and_the_search_goes_on(tmp_path):
     space = FaultySpace(WINDOW3, "llvm")
-    study = optuna.create_study(storage=storage_for(tmp_path, None),
-                                sampler=make_sampler("grid", 0))
+    study = optuna.create_study(
+        storage=storage_for(tmp_path, None), sampler=make_sampler("grid", 0)
+    )
     with CandidateEvaluator(WINDOW3, {"kind": "llvm"}, QUICK, workers=2) as evaluator:
         OptunaSearch(study, space, evaluator, batch=6).run(len(space.valid_points()))
         restarts = evaluator.runner.restarts
@@ -76,8 +77,11 @@ def _measured(storage_url):
     """Finished measured trials (a trial's record is written just before it is told)."""
     study = optuna.load_study(study_name="fused-pool", storage=storage_url)
     finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
-    return {t.number: t.value for t in study.get_trials(deepcopy=False, states=finished)
-            if measurement(t)}
+    return {
+        t.number: t.value
+        for t in study.get_trials(deepcopy=False, states=finished)
+        if measurement(t)
+    }
 
 
 def test_a_run_killed_mid_search_resumes_with_every_measured_trial(tmp_path):
@@ -92,8 +96,9 @@ def test_a_run_killed_mid_search_resumes_with_every_measured_trial(tmp_path):
             pass
         return len(before) >= 6
 
-    tune_killed_when(six_measured, "--budget", "20", "--tuners", "optuna", "--out", str(out),
-                     *SMALL)
+    tune_killed_when(
+        six_measured, "--budget", "20", "--tuners", "optuna", "--out", str(out), *SMALL
+    )
     assert 6 <= len(before) < 20, "the run was not killed in the middle of the search"
     tune("--resume", str(out), check_exit=0)
     after = _measured(url)
@@ -104,8 +109,18 @@ def test_a_run_killed_mid_search_resumes_with_every_measured_trial(tmp_path):
 def test_corrupt_optuna_storage_is_refused_and_left_alone(tmp_path):
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"this is not a database" * 10)
-    done = tune("--budget", "2", "--tuners", "optuna", "--storage", f"sqlite:///{bad}",
-                "--out", str(tmp_path / "run"), *SMALL, check_exit=2)
+    done = tune(
+        "--budget",
+        "2",
+        "--tuners",
+        "optuna",
+        "--storage",
+        f"sqlite:///{bad}",
+        "--out",
+        str(tmp_path / "run"),
+        *SMALL,
+        check_exit=2,
+    )
     assert "Optuna storage" in done.stderr and "it was left as it is" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 2  # the run folder line, then the error
     assert bad.read_bytes() == b"this is not a database" * 10
@@ -113,11 +128,32 @@ def test_corrupt_optuna_storage_is_refused_and_left_alone(tmp_path):
 
 def test_storage_of_another_run_is_refused(tmp_path):
     storage = f"sqlite:///{tmp_path / 'shared.db'}"
-    tune("--budget", "2", "--tuners", "optuna", "--storage", storage, "--out",
-         str(tmp_path / "a"), *SMALL, check_exit=0)
+    tune(
+        "--budget",
+        "2",
+        "--tuners",
+        "optuna",
+        "--storage",
+        storage,
+        "--out",
+        str(tmp_path / "a"),
+        *SMALL,
+        check_exit=0,
+    )
     kept = _measured(storage)
-    second = tune("--budget", "2", "--tuners", "optuna", "--storage", storage, "--out",
-                  str(tmp_path / "b"), *SMALL[:-1], "branches=3", check_exit=2)
+    second = tune(
+        "--budget",
+        "2",
+        "--tuners",
+        "optuna",
+        "--storage",
+        storage,
+        "--out",
+        str(tmp_path / "b"),
+        *SMALL[:-1],
+        "branches=3",
+        check_exit=2,
+    )
     assert "of another run" in second.stderr
     assert _measured(storage) == kept
 
@@ -128,8 +164,9 @@ def test_corrupt_metaschedule_database_is_refused_and_left_alone(tmp_path):
     record.write_text("{ not json\n")  # a whole line, damaged: not a stopped append
     (run.tuner_dir("ms-default") / "database_workload.json").write_text("")
     with pytest.raises(RunError, match="cannot read the MetaSchedule database"):
-        metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), 2,
-                                      Progress(stream=io.StringIO()), {})
+        metaschedule.run_metaschedule(
+            run, WINDOW3, make_target("llvm"), 2, Progress(stream=io.StringIO()), {}
+        )
     assert record.read_text() == "{ not json\n"
     assert not record.with_name(record.name + ".damaged").exists()
 
@@ -138,20 +175,27 @@ def _metaschedule_database(directory, records: int):
     """A database as TVM writes it: the kernel's workload, then `records` tuning records."""
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
     from tvm.s_tir.meta_schedule.database import JSONDatabase, TuningRecord
+
     _, func = fused_function(WINDOW3, {"kind": "llvm"})
     directory.mkdir()
     database = JSONDatabase(work_dir=str(directory))
     workload = database.commit_workload(kernel_module(func))
     for index in range(records):
-        database.commit_tuning_record(TuningRecord(
-            tvm.s_tir.Schedule(func).trace, workload, [1e-6 * (index + 1)],
-            make_target("llvm"), ArgInfo.from_prim_func(func)))
+        database.commit_tuning_record(
+            TuningRecord(
+                tvm.s_tir.Schedule(func).trace,
+                workload,
+                [1e-6 * (index + 1)],
+                make_target("llvm"),
+                ArgInfo.from_prim_func(func),
+            )
+        )
 
 
 def _cut_last_line(path) -> tuple[bytes, bytes]:
     """Cut the file's last line in half, as a kill mid-append does: (whole lines, cut file)."""
     *whole, last = path.read_bytes().splitlines(keepends=True)
-    cut = b"".join(whole) + last[:len(last) // 2]
+    cut = b"".join(whole) + last[: len(last) // 2]
     path.write_bytes(cut)
     return b"".join(whole), cut
 
@@ -161,15 +205,27 @@ def test_a_metaschedule_database_cut_short_mid_line_is_repaired_by_the_resume(tm
     resume drops it, keeps the original beside it, says so in one line, and goes on."""
     directory = tmp_path / "ms-space"
     _metaschedule_database(directory, records=3)
-    store.write_json(directory / "trials.json", [{"trial": n, "status": "failed",
-                                                  "reason": "build error"} for n in (1, 2)])
+    store.write_json(
+        directory / "trials.json",
+        [{"trial": n, "status": "failed", "reason": "build error"} for n in (1, 2)],
+    )
     record = directory / "database_tuning_record.json"
     whole, cut = _cut_last_line(record)
     said = []
-    summary = metaschedule.tune_one("ms-space", directory, WINDOW3, make_target("llvm"),
-                                    {"kind": "llvm"}, 2, {}, say=said.append)
-    assert said == [f"{record}: dropped its last line, cut short when the run stopped (the "
-                    "original is kept as database_tuning_record.json.damaged)"]
+    summary = metaschedule.tune_one(
+        "ms-space",
+        directory,
+        WINDOW3,
+        make_target("llvm"),
+        {"kind": "llvm"},
+        2,
+        {},
+        say=said.append,
+    )
+    assert said == [
+        f"{record}: dropped its last line, cut short when the run stopped (the "
+        "original is kept as database_tuning_record.json.damaged)"
+    ]
     assert record.with_name(record.name + ".damaged").read_bytes() == cut
     assert record.read_bytes() == whole and summary["trials"] == 2
     database = tvm.s_tir.meta_schedule.database.JSONDatabase(work_dir=str(directory))
@@ -188,15 +244,18 @@ def test_a_metaschedule_database_the_repair_cannot_mend_is_put_back_as_it_was(tm
     assert (directory / "database_workload.json").read_bytes() == cut
     assert (directory / "database_tuning_record.json").read_bytes() == records
     assert sorted(p.name for p in directory.iterdir()) == [
-        "database_tuning_record.json", "database_workload.json"]
+        "database_tuning_record.json",
+        "database_workload.json",
+    ]
 
 
 def test_a_run_killed_mid_metaschedule_resumes_with_every_recorded_trial(tmp_path):
     out = tmp_path / "run"
     first = out / "tuners" / "ms-default" / "summary.json"
     # Killed once ms-default is done, with ms-space under way.
-    tune_killed_when(first.exists, "--budget", "12", "--tuners", "metaschedule", "--out",
-                     str(out), *SMALL)
+    tune_killed_when(
+        first.exists, "--budget", "12", "--tuners", "metaschedule", "--out", str(out), *SMALL
+    )
     rows = out / "tuners" / "ms-default" / "trials.json"
     before = rows.read_text()
     assert len(json.loads(before)) == 6
@@ -213,6 +272,7 @@ class KillsItsBuilder(PoolSchedule):
     def apply(self, func, target):
         import os
         import signal
+
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -234,8 +294,7 @@ def _records(url):
 
 
 @pytest.mark.parametrize("storage, kills", [("sqlite", (1, 2, 3, 4)), ("journal", (1, 2))])
-def test_a_kill_after_each_storage_write_of_a_measurement_loses_nothing(tmp_path, storage,
-                                                                       kills):
+def test_a_kill_after_each_storage_write_of_a_measurement_loses_nothing(tmp_path, storage, kills):
     """One batch of two measurements is four writes (record, tell, record, tell): the search
     is killed right after each in turn, then resumed; the resume finishes the budget and keeps
     every record written before the kill, and a record never told is told its own time."""
@@ -244,8 +303,13 @@ def test_a_kill_after_each_storage_write_of_a_measurement_loses_nothing(tmp_path
         path = tmp_path / f"kill{kill}.{'db' if storage == 'sqlite' else 'journal'}"
         url = f"sqlite:///{path}" if storage == "sqlite" else f"journal://{path}"
         command = [*KILLED_SEARCH, url, str(budget)]
-        killed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
-                                env={**os.environ, KILL_AFTER_WRITE: str(kill)})
+        killed = subprocess.run(
+            command,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, KILL_AFTER_WRITE: str(kill)},
+        )
         assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
         before, _ = _records(url)
         assert len(before) == (kill + 1) // 2
@@ -261,7 +325,17 @@ def test_a_kill_after_each_storage_write_of_a_measurement_loses_nothing(tmp_path
 def test_both_optuna_tuners_in_one_given_storage_keep_their_own_studies(tmp_path):
     """With --storage shared by `optuna` and `optuna-one-kernel`, each tunes its own study."""
     storage = f"sqlite:///{tmp_path / 'shared.db'}"
-    tune("--budget", "3", "--tuners", "optuna,optuna-one-kernel", "--storage", storage,
-         "--out", str(tmp_path / "run"), *SMALL, check_exit=0)
+    tune(
+        "--budget",
+        "3",
+        "--tuners",
+        "optuna,optuna-one-kernel",
+        "--storage",
+        storage,
+        "--out",
+        str(tmp_path / "run"),
+        *SMALL,
+        check_exit=0,
+    )
     studies = {s.study_name: s.n_trials for s in optuna.get_all_study_summaries(storage)}
     assert studies == {"fused-pool": 3, "fused-pool-one-kernel": 3}

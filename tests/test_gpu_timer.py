@@ -41,6 +41,7 @@ def test_the_sleep_found_once_is_kept_between_blocks():
     import time
 
     from tuning.gpu_timer import BLOCKING_CYCLES, QueuedGpuTimer
+
     x = torch.ones(1024, device="cuda")
     calls = []
 

@@ -34,8 +34,12 @@ def test_a_measurement_is_reused_across_instances_and_says_so(tmp_path):
     cache.put("k1", {"status": "ok", "kernel_us": 2.5, "samples_us": [2.5], "build_s": 1.0})
     cache.put("k2", {"status": "wrong", "reason": "wrong result", "max_abs_err": 1.0})
     reread = KernelCache(path)
-    assert reread.get("k1") == {"status": "ok", "kernel_us": 2.5, "samples_us": [2.5],
-                                "reused": True}
+    assert reread.get("k1") == {
+        "status": "ok",
+        "kernel_us": 2.5,
+        "samples_us": [2.5],
+        "reused": True,
+    }
     assert reread.get("k2")["reason"] == "wrong result"
     assert reread.get("k3") is None and reread.get(None) is None
 
@@ -59,8 +63,9 @@ def test_an_evaluator_times_a_kernel_once_and_a_second_tuner_of_the_run_reuses_i
     assert measured["status"] == "ok" and "run_s" in measured and not measured.get("reused")
     assert again["reused"] and "run_s" not in again
     assert again["kernel_us"] == measured["kernel_us"]
-    with CandidateEvaluator(SMALL_CASE, SPEC, QUICK, workers=1,
-                            cache=KernelCache.of_run(tmp_path)) as second:
+    with CandidateEvaluator(
+        SMALL_CASE, SPEC, QUICK, workers=1, cache=KernelCache.of_run(tmp_path)
+    ) as second:
         [other] = second.evaluate([PoolSchedule(outputs_w=2)])
     assert other["reused"] and other["kernel_us"] == measured["kernel_us"]
     stored = KernelCache(tmp_path / "kernels.json").get(measured["kernel_key"])

@@ -81,8 +81,9 @@ def test_a_run_that_measured_nothing_fails_loudly(tmp_path, monkeypatch):
     monkeypatch.setattr(ms_bridge, "ScheduledModule", BrokenModule)
     monkeypatch.setattr(metaschedule, "RUNS", ("ms-space",))
     with pytest.raises(TuningFailed, match="measured no valid candidate"):
-        metaschedule.run_metaschedule(_run(tmp_path / "run"), WINDOW3, make_target("llvm"), 3,
-                                      None, OPTIONS)
+        metaschedule.run_metaschedule(
+            _run(tmp_path / "run"), WINDOW3, make_target("llvm"), 3, None, OPTIONS
+        )
 
 
 def test_default_cuda_space_fails_only_through_its_unroll_rule():
@@ -90,10 +91,12 @@ def test_default_cuda_space_fails_only_through_its_unroll_rule():
     unrolls the loop around the cross-thread reduction, and LowerThreadAllreduce rejects it."""
     default = default_space_outcomes(WINDOW3.replace(prelude=True), samples=24)
     failures = {k: v for k, v in default.items() if not k.endswith(": built")}
-    assert failures and all(k.startswith("cross-thread reduction") and "load_remap_" in k
-                            for k in failures)
-    fixed = default_space_outcomes(WINDOW3.replace(prelude=True),
-                                   ("ParallelizeVectorizeUnroll",), samples=24)
+    assert failures and all(
+        k.startswith("cross-thread reduction") and "load_remap_" in k for k in failures
+    )
+    fixed = default_space_outcomes(
+        WINDOW3.replace(prelude=True), ("ParallelizeVectorizeUnroll",), samples=24
+    )
     assert all(k.endswith(": built") for k in fixed)
 
 
@@ -101,6 +104,7 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
     """The arm's hook puts in exactly what MetaScheduleApplyDatabase takes from the database."""
     from baselines.arms import Arm
     from baselines.pipeline import fused_pool_function, fused_stage
+
     run, arm = tuned
     source = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
     target = make_target("llvm")
@@ -109,7 +113,8 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
     work_dir = str(run.path / "tuners" / source["source"])
     with metaschedule._ms_target(target), tvm.transform.PassContext(opt_level=3):
         applied = relax.transform.MetaScheduleApplyDatabase(work_dir=work_dir)(
-            tvm.IRModule({gv: func.with_attr("global_symbol", "main")}))
+            tvm.IRModule({gv: func.with_attr("global_symbol", "main")})
+        )
     ours = arm.schedule.apply(func, target)
     tvm.ir.assert_structural_equal(applied[gv.name_hint].body, ours.body)
 
@@ -120,6 +125,7 @@ def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, cap
     quiet and writes MetaSchedule's logs to the run folder."""
     import io
     import logging
+
     logger = logging.getLogger("tvm.s_tir.meta_schedule")
     unnamed = logging.StreamHandler(io.StringIO())  # as pytest's LogCaptureHandler is
     assert unnamed.get_name() is None
@@ -128,8 +134,9 @@ def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, cap
         for index in range(2):
             directory = tmp_path / f"tune{index}"
             directory.mkdir()
-            summary = metaschedule.tune_one("ms-space", directory, WINDOW3, make_target("llvm"),
-                                            {"kind": "llvm"}, 2, OPTIONS)
+            summary = metaschedule.tune_one(
+                "ms-space", directory, WINDOW3, make_target("llvm"), {"kind": "llvm"}, 2, OPTIONS
+            )
             assert summary["trials"] == 2
             log = (directory / "tuning.log").read_text()
             assert 'Initializing Task #0: "main"' in log and "TaskScheduler picks" in log

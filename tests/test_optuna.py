@@ -45,9 +45,13 @@ class BrokenSpace(InjectingSpace):
 
 
 def _study(directory, sampler="random"):
-    return optuna.create_study(study_name="s", direction="minimize", load_if_exists=True,
-                               storage=storage_for(directory, None),
-                               sampler=make_sampler(sampler, 0))
+    return optuna.create_study(
+        study_name="s",
+        direction="minimize",
+        load_if_exists=True,
+        storage=storage_for(directory, None),
+        sampler=make_sampler(sampler, 0),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +82,9 @@ def test_repeats_are_not_measured_twice(tmp_path, evaluator):
 def test_impossible_points_are_pruned_not_built(tmp_path, evaluator):
     space = Space(WINDOW3.replace(width=3, height=3, window=3), "llvm")  # a 1x1 pool output
     assert {space.why_invalid(p) for p in space.points()} >= {"tile larger than the output"}
-    study = optuna.create_study(storage=storage_for(tmp_path, None),
-                                sampler=make_sampler("grid", 0))
+    study = optuna.create_study(
+        storage=storage_for(tmp_path, None), sampler=make_sampler("grid", 0)
+    )
     with CandidateEvaluator(space.case, {"kind": "llvm"}, QUICK, workers=2) as small:
         OptunaSearch(study, space, small, batch=4).run(4)
     pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
@@ -99,7 +104,9 @@ def test_failed_and_wrong_candidates_are_recorded_and_the_search_goes_on(tmp_pat
     broken = [r for r in rows if r.get("reason") == "build error"]
     assert all("injected build failure" in r["detail"] for r in broken)
     assert (summary["best_params"]["outputs_w"], summary["best_params"]["outputs_h"]) not in [
-        (2, 1), (4, 1)]
+        (2, 1),
+        (4, 1),
+    ]
 
 
 def test_resume_keeps_every_measurement(tmp_path, evaluator):
@@ -129,8 +136,9 @@ def test_a_measurement_recorded_but_not_told_before_a_kill_is_kept(tmp_path, eva
     study = _study(tmp_path)
     trial = study.ask(distributions(space))
     trial.set_user_attr("key", key(trial.params))
-    trial.set_user_attr(RECORD, {"key": key(trial.params), "status": "ok", "kernel_us": 3.5,
-                                 "samples_us": [3.5]})  # killed here, before `tell`
+    trial.set_user_attr(
+        RECORD, {"key": key(trial.params), "status": "ok", "kernel_us": 3.5, "samples_us": [3.5]}
+    )  # killed here, before `tell`
     OptunaSearch(_study(tmp_path), space, evaluator)
     assert _study(tmp_path).trials[trial.number].value == 3.5
 

@@ -17,10 +17,15 @@ def _study(rng, trial_shifts, blocks=6, samples=5, ratio=TRUE, noise=0.02):
     by the same per-trial shift, with noise of their own per sample."""
     den, num = [], []
     for shift in trial_shifts:
-        den.append([list(10 * shift * np.exp(rng.normal(0, noise, samples)))
-                    for _ in range(blocks)])
-        num.append([list(10 * shift * ratio * np.exp(rng.normal(0, noise, samples)))
-                     for _ in range(blocks)])
+        den.append(
+            [list(10 * shift * np.exp(rng.normal(0, noise, samples))) for _ in range(blocks)]
+        )
+        num.append(
+            [
+                list(10 * shift * ratio * np.exp(rng.normal(0, noise, samples)))
+                for _ in range(blocks)
+            ]
+        )
     return num, den
 
 
@@ -51,8 +56,8 @@ def test_one_trial_falls_back_to_its_blocks_and_says_so():
 
 def test_blocks_and_trials_without_both_arms_are_left_out():
     num, den = _study(np.random.default_rng(3), trial_shifts=[1.0, 1.1, 0.9])
-    den[0][2] = []      # not timed in one block
-    num[2] = []         # not timed at all in the last trial
+    den[0][2] = []  # not timed in one block
+    num[2] = []  # not timed at all in the last trial
     found = paired_ratio(num, den)
     assert found["units"] == 2 and found["per_trial"][2] is None
     assert found["low"] < TRUE < found["high"]
@@ -61,6 +66,7 @@ def test_blocks_and_trials_without_both_arms_are_left_out():
 
 def test_the_report_uses_this_estimator():
     from reports import summary
+
     assert summary.paired_ratio is paired_ratio
     rng = np.random.default_rng(4)
     numerator, denominator = coverage.simulate(rng, (5, 3, 6, 5), np.log(TRUE), "gpu")
@@ -82,11 +88,13 @@ def test_95_percent_intervals_cover_the_true_ratio_at_the_default_trials(denomin
 
 
 def test_gpu_time_ratios_are_within_one_percent_with_the_h200_noise():
-    numerator, denominator = coverage.simulate(np.random.default_rng(5), DEFAULT_SHAPE,
-                                               np.log(0.87), "gpu-time")
+    numerator, denominator = coverage.simulate(
+        np.random.default_rng(5), DEFAULT_SHAPE, np.log(0.87), "gpu-time"
+    )
     found = paired_log_interval(numerator, denominator)
-    half = np.expm1(np.maximum(found["log_high"] - found["log_ratio"],
-                               found["log_ratio"] - found["log_low"]))
+    half = np.expm1(
+        np.maximum(found["log_high"] - found["log_ratio"], found["log_ratio"] - found["log_low"])
+    )
     assert np.quantile(half, 0.99) < 0.01
 
 

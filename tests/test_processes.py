@@ -19,6 +19,7 @@ from tuning.storages import storage_for
 
 from conftest import ROOT, SMALL, TUNE, assert_all_gone
 
+
 @pytest.fixture
 def start(tmp_path):
     """Start `tune` in a session of its own; whatever it started is killed after the test."""
@@ -26,8 +27,14 @@ def start(tmp_path):
 
     def run(*args):
         stderr = open(tmp_path / f"stderr{len(started)}.txt", "w+")
-        process = subprocess.Popen([*TUNE, *args, *SMALL], cwd=ROOT, start_new_session=True,
-                                   stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+        process = subprocess.Popen(
+            [*TUNE, *args, *SMALL],
+            cwd=ROOT,
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            text=True,
+        )
         process.stderr_file, process.seen = stderr, seen
         started.append(process)
         return process
@@ -100,11 +107,13 @@ def test_a_second_writer_is_refused_and_a_killed_main_process_leaves_no_child(tm
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
     process = start("--budget", "40", *BOTH_TUNERS, "--out", str(out))
     _wait_for(lambda: _measured(url) >= 1, process)
-    second = subprocess.run([*TUNE, "--resume", str(out)], cwd=ROOT, capture_output=True,
-                            text=True, timeout=300)
+    second = subprocess.run(
+        [*TUNE, "--resume", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert second.returncode == 2 and second.stderr.strip().splitlines() == [
         f"tune: error: {out} is in use by another tune (process {process.pid}); wait for it to "
-        f"end, or stop it (kill {process.pid}) and run the command again"]
+        f"end, or stop it (kill {process.pid}) and run the command again"
+    ]
     assert process.poll() is None  # the first writer goes on
     _wait_for(lambda: _metaschedule_measuring(process, out), process)
     children = _descendants(process)
@@ -143,8 +152,13 @@ os._exit(0)
 
 
 def test_a_child_that_starts_after_its_parent_died_exits():
-    done = subprocess.run([*TUNE[:1], "-c", STARTS_A_POOL_AND_EXITS], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*TUNE[:1], "-c", STARTS_A_POOL_AND_EXITS],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     children = [psutil.Process(int(pid)) for pid in done.stdout.split()]
     assert children
@@ -162,8 +176,7 @@ def test_the_main_process_killed_alone_leaves_no_trial_process(tmp_path, start):
 
 def _records(url) -> dict:
     study = optuna.load_study(study_name="fused-pool", storage=storage_for(None, url))
-    return {t.number: measurement(t) for t in study.get_trials(deepcopy=False)
-            if measurement(t)}
+    return {t.number: measurement(t) for t in study.get_trials(deepcopy=False) if measurement(t)}
 
 
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
@@ -187,15 +200,18 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
     assert process.returncode == 130
     first, *finished, last = stderr.strip().splitlines()
     assert first == f"run folder: {out}" and "Traceback" not in stderr, stderr
-    assert last == (f"tune: interrupted; everything measured so far is kept in {out}. "
-                    f"Finish with: tune --resume {out}")
+    assert last == (
+        f"tune: interrupted; everything measured so far is kept in {out}. "
+        f"Finish with: tune --resume {out}"
+    )
     # Before it, only the summary line of a phase that had ended (Optuna's, with both tuners).
     assert all(re.fullmatch(r"optuna: .* \(\d+ s\)", line) for line in finished), stderr
     assert_all_gone(children)
     if how == "ctrl-c":
         before = _records(url)
-        resumed = subprocess.run([*TUNE, "--resume", str(out)], cwd=ROOT, capture_output=True,
-                                 text=True, timeout=600)
+        resumed = subprocess.run(
+            [*TUNE, "--resume", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600
+        )
         assert resumed.returncode == 0, resumed.stderr[-3000:]
         after = _records(url)
         assert len(after) == 12 and all(after[n] == r for n, r in before.items())

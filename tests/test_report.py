@@ -38,7 +38,7 @@ def _trial(index, rng, figures=FIGURES, host_bound=HOST_BOUND) -> dict:
     names = sorted(figures)
     orders = block_orders(names, BLOCKS, start_row(index, len(names)))
     process = rng.normal(0, 0.10)  # shared by the host-bound arms in this process
-    kinds = ("call_path", "python_call", "gpu_queued")[:len(next(iter(figures.values())))]
+    kinds = ("call_path", "python_call", "gpu_queued")[: len(next(iter(figures.values())))]
     samples = {figure: {} for figure in kinds}
     for f, figure in enumerate(samples):
         for name in names:
@@ -46,28 +46,63 @@ def _trial(index, rng, figures=FIGURES, host_bound=HOST_BOUND) -> dict:
             sd = (0.08, 0.03) if host and figure != "gpu_queued" else (0.0005, 0.0005)
             shift = process if host and figure != "gpu_queued" else rng.normal(0, 0.0005)
             samples[figure][name] = [
-                list(figures[name][f] * np.exp(shift + rng.normal(0, sd[0])
-                                               + rng.normal(0, sd[1], REPEAT)))
-                for _ in range(BLOCKS)]
+                list(
+                    figures[name][f]
+                    * np.exp(shift + rng.normal(0, sd[0]) + rng.normal(0, sd[1], REPEAT))
+                )
+                for _ in range(BLOCKS)
+            ]
     checks = {name: {"correct": True, "max_abs_err": 0.0} for name in names}
-    return {"trial": index, "format": 2, "checks": checks, "kernels": {},
-            "design": {"arms": names, "rows": len(williams_rows(len(names))),
-                       "start_row": start_row(index, len(names)),
-                       "blocks": BLOCKS, "positions": True, "carryover": True},
-            "block_orders": orders, "block_samples_us": samples, "cuda_graph_launches": {}}
+    return {
+        "trial": index,
+        "format": 2,
+        "checks": checks,
+        "kernels": {},
+        "design": {
+            "arms": names,
+            "rows": len(williams_rows(len(names))),
+            "start_row": start_row(index, len(names)),
+            "blocks": BLOCKS,
+            "positions": True,
+            "carryover": True,
+        },
+        "block_orders": orders,
+        "block_samples_us": samples,
+        "cuda_graph_launches": {},
+    }
 
 
-def _write_run(path, target: str, figures: dict, requested: list, tuners: dict = {},
-               budget: int = 0, host_bound=HOST_BOUND, seed: int = 0) -> Run:
+def _write_run(
+    path,
+    target: str,
+    figures: dict,
+    requested: list,
+    tuners: dict = {},
+    budget: int = 0,
+    host_bound=HOST_BOUND,
+    seed: int = 0,
+) -> Run:
     """A run folder as `tune` leaves it: run.json, environment.json, the trials, and each
     tuner's summary with its arm (`tuners` maps a tuner to its summary)."""
     arms = [*requested, *(name for name in tuners if name in figures)]
-    run = Run.create(path, RunPlan(
-        Case(), {"kind": target}, f"a {target} device",
-        Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT), arms,
-        [name for name in tuners if name in figures], budget, command="tune ...").meta())
-    run.update_meta(arms=[{"name": name, "whole_graph": False} for name in arms],
-                    peers_added=[], peers_not_measured={})
+    run = Run.create(
+        path,
+        RunPlan(
+            Case(),
+            {"kind": target},
+            f"a {target} device",
+            Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT),
+            arms,
+            [name for name in tuners if name in figures],
+            budget,
+            command="tune ...",
+        ).meta(),
+    )
+    run.update_meta(
+        arms=[{"name": name, "whole_graph": False} for name in arms],
+        peers_added=[],
+        peers_not_measured={},
+    )
     write_json(run.path / "environment.json", {"target": target})  # a report needs one
     for name, summary in tuners.items():
         write_json(run.tuner_dir(name) / "summary.json", summary)
@@ -79,12 +114,24 @@ def _write_run(path, target: str, figures: dict, requested: list, tuners: dict =
 
 @pytest.fixture(scope="module")
 def peers_run(tmp_path_factory):
-    names = [*REQUESTED, "torch-eager+capture", "torch-compile+capture",
-             "torch-compile-max-autotune+capture"]
-    run = Run.create(tmp_path_factory.mktemp("h200") / "run", RunPlan(
-        Case(), {"kind": "cuda", "arch": "sm_90"}, "NVIDIA H200 sm_90",
-        Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT), names, command="tune ...").meta())
-    run.update_meta(peers_added=names[len(REQUESTED):], peers_not_measured={})
+    names = [
+        *REQUESTED,
+        "torch-eager+capture",
+        "torch-compile+capture",
+        "torch-compile-max-autotune+capture",
+    ]
+    run = Run.create(
+        tmp_path_factory.mktemp("h200") / "run",
+        RunPlan(
+            Case(),
+            {"kind": "cuda", "arch": "sm_90"},
+            "NVIDIA H200 sm_90",
+            Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT),
+            names,
+            command="tune ...",
+        ).meta(),
+    )
+    run.update_meta(peers_added=names[len(REQUESTED) :], peers_not_measured={})
     write_json(run.path / "environment.json", {"gpu": "NVIDIA H200"})  # a report needs one
     rng = np.random.default_rng(0)
     for index in range(TRIALS):
@@ -107,9 +154,13 @@ def test_every_arm_has_three_figures(report):
 
 def test_pytorch_is_compared_like_for_like_in_every_figure(report):
     for figure, ratios in report["ratios_by_figure"].items():
-        assert {"fixed+capture/torch-compile+capture", "fixed+capture/torch-eager+capture",
-                "fixed/torch-compile", "fixed/torch-compile-max-autotune",
-                "fixed+capture/torch-compile-max-autotune+capture"} <= set(ratios), figure
+        assert {
+            "fixed+capture/torch-compile+capture",
+            "fixed+capture/torch-eager+capture",
+            "fixed/torch-compile",
+            "fixed/torch-compile-max-autotune",
+            "fixed+capture/torch-compile-max-autotune+capture",
+        } <= set(ratios), figure
         assert "fixed/torch-compile+capture" not in ratios  # not like for like
 
 
@@ -125,8 +176,10 @@ def _sentences(paragraph: str) -> list[str]:
 
 
 # `a/b = r (95% CI low–high)` and the verdict after it.
-VERDICT = re.compile(r"(\S+)/(\S+) = ([\d.]+) \(95% CI ([\d.]+)–([\d.]+)\)"
-                     r"(: `([^`]+)` is faster|, cannot be told apart)")
+VERDICT = re.compile(
+    r"(\S+)/(\S+) = ([\d.]+) \(95% CI ([\d.]+)–([\d.]+)\)"
+    r"(: `([^`]+)` is faster|, cannot be told apart)"
+)
 
 
 def _check_paragraph(paragraph: str) -> list[tuple]:
@@ -152,8 +205,10 @@ def test_the_paragraph_holds_the_candidate_and_the_fair_peers_once(report):
     assert pairs.count("fixed/on") == 1
     assert pairs.count("fixed/torch-compile") == 2  # two figures, each named
     assert pairs.count("fixed+capture/torch-compile+capture") == 2
-    assert ("Like for like against PyTorch (captured), `fixed+capture` against "
-            "`torch-compile+capture`: end to end, called from Python: ") in paragraph
+    assert (
+        "Like for like against PyTorch (captured), `fixed+capture` against "
+        "`torch-compile+capture`: end to end, called from Python: "
+    ) in paragraph
     assert "GPU time, calls queued: fixed/torch-compile = " in paragraph
     # The other peers are in the table of ratios, not the paragraph.
     assert "torch-compile-max-autotune" not in paragraph
@@ -163,33 +218,65 @@ def test_the_paragraph_holds_the_candidate_and_the_fair_peers_once(report):
 
 
 def test_the_report_renders_the_same_without_tvm(peers_run, report):
-    python_without_tvm("from reports.render import render_run\nfrom tuning.store import Run\n"
-                       f"render_run(Run({str(peers_run.path)!r}))")
+    python_without_tvm(
+        "from reports.render import render_run\nfrom tuning.store import Run\n"
+        f"render_run(Run({str(peers_run.path)!r}))"
+    )
     assert (peers_run.path / "report.md").read_text() == render(report)
     assert json.loads((peers_run.path / "report.json").read_text()) == json.loads(
-        json.dumps(report))
+        json.dumps(report)
+    )
 
 
 # A default-style CUDA run: the issue's arms, `fixed`, and both tuners' arms.
-DEFAULT_FIGURES = {"off": (17.0, 19.0, 16.9), "partial": (17.1, 19.2, 17.0),
-                   "on": (107.4, 110.0, 107.3), "serial": (13.7, 16.0, 8.0),
-                   "fixed": (13.5, 15.9, 7.80), "optuna": (14.3, 16.6, 7.7),
-                   "metaschedule": (14.0, 16.4, 7.75)}
-OPTUNA = {"trials": 500, "valid": 500, "failed_by_reason": {}, "wall_s": 137.0,
-          "best_kernel_us": 2.20, "best_trial": 62, "fixed_kernel_us": 2.42,
-          "default_kernel_us": 99.2, "serial_kernel_us": 2.28, "timer": "cuda-events"}
-MS_RUN = {"trials": 250, "valid": 249, "failed_by_reason": {"build": 1}, "wall_s": 60.0,
-          "best_kernel_us": 2.34, "best_trial": 98, "timer": "cuda-events"}
-MS = {**MS_RUN, "source": "ms-space", "runs": {"ms-default": {**MS_RUN, "best_kernel_us": 4.1},
-                                                "ms-space": MS_RUN}}
+DEFAULT_FIGURES = {
+    "off": (17.0, 19.0, 16.9),
+    "partial": (17.1, 19.2, 17.0),
+    "on": (107.4, 110.0, 107.3),
+    "serial": (13.7, 16.0, 8.0),
+    "fixed": (13.5, 15.9, 7.80),
+    "optuna": (14.3, 16.6, 7.7),
+    "metaschedule": (14.0, 16.4, 7.75),
+}
+OPTUNA = {
+    "trials": 500,
+    "valid": 500,
+    "failed_by_reason": {},
+    "wall_s": 137.0,
+    "best_kernel_us": 2.20,
+    "best_trial": 62,
+    "fixed_kernel_us": 2.42,
+    "default_kernel_us": 99.2,
+    "serial_kernel_us": 2.28,
+    "timer": "cuda-events",
+}
+MS_RUN = {
+    "trials": 250,
+    "valid": 249,
+    "failed_by_reason": {"build": 1},
+    "wall_s": 60.0,
+    "best_kernel_us": 2.34,
+    "best_trial": 98,
+    "timer": "cuda-events",
+}
+MS = {
+    **MS_RUN,
+    "source": "ms-space",
+    "runs": {"ms-default": {**MS_RUN, "best_kernel_us": 4.1}, "ms-space": MS_RUN},
+}
 
 
 @pytest.fixture(scope="module")
 def default_report(tmp_path_factory):
-    run = _write_run(tmp_path_factory.mktemp("default") / "run", "cuda", DEFAULT_FIGURES,
-                     ["off", "partial", "on", "serial", "fixed"],
-                     {"optuna": OPTUNA, "metaschedule": MS, **MS["runs"]}, budget=500,
-                     host_bound=set(DEFAULT_FIGURES) - {"on"})
+    run = _write_run(
+        tmp_path_factory.mktemp("default") / "run",
+        "cuda",
+        DEFAULT_FIGURES,
+        ["off", "partial", "on", "serial", "fixed"],
+        {"optuna": OPTUNA, "metaschedule": MS, **MS["runs"]},
+        budget=500,
+        host_bound=set(DEFAULT_FIGURES) - {"on"},
+    )
     return summarize_run(run)
 
 
@@ -201,8 +288,10 @@ def test_the_paragraph_names_fixed_against_on_and_the_tuned_optimum(default_repo
     assert "The candidate fix `fixed`" in paragraph
     # The kernel against the best tuned one (2.42 / 2.20), each tuner's find named once, the
     # best first; end to end against the fastest tuned arm.
-    assert ("its kernel takes 2.42 us, 1.10x the best tuned kernel (`optuna` 2.20 us, found at "
-            "trial 62 of 500; `metaschedule` 2.34 us, found at trial 98 of 250)") in paragraph
+    assert (
+        "its kernel takes 2.42 us, 1.10x the best tuned kernel (`optuna` 2.20 us, found at "
+        "trial 62 of 500; `metaschedule` 2.34 us, found at trial 98 of 250)"
+    ) in paragraph
     assert paragraph.count("at trial 62 of 500") == 1
     arms = default_report["arms"]
     fastest = min(("optuna", "metaschedule"), key=lambda name: arms[name]["median_us"])
@@ -212,34 +301,48 @@ def test_the_paragraph_names_fixed_against_on_and_the_tuned_optimum(default_repo
 def test_the_tuner_section_says_what_the_budget_counted(default_report):
     text = render(default_report)
     section = text.split("## Tuners")[1]
-    assert ("`--budget 500` counted, per tuner: `metaschedule`, candidates of its two runs "
-            "together: `ms-default` half of it (rounded down), `ms-space` the rest: 250 "
-            "(`ms-default`) and 250 (`ms-space`) measured; `optuna`, trials of one Optuna study, "
-            "failed candidates included (fewer where the space is spent): 500 measured.") in section
+    assert (
+        "`--budget 500` counted, per tuner: `metaschedule`, candidates of its two runs "
+        "together: `ms-default` half of it (rounded down), `ms-space` the rest: 250 "
+        "(`ms-default`) and 250 (`ms-space`) measured; `optuna`, trials of one Optuna study, "
+        "failed candidates included (fewer where the space is spent): 500 measured."
+    ) in section
 
 
 # An llvm run: two figures, and `fixed` is `on` (the candidate rule is a GPU rule).
-CPU_FIGURES = {"off": (40.0, 45.0), "partial": (41.0, 46.0), "on": (38.0, 43.0),
-               "serial": (45.0, 50.0), "fixed": (38.0, 43.0)}
+CPU_FIGURES = {
+    "off": (40.0, 45.0),
+    "partial": (41.0, 46.0),
+    "on": (38.0, 43.0),
+    "serial": (45.0, 50.0),
+    "fixed": (38.0, 43.0),
+}
 
 
 def test_on_a_cpu_fixed_and_on_cannot_be_told_apart(tmp_path):
-    run = _write_run(tmp_path / "run", "llvm", CPU_FIGURES, list(CPU_FIGURES),
-                     host_bound=set(CPU_FIGURES))
+    run = _write_run(
+        tmp_path / "run", "llvm", CPU_FIGURES, list(CPU_FIGURES), host_bound=set(CPU_FIGURES)
+    )
     report = summarize_run(run)
     ratio = report["ratios"]["fixed/on"]
     assert ratio["low"] <= 1 <= ratio["high"]  # what the verdict below rests on
     paragraph = render(report).split("\n\n")[1]
     _check_paragraph(paragraph)
-    assert re.search(r"fixed/on = [\d.]+ \(95% CI [\d.]+–[\d.]+\), cannot be told apart",
-                     paragraph)
+    assert re.search(r"fixed/on = [\d.]+ \(95% CI [\d.]+–[\d.]+\), cannot be told apart", paragraph)
     assert "`fixed` is faster" not in paragraph and "GPU time" not in paragraph
     assert "a GPU rule: on llvm it builds what ON builds" in paragraph
 
 
 def test_the_report_says_where_the_run_s_time_went():
     from reports.markdown import wall_text
-    text = "\n".join(wall_text({"phase_wall_s": {"optuna": 101.4, "tuning": 120.6,
-                                                 "comparison": 95.2}, "wall_s": 230.1}))
+
+    text = "\n".join(
+        wall_text(
+            {
+                "phase_wall_s": {"optuna": 101.4, "tuning": 120.6, "comparison": 95.2},
+                "wall_s": 230.1,
+            }
+        )
+    )
     assert "optuna 101 s, tuning 121 s, comparison 95 s; the whole run 230 s." in text
     assert wall_text({"phase_wall_s": {}, "wall_s": None}) == []  # a run from before

@@ -26,11 +26,13 @@ BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
 def small_disk(tmp_path):
     disk = tmp_path / "disk"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(disk)],
-                             capture_output=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(disk)], capture_output=True
+    )
     if mounted.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root); the simulated ENOSPC test "
-                    "covers the writes")
+        pytest.skip(
+            "cannot mount a tmpfs here (needs root); the simulated ENOSPC test covers the writes"
+        )
     yield disk
     subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
@@ -57,16 +59,20 @@ def _records(url) -> dict:
         study = optuna.load_study(study_name="fused-pool", storage=storage_for(None, url))
     except Exception:  # not created yet
         return {}
-    return {t.number: measurement(t) for t in study.get_trials(deepcopy=False)
-            if measurement(t)}
+    return {t.number: measurement(t) for t in study.get_trials(deepcopy=False) if measurement(t)}
 
 
 def test_a_disk_filled_mid_run_gives_one_line_and_the_run_resumes(small_disk):
     out = small_disk / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
-    process = subprocess.Popen([*TUNE, "--budget", "6", "--tuners", "optuna", "--out", str(out),
-                                *SMALL], cwd=ROOT, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, env=BUFFERED)
+    process = subprocess.Popen(
+        [*TUNE, "--budget", "6", "--tuners", "optuna", "--out", str(out), *SMALL],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=BUFFERED,
+    )
     try:
         while len(_records(url)) < 2 and process.poll() is None:
             time.sleep(0.2)
@@ -104,8 +110,14 @@ except OSError as error:
 
 
 def test_details_log_on_a_full_disk_gives_the_console_back_for_the_error():
-    done = subprocess.run([sys.executable, "-c", FULL_DETAILS], cwd=ROOT, env=BUFFERED,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DETAILS],
+        cwd=ROOT,
+        env=BUFFERED,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stderr == "tune: error: [Errno 28] No space left on device\n"
 
@@ -115,7 +127,8 @@ def test_a_full_disk_at_the_start_leaves_nothing_that_blocks_the_same_command(sm
     out = small_disk / "run"
     done = tune("--budget", "0", "--out", str(out), *SMALL)
     assert done.returncode == 2 and done.stderr.strip().splitlines() == [
-        f"tune: error: cannot write the run folder {out}: No space left on device"]
+        f"tune: error: cannot write the run folder {out}: No space left on device"
+    ]
     assert not out.exists()
 
 
@@ -133,10 +146,13 @@ def test_a_write_that_fails_keeps_the_old_file_and_leaves_no_temporary(tmp_path,
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
 
 
-@pytest.mark.parametrize("case, available, message", [
-    (Case(channels=100000, height=4096, width=4096), 10**12, "TVM indexes with int32"),
-    (Case(channels=200, height=1024, width=1024), 32 * 10**9, "this machine has 32.0 GB"),
-])
+@pytest.mark.parametrize(
+    "case, available, message",
+    [
+        (Case(channels=100000, height=4096, width=4096), 10**12, "TVM indexes with int32"),
+        (Case(channels=200, height=1024, width=1024), 32 * 10**9, "this machine has 32.0 GB"),
+    ],
+)
 def test_a_case_too_large_is_refused_with_its_size_and_the_limit(case, available, message):
     with pytest.raises(CaseError, match=message):
         check_case_fits(case, available=available)

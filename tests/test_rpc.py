@@ -22,9 +22,27 @@ from tuning.timing import KernelProtocol
 from conftest import WINDOW3, tune
 
 KEY = "pool-test"
-FAST = ["--target", "llvm", "--trials", "1", "--blocks", "2", "--number", "2", "--repeat", "2",
-        "--min-repeat-ms", "1", "--warmup-s", "0", "--case", "channels=2", "height=16",
-        "width=16", "branches=2"]
+FAST = [
+    "--target",
+    "llvm",
+    "--trials",
+    "1",
+    "--blocks",
+    "2",
+    "--number",
+    "2",
+    "--repeat",
+    "2",
+    "--min-repeat-ms",
+    "1",
+    "--warmup-s",
+    "0",
+    "--case",
+    "channels=2",
+    "height=16",
+    "width=16",
+    "branches=2",
+]
 
 
 def _free_port() -> int:
@@ -35,9 +53,12 @@ def _free_port() -> int:
 
 def _start(module: str, log, *args) -> subprocess.Popen:
     """A TVM RPC process in a session of its own (a server forks one process per session)."""
-    return subprocess.Popen([sys.executable, "-m", module, "--host", "127.0.0.1", *args],
-                            stdout=log.open("w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", module, "--host", "127.0.0.1", *args],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +67,33 @@ def tracker(tmp_path_factory):
     logs = tmp_path_factory.mktemp("rpc")
     port = _free_port()
     address = f"127.0.0.1:{port}"
-    processes = [_start("tvm.exec.rpc_tracker", logs / "tracker.log", "--port", str(port),
-                        "--port-end", str(port + 1))]
+    processes = [
+        _start(
+            "tvm.exec.rpc_tracker",
+            logs / "tracker.log",
+            "--port",
+            str(port),
+            "--port-end",
+            str(port + 1),
+        )
+    ]
     servers = [logs / "server0.log", logs / "server1.log"]
     for log in servers:
         server_port = _free_port()
-        processes.append(_start("tvm.exec.rpc_server", log, "--tracker", address, "--key", KEY,
-                                "--port", str(server_port), "--port-end", str(server_port + 1)))
+        processes.append(
+            _start(
+                "tvm.exec.rpc_server",
+                log,
+                "--tracker",
+                address,
+                "--key",
+                KEY,
+                "--port",
+                str(server_port),
+                "--port-end",
+                str(server_port + 1),
+            )
+        )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -83,8 +124,20 @@ def remote_run(tracker, tmp_path_factory):
     address, servers = tracker
     out = tmp_path_factory.mktemp("runs") / "run"
     before = [_sessions(log) for log in servers]
-    tune("--tuners", "metaschedule", "--budget", "16", "--rpc-tracker", address,
-         "--rpc-key", KEY, "--out", str(out), *FAST, check_exit=0)
+    tune(
+        "--tuners",
+        "metaschedule",
+        "--budget",
+        "16",
+        "--rpc-tracker",
+        address,
+        "--rpc-key",
+        KEY,
+        "--out",
+        str(out),
+        *FAST,
+        check_exit=0,
+    )
     return out, [_sessions(log) - b for log, b in zip(servers, before)]
 
 
@@ -125,17 +178,26 @@ def test_resume_checks_the_run_s_own_tracker(remote_run, tmp_path, capsys):
     assert "cannot reach the RPC tracker" in _refused(["--resume", str(copy)], capsys)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--rpc-tracker", "127.0.0.1:{dead}", "--rpc-key", KEY], "cannot reach the RPC tracker"),
-    (["--rpc-tracker", "{tracker}", "--rpc-key", "other"], "has no free server for key 'other'"),
-    (["--rpc-tracker", "localhost", "--rpc-key", KEY], "--rpc-tracker must be HOST:PORT"),
-    (["--rpc-tracker", "{tracker}"], "--rpc-tracker HOST:PORT and --rpc-key KEY go together"),
-])
-def test_a_tracker_that_cannot_be_used_is_one_line_and_exit_2(tracker, args, message, tmp_path,
-                                                             capsys):
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--rpc-tracker", "127.0.0.1:{dead}", "--rpc-key", KEY], "cannot reach the RPC tracker"),
+        (
+            ["--rpc-tracker", "{tracker}", "--rpc-key", "other"],
+            "has no free server for key 'other'",
+        ),
+        (["--rpc-tracker", "localhost", "--rpc-key", KEY], "--rpc-tracker must be HOST:PORT"),
+        (["--rpc-tracker", "{tracker}"], "--rpc-tracker HOST:PORT and --rpc-key KEY go together"),
+    ],
+)
+def test_a_tracker_that_cannot_be_used_is_one_line_and_exit_2(
+    tracker, args, message, tmp_path, capsys
+):
     args = [a.format(dead=_free_port(), tracker=tracker[0]) for a in args]
-    line = _refused(["--tuners", "metaschedule", "--budget", "2", *args, "--out",
-                     str(tmp_path / "run"), *FAST], capsys)
+    line = _refused(
+        ["--tuners", "metaschedule", "--budget", "2", *args, "--out", str(tmp_path / "run"), *FAST],
+        capsys,
+    )
     assert message in line
     assert not (tmp_path / "run").exists()  # refused before the run folder is made
 
@@ -143,6 +205,7 @@ def test_a_tracker_that_cannot_be_used_is_one_line_and_exit_2(tracker, args, mes
 def test_a_wrong_kernel_on_a_server_is_recorded_wrong_and_never_timed(tracker, tmp_path):
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
     from tvm.s_tir.meta_schedule.runner import RunnerInput
+
     _, func = fused_function(WINDOW3, {"kind": "llvm"})
     target = make_target("llvm")
     kernels = {"right": func, "unwritten": func.with_body(tvm.tirx.Evaluate(0))}
@@ -154,8 +217,10 @@ def test_a_wrong_kernel_on_a_server_is_recorded_wrong_and_never_timed(tracker, t
     with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:
         inputs = [RunnerInput(path, "cpu", ArgInfo.from_prim_func(func)) for path in paths]
         results = [future.result() for future in runner.run(inputs)]
-    right, unwritten = [rpc.remote_record(path, {"status": "built", "path": path}, result)
-                        for path, result in zip(paths, results)]
+    right, unwritten = [
+        rpc.remote_record(path, {"status": "built", "path": path}, result)
+        for path, result in zip(paths, results)
+    ]
     assert right["status"] == "ok" and right["max_abs_err"] == 0 and results[0].run_secs
     assert unwritten["status"] == "wrong" and unwritten["reason"] == "output not written"
     assert results[1].run_secs is None and "output not written" in results[1].error_msg
@@ -187,15 +252,20 @@ def test_the_rpc_runner_s_workers_die_with_the_run_mid_session(tracker, tmp_path
     import psutil
 
     from conftest import ROOT, assert_all_gone
+
     _, func = fused_function(WINDOW3, {"kind": "llvm"})
     sleep = tvm.tirx.Evaluate(tvm.tirx.call_extern("int32", "sleep", 600))
     library = tmp_path / "hangs.so"
-    compile_kernel(func.with_body(tvm.tirx.SeqStmt([sleep, func.body])), make_target("llvm"),
-                   library)
+    compile_kernel(
+        func.with_body(tvm.tirx.SeqStmt([sleep, func.body])), make_target("llvm"), library
+    )
     address, servers = tracker
     before = sum(_sessions(log) for log in servers)
-    run = subprocess.Popen([sys.executable, "-c", MEASURES_A_HANGING_KERNEL, address, KEY,
-                            str(library)], cwd=ROOT, start_new_session=True)
+    run = subprocess.Popen(
+        [sys.executable, "-c", MEASURES_A_HANGING_KERNEL, address, KEY, str(library)],
+        cwd=ROOT,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while sum(_sessions(log) for log in servers) == before:

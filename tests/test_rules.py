@@ -10,10 +10,23 @@ from tvm import relax, topi
 from baselines.anatomy import captured_launches, cuda_source, kernel_table
 from baselines.arms import ARMS
 from baselines.graph import REDUCTION_GRAPHS
-from baselines.pipeline import backend_passes, build, fused_pool_function, fused_stage, lower, \
-    make_target, unscheduled
-from baselines.rules import WindowReduction, choose_schedule, default_rules, fixed_rules, \
-    rule_assignment, small_window_shape
+from baselines.pipeline import (
+    backend_passes,
+    build,
+    fused_pool_function,
+    fused_stage,
+    lower,
+    make_target,
+    unscheduled,
+)
+from baselines.rules import (
+    WindowReduction,
+    choose_schedule,
+    default_rules,
+    fixed_rules,
+    rule_assignment,
+    small_window_shape,
+)
 from baselines.template import PoolSchedule
 
 from conftest import DEFAULT, ODD
@@ -28,20 +41,25 @@ def test_the_fused_pool_kernel_gets_the_window_rule_and_nothing_else_changes(cas
     pool, _ = fused_pool_function(mod)
     assert default[pool.name_hint] == "GeneralReduction"
     assert fixed[pool.name_hint] == "WindowReduction"
-    assert {k: v for k, v in fixed.items() if k != pool.name_hint} == \
-        {k: v for k, v in default.items() if k != pool.name_hint}
+    assert {k: v for k, v in fixed.items() if k != pool.name_hint} == {
+        k: v for k, v in default.items() if k != pool.name_hint
+    }
 
 
 @pytest.mark.parametrize("graph", REDUCTION_GRAPHS)
 def test_large_reductions_keep_their_default_rule(graph):
     mod = unscheduled(REDUCTION_GRAPHS[graph](), CUDA)
-    assert rule_assignment(mod, CUDA, fixed_rules(CUDA)) == \
-        rule_assignment(mod, CUDA, default_rules(CUDA))
+    assert rule_assignment(mod, CUDA, fixed_rules(CUDA)) == rule_assignment(
+        mod, CUDA, default_rules(CUDA)
+    )
     # Declined by the rule itself, not only shadowed by a rule earlier in the list.
     rule = WindowReduction()
     with CUDA:
-        assert all(rule.apply(func, CUDA, False) is None for func in mod.functions.values()
-                   if not isinstance(func, relax.Function))
+        assert all(
+            rule.apply(func, CUDA, False) is None
+            for func in mod.functions.values()
+            if not isinstance(func, relax.Function)
+        )
 
 
 def test_the_rule_leaves_cpu_targets_alone():
@@ -77,17 +95,22 @@ def test_the_schedule_follows_the_shape():
 def test_fixed_arm_compiles_to_the_chosen_launch(case):
     mod = lower(case, ARMS["fixed"], CUDA)
     executable = relax.build(mod, target=CUDA, relax_pipeline=None, tir_pipeline="default")
-    pool = next(row for row in kernel_table(mod, executable, "sm_90")
-                if row["name"].startswith("fused_pool2d"))
+    pool = next(
+        row
+        for row in kernel_table(mod, executable, "sm_90")
+        if row["name"].startswith("fused_pool2d")
+    )
     _, func = fused_pool_function(fused_stage(case, ARMS["on"], CUDA))
     chosen = choose_schedule(small_window_shape(func))
     n, c, h, w = case.pool_shape
     per_thread = n * c * math.ceil(h / chosen.outputs_h) * w
-    assert (pool["grid"], pool["block"]) == (math.ceil(per_thread / chosen.threads),
-                                             chosen.threads)
+    assert (pool["grid"], pool["block"]) == (math.ceil(per_thread / chosen.threads), chosen.threads)
     assert pool["shared_bytes"] == 0  # the pooled value stays in a register
-    kernel = next(text for text in cuda_source(executable).split("__global__")
-                  if f"{pool['name']}(" in text and "{" in text)  # not the declaration
+    kernel = next(
+        text
+        for text in cuda_source(executable).split("__global__")
+        if f"{pool['name']}(" in text and "{" in text
+    )  # not the declaration
     assert ("float2" in kernel) == chosen.vector  # the window's columns in one load
 
 
@@ -111,8 +134,10 @@ def test_captured_launches_counts_kernels_between_internal_buffers():
             out = bb.emit_output(value)
         bb.emit_func_output(out)
     mod = bb.get()
-    with CUDA, tvm.transform.PassContext(opt_level=3,
-                                         config={"relax.backend.use_cuda_graph": True}):
+    with (
+        CUDA,
+        tvm.transform.PassContext(opt_level=3, config={"relax.backend.use_cuda_graph": True}),
+    ):
         for transform in backend_passes(CUDA):
             mod = transform(mod)
     assert captured_launches(mod) == 2

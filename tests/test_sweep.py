@@ -28,22 +28,34 @@ def test_each_case_is_a_run_with_every_arm_checked(sweep_dir):
     assert [c["case"] for c in sweep["cases"]] == CASES.split(",")
     for case in sweep["cases"]:
         report = json.loads((sweep_dir / case["case"] / "report.json").read_text())
-        assert set(report["arms"]) == {"partial", "on", "fixed", "serial", "one-kernel",
-                                       "optuna", "optuna-one-kernel"}
+        assert set(report["arms"]) == {
+            "partial",
+            "on",
+            "fixed",
+            "serial",
+            "one-kernel",
+            "optuna",
+            "optuna-one-kernel",
+        }
         assert all(arm["correct"] for arm in report["arms"].values())
         assert case["rule"] and set(case["rule"].values()) == {"WindowReduction"}
         assert set(case["one_kernel_rule"].values()) == {"WindowReduction"}
-        assert all(case["kernel_us"][k] > 0 for k in ("default", "fixed", "serial", "optuna",
-                                                     "one-kernel", "optuna-one-kernel"))
+        assert all(
+            case["kernel_us"][k] > 0
+            for k in ("default", "fixed", "serial", "optuna", "one-kernel", "optuna-one-kernel")
+        )
         assert case["fixed_gap"] == pytest.approx(
-            case["kernel_us"]["fixed"] / case["kernel_us"]["optuna"] - 1)
+            case["kernel_us"]["fixed"] / case["kernel_us"]["optuna"] - 1
+        )
         assert case["one_kernel_gap"] == pytest.approx(
-            case["kernel_us"]["one-kernel"] / case["kernel_us"]["optuna-one-kernel"] - 1)
+            case["kernel_us"]["one-kernel"] / case["kernel_us"]["optuna-one-kernel"] - 1
+        )
         assert case["one_kernel_over_fixed"]["ratio"] > 0
         assert case["fixed_slower_than_on"] == _above_one(case["fixed_over_on"])
         assert case["one_kernel_slower_than_fixed"] == _above_one(case["one_kernel_over_fixed"])
     assert sweep["fixed_slower_than_on"] == [
-        c["case"] for c in sweep["cases"] if _above_one(c["fixed_over_on"])]
+        c["case"] for c in sweep["cases"] if _above_one(c["fixed_over_on"])
+    ]
     assert all(row["unchanged"] for row in sweep["large_reductions"].values())
     assert (sweep_dir / "sweep.md").exists() and (sweep_dir / "sweep.png").exists()
     assert "## One kernel for the whole graph" in (sweep_dir / "sweep.md").read_text()
@@ -54,12 +66,19 @@ def _above_one(ratio: dict) -> bool:
     return ratio.get("low") is not None and ratio["low"] > 1
 
 
-@pytest.mark.parametrize("low, high, slower", [(1.02, 1.1, True), (0.97, 1.1, False),
-                                                (0.9, 0.95, False), (None, None, False)])
+@pytest.mark.parametrize(
+    "low, high, slower",
+    [(1.02, 1.1, True), (0.97, 1.1, False), (0.9, 0.95, False), (None, None, False)],
+)
 def test_a_case_is_slower_only_where_the_whole_interval_is_above_one(low, high, slower):
     ratio = {} if low is None else {"ratio": (low + high) / 2, "low": low, "high": high}
-    report = {"case": {}, "device": "a device", "arms": {}, "tuners": {},
-              "ratios": {"fixed/on": ratio, "one-kernel/fixed": ratio}}
+    report = {
+        "case": {},
+        "device": "a device",
+        "arms": {},
+        "tuners": {},
+        "ratios": {"fixed/on": ratio, "one-kernel/fixed": ratio},
+    }
     row = _case_row("a-case", report, {})
     assert row["fixed_slower_than_on"] is slower
     assert row["one_kernel_slower_than_fixed"] is slower
@@ -82,8 +101,11 @@ def test_the_sweep_and_its_cases_render_the_same_without_tvm(sweep_dir, tmp_path
     copy = tmp_path / "sweep"
     shutil.copytree(sweep_dir, copy)
     _render_without_tvm(copy, CASES.split(","), runs=CASES.split(","))
-    for name in ("sweep.md", "sweep.json", *(f"{case}/report.{kind}" for case in CASES.split(",")
-                                            for kind in ("md", "json"))):
+    for name in (
+        "sweep.md",
+        "sweep.json",
+        *(f"{case}/report.{kind}" for case in CASES.split(",") for kind in ("md", "json")),
+    ):
         assert (copy / name).read_text() == (sweep_dir / name).read_text(), name
 
 
@@ -99,8 +121,10 @@ def test_a_sweep_stored_before_rules_were_recorded_renders_without_tvm(tmp_path)
     _render_without_tvm(out, names)
     rendered = (out / "sweep.md").read_text()
     assert rendered.count("| not recorded |") == 2 * len(names)
-    assert rendered.replace("| not recorded |", "| WindowReduction |") == (
-        stored / "sweep.md").read_text()
+    assert (
+        rendered.replace("| not recorded |", "| WindowReduction |")
+        == (stored / "sweep.md").read_text()
+    )
 
 
 def test_running_the_sweep_again_measures_nothing(sweep_dir):
@@ -121,8 +145,7 @@ def test_unknown_sweep_case_is_one_line_and_exit_2():
     assert "unknown sweep case 'nope'" in done.stderr
 
 
-def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp_path,
-                                                                              monkeypatch):
+def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp_path, monkeypatch):
     from tuning import study
     from tuning.errors import TuningFailed
     from tuning.cli import main
@@ -132,8 +155,24 @@ def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp
 
     monkeypatch.setattr(study, "tuned_arm", nothing_measured)
     out = tmp_path / "sweep"
-    assert main(["sweep", "--target", "llvm", "--budget", "3", "--cases", "odd-23x29",
-                 "--blocks", "1", "--out", str(out)]) == 1
+    assert (
+        main(
+            [
+                "sweep",
+                "--target",
+                "llvm",
+                "--budget",
+                "3",
+                "--cases",
+                "odd-23x29",
+                "--blocks",
+                "1",
+                "--out",
+                str(out),
+            ]
+        )
+        == 1
+    )
     sweep = json.loads((out / "sweep.json").read_text())
     (case,) = sweep["cases"]
     assert case["kernel_us"]["optuna"] is None and case["fixed_gap"] is None
@@ -144,12 +183,30 @@ def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp
 
 def test_the_users_own_cases_from_a_file_and_from_case_groups(tmp_path):
     cases = tmp_path / "cases.toml"
-    cases.write_text('[tiny-w3]\nchannels = 2\nheight = 9\nwidth = 11\nwindow = 3\n'
-                     'stride = 1\nprelude = false\n')
+    cases.write_text(
+        "[tiny-w3]\nchannels = 2\nheight = 9\nwidth = 11\nwindow = 3\nstride = 1\nprelude = false\n"
+    )
     out = tmp_path / "sweep"
-    tune("sweep", "--target", "llvm", "--budget", "0", "--blocks", "1", "--cases-file",
-         str(cases), "--case", "tiny-tail1", "channels=2", "height=8", "width=8", "tail=1",
-         "--out", str(out), check_exit=0)
+    tune(
+        "sweep",
+        "--target",
+        "llvm",
+        "--budget",
+        "0",
+        "--blocks",
+        "1",
+        "--cases-file",
+        str(cases),
+        "--case",
+        "tiny-tail1",
+        "channels=2",
+        "height=8",
+        "width=8",
+        "tail=1",
+        "--out",
+        str(out),
+        check_exit=0,
+    )
     sweep = json.loads((out / "sweep.json").read_text())
     assert [c["case"] for c in sweep["cases"]] == ["tiny-w3", "tiny-tail1"]
     shapes = {c["case"]: c["shape"] for c in sweep["cases"]}
@@ -160,19 +217,30 @@ def test_the_users_own_cases_from_a_file_and_from_case_groups(tmp_path):
         assert all(arm["correct"] for arm in report["arms"].values())
 
 
-@pytest.mark.parametrize("name, text, message", [
-    ("cases.json", '{"a": {"windw": 3}}', "unknown case key 'windw'"),
-    ("cases.json", '{"a": {"window": "3"}}', "window must be an integer"),
-    ("cases.json", '{"../escape": {"window": 3}}', "case name '../escape'"),
-    ("cases.json", '[1, 2]', "one table of case fields per name"),
-    ("cases.toml", "[a\nwindow = 3", "cannot read the Cases file"),
-    ("missing.json", None, "cannot read the Cases file"),
-])
+@pytest.mark.parametrize(
+    "name, text, message",
+    [
+        ("cases.json", '{"a": {"windw": 3}}', "unknown case key 'windw'"),
+        ("cases.json", '{"a": {"window": "3"}}', "window must be an integer"),
+        ("cases.json", '{"../escape": {"window": 3}}', "case name '../escape'"),
+        ("cases.json", "[1, 2]", "one table of case fields per name"),
+        ("cases.toml", "[a\nwindow = 3", "cannot read the Cases file"),
+        ("missing.json", None, "cannot read the Cases file"),
+    ],
+)
 def test_a_bad_cases_file_is_one_line_and_exit_2(tmp_path, name, text, message):
     path = tmp_path / name
     if text is not None:
         path.write_text(text)
-    done = tune("sweep", "--target", "llvm", "--cases-file", str(path), "--out",
-                str(tmp_path / "sweep"), check_exit=2)
+    done = tune(
+        "sweep",
+        "--target",
+        "llvm",
+        "--cases-file",
+        str(path),
+        "--out",
+        str(tmp_path / "sweep"),
+        check_exit=2,
+    )
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "sweep").exists()

@@ -57,8 +57,10 @@ def test_valid_cuda_points_compile_with_nvcc():
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_valid_cuda_points_of_the_whole_graph_kernel_compile_with_nvcc():
     space = Space.for_target(DEFAULT, CUDA, whole=True)
-    assert space.why_invalid({**space.seeds()[0], "outputs_w": 2, "vector": True}) == \
-        "no vector loads from an inlined prologue"
+    assert (
+        space.why_invalid({**space.seeds()[0], "outputs_w": 2, "vector": True})
+        == "no vector loads from an inlined prologue"
+    )
     for params in space.valid_points()[::60]:
         resources = ptxas_resources(_cuda_source(DEFAULT, params, whole=True))
         assert resources["main_kernel"]["shared_bytes"] <= 49152, params
@@ -75,6 +77,13 @@ def test_pruned_shared_memory_points_really_do_not_fit():
 
 def test_seeds_are_serial_and_closest_to_default():
     seeds = Space.for_target(DEFAULT, CUDA).seeds()
-    assert seeds[0] == {"threads": 256, "outputs_w": 1, "outputs_h": 1, "thread_axis": "inner",
-                        "unroll": False, "vector": False, "pooled_scope": "local"}
+    assert seeds[0] == {
+        "threads": 256,
+        "outputs_w": 1,
+        "outputs_h": 1,
+        "thread_axis": "inner",
+        "unroll": False,
+        "vector": False,
+        "pooled_scope": "local",
+    }
     assert seeds[1]["pooled_scope"] == "shared"

@@ -80,25 +80,32 @@ def test_a_stored_storage_outside_the_run_folder_needs_the_command_line(copy, tm
     meta = json.loads((copy / "run.json").read_text())
     meta["options"]["storage"] = f"sqlite:///{victim}"
     (copy / "run.json").write_text(json.dumps(meta))
-    _one_line(capsys, main(["--resume", str(copy)]), "outside the run folder",
-              "--storage URL")
+    _one_line(capsys, main(["--resume", str(copy)]), "outside the run folder", "--storage URL")
     assert victim.read_bytes() == b"mine"
 
 
 DAMAGE = {
-    "truncated": lambda path: path.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 2]),
+    "truncated": lambda path: path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2]),
     "garbled": lambda path: path.write_bytes(b"\x00\xff{garbage"),
     "missing": lambda path: path.unlink(),
 }
 
 
-@pytest.mark.parametrize("name, damage", [
-    ("run.json", "truncated"), ("run.json", "garbled"), ("run.json", "missing"),
-    ("environment.json", "garbled"), ("environment.json", "missing"),
-    ("trials/trial_0.json", "truncated"), ("trials/trial_0.json", "missing"),
-    ("tuners/optuna/summary.json", "garbled"), ("tuners/optuna/summary.json", "missing"),
-    ("tuners/optuna/trials.json", "truncated"),
-])
+@pytest.mark.parametrize(
+    "name, damage",
+    [
+        ("run.json", "truncated"),
+        ("run.json", "garbled"),
+        ("run.json", "missing"),
+        ("environment.json", "garbled"),
+        ("environment.json", "missing"),
+        ("trials/trial_0.json", "truncated"),
+        ("trials/trial_0.json", "missing"),
+        ("tuners/optuna/summary.json", "garbled"),
+        ("tuners/optuna/summary.json", "missing"),
+        ("tuners/optuna/trials.json", "truncated"),
+    ],
+)
 def test_a_damaged_or_missing_file_is_named_in_one_line(copy, capsys, name, damage):
     DAMAGE[damage](copy / name)
     line = _one_line(capsys, main(["report", str(copy)]), name.split("/")[-1])
@@ -112,14 +119,22 @@ def _set(path, change) -> None:
 
 WRONG_SHAPES = {
     "run.json a list": ("run.json", lambda meta: [meta]),
-    "run.json repeat as text": ("run.json", lambda meta: {
-        **meta, "protocol": {**meta["protocol"], "repeat": "5"}}),
-    "run.json a Case value out of range": ("run.json", lambda meta: {
-        **meta, "case": {**meta["case"], "channels": -1}}),
-    "trial without checks": ("trials/trial_0.json", lambda trial: {
-        k: v for k, v in trial.items() if k != "checks"}),
-    "summary with text for a time": ("tuners/optuna/summary.json", lambda summary: {
-        **summary, "best_kernel_us": "fast"}),
+    "run.json repeat as text": (
+        "run.json",
+        lambda meta: {**meta, "protocol": {**meta["protocol"], "repeat": "5"}},
+    ),
+    "run.json a Case value out of range": (
+        "run.json",
+        lambda meta: {**meta, "case": {**meta["case"], "channels": -1}},
+    ),
+    "trial without checks": (
+        "trials/trial_0.json",
+        lambda trial: {k: v for k, v in trial.items() if k != "checks"},
+    ),
+    "summary with text for a time": (
+        "tuners/optuna/summary.json",
+        lambda summary: {**summary, "best_kernel_us": "fast"},
+    ),
     "rows an object": ("tuners/optuna/trials.json", lambda rows: {"rows": rows}),
     "environment a list": ("environment.json", lambda environment: [environment]),
 }
@@ -132,10 +147,17 @@ def test_a_file_of_the_wrong_shape_is_named_in_one_line(copy, capsys, name, chan
     assert ("run.json" in line and "--out" in line) or f"tune --resume {copy}" in line
 
 
-@pytest.mark.parametrize("name, change, says", [
-    ("run.json", lambda meta: {**meta, "tuners": "optuna"}, "tuners should be a list, not text"),
-    ("kernels.json", lambda kernels: list(kernels), "the file should be an object, not a list"),
-])
+@pytest.mark.parametrize(
+    "name, change, says",
+    [
+        (
+            "run.json",
+            lambda meta: {**meta, "tuners": "optuna"},
+            "tuners should be a list, not text",
+        ),
+        ("kernels.json", lambda kernels: list(kernels), "the file should be an object, not a list"),
+    ],
+)
 def test_a_resume_names_a_file_of_the_wrong_shape_in_one_line(copy, name, change, says):
     _set(copy / name, change)
     done = tune("--resume", str(copy), check_exit=2)
@@ -185,8 +207,19 @@ def test_a_sqlite_study_damaged_in_its_data_pages_is_one_line(tmp_path):
 
 def test_a_password_never_reaches_a_file_or_a_message_when_the_server_is_away(tmp_path, capsys):
     out = tmp_path / "run"
-    code = main(["--budget", "2", "--tuners", "optuna", "--out", str(out), *SMALL,
-                 "--storage", "postgresql://tuner:S3CRET-pw@127.0.0.1:9/db"])
+    code = main(
+        [
+            "--budget",
+            "2",
+            "--tuners",
+            "optuna",
+            "--out",
+            str(out),
+            *SMALL,
+            "--storage",
+            "postgresql://tuner:S3CRET-pw@127.0.0.1:9/db",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 2 and "cannot open the Optuna storage" in captured.err
     assert "S3CRET" not in captured.err + captured.out
@@ -194,24 +227,45 @@ def test_a_password_never_reaches_a_file_or_a_message_when_the_server_is_away(tm
     assert "tuner:***@" in json.loads((out / "run.json").read_text())["command"]
 
 
-@pytest.mark.skipif(not os.environ.get("POOL_TUNING_PG_URL"),
-                    reason="no PostgreSQL server (set POOL_TUNING_PG_URL; .ci/run starts one)")
+@pytest.mark.skipif(
+    not os.environ.get("POOL_TUNING_PG_URL"),
+    reason="no PostgreSQL server (set POOL_TUNING_PG_URL; .ci/run starts one)",
+)
 def test_a_password_in_the_storage_url_is_in_no_file_the_run_writes(tmp_path):
     """The CI server trusts local connections, so any password is accepted: it is used, and
     searched for in every file of the run folder and in everything printed."""
     from tuning.redact import with_password, without_password
+
     secret = "S3CRET-pw-4242"
     server = without_password(os.environ["POOL_TUNING_PG_URL"])
     out = tmp_path / "run"
-    first = tune("--budget", "4", "--tuners", "optuna", "--workers", "2", "--out", str(out),
-                 *SMALL, "--storage", with_password(server, secret), check_exit=0)
+    first = tune(
+        "--budget",
+        "4",
+        "--tuners",
+        "optuna",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        *SMALL,
+        "--storage",
+        with_password(server, secret),
+        check_exit=0,
+    )
     env = {**os.environ, "PG_SECRET": secret}
     import subprocess
 
     from conftest import ROOT, TUNE
-    again = subprocess.run([*TUNE, "--resume", str(out), "--storage", server,
-                            "--storage-password-env", "PG_SECRET"], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=900)
+
+    again = subprocess.run(
+        [*TUNE, "--resume", str(out), "--storage", server, "--storage-password-env", "PG_SECRET"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert again.returncode == 0, again.stderr[-2000:]
     printed = first.stdout + first.stderr + again.stdout + again.stderr
     assert secret not in printed

@@ -67,10 +67,12 @@ def register_as_the_patch_does(out, monkeypatch) -> None:
         name = _module_name(path)
         parent, _, leaf = name.rpartition(".")
         installed = sys.modules.get(name) or (
-            importlib.import_module(name) if path in EDITED else None)
+            importlib.import_module(name) if path in EDITED else None
+        )
         search = installed.__path__ if path.endswith("__init__.py") else None
-        spec = importlib.util.spec_from_file_location(name, out / path,
-                                                      submodule_search_locations=search)
+        spec = importlib.util.spec_from_file_location(
+            name, out / path, submodule_search_locations=search
+        )
         module = importlib.util.module_from_spec(spec)
         monkeypatch.setitem(sys.modules, name, module)
         spec.loader.exec_module(module)
@@ -99,8 +101,9 @@ def test_the_shipped_rule_schedules_every_kernel_as_the_projects_rule(upstream, 
                 mod = fused_stage(case, ARMS[arm], CUDA)
                 for func in mod.functions.values():
                     if isinstance(func, tvm.tirx.PrimFunc):
-                        ours, theirs = (rule.apply(func, CUDA, False)
-                                        for rule in (WindowReduction(), shipped))
+                        ours, theirs = (
+                            rule.apply(func, CUDA, False) for rule in (WindowReduction(), shipped)
+                        )
                         assert (ours is None) == (theirs is None)
                         if ours is not None:
                             tvm.ir.assert_structural_equal(ours.mod, theirs.mod)
@@ -110,20 +113,40 @@ def test_the_shipped_rule_schedules_every_kernel_as_the_projects_rule(upstream, 
 
 def test_the_shipped_rule_needs_only_tvm_and_defines_every_name_it_uses(upstream):
     tree = ast.parse((upstream / RULE).read_text())
-    roots = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-             for alias in node.names}
-    roots |= {node.module.split(".")[0] for node in ast.walk(tree)
-              if isinstance(node, ast.ImportFrom) and node.level == 0}
+    roots = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    roots |= {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 0
+    }
     assert roots - sys.stdlib_module_names == {"tvm", "tvm_ffi"}
-    lint = subprocess.run([sys.executable, "-m", "ruff", "check", "--isolated", "--select",
-                           "F,E9", str(upstream / RULE)], capture_output=True, text=True)
+    lint = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--isolated",
+            "--select",
+            "F,E9",
+            str(upstream / RULE),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert lint.returncode == 0, lint.stdout
 
 
 def test_the_checked_in_tvm_test_is_the_rule_output_of_today():
     assert TVM_TEST.read_text() == render(), (
         "the rule or the pipeline changed its output: render the test again with "
-        f"python -m tuning.upstream_tvm_test > {TVM_TEST}")
+        f"python -m tuning.upstream_tvm_test > {TVM_TEST}"
+    )
 
 
 def test_an_out_that_is_a_file_is_refused_in_one_line(tmp_path):

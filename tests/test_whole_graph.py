@@ -25,8 +25,13 @@ from conftest import DEFAULT, ODD, WINDOW3
 CUDA = make_target("cuda")
 ONE_KERNEL = ARMS["one-kernel"]
 # Prelude on and off, tail 1 and 2, shared output or not, window 2 and 3, stride 1 and 2, odd.
-GROUPED = [DEFAULT, ODD, Case(tail=1), Case(prelude=False),
-           Case(window=3, stride=1, height=20, width=18, branches=2)]
+GROUPED = [
+    DEFAULT,
+    ODD,
+    Case(tail=1),
+    Case(prelude=False),
+    Case(window=3, stride=1, height=20, width=18, branches=2),
+]
 GROUPED_IDS = ["default", "odd", "tail1", "no-prelude", "window3-stride1"]
 
 
@@ -37,18 +42,22 @@ def _kernels(mod):
 def _block_kinds(func) -> dict:
     sch = s_tir.Schedule(func)
     names = [sch.get(b).name_hint for b in sch.get_child_blocks(sch.get_sblock("root"))]
-    return {kind: sum(1 for n in names if re.fullmatch(rf"{kind}\d*", n))
-            for kind in ("T_add", "T_concat", "pool_max")}
+    return {
+        kind: sum(1 for n in names if re.fullmatch(rf"{kind}\d*", n))
+        for kind in ("T_add", "T_concat", "pool_max")
+    }
 
 
 @pytest.mark.parametrize("case", GROUPED, ids=GROUPED_IDS)
 def test_one_primfunc_reads_the_input_and_writes_every_output(case):
     mod = fused_stage(case, ONE_KERNEL, CUDA)
     (func,) = _kernels(mod).values()
-    prelude_adds = case.branches ** 2 + case.branches if case.prelude else 0
-    assert _block_kinds(func) == {"T_add": prelude_adds + case.tail,
-                                  "T_concat": case.branches + 1 if case.prelude else 0,
-                                  "pool_max": 1}
+    prelude_adds = case.branches**2 + case.branches if case.prelude else 0
+    assert _block_kinds(func) == {
+        "T_add": prelude_adds + case.tail,
+        "T_concat": case.branches + 1 if case.prelude else 0,
+        "pool_max": 1,
+    }
     written = 2 if case.shared_output and case.tail > 1 else 1
     shapes = [tuple(int(d) for d in p.ty.shape) for p in func.params]
     assert shapes == [case.input_shape] + [case.pool_shape] * written  # no bias is a parameter
@@ -62,8 +71,7 @@ def test_the_graphs_with_large_reductions_are_left_unchanged(graph):
 
 
 def _pool(value):
-    return topi.nn.pool2d(value, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "max", False,
-                          "NCHW")
+    return topi.nn.pool2d(value, (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), "max", False, "NCHW")
 
 
 def _graph(body) -> tvm.IRModule:
@@ -81,14 +89,20 @@ def _add_one(bb, value):
 
 
 def test_a_consumer_that_is_not_elementwise_leaves_the_module_unchanged():
-    _left_unchanged(_graph(lambda bb, x: bb.emit_te(
-        topi.sum, bb.emit_te(_pool, _add_one(bb, x)), axis=3, keepdims=True)))
+    _left_unchanged(
+        _graph(
+            lambda bb, x: bb.emit_te(
+                topi.sum, bb.emit_te(_pool, _add_one(bb, x)), axis=3, keepdims=True
+            )
+        )
+    )
 
 
 def test_a_prologue_value_used_elsewhere_leaves_the_module_unchanged():
     def body(bb, x):
         shifted = _add_one(bb, x)
         return relax.Tuple([shifted, _add_one(bb, bb.emit_te(_pool, shifted))])
+
     _left_unchanged(_graph(body))
 
 
@@ -98,8 +112,9 @@ def test_two_reductions_leave_the_module_unchanged():
 
 def _left_unchanged(graph: tvm.IRModule) -> None:
     with CUDA, tvm.transform.PassContext(opt_level=3):
-        fused = relax.transform.FuseOps()(relax.transform.AnnotateTIROpPattern()(
-            relax.transform.LegalizeOps()(graph)))
+        fused = relax.transform.FuseOps()(
+            relax.transform.AnnotateTIROpPattern()(relax.transform.LegalizeOps()(graph))
+        )
         after = FuseAroundReduction()(fused)
     tvm.ir.assert_structural_equal(after, fused)
 
@@ -107,10 +122,14 @@ def _left_unchanged(graph: tvm.IRModule) -> None:
 def test_the_pass_merges_after_fuse_ops_and_the_ir_of_both_is_saved(tmp_path):
     build(DEFAULT, ONE_KERNEL, CUDA, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "05_FuseAroundReduction.py", "05_FuseOps.py", "06_FuseTIR.py",
-        "07_ApplyDefaultSchedule.py"]
-    assert (tmp_path / "05_FuseOps.py").read_text().count("fused_") > \
-        (tmp_path / "05_FuseAroundReduction.py").read_text().count("fused_")
+        "05_FuseAroundReduction.py",
+        "05_FuseOps.py",
+        "06_FuseTIR.py",
+        "07_ApplyDefaultSchedule.py",
+    ]
+    assert (tmp_path / "05_FuseOps.py").read_text().count("fused_") > (
+        tmp_path / "05_FuseAroundReduction.py"
+    ).read_text().count("fused_")
 
 
 @pytest.mark.parametrize("case", GROUPED, ids=GROUPED_IDS)
@@ -125,8 +144,11 @@ def test_one_kernel_matches_the_reference_on_llvm(case, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-@pytest.mark.parametrize("case", [DEFAULT, ODD, WINDOW3, GROUPED[-1], GROUPED[3]],
-                         ids=["default", "odd", "window3", "window3-stride1", "no-prelude"])
+@pytest.mark.parametrize(
+    "case",
+    [DEFAULT, ODD, WINDOW3, GROUPED[-1], GROUPED[3]],
+    ids=["default", "odd", "window3", "window3-stride1", "no-prelude"],
+)
 def test_one_kernel_compiles_to_the_launch_the_rule_chose(case):
     mod = lower(case, ONE_KERNEL, CUDA)
     executable = relax.build(mod, target=CUDA, relax_pipeline=None, tir_pipeline="default")
@@ -135,11 +157,13 @@ def test_one_kernel_compiles_to_the_launch_the_rule_chose(case):
     chosen = choose_schedule(small_window_shape(func))
     n, c, h, w = case.pool_shape
     per_thread = n * c * math.ceil(h / chosen.outputs_h) * w
-    assert (kernel["grid"], kernel["block"]) == (math.ceil(per_thread / chosen.threads),
-                                                 chosen.threads)
+    assert (kernel["grid"], kernel["block"]) == (
+        math.ceil(per_thread / chosen.threads),
+        chosen.threads,
+    )
     assert kernel["shared_bytes"] == 0 and kernel["spill_bytes"] == 0
     source = cuda_source(executable)
-    body = source[source.rindex(f"{kernel['name']}("):]
+    body = source[source.rindex(f"{kernel['name']}(") :]
     assert "condval" not in body  # no if_then_else left: the branches became selected offsets
     assert ("float2" in body) == chosen.vector  # vector loads only where x is read directly
 

@@ -16,8 +16,24 @@ from tuning.storages import storage_for
 from conftest import ROOT, TUNE, tune
 
 SMALL_CASE = ["channels=2", "height=12", "width=12", "branches=2"]  # 24 valid CPU points
-FAST = ["--target", "llvm", "--trials", "1", "--blocks", "1", "--number", "1", "--repeat", "1",
-        "--min-repeat-ms", "0", "--warmup-s", "0", "--case", *SMALL_CASE]
+FAST = [
+    "--target",
+    "llvm",
+    "--trials",
+    "1",
+    "--blocks",
+    "1",
+    "--number",
+    "1",
+    "--repeat",
+    "1",
+    "--min-repeat-ms",
+    "0",
+    "--warmup-s",
+    "0",
+    "--case",
+    *SMALL_CASE,
+]
 
 
 def _measured(storage, name):
@@ -33,21 +49,53 @@ def _assert_each_point_once(trials, budget):
 
 def test_local_workers_share_the_budget_exactly(tmp_path):
     out = tmp_path / "run"
-    tune("--budget", "12", "--tuners", "optuna", "--workers", "2", "--out", str(out), *FAST,
-         check_exit=0)
+    tune(
+        "--budget",
+        "12",
+        "--tuners",
+        "optuna",
+        "--workers",
+        "2",
+        "--out",
+        str(out),
+        *FAST,
+        check_exit=0,
+    )
     journal = f"journal://{out / 'tuners' / 'optuna' / 'study.journal'}"
     _assert_each_point_once(_measured(journal, STUDY_NAME), 12)
 
 
-@pytest.mark.skipif(not os.environ.get("POOL_TUNING_PG_URL"),
-                    reason="no PostgreSQL server (set POOL_TUNING_PG_URL; .ci/run starts one)")
+@pytest.mark.skipif(
+    not os.environ.get("POOL_TUNING_PG_URL"),
+    reason="no PostgreSQL server (set POOL_TUNING_PG_URL; .ci/run starts one)",
+)
 def test_two_workers_on_postgresql_measure_each_trial_once():
     url = os.environ["POOL_TUNING_PG_URL"]
     name = f"ci-{uuid.uuid4().hex[:8]}"
-    command = [*TUNE, "worker", "--storage", url, "--study", name,
-               "--budget", "5", "--target", "llvm", "--case", *SMALL_CASE]
-    workers = [subprocess.Popen(command + ["--seed", str(i)], cwd=ROOT, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True) for i in range(2)]
+    command = [
+        *TUNE,
+        "worker",
+        "--storage",
+        url,
+        "--study",
+        name,
+        "--budget",
+        "5",
+        "--target",
+        "llvm",
+        "--case",
+        *SMALL_CASE,
+    ]
+    workers = [
+        subprocess.Popen(
+            command + ["--seed", str(i)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
     for worker in workers:
         out, err = worker.communicate(timeout=900)
         assert worker.returncode == 0, err[-3000:]
@@ -56,7 +104,8 @@ def test_two_workers_on_postgresql_measure_each_trial_once():
 
 
 def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbeat(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     """On RDB storages every trial in flight has a heartbeat; a worker sharing the study fails
     the trials whose heartbeat stopped (their worker died elsewhere) and leaves live ones."""
     from fixtures.killed_search import CASE, InstantEvaluator
@@ -65,6 +114,7 @@ def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbea
     from tuning.samplers import distributions, make_sampler
     from tuning.search_loop import OptunaSearch
     from tuning.space import Space
+
     monkeypatch.setattr(heartbeat, "HEARTBEAT_S", 1)
     monkeypatch.setattr(heartbeat, "GRACE_S", 3)
     url = f"sqlite:///{tmp_path / 'study.db'}"
@@ -83,6 +133,7 @@ def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbea
     live.add(live_trial)
     try:
         import time
+
         time.sleep(5)
         OptunaSearch(study(), space, InstantEvaluator(), shared=True).run(1, own=True)
         states = {t.number: t.state for t in study().trials}

@@ -51,8 +51,9 @@ def _warm_up(built, timers, order, protocol, index, say) -> None:
                 break
 
 
-def measure_blocks(case, built: dict[str, TimedArm], protocol, index: int, on_gpu: bool,
-                   say, step=None) -> dict:
+def measure_blocks(
+    case, built: dict[str, TimedArm], protocol, index: int, on_gpu: bool, say, step=None
+) -> dict:
     """Time every arm of `built` (name -> built arm) in one trial; its record's timing part."""
     names = sorted(built)
     blocks = protocol.blocks or auto_blocks(len(names))
@@ -71,6 +72,11 @@ def measure_blocks(case, built: dict[str, TimedArm], protocol, index: int, on_gp
             for figure, timer in timers[name].items():
                 built[name].sync()
                 samples[figure][name].append(timer() or [])  # None: the host never got ahead
-    design = {"arms": names, "rows": len(williams_rows(len(names))), "start_row": first_row,
-              "blocks": blocks, **balance(orders)}
+    design = {
+        "arms": names,
+        "rows": len(williams_rows(len(names))),
+        "start_row": first_row,
+        "blocks": blocks,
+        **balance(orders),
+    }
     return {"design": design, "block_orders": orders, "block_samples_us": samples}

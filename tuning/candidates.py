@@ -45,8 +45,11 @@ def failures_by_reason(records: list[Outcome]) -> dict[str, int]:
 def tuner_result(summary: dict) -> str:
     """A tuner's outcome in a few words, for its console line."""
     failed = summary["trials"] - summary["valid"]
-    best = (f"best {summary['best_kernel_us']:.2f} us at trial {summary['best_trial']}"
-            if summary.get("best_kernel_us") is not None else "no valid candidate")
+    best = (
+        f"best {summary['best_kernel_us']:.2f} us at trial {summary['best_trial']}"
+        if summary.get("best_kernel_us") is not None
+        else "no valid candidate"
+    )
     return f"{best} of {summary['trials']}" + (f", {failed} failed" if failed else "")
 
 
@@ -68,8 +71,9 @@ def stop_all() -> None:
         evaluator.close(kill=True)
 
 
-def _build(case: Case, target_spec: dict, schedule: Schedule, path: str,
-           whole: bool = False) -> Outcome:
+def _build(
+    case: Case, target_spec: dict, schedule: Schedule, path: str, whole: bool = False
+) -> Outcome:
     """In a builder process: schedule the fused function and compile it to `path`."""
     started = time.monotonic()
     try:
@@ -79,10 +83,17 @@ def _build(case: Case, target_spec: dict, schedule: Schedule, path: str,
         executable = compile_kernel(scheduled, target, Path(path))
         key = kernel_key(executable, launch_configs(kernel_module(scheduled)))
     except Exception as error:  # recorded against the candidate; the search goes on
-        return failed(Reason.BUILD_ERROR, f"{type(error).__name__}: {error_line(str(error))}",
-                      build_s=time.monotonic() - started)
-    return {"status": Status.BUILT, "path": path, "kernel_key": key,
-            "build_s": time.monotonic() - started}
+        return failed(
+            Reason.BUILD_ERROR,
+            f"{type(error).__name__}: {error_line(str(error))}",
+            build_s=time.monotonic() - started,
+        )
+    return {
+        "status": Status.BUILT,
+        "path": path,
+        "kernel_key": key,
+        "build_s": time.monotonic() - started,
+    }
 
 
 def error_line(text: str) -> str:
@@ -96,15 +107,22 @@ class CandidateEvaluator:
     """Parallel builders and one replaceable measuring process, for one Case and target; with
     `whole`, for the one kernel of the whole graph instead of the fused pool kernel."""
 
-    def __init__(self, case: Case, target_spec: dict, protocol: KernelProtocol | None = None,
-                 workers: int | None = None, whole: bool = False,
-                 cache: KernelCache | None = None):
+    def __init__(
+        self,
+        case: Case,
+        target_spec: dict,
+        protocol: KernelProtocol | None = None,
+        workers: int | None = None,
+        whole: bool = False,
+        cache: KernelCache | None = None,
+    ):
         self.case, self.target_spec, self.whole = case, target_spec, whole
         self.protocol = protocol or KernelProtocol()
         self.cache = cache if cache is not None else KernelCache()
         _, func = fused_function(case, target_spec, whole)
-        self.runner = KernelRunner(case, bias_count(func), target_spec["kind"], self.protocol,
-                                   whole)
+        self.runner = KernelRunner(
+            case, bias_count(func), target_spec["kind"], self.protocol, whole
+        )
         self.workers = workers or max(1, (os.cpu_count() or 2))
         self._pool = self._new_pool()
         self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
@@ -137,8 +155,9 @@ class CandidateEvaluator:
         futures = {}
         for index, schedule in enumerate(schedules):
             path = os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{index}.so")
-            future = self._pool.submit(_build, self.case, self.target_spec, schedule, path,
-                                       self.whole)
+            future = self._pool.submit(
+                _build, self.case, self.target_spec, schedule, path, self.whole
+            )
             futures[future] = (index, path)
         return futures
 

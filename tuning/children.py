@@ -54,8 +54,12 @@ def _watch(parent: int) -> None:
 
 def process_pool(workers: int) -> ProcessPoolExecutor:
     """A pool of fresh (spawned) processes that die with this one."""
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=die_with_parent, initargs=(os.getpid(),))
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
 
 
 def stop(process) -> None:

@@ -28,8 +28,10 @@ def run_tuners(text: str, budget: int) -> list[str]:
     """The tuners a run with `budget` uses: none without a budget."""
     names = tuner_names(text)
     if not names and budget > 0:
-        raise UsageError(f"--tuners names no tuner and --budget is {budget}; name one of "
-                         f"{', '.join(TUNERS)}, or use --budget 0 for the arms alone")
+        raise UsageError(
+            f"--tuners names no tuner and --budget is {budget}; name one of "
+            f"{', '.join(TUNERS)}, or use --budget 0 for the arms alone"
+        )
     return names if budget > 0 else []
 
 
@@ -40,8 +42,10 @@ def rpc_options(args, tuners: list[str]) -> dict:
     if args.rpc_tracker is None:
         return {}
     if "metaschedule" not in tuners:
-        raise UsageError("--rpc-tracker measures MetaSchedule's candidates, and this run does "
-                         "not tune with metaschedule")
+        raise UsageError(
+            "--rpc-tracker measures MetaSchedule's candidates, and this run does "
+            "not tune with metaschedule"
+        )
     free_servers(args.rpc_tracker, args.rpc_key)
     return {"rpc_tracker": args.rpc_tracker, "rpc_key": args.rpc_key}
 
@@ -50,8 +54,10 @@ def arm_names(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in ARMS and n not in PEERS]
     if unknown or not names:
-        raise UsageError(f"unknown arm {unknown[0] if unknown else text!r}; choose from "
-                         f"{', '.join(ARMS)}, {', '.join(PEERS)}")
+        raise UsageError(
+            f"unknown arm {unknown[0] if unknown else text!r}; choose from "
+            f"{', '.join(ARMS)}, {', '.join(PEERS)}"
+        )
     for name in names:
         if name in PEERS or (name in ARMS and ARMS[name].capture):
             try:
@@ -72,8 +78,9 @@ def default_arms(target_kind: str) -> list[str]:
 def check_arms_fit_target(names: list[str], target_kind: str) -> None:
     captured = [n for n in names if n.endswith("+capture")]
     if captured and target_kind != "cuda":
-        raise UsageError(f"{captured[0]} captures CUDA launches and needs a CUDA GPU; leave it "
-                         "out on llvm")
+        raise UsageError(
+            f"{captured[0]} captures CUDA launches and needs a CUDA GPU; leave it out on llvm"
+        )
 
 
 def resolve_target(kind: str, say=print):

@@ -37,6 +37,7 @@ from .store import Run, RunError
 
 def _report(argv: list[str]) -> int:
     from reports.render import render_run
+
     if len(argv) != 1:
         raise UsageError("tune report takes one run folder: tune report DIR")
     run = Run.open(Path(argv[0]))
@@ -51,12 +52,16 @@ def _interrupted(argv: list[str], run: Run | None) -> str:
     if argv[:1] == ["worker"]:
         return "tune worker: interrupted; the trials it measured are kept in the study"
     if argv[:1] == ["sweep"]:
-        return ("tune: interrupted; everything measured so far is kept. Finish with the same "
-                "tune sweep command")
+        return (
+            "tune: interrupted; everything measured so far is kept. Finish with the same "
+            "tune sweep command"
+        )
     if run is None:
         return "tune: interrupted before the run folder was written; nothing was measured"
-    return (f"tune: interrupted; everything measured so far is kept in {run.path}. Finish "
-            f"with: tune --resume {shlex.quote(str(run.path))}")
+    return (
+        f"tune: interrupted; everything measured so far is kept in {run.path}. Finish "
+        f"with: tune --resume {shlex.quote(str(run.path))}"
+    )
 
 
 def _stop_on_sigterm(signum, frame):
@@ -81,17 +86,21 @@ def _main(argv: list[str]) -> int:
             return _report(argv[1:])
         if argv[:1] == ["worker"]:
             from .cli_worker import worker_main
+
             return worker_main(argv[1:])
         if argv[:1] == ["sweep"]:
             from .cli_sweep import sweep_main
+
             return sweep_main(argv[1:])
         if argv[:1] == ["upstream"]:
             from .upstream import main as upstream
+
             return upstream(argv[1:])
         from .cli_run import resume_run, start_run
         from .options import check_ranges
         from .options import parser as run_parser
         from .study import run_study
+
         args = run_parser(__doc__).parse_args(argv)
         check_ranges(args)
         progress = Progress(verbose=args.verbose)
@@ -103,22 +112,26 @@ def _main(argv: list[str]) -> int:
         print(f"tune: error: {redact(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except TuningFailed as error:
-        print(f"tune: {error}; the other arms were measured and reported in "
-              f"{run.path / 'report.md'}", file=sys.stderr)
+        print(
+            f"tune: {error}; the other arms were measured and reported in {run.path / 'report.md'}",
+            file=sys.stderr,
+        )
         return EXIT_TUNING_FAILED
     except KeyboardInterrupt:
         newline = "\n" if sys.stderr.isatty() else ""  # after a live progress line
         print(f"{newline}{_interrupted(argv, run)}", file=sys.stderr)
         return 130
     except Exception as error:  # a full disk, a storage gone: one line; a bug: its traceback
-        resume = (f"tune --resume {shlex.quote(str(run.path))}" if run is not None
-                  else "the same command")
+        resume = (
+            f"tune --resume {shlex.quote(str(run.path))}" if run is not None else "the same command"
+        )
         line = fault_line(error, resume)
         if line is None:
             raise
         print(f"tune: error: {line}", file=sys.stderr)
         return EXIT_USAGE
     from reports.markdown import headline
+
     print(headline(report))
     print(f"report: {run.path / 'report.md'}")
     return 0

@@ -11,8 +11,15 @@ from baselines.case import parse_case
 from baselines.pipeline import make_target
 from baselines.torch_peer import capture_counterparts
 
-from .choices import arm_names, check_arms_fit_target, default_arms, resolve_target, \
-    rpc_options, run_tuners, tuner_names
+from .choices import (
+    arm_names,
+    check_arms_fit_target,
+    default_arms,
+    resolve_target,
+    rpc_options,
+    run_tuners,
+    tuner_names,
+)
 from .limits import check_case_fits, slow_case_note
 from .options import protocol_blocks, refuse_changes, with_defaults
 from .errors import UsageError
@@ -38,9 +45,14 @@ def start_run(args, argv: list[str]) -> Run:
     if note:
         print(note, file=sys.stderr)
     tuners = run_tuners(args.tuners, args.budget)
-    protocol = Protocol(number=args.number, repeat=args.repeat, min_repeat_ms=args.min_repeat_ms,
-                        warmup_s=args.warmup_s, blocks=protocol_blocks(args.blocks),
-                        trials=args.trials)
+    protocol = Protocol(
+        number=args.number,
+        repeat=args.repeat,
+        min_repeat_ms=args.min_repeat_ms,
+        warmup_s=args.warmup_s,
+        blocks=protocol_blocks(args.blocks),
+        trials=args.trials,
+    )
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     arms = default_arms(spec["kind"]) if args.arms is None else arm_names(args.arms)
     check_arms_fit_target(arms, spec["kind"])
@@ -48,16 +60,30 @@ def start_run(args, argv: list[str]) -> Run:
     arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     check_folder_name(out)
-    options = {"sampler": args.sampler, "seed": args.seed,
-               "storage": remember_password(args.storage) if args.storage else None,
-               "storage_password_env": args.storage_password_env,
-               "exhaustive": args.exhaustive, "workers": args.workers,
-               **rpc_options(args, tuners)}
-    plan = RunPlan(case, spec, device, protocol, arms, tuners, args.budget, options,
-                   recorded_command("tune", argv))
+    options = {
+        "sampler": args.sampler,
+        "seed": args.seed,
+        "storage": remember_password(args.storage) if args.storage else None,
+        "storage_password_env": args.storage_password_env,
+        "exhaustive": args.exhaustive,
+        "workers": args.workers,
+        **rpc_options(args, tuners),
+    }
+    plan = RunPlan(
+        case,
+        spec,
+        device,
+        protocol,
+        arms,
+        tuners,
+        args.budget,
+        options,
+        recorded_command("tune", argv),
+    )
     run = Run.create(out, plan.meta())
-    run.update_meta(peers_added=[n for n in arms if n not in requested],
-                    peers_not_measured=peers_not_measured)
+    run.update_meta(
+        peers_added=[n for n in arms if n not in requested], peers_not_measured=peers_not_measured
+    )
     save_environment(run, make_target(**spec))
     return run
 
@@ -79,8 +105,10 @@ def resume_run(args) -> Run:
     options = {**meta["options"], **_storage_now(args, run, meta["options"])}
     if args.rpc_tracker is not None or args.rpc_key is not None:  # the tracker moved
         options.update(rpc_options(args, meta["tuners"]))
-    elif options.get("rpc_tracker") and not (
-            run.path / "tuners" / "metaschedule" / "summary.json").exists():
+    elif (
+        options.get("rpc_tracker")
+        and not (run.path / "tuners" / "metaschedule" / "summary.json").exists()
+    ):
         free_servers(options["rpc_tracker"], options["rpc_key"])
     if options != meta["options"]:
         run.update_meta(options=options)
@@ -92,9 +120,22 @@ def resume_run(args) -> Run:
 def _given(args, meta: dict) -> dict:
     """The run-defining options given with --resume, parsed as the run stores them."""
     budget = meta["budget"] if args.budget is None else args.budget
-    given = {name: getattr(args, name) for name in (
-        "budget", "trials", "blocks", "number", "repeat", "min_repeat_ms", "warmup_s",
-        "sampler", "seed", "workers", "exhaustive")}
+    given = {
+        name: getattr(args, name)
+        for name in (
+            "budget",
+            "trials",
+            "blocks",
+            "number",
+            "repeat",
+            "min_repeat_ms",
+            "warmup_s",
+            "sampler",
+            "seed",
+            "workers",
+            "exhaustive",
+        )
+    }
     given["tuners"] = None
     if args.tuners is not None:  # a tuner named for a run without a budget is a change too
         names = tuner_names(args.tuners)
@@ -119,7 +160,9 @@ def _storage_now(args, run: Run, options: dict) -> dict:
         path = storage_file(stored)
         inside = path is not None and path.resolve().is_relative_to(run.path.resolve())
         if not inside:
-            raise RunError(f"{run.path / 'run.json'} names the Optuna storage {redact(stored)}, "
-                           "outside the run folder; to use it, give it again: tune --resume "
-                           f"{shlex.quote(str(run.path))} --storage URL")
+            raise RunError(
+                f"{run.path / 'run.json'} names the Optuna storage {redact(stored)}, "
+                "outside the run folder; to use it, give it again: tune --resume "
+                f"{shlex.quote(str(run.path))} --storage URL"
+            )
     return changes

@@ -24,9 +24,11 @@ from .store import run_identity
 def worker_main(argv: list[str]) -> int:
     """`tune worker`: join a shared Optuna study (on this machine or another) and measure."""
     parser = Parser(prog="tune worker", description=worker_main.__doc__)
-    parser.add_argument("--storage", required=True,
-                        help="the study's storage URL (postgresql://..., sqlite:///..., "
-                             "journal:///PATH)")
+    parser.add_argument(
+        "--storage",
+        required=True,
+        help="the study's storage URL (postgresql://..., sqlite:///..., journal:///PATH)",
+    )
     parser.add_argument("--study", default=STUDY_NAME)
     parser.add_argument("--budget", type=int, required=True, help="trials this worker measures")
     parser.add_argument("--target", default="auto")
@@ -47,9 +49,18 @@ def worker_main(argv: list[str]) -> int:
     check_case_fits(case)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     identity = run_identity(case.to_dict(), spec["kind"], device)
-    rows = run_worker(case, spec, identity, remember_password(args.storage), args.study,
-                      args.budget, args.sampler, args.seed, Progress(verbose=args.verbose),
-                      args.storage_password_env)
+    rows = run_worker(
+        case,
+        spec,
+        identity,
+        remember_password(args.storage),
+        args.study,
+        args.budget,
+        args.sampler,
+        args.seed,
+        Progress(verbose=args.verbose),
+        args.storage_password_env,
+    )
     valid = [r["kernel_us"] for r in rows if r["status"] == Status.OK]
     best = f"; best {min(valid):.2f} us" if valid else ""
     print(f"worker measured {len(rows)} trials, {len(valid)} valid{best}")

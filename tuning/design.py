@@ -64,5 +64,7 @@ def balance(orders: list[list[str]]) -> dict:
     if not orders or not orders[0]:
         return {"positions": True, "carryover": True}
     positions, follows = counts(orders)
-    return {"positions": len(set(positions.values())) == 1,
-            "carryover": len(set(follows.values())) <= 1}
+    return {
+        "positions": len(set(positions.values())) == 1,
+        "carryover": len(set(follows.values())) <= 1,
+    }

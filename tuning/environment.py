@@ -16,8 +16,12 @@ import tvm_ffi
 def _nvidia_smi(query: str) -> str | None:
     if shutil.which("nvidia-smi") is None:
         return None
-    done = subprocess.run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout else None
 
 
@@ -47,13 +51,15 @@ def capture(target) -> dict:
     }
     if target.kind.name == "cuda":
         device = tvm.cuda(0)
-        env.update({
-            "gpu": device.device_name,
-            "compute_capability": device.compute_version,
-            "driver": _nvidia_smi("driver_version"),
-            "cuda_runtime": _cuda_runtime_version(),
-            "sm_clock_before": sm_clock_mhz(),
-        })
+        env.update(
+            {
+                "gpu": device.device_name,
+                "compute_capability": device.compute_version,
+                "driver": _nvidia_smi("driver_version"),
+                "cuda_runtime": _cuda_runtime_version(),
+                "sm_clock_before": sm_clock_mhz(),
+            }
+        )
     return env
 
 

@@ -14,8 +14,12 @@ import sqlite3
 from .redact import redact
 
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-_FULL_TEXT = ("No space left on device", "database or disk is full", "Disk quota exceeded",
-              "File too large")
+_FULL_TEXT = (
+    "No space left on device",
+    "database or disk is full",
+    "Disk quota exceeded",
+    "File too large",
+)
 
 
 def fault_line(error: BaseException, resume: str) -> str | None:
@@ -23,16 +27,21 @@ def fault_line(error: BaseException, resume: str) -> str | None:
     the command that continues the run."""
     chain = _chain(error)  # Optuna wraps the storage's error in its own
     text = _first_line(chain[-1])
-    if any(getattr(e, "errno", None) in _FULL or any(t in str(e) for t in _FULL_TEXT)
-           for e in chain):
+    if any(
+        getattr(e, "errno", None) in _FULL or any(t in str(e) for t in _FULL_TEXT) for e in chain
+    ):
         return f"the disk is full ({text}); free some space, then {resume} continues the run"
     if isinstance(error, OSError):
         where = f" {error.filename}" if error.filename else ""
-        return (f"cannot use{where}: {error.strerror or text}; fix that, then {resume} "
-                "continues the run")
+        return (
+            f"cannot use{where}: {error.strerror or text}; fix that, then {resume} "
+            "continues the run"
+        )
     if any(_is_storage_error(e) for e in chain):
-        return (f"the Optuna storage failed ({type(chain[-1]).__name__}: {text}); once it "
-                f"works again, {resume} continues the run")
+        return (
+            f"the Optuna storage failed ({type(chain[-1]).__name__}: {text}); once it "
+            f"works again, {resume} continues the run"
+        )
     return None
 
 
@@ -46,6 +55,7 @@ def _chain(error: BaseException) -> list[BaseException]:
 
 def _is_storage_error(error: BaseException) -> bool:
     import optuna
+
     if isinstance(error, (sqlite3.Error, optuna.exceptions.StorageInternalError)):
         return True
     try:

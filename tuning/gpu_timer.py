@@ -12,8 +12,11 @@ GPU_TIMER = "cuda-events-behind-blocking-kernel"
 BLOCKING_CYCLES = 2_000_000
 MAX_BLOCKING_DOUBLINGS = 6
 LAUNCHES_PER_REPEAT = 50
-def gpu_time_us(function, args, repeat: int,
-                launches: int = LAUNCHES_PER_REPEAT) -> list[float] | None:
+
+
+def gpu_time_us(
+    function, args, repeat: int, launches: int = LAUNCHES_PER_REPEAT
+) -> list[float] | None:
     """GPU time per call of `function`, without the host's launch overhead (as nvbench does).
     None where PyTorch (events, sleep) or a GPU is missing, or where the host never got ahead
     of the GPU; the caller keeps its host-side figure. See `QueuedGpuTimer`."""

@@ -46,9 +46,18 @@ def check(case: Case, arm: TimedArm, checks: int) -> dict:
     return {"correct": correct, "max_abs_err": worst}
 
 
-def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, index: int,
-              ir_dir: str | None = None, progress=None, peers: tuple = (), step=None,
-              library_dir: str | None = None) -> dict:
+def run_trial(
+    case: Case,
+    arms: list,
+    target_spec: dict,
+    protocol: Protocol,
+    index: int,
+    ir_dir: str | None = None,
+    progress=None,
+    peers: tuple = (),
+    step=None,
+    library_dir: str | None = None,
+) -> dict:
     """One trial in the current process: check results, every figure's samples (us) per arm and
     block, and every block's order.
 
@@ -70,8 +79,9 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
             loaded.append(arm.name)
         else:
             mod = lower(case, arm, target, Path(ir_dir) / arm.name if ir_dir else None)
-            executable = relax.build(mod, target=target, relax_pipeline=None,
-                                     tir_pipeline="default")
+            executable = relax.build(
+                mod, target=target, relax_pipeline=None, tir_pipeline="default"
+            )
             if target.kind.name == "cuda" and index == 0:
                 kernels[arm.name] = kernel_table(mod, executable, target.attrs["arch"])
             if arm.cuda_graph:
@@ -79,10 +89,12 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
             if library is not None:
                 _export(executable, library)
         built[arm.name] = (CapturedVMArm if arm.capture else VMArm)(
-            relax.VirtualMachine(executable, device), device)
+            relax.VirtualMachine(executable, device), device
+        )
         build_s[arm.name] = time.monotonic() - started
     if peers:
         from baselines.torch_peer import peer_arm
+
         for name in peers:
             say(f"trial {index}: building {name}")
             started = time.monotonic()
@@ -92,14 +104,28 @@ def run_trial(case: Case, arms: list, target_spec: dict, protocol: Protocol, ind
     for name, arm in built.items():
         checks[name] = check(case, arm, protocol.checks)
     check_s, started = time.monotonic() - started, time.monotonic()
-    timed = {name: built[name] for name in [a.name for a in arms] + list(peers)
-             if checks[name]["correct"]}
+    timed = {
+        name: built[name]
+        for name in [a.name for a in arms] + list(peers)
+        if checks[name]["correct"]
+    }
     timing = measure_blocks(case, timed, protocol, index, target.kind.name == "cuda", say, step)
-    walls = {"build_s": build_s, "check_s": check_s, "timing_s": time.monotonic() - started,
-             "libraries_loaded": loaded}
-    return {"trial": index, "format": TRIAL_FORMAT, "build_order": [arm.name for arm in order],
-            "checks": checks, **timing, "kernels": kernels, "cuda_graph_launches": graphs,
-            "wall_s": walls}
+    walls = {
+        "build_s": build_s,
+        "check_s": check_s,
+        "timing_s": time.monotonic() - started,
+        "libraries_loaded": loaded,
+    }
+    return {
+        "trial": index,
+        "format": TRIAL_FORMAT,
+        "build_order": [arm.name for arm in order],
+        "checks": checks,
+        **timing,
+        "kernels": kernels,
+        "cuda_graph_launches": graphs,
+        "wall_s": walls,
+    }
 
 
 def _export(executable, library: Path) -> None:
@@ -112,24 +138,38 @@ def _export(executable, library: Path) -> None:
 def _trial_entry(queue, args, peers, library_dir, parent: int):
     die_with_parent(parent)
     try:
-        result = run_trial(*args, progress=lambda message: queue.put(("say", message)),
-                           peers=peers, step=lambda done, total: queue.put(("step", done, total)),
-                           library_dir=library_dir)
+        result = run_trial(
+            *args,
+            progress=lambda message: queue.put(("say", message)),
+            peers=peers,
+            step=lambda done, total: queue.put(("step", done, total)),
+            library_dir=library_dir,
+        )
         queue.put(("ok", result))
     except BaseException as error:  # reported to the parent, which fails the run loudly
         queue.put(("error", f"{type(error).__name__}: {error}"))
 
 
-def run_trial_process(case, arms, target_spec, protocol, index, ir_dir=None,
-                      peers: tuple = (), say=None, step=None,
-                      library_dir: str | None = None) -> dict:
+def run_trial_process(
+    case,
+    arms,
+    target_spec,
+    protocol,
+    index,
+    ir_dir=None,
+    peers: tuple = (),
+    say=None,
+    step=None,
+    library_dir: str | None = None,
+) -> dict:
     """Run one trial in a fresh process: independent CUDA context, allocator and caches.
     `say` and `step` hear the trial's progress, as `run_trial` gives it."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     args = (case, arms, target_spec, protocol, index, ir_dir)
-    process = context.Process(target=_trial_entry,
-                              args=(queue, args, peers, library_dir, os.getpid()))
+    process = context.Process(
+        target=_trial_entry, args=(queue, args, peers, library_dir, os.getpid())
+    )
     process.start()
     listeners = {"say": say, "step": step}
     try:

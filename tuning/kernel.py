@@ -51,4 +51,3 @@ def compile_kernel(func, target, path: Path):
     executable = tvm.compile(kernel_module(func), target=target)
     executable.export_library(str(path))
     return executable
-

@@ -21,8 +21,7 @@ from .store import read_json, write_json
 
 # Fields of a measurement that describe the kernel's behaviour; the rest (build and run times,
 # the library's path) belong to the candidate that was measured.
-MEASURED_FIELDS = ("status", "reason", "detail", "kernel_us", "samples_us", "max_abs_err",
-                   "timer")
+MEASURED_FIELDS = ("status", "reason", "detail", "kernel_us", "samples_us", "max_abs_err", "timer")
 
 
 # LLVM's alias metadata names buffers by their address in the compiling process.
@@ -33,8 +32,7 @@ def kernel_key(executable, launches: dict) -> str:
     """A hash of the device code of `executable` (a `tvm.compile` result) and its launches."""
     module = executable.mod
     device = [sub for sub in module.imports if sub.kind != "llvm"]
-    sources = [_ADDRESS.sub("0x", sub.inspect_source())
-               for sub in (device or [module])]
+    sources = [_ADDRESS.sub("0x", sub.inspect_source()) for sub in (device or [module])]
     text = json.dumps({"sources": sources, "launches": launches}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
 

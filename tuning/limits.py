@@ -32,18 +32,23 @@ def check_case_fits(case: Case, arms: int = 4, available: int | None = None) -> 
     largest = max((case.pool_input_shape, case.input_shape), key=math.prod)
     elements = math.prod(largest)
     if elements > INT32_MAX:
-        raise CaseError(f"the Case's largest tensor {list(largest)} has {elements:,} elements; "
-                        f"TVM indexes with int32, at most {INT32_MAX:,}: make channels, height "
-                        "or width smaller")
+        raise CaseError(
+            f"the Case's largest tensor {list(largest)} has {elements:,} elements; "
+            f"TVM indexes with int32, at most {INT32_MAX:,}: make channels, height "
+            "or width smaller"
+        )
     if available is None:
         import psutil
+
         available = psutil.virtual_memory().available
     need = graph_bytes(case) * (arms + 1)  # each arm's tensors and the NumPy reference's
     if need > MEMORY_SHARE * available:
-        raise CaseError(f"the Case needs about {need / GB:.1f} GB ({arms} arms and the reference"
-                        f", {graph_bytes(case) / GB:.1f} GB each) and this machine has "
-                        f"{available / GB:.1f} GB available (at most {MEMORY_SHARE:.0%} of it "
-                        "is used): make channels, height or width smaller")
+        raise CaseError(
+            f"the Case needs about {need / GB:.1f} GB ({arms} arms and the reference"
+            f", {graph_bytes(case) / GB:.1f} GB each) and this machine has "
+            f"{available / GB:.1f} GB available (at most {MEMORY_SHARE:.0%} of it "
+            "is used): make channels, height or width smaller"
+        )
 
 
 # Operators of the prelude (adds and concatenations) beyond which building the graph takes
@@ -56,5 +61,7 @@ def slow_case_note(case: Case) -> str | None:
     operators = case.branches**2 + 2 * case.branches if case.prelude else 0
     if operators <= MANY_OPERATORS:
         return None
-    return (f"tune: note: this Case's prelude has {operators:,} operators (the default Case's "
-            "has 15): building each arm takes much longer; --verbose prints each step")
+    return (
+        f"tune: note: this Case's prelude has {operators:,} operators (the default Case's "
+        "has 15): building each arm takes much longer; --verbose prints each step"
+    )

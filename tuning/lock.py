@@ -28,8 +28,9 @@ def hold(folder: Path) -> None:
     if name in _held:
         return
     try:
-        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o644)
+        fd = os.open(
+            folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
+        )
     except OSError as error:
         raise FolderBusy(f"cannot lock {folder / LOCK_FILE}: {error.strerror}") from None
     try:
@@ -37,8 +38,10 @@ def hold(folder: Path) -> None:
     except BlockingIOError:
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
         os.close(fd)
-        raise FolderBusy(f"{folder} is in use by another tune (process {holder}); wait for it "
-                         f"to end, or stop it (kill {holder}) and run the command again") from None
+        raise FolderBusy(
+            f"{folder} is in use by another tune (process {holder}); wait for it "
+            f"to end, or stop it (kill {holder}) and run the command again"
+        ) from None
     _held[name] = fd
     try:  # the pid is for the message only: a full disk must not stop the lock
         os.ftruncate(fd, 0)

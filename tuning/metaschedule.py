@@ -51,10 +51,18 @@ def _ms_target(target):
     return target
 
 
-
-def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, budget: int,
-             options: dict, cache: KernelCache | None = None, step=None,
-             say=print) -> dict:
+def tune_one(
+    name: str,
+    directory: Path,
+    case: Case,
+    target,
+    target_spec: dict,
+    budget: int,
+    options: dict,
+    cache: KernelCache | None = None,
+    step=None,
+    say=print,
+) -> dict:
     """One MetaSchedule run; resumes from its JSON database and its trial rows. `step(rows)`
     is called after each batch (progress), `say(line)` for each repair of the database."""
     _, func = fused_function(case, target_spec)
@@ -65,30 +73,50 @@ def tune_one(name: str, directory: Path, case: Case, target, target_spec: dict, 
     kind = target.kind.name
     database = open_database(directory, say)
     if remaining > 0:
-        space = "post-order-apply" if name == "ms-default" else ms.space_generator.ScheduleFn(
-            template_space(kind), sch_rules=[], postprocs=[], mutator_probs={})
+        space = (
+            "post-order-apply"
+            if name == "ms-default"
+            else ms.space_generator.ScheduleFn(
+                template_space(kind), sch_rules=[], postprocs=[], mutator_probs={}
+            )
+        )
         outcomes: dict = {}
         remote = bool(options.get("rpc_tracker"))
-        with CandidateEvaluator(case, target_spec, cache=cache) as evaluator, \
-                contextlib.ExitStack() as stack:
+        with (
+            CandidateEvaluator(case, target_spec, cache=cache) as evaluator,
+            contextlib.ExitStack() as stack,
+        ):
             if remote:
-                runner = stack.enter_context(rpc.remote_runner(
-                    options, case, bias_count(func), evaluator.protocol))
-                recorder = trial_recorder(outcomes, rows, rows_path, rpc.label(options),
-                                          rpc.remote_record, step)
+                runner = stack.enter_context(
+                    rpc.remote_runner(options, case, bias_count(func), evaluator.protocol)
+                )
+                recorder = trial_recorder(
+                    outcomes, rows, rows_path, rpc.label(options), rpc.remote_record, step
+                )
             else:
                 runner = recorded_runner(outcomes)
                 recorder = trial_recorder(outcomes, rows, rows_path, step=step)
-            tune_kernel(kernel_module(func), _ms_target(target), directory, space=space,
-                        seed=options.get("seed", 0), num_tuning_cores=evaluator.workers,
-                        max_trials_global=remaining, num_trials_per_iter=min(64, remaining),
-                        builder=evaluating_builder(evaluator, outcomes, measure=not remote),
-                        runner=runner,
-                        database=database, cost_model="xgb",
-                        # The default list without RemoveBuildArtifact (it deletes the folder
-                        # of each artifact): the evaluator and `rpc` delete their own libraries.
-                        measure_callbacks=[ms.measure_callback.AddToDatabase(),
-                                           ms.measure_callback.UpdateCostModel(), recorder])
+            tune_kernel(
+                kernel_module(func),
+                _ms_target(target),
+                directory,
+                space=space,
+                seed=options.get("seed", 0),
+                num_tuning_cores=evaluator.workers,
+                max_trials_global=remaining,
+                num_trials_per_iter=min(64, remaining),
+                builder=evaluating_builder(evaluator, outcomes, measure=not remote),
+                runner=runner,
+                database=database,
+                cost_model="xgb",
+                # The default list without RemoveBuildArtifact (it deletes the folder
+                # of each artifact): the evaluator and `rpc` delete their own libraries.
+                measure_callbacks=[
+                    ms.measure_callback.AddToDatabase(),
+                    ms.measure_callback.UpdateCostModel(),
+                    recorder,
+                ],
+            )
     write_json(rows_path, rows)
     summary = _summary(rows, time.monotonic() - started)
     best = _best_module(database, func, _ms_target(target))
@@ -107,12 +135,22 @@ def _best_module(database, func, target):
 
 def _summary(rows, wall_s) -> dict:
     valid = [row for row in rows if row["status"] == Status.OK]
-    summary = {"trials": len(rows), "valid": len(valid),
-               "failed_by_reason": failures_by_reason(rows), "wall_s": wall_s}
+    summary = {
+        "trials": len(rows),
+        "valid": len(valid),
+        "failed_by_reason": failures_by_reason(rows),
+        "wall_s": wall_s,
+    }
     if valid:
         best = min(valid, key=lambda row: row["kernel_us"])
-        summary.update({"best_kernel_us": best["kernel_us"], "best_trial": best["trial"],
-                        "best_launch": best["launch"], "timer": best.get("timer")})
+        summary.update(
+            {
+                "best_kernel_us": best["kernel_us"],
+                "best_trial": best["trial"],
+                "best_launch": best["launch"],
+                "timer": best.get("timer"),
+            }
+        )
     return summary
 
 
@@ -134,15 +172,30 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
             times = [row["kernel_us"] for row in rows if row["status"] == Status.OK]
             progress.step(phase, len(rows), share, f"best {min(times):.2f} us" if times else "")
 
-        summaries[name] = tune_one(name, directory, case, target, target_spec, share, options,
-                                   KernelCache.of_run(run.path), step, progress.line)
+        summaries[name] = tune_one(
+            name,
+            directory,
+            case,
+            target,
+            target_spec,
+            share,
+            options,
+            KernelCache.of_run(run.path),
+            step,
+            progress.line,
+        )
         write_json(done, summaries[name])
         run.add_wall(phase, progress.finish(phase, tuner_result(summaries[name])))
-    ranked = sorted((s["best_kernel_us"], name) for name, s in summaries.items()
-                    if s.get("best_kernel_us") is not None)
+    ranked = sorted(
+        (s["best_kernel_us"], name)
+        for name, s in summaries.items()
+        if s.get("best_kernel_us") is not None
+    )
     if not ranked:
-        raise TuningFailed("metaschedule measured no valid candidate: " + "; ".join(
-            f"{name} {s['failed_by_reason']}" for name, s in summaries.items()))
+        raise TuningFailed(
+            "metaschedule measured no valid candidate: "
+            + "; ".join(f"{name} {s['failed_by_reason']}" for name, s in summaries.items())
+        )
     source = ranked[0][1]
     combined = {**summaries[source], "source": source, "runs": summaries}
     write_json(run.tuner_dir("metaschedule") / "summary.json", combined)

@@ -56,8 +56,9 @@ def evaluating_builder(evaluator: CandidateEvaluator, outcomes: dict, measure: b
                 handle = record.get("path", f"candidate-{len(outcomes)}")
                 outcomes[handle] = record
                 if "reason" in record and Reason(record["reason"]).at_build:
-                    results.append(BuilderResult(handle, f"{record['reason']}: "
-                                                         f"{record.get('detail')}"))
+                    results.append(
+                        BuilderResult(handle, f"{record['reason']}: {record.get('detail')}")
+                    )
                 else:  # measured (or failed while running), or built: the runner reports it
                     results.append(BuilderResult(handle, None))
             return results
@@ -85,8 +86,9 @@ def recorded_runner(outcomes: dict):
     return RecordedRunner()
 
 
-def trial_recorder(outcomes: dict, rows: list, path: Path, runner: str = "local", finish=None,
-                   step=None):
+def trial_recorder(
+    outcomes: dict, rows: list, path: Path, runner: str = "local", finish=None, step=None
+):
     """A measure callback: one row per candidate, with its launch configuration and what
     measured it. `finish(handle, record, runner_result)` completes a record built here and
     measured by another runner; `step(rows)` follows each batch."""
@@ -96,12 +98,19 @@ def trial_recorder(outcomes: dict, rows: list, path: Path, runner: str = "local"
         def apply(self, task_scheduler, task_id, candidates, builder_results, runner_results):
             for candidate, built, ran in zip(candidates, builder_results, runner_results):
                 record = outcomes.get(built.artifact_path) or failed(
-                    Reason.BUILD_ERROR, (built.error_msg or "")[:300])
+                    Reason.BUILD_ERROR, (built.error_msg or "")[:300]
+                )
                 if record["status"] == Status.BUILT:
                     record = finish(built.artifact_path, record, ran)
                 launch = next(iter(launch_configs(candidate.sch.mod).values()), None)
-                rows.append({"trial": len(rows) + 1, "launch": launch, "runner": runner,
-                             **{k: v for k, v in record.items() if k != "samples_us"}})
+                rows.append(
+                    {
+                        "trial": len(rows) + 1,
+                        "launch": launch,
+                        "runner": runner,
+                        **{k: v for k, v in record.items() if k != "samples_us"},
+                    }
+                )
             write_json(path, rows)
             if step is not None:
                 step(rows)

@@ -40,8 +40,10 @@ def open_database(directory: Path, say) -> ms.database.JSONDatabase:
             damaged.unlink()
         raise
     for name in repaired:
-        say(f"{directory / name}: dropped its last line, cut short when the run stopped (the "
-            f"original is kept as {name}{DAMAGED_SUFFIX})")
+        say(
+            f"{directory / name}: dropped its last line, cut short when the run stopped (the "
+            f"original is kept as {name}{DAMAGED_SUFFIX})"
+        )
     return database
 
 
@@ -49,8 +51,10 @@ def _open(directory: Path) -> ms.database.JSONDatabase:
     try:
         return ms.database.JSONDatabase(work_dir=str(directory))
     except Exception as error:  # a corrupt file: said in one line, never overwritten
-        raise RunError(f"cannot read the MetaSchedule database in {directory} "
-                       f"({error_line(str(error))}); it was left as it is") from None
+        raise RunError(
+            f"cannot read the MetaSchedule database in {directory} "
+            f"({error_line(str(error))}); it was left as it is"
+        ) from None
 
 
 def _drop_partial_last_line(path: Path) -> bool:
@@ -62,7 +66,7 @@ def _drop_partial_last_line(path: Path) -> bool:
         return False
     if not data or data.endswith(b"\n"):
         return False
-    whole = data[:data.rfind(b"\n") + 1]
+    whole = data[: data.rfind(b"\n") + 1]
     try:
         for line in whole.splitlines():
             json.loads(line)

@@ -38,8 +38,9 @@ def logs_to(path: Path):
         logger.propagate = propagate
 
 
-def tune_kernel(mod, target, work_dir: Path, *, space, seed: int, num_tuning_cores: int,
-                **tune_tasks_options):
+def tune_kernel(
+    mod, target, work_dir: Path, *, space, seed: int, num_tuning_cores: int, **tune_tasks_options
+):
     """Tune the module's one PrimFunc `main` as `tune_tir` would (same seeding, same task), with
     the logs in `work_dir/tuning.log`. Returns MetaSchedule's database."""
     from tvm.s_tir import meta_schedule as ms
@@ -47,9 +48,16 @@ def tune_kernel(mod, target, work_dir: Path, *, space, seed: int, num_tuning_cor
 
     with logs_to(Path(work_dir) / "tuning.log") as logger:
         (rand_state,) = fork_seed(seed, n=1)
-        task = ms.TuneContext(mod=mod["main"], target=target, space_generator=space,
-                              search_strategy="evolutionary", task_name="main",
-                              rand_state=rand_state, num_threads=num_tuning_cores,
-                              logger=logger.getChild("task.main")).clone()
-        return ms.tune_tasks(tasks=[task], task_weights=[1.0], work_dir=str(work_dir),
-                             **tune_tasks_options)
+        task = ms.TuneContext(
+            mod=mod["main"],
+            target=target,
+            space_generator=space,
+            search_strategy="evolutionary",
+            task_name="main",
+            rand_state=rand_state,
+            num_threads=num_tuning_cores,
+            logger=logger.getChild("task.main"),
+        ).clone()
+        return ms.tune_tasks(
+            tasks=[task], task_weights=[1.0], work_dir=str(work_dir), **tune_tasks_options
+        )

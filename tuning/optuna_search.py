@@ -36,8 +36,9 @@ WHOLE_TUNER = "optuna-one-kernel"
 RULES = ("default", "fixed")
 
 
-def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dict,
-               whole: bool = False):
+def run_optuna(
+    run: Run, case: Case, target, budget: int, progress, options: dict, whole: bool = False
+):
     """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph.
     With `whole`, the one kernel of the whole graph instead: tuner and arm `optuna-one-kernel`,
     against the rule's choice for that kernel."""
@@ -53,20 +54,26 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     url = options.get("storage") or default_storage_url(directory, workers)
     # A storage the user gives holds both tuners' studies; the default one is this tuner's own.
     study_name = f"{STUDY_NAME}-one-kernel" if whole and options.get("storage") else STUDY_NAME
-    study = open_study(url, study_name, make_sampler(options.get("sampler", "tpe"),
-                                                      options.get("seed", 0)),
-                       run.meta["identity"], options.get("storage_password_env"))
+    study = open_study(
+        url,
+        study_name,
+        make_sampler(options.get("sampler", "tpe"), options.get("seed", 0)),
+        run.meta["identity"],
+        options.get("storage_password_env"),
+    )
     if workers > 1:
         close_interrupted(study)
         run_workers(url, case, target_spec, budget - len(records(study)), workers, options)
-    with CandidateEvaluator(case, target_spec, whole=whole,
-                            cache=KernelCache.of_run(run.path)) as evaluator:
+    with CandidateEvaluator(
+        case, target_spec, whole=whole, cache=KernelCache.of_run(run.path)
+    ) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, phase=name)
         search.run(budget)
         # The default rules have no schedule for a kernel with a prologue worth timing.
         rule_kernels = _rule_kernels(directory, evaluator, ("fixed",) if whole else RULES)
-        exhaustive = search.exhaustive(directory / "exhaustive.json") if options.get(
-            "exhaustive") else None
+        exhaustive = (
+            search.exhaustive(directory / "exhaustive.json") if options.get("exhaustive") else None
+        )
     rows = records(study)
     run.add_wall(name, time.monotonic() - started)
     wall_s = run.meta["phase_wall_s"][name]
@@ -77,8 +84,10 @@ def run_optuna(run: Run, case: Case, target, budget: int, progress, options: dic
     write_json(directory / "summary.json", summary)
     progress.finish(name, tuner_result(summary))
     if not summary["valid"]:
-        raise TuningFailed(f"{name} measured no valid candidate in {len(rows)} trials: "
-                           f"{summary['failed_by_reason']}")
+        raise TuningFailed(
+            f"{name} measured no valid candidate in {len(rows)} trials: "
+            f"{summary['failed_by_reason']}"
+        )
     return template_arm(name, summary["best_params"], whole_graph=whole)
 
 

@@ -20,10 +20,13 @@ def open_study(url: str, name: str, sampler, identity: dict, password_env: str |
     check_untouched(url)
     for attempt in range(STORAGE_ATTEMPTS):
         try:
-            study = optuna.create_study(study_name=name, direction="minimize",
-                                        load_if_exists=True,
-                                        storage=storage_for(None, url, password_env),
-                                        sampler=sampler)
+            study = optuna.create_study(
+                study_name=name,
+                direction="minimize",
+                load_if_exists=True,
+                storage=storage_for(None, url, password_env),
+                sampler=sampler,
+            )
             break
         except RunError:
             raise
@@ -32,13 +35,17 @@ def open_study(url: str, name: str, sampler, identity: dict, password_env: str |
             if attempt + 1 < STORAGE_ATTEMPTS:
                 time.sleep(1 + attempt)
                 continue
-            raise RunError(f"cannot open the Optuna storage ({said(error)}); it was left as it "
-                           "is: repair it or pass another --storage") from None
+            raise RunError(
+                f"cannot open the Optuna storage ({said(error)}); it was left as it "
+                "is: repair it or pass another --storage"
+            ) from None
     mine = json.dumps(identity, sort_keys=True)
     stored = study.user_attrs.get("identity")
     if stored is None and study.trials or stored not in (None, mine):
-        raise RunError(f"the Optuna storage holds study {name!r} of another run (case, "
-                       "target or device); it was left as it is: pass another --storage")
+        raise RunError(
+            f"the Optuna storage holds study {name!r} of another run (case, "
+            "target or device); it was left as it is: pass another --storage"
+        )
     if stored is None:
         study.set_user_attr("identity", mine)
     return study

@@ -16,17 +16,34 @@ def records(study) -> list[dict]:
         record = measurement(trial)
         if record is not None:
             fields = {k: v for k, v in record.items() if k != "samples_us"}
-            rows.append({"number": trial.number, "params": trial.params, "measured": True,
-                         "key": trial.user_attrs.get("key"), **fields,
-                         "kernel_us": recorded_value(record)})
+            rows.append(
+                {
+                    "number": trial.number,
+                    "params": trial.params,
+                    "measured": True,
+                    "key": trial.user_attrs.get("key"),
+                    **fields,
+                    "kernel_us": recorded_value(record),
+                }
+            )
     return rows
 
 
-def summarize(study, rows: list[dict], wall_s: float, rule_kernels: dict,
-              exhaustive: dict | None, serial_key: str) -> dict:
+def summarize(
+    study,
+    rows: list[dict],
+    wall_s: float,
+    rule_kernels: dict,
+    exhaustive: dict | None,
+    serial_key: str,
+) -> dict:
     valid = [row for row in rows if row["status"] == Status.OK]
-    summary = {"trials": len(rows), "valid": len(valid),
-               "failed_by_reason": failures_by_reason(rows), "wall_s": wall_s}
+    summary = {
+        "trials": len(rows),
+        "valid": len(valid),
+        "failed_by_reason": failures_by_reason(rows),
+        "wall_s": wall_s,
+    }
     for rules, record in rule_kernels.items():
         summary[f"{rules}_kernel_us"] = record.get("kernel_us")
         summary[f"{rules}_status"] = record.get("status")
@@ -35,8 +52,14 @@ def summarize(study, rows: list[dict], wall_s: float, rule_kernels: dict,
         summary["serial_kernel_us"] = serial[0]["kernel_us"]
     if valid:
         best_index, best = min(enumerate(valid), key=lambda item: item[1]["kernel_us"])
-        summary.update({"best_params": best["params"], "best_kernel_us": best["kernel_us"],
-                        "best_trial": rows.index(best) + 1, "timer": best.get("timer")})
+        summary.update(
+            {
+                "best_params": best["params"],
+                "best_kernel_us": best["kernel_us"],
+                "best_trial": rows.index(best) + 1,
+                "timer": best.get("timer"),
+            }
+        )
         summary["importances"] = _importances(study)
     if exhaustive is not None:
         values = [v for v in exhaustive.values() if v is not None]
@@ -47,6 +70,6 @@ def summarize(study, rows: list[dict], wall_s: float, rule_kernels: dict,
 
 def _importances(study) -> dict | None:
     try:
-            return {k: float(v) for k, v in optuna.importance.get_param_importances(study).items()}
+        return {k: float(v) for k, v in optuna.importance.get_param_importances(study).items()}
     except Exception:  # too few distinct points; importances are optional in the report
         return None

@@ -21,9 +21,18 @@ from .space import Space
 from .storages import CHILD_PASSWORD_ENV, password_for
 
 
-def run_worker(case: Case, target_spec: dict, identity: dict, url: str, name: str,
-               budget: int, sampler: str, seed: int, progress=None,
-               password_env: str | None = None) -> list[dict]:
+def run_worker(
+    case: Case,
+    target_spec: dict,
+    identity: dict,
+    url: str,
+    name: str,
+    budget: int,
+    sampler: str,
+    seed: int,
+    progress=None,
+    password_env: str | None = None,
+) -> list[dict]:
     """One worker of a shared study: measure `budget` trials of its own, then stop."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = Space.for_target(case, make_target(**target_spec))
@@ -34,8 +43,9 @@ def run_worker(case: Case, target_spec: dict, identity: dict, url: str, name: st
     return [row for row in records(study) if row["number"] in search.mine]
 
 
-def run_workers(url: str, case: Case, target_spec: dict, remaining: int, workers: int,
-                options: dict) -> None:
+def run_workers(
+    url: str, case: Case, target_spec: dict, remaining: int, workers: int, options: dict
+) -> None:
     """`tune --workers K`: K `tune worker` processes share the remaining budget, one GPU each."""
     shares = budget_shares(remaining, workers)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -48,13 +58,29 @@ def run_workers(url: str, case: Case, target_spec: dict, remaining: int, workers
             env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
         if password:  # in the environment, not on the command line that `ps` shows
             env[CHILD_PASSWORD_ENV] = password
-        command = [sys.executable, "-m", "tuning.cli", "worker", "--storage", url,
-                   "--study", STUDY_NAME, "--budget", str(share), "--target", target_spec["kind"],
-                   "--sampler", options.get("sampler", "tpe"),
-                   "--seed", str(options.get("seed", 0) + index),
-                   "--parent-pid", str(os.getpid()),
-                   *(["--storage-password-env", CHILD_PASSWORD_ENV] if password else []),
-                   "--case", *[f"{k}={v}" for k, v in case.to_dict().items()]]
+        command = [
+            sys.executable,
+            "-m",
+            "tuning.cli",
+            "worker",
+            "--storage",
+            url,
+            "--study",
+            STUDY_NAME,
+            "--budget",
+            str(share),
+            "--target",
+            target_spec["kind"],
+            "--sampler",
+            options.get("sampler", "tpe"),
+            "--seed",
+            str(options.get("seed", 0) + index),
+            "--parent-pid",
+            str(os.getpid()),
+            *(["--storage-password-env", CHILD_PASSWORD_ENV] if password else []),
+            "--case",
+            *[f"{k}={v}" for k, v in case.to_dict().items()],
+        ]
         processes.append(subprocess.Popen(command, env=env))
     try:
         failed = [p.args for p in processes if p.wait() != 0]

@@ -22,10 +22,10 @@ class _Text(str, Enum):
 
 
 class Status(_Text):
-    OK = "ok"            # right, and timed
-    WRONG = "wrong"      # built and run, but its outputs differ from the reference
-    FAILED = "failed"    # not built, or not run to the end
-    BUILT = "built"      # built, not yet measured (a record in flight)
+    OK = "ok"  # right, and timed
+    WRONG = "wrong"  # built and run, but its outputs differ from the reference
+    FAILED = "failed"  # not built, or not run to the end
+    BUILT = "built"  # built, not yet measured (a record in flight)
 
 
 class Reason(_Text):

@@ -33,19 +33,33 @@ class RunPlan:
 
     def meta(self) -> dict:
         """run.json as a new run starts it (its keys in the order runs have always stored)."""
-        return {"case": self.case.to_dict(), "target_spec": self.target_spec,
-                "identity": self.identity, "protocol": self.protocol.to_dict(),
-                "tuners": self.tuners, "budget": self.budget, "command": self.command,
-                "options": self.options, "arm_names": self.arm_names,
-                "arms": describe_arms(*split_arms(self.arm_names))}
+        return {
+            "case": self.case.to_dict(),
+            "target_spec": self.target_spec,
+            "identity": self.identity,
+            "protocol": self.protocol.to_dict(),
+            "tuners": self.tuners,
+            "budget": self.budget,
+            "command": self.command,
+            "options": self.options,
+            "arm_names": self.arm_names,
+            "arms": describe_arms(*split_arms(self.arm_names)),
+        }
 
     @classmethod
     def of(cls, meta: dict) -> "RunPlan":
         """The plan a run.json records (runs from before `arm_names` had the default arms)."""
-        return cls(Case.from_dict(meta["case"]), meta["target_spec"], meta["identity"]["device"],
-                   Protocol(**meta["protocol"]),
-                   meta.get("arm_names", [arm.name for arm in DEFAULT_ARMS]), meta["tuners"],
-                   meta["budget"], meta["options"], meta.get("command", ""))
+        return cls(
+            Case.from_dict(meta["case"]),
+            meta["target_spec"],
+            meta["identity"]["device"],
+            Protocol(**meta["protocol"]),
+            meta.get("arm_names", [arm.name for arm in DEFAULT_ARMS]),
+            meta["tuners"],
+            meta["budget"],
+            meta["options"],
+            meta.get("command", ""),
+        )
 
 
 def split_arms(names: list[str]) -> tuple[list[Arm], tuple[str, ...]]:

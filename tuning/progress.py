@@ -39,6 +39,7 @@ class Progress:
         with self._lock:
             if self._bars:
                 from tqdm import tqdm
+
                 tqdm.write(message, file=self.stream)
             else:
                 self._print(message)
@@ -56,9 +57,15 @@ class Progress:
             bar = self._bars.get(phase)
             if bar is None:
                 from tqdm import tqdm
+
                 bar = self._bars[phase] = tqdm(
-                    total=total, desc=phase, file=self.stream, leave=False, dynamic_ncols=True,
-                    bar_format="{desc}: {n}/{total} {bar} {elapsed}<{remaining} {postfix}")
+                    total=total,
+                    desc=phase,
+                    file=self.stream,
+                    leave=False,
+                    dynamic_ncols=True,
+                    bar_format="{desc}: {n}/{total} {bar} {elapsed}<{remaining} {postfix}",
+                )
             bar.total = total
             bar.n = done
             bar.set_postfix_str(best, refresh=False)

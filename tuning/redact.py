@@ -14,8 +14,10 @@ from urllib.parse import quote
 
 # scheme://user:password@: the user has no ':' or '/'; the password runs to the last '@'
 # before the host (an '@' in it should be written %40, but may not be).
-_USERINFO = re.compile(r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*)"
-                       r":(?P<password>(?:[^@\s]|@(?=[^\s/]*@))*)@")
+_USERINFO = re.compile(
+    r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*)"
+    r":(?P<password>(?:[^@\s]|@(?=[^\s/]*@))*)@"
+)
 HIDDEN = "***"
 
 
@@ -36,9 +38,9 @@ def has_password(url: str) -> bool:
 
 def with_password(url: str, password: str) -> str:
     """`url` with `password` put in (percent-encoded); the URL's own password is replaced."""
-    match = re.match(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@\s]*)(:[^@\s]*)?@",
-                     url)
+    match = re.match(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@\s]*)(:[^@\s]*)?@", url)
     if match is None:
-        raise ValueError("the storage URL names no user (scheme://USER@host/...) to give "
-                         "the password to")
-    return f"{match['scheme']}{match['user']}:{quote(password, safe='')}@{url[match.end():]}"
+        raise ValueError(
+            "the storage URL names no user (scheme://USER@host/...) to give the password to"
+        )
+    return f"{match['scheme']}{match['user']}:{quote(password, safe='')}@{url[match.end() :]}"

@@ -42,17 +42,26 @@ def replay(space: Space, table: dict, sampler: str, seed: int, trials: int) -> d
             if reached is None and best <= optimum * (1 + WITHIN):
                 reached = len(seen)
         tell_value(study, trial, value)
-    return {"sampler": sampler, "seed": seed, "best_kernel_us": best,
-            "gap": best / optimum - 1, "trials_to_within_10pct": reached}
+    return {
+        "sampler": sampler,
+        "seed": seed,
+        "best_kernel_us": best,
+        "gap": best / optimum - 1,
+        "trials_to_within_10pct": reached,
+    }
 
 
-def compare_samplers(space: Space, table: dict, trials: int = 100,
-                     samplers=("tpe", "random"), seeds=(0, 1, 2)) -> dict:
+def compare_samplers(
+    space: Space, table: dict, trials: int = 100, samplers=("tpe", "random"), seeds=(0, 1, 2)
+) -> dict:
     """Per sampler: each seed's replay, and the median gap over seeds."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     result = {}
     for name in samplers:
         runs = [replay(space, table, name, seed, trials) for seed in seeds]
-        result[name] = {"trials": trials, "runs": runs,
-                        "median_gap": statistics.median(r["gap"] for r in runs)}
+        result[name] = {
+            "trials": trials,
+            "runs": runs,
+            "median_gap": statistics.median(r["gap"] for r in runs),
+        }
     return result

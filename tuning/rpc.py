@@ -38,6 +38,7 @@ def parse_tracker(text: str) -> tuple[str, int]:
 def free_servers(tracker: str, key: str, timeout_s: float = 10) -> int:
     """How many servers of `key` the tracker has free; TrackerError when none, or unreachable."""
     from tvm import rpc
+
     host, port = parse_tracker(tracker)
     default = socket.getdefaulttimeout()
     try:
@@ -52,9 +53,11 @@ def free_servers(tracker: str, key: str, timeout_s: float = 10) -> int:
         socket.setdefaulttimeout(default)
     count = sum(server["key"] == f"server:{key}" for server in summary["server_info"])
     if count == 0:
-        raise TrackerError(f"the RPC tracker at {tracker} has no free server for key {key!r}; "
-                           f"on the device: python3 -m tvm.exec.rpc_server --tracker {tracker} "
-                           f"--key {key}")
+        raise TrackerError(
+            f"the RPC tracker at {tracker} has no free server for key {key!r}; "
+            f"on the device: python3 -m tvm.exec.rpc_server --tracker {tracker} "
+            f"--key {key}"
+        )
     return count
 
 
@@ -67,16 +70,21 @@ def label(options: dict) -> str:
 def remote_runner(options: dict, case: Case, biases: int, protocol: KernelProtocol):
     """An RPCRunner over the tracker's servers of the key, one connection to each."""
     from tvm.s_tir.meta_schedule.runner import RPCConfig, RPCRunner
+
     host, port = parse_tracker(options["rpc_tracker"])
     # The server ends a session past its timeout: the remote form of the local time limit.
-    config = RPCConfig(host, port, options["rpc_key"],
-                       session_timeout_sec=int(protocol.time_limit_s))
-    runner = RPCRunner(config, f_upload_module=_upload,
-                       f_alloc_argument=functools.partial(_alloc, case, biases, protocol.checks),
-                       f_run_evaluator=functools.partial(_evaluate, case, biases, protocol),
-                       max_workers=free_servers(options["rpc_tracker"], options["rpc_key"]),
-                       # A worker mid-session dies with the run.
-                       initializer=functools.partial(die_with_parent, os.getpid()))
+    config = RPCConfig(
+        host, port, options["rpc_key"], session_timeout_sec=int(protocol.time_limit_s)
+    )
+    runner = RPCRunner(
+        config,
+        f_upload_module=_upload,
+        f_alloc_argument=functools.partial(_alloc, case, biases, protocol.checks),
+        f_run_evaluator=functools.partial(_evaluate, case, biases, protocol),
+        max_workers=free_servers(options["rpc_tracker"], options["rpc_key"]),
+        # A worker mid-session dies with the run.
+        initializer=functools.partial(die_with_parent, os.getpid()),
+    )
     try:
         yield runner
     finally:
@@ -105,6 +113,7 @@ _CANDIDATE: dict = {}
 
 def _upload(session, local_path: str, remote_path: str):
     from tvm.s_tir.meta_schedule.runner.rpc_runner import default_upload_module
+
     _CANDIDATE.update(record=local_path + ".json", started=time.monotonic())
     return default_upload_module(session, local_path, remote_path)
 
@@ -114,8 +123,16 @@ def _alloc(case: Case, biases: int, checks: int, session, device, args_info, all
     return [upload_inputs(case, biases, seed, device) for seed in range(checks)]
 
 
-def _evaluate(case: Case, biases: int, protocol: KernelProtocol, session, module, device,
-              evaluator_config, arguments) -> list[float]:
+def _evaluate(
+    case: Case,
+    biases: int,
+    protocol: KernelProtocol,
+    session,
+    module,
+    device,
+    evaluator_config,
+    arguments,
+) -> list[float]:
     record = check_and_time(module, device, case, biases, protocol, arguments)
     record["run_s"] = time.monotonic() - _CANDIDATE["started"]
     write_json(Path(_CANDIDATE["record"]), record)

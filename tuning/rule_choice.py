@@ -25,8 +25,10 @@ def fused_kernel_rules(case: Case) -> dict:
     """Per fused kernel of `case`: the rule the fixed rule list schedules it with."""
     target = make_target("cuda")
     rules = fixed_rules(target)
-    return {kernel: rule_assignment(_fused_only(case, target, arm), target, rules)
-            for kernel, arm in FUSED_KERNELS.items()}
+    return {
+        kernel: rule_assignment(_fused_only(case, target, arm), target, rules)
+        for kernel, arm in FUSED_KERNELS.items()
+    }
 
 
 def _fused_only(case: Case, target, arm: str) -> tvm.IRModule:
@@ -43,8 +45,11 @@ def reduction_rules() -> dict:
         mod = unscheduled(graph(), target)
         with target:
             same = _schedule(mod, default).script() == _schedule(mod, fixed).script()
-        rows[name] = {"default": rule_assignment(mod, target, default),
-                      "fixed": rule_assignment(mod, target, fixed), "unchanged": same}
+        rows[name] = {
+            "default": rule_assignment(mod, target, default),
+            "fixed": rule_assignment(mod, target, fixed),
+            "unchanged": same,
+        }
     return rows
 
 

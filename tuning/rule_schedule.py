@@ -12,6 +12,7 @@ from baselines.rules import fixed_schedule_pass
 # The rule lists a candidate names: the backend's own, and that list with `WindowReduction`.
 SCHEDULE_PASSES = {"default": default_schedule_pass, "fixed": fixed_schedule_pass}
 
+
 def default_schedule(func, target, rules: str = "default"):
     """The fused function as the backend's default rules schedule it (unscheduled on llvm);
     `rules="fixed"` adds the candidate `WindowReduction` rule."""

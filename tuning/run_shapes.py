@@ -24,29 +24,71 @@ class Each:
 
 NUMBER = "number"  # an int or a float (not true or false)
 NUMBER_OR_NONE = (NUMBER, None)
-_WHAT = {dict: "an object", list: "a list", str: "text", int: "an integer", bool: "true or false",
-         NUMBER: "a number", None: "null"}
+_WHAT = {
+    dict: "an object",
+    list: "a list",
+    str: "text",
+    int: "an integer",
+    bool: "true or false",
+    NUMBER: "a number",
+    None: "null",
+}
 _FOUND = [(kind, _WHAT[kind]) for kind in (dict, list, str, bool, NUMBER, None)]
 
-PROTOCOL = {"repeat": int, "number?": int, "trials?": int, "min_repeat_ms?": NUMBER,
-            "warmup_s?": NUMBER, "blocks?": (int, None), "checks?": int, "warmup_calls?": int,
-            "queued_calls?": int}
-RUN = {"format?": int, "identity": {"case": dict, "target": str, "device": str},
-       "case": Each((int, bool)), "target_spec": {"kind": str, "arch?": str},
-       "protocol": PROTOCOL, "tuners": [str], "budget": int, "options": dict,
-       "arms": [{"name": str, "peer?": bool, "whole_graph?": bool}], "arm_names?": [str],
-       "command?": str, "wall_s?": NUMBER, "phase_wall_s?": Each(NUMBER),
-       "tuner_failures?": Each(str), "peers_added?": [str], "peers_not_measured?": dict}
-TRIAL = {"trial": int, "checks": Each({"correct": bool, "max_abs_err?": NUMBER_OR_NONE}),
-         "design?": {"blocks": int}, "block_orders?": [[str]],
-         "block_samples_us?": Each(Each([[NUMBER]])), "samples_us?": Each([NUMBER]),
-         "queued_gpu_us?": Each([NUMBER]), "kernels?": Each([{"name": str}]),
-         "cuda_graph_launches?": dict}
-TUNER_RUN = {"trials": int, "valid": int, "failed_by_reason": Each(int), "wall_s?": NUMBER,
-             "best_kernel_us?": NUMBER_OR_NONE, "best_trial?": (int, None),
-             "timer?": (str, None), "default_kernel_us?": NUMBER_OR_NONE,
-             "fixed_kernel_us?": NUMBER_OR_NONE, "serial_kernel_us?": NUMBER_OR_NONE,
-             "exhaustive_best_kernel_us?": NUMBER_OR_NONE, "exhaustive_points?": int}
+PROTOCOL = {
+    "repeat": int,
+    "number?": int,
+    "trials?": int,
+    "min_repeat_ms?": NUMBER,
+    "warmup_s?": NUMBER,
+    "blocks?": (int, None),
+    "checks?": int,
+    "warmup_calls?": int,
+    "queued_calls?": int,
+}
+RUN = {
+    "format?": int,
+    "identity": {"case": dict, "target": str, "device": str},
+    "case": Each((int, bool)),
+    "target_spec": {"kind": str, "arch?": str},
+    "protocol": PROTOCOL,
+    "tuners": [str],
+    "budget": int,
+    "options": dict,
+    "arms": [{"name": str, "peer?": bool, "whole_graph?": bool}],
+    "arm_names?": [str],
+    "command?": str,
+    "wall_s?": NUMBER,
+    "phase_wall_s?": Each(NUMBER),
+    "tuner_failures?": Each(str),
+    "peers_added?": [str],
+    "peers_not_measured?": dict,
+}
+TRIAL = {
+    "trial": int,
+    "checks": Each({"correct": bool, "max_abs_err?": NUMBER_OR_NONE}),
+    "design?": {"blocks": int},
+    "block_orders?": [[str]],
+    "block_samples_us?": Each(Each([[NUMBER]])),
+    "samples_us?": Each([NUMBER]),
+    "queued_gpu_us?": Each([NUMBER]),
+    "kernels?": Each([{"name": str}]),
+    "cuda_graph_launches?": dict,
+}
+TUNER_RUN = {
+    "trials": int,
+    "valid": int,
+    "failed_by_reason": Each(int),
+    "wall_s?": NUMBER,
+    "best_kernel_us?": NUMBER_OR_NONE,
+    "best_trial?": (int, None),
+    "timer?": (str, None),
+    "default_kernel_us?": NUMBER_OR_NONE,
+    "fixed_kernel_us?": NUMBER_OR_NONE,
+    "serial_kernel_us?": NUMBER_OR_NONE,
+    "exhaustive_best_kernel_us?": NUMBER_OR_NONE,
+    "exhaustive_points?": int,
+}
 SUMMARY = {**TUNER_RUN, "source?": str, "runs?": Each(TUNER_RUN)}
 MEASUREMENT = {"status": str, "kernel_us?": NUMBER_OR_NONE}
 
@@ -102,8 +144,9 @@ def mismatch(value, shape, where: str = "") -> str | None:
     if isinstance(shape, Each):
         if not isinstance(value, dict):
             return _wrong(value, dict, where)
-        return _first(mismatch(item, shape.shape, _key(where, name))
-                      for name, item in value.items())
+        return _first(
+            mismatch(item, shape.shape, _key(where, name)) for name, item in value.items()
+        )
     if isinstance(shape, dict):
         if not isinstance(value, dict):
             return _wrong(value, dict, where)

@@ -22,8 +22,16 @@ ASKS_PER_TRIAL = 20
 
 
 class OptunaSearch:
-    def __init__(self, study, space: Space, evaluator: CandidateEvaluator, progress=None,
-                 batch: int | None = None, shared: bool = False, phase: str = "optuna"):
+    def __init__(
+        self,
+        study,
+        space: Space,
+        evaluator: CandidateEvaluator,
+        progress=None,
+        batch: int | None = None,
+        shared: bool = False,
+        phase: str = "optuna",
+    ):
         """`shared`: other workers use the study now, so their running trials are left alone.
         `phase`: the name its progress bar shows."""
         self.study, self.space, self.evaluator = study, space, evaluator
@@ -42,7 +50,8 @@ class OptunaSearch:
         states = (optuna.trial.TrialState.WAITING, optuna.trial.TrialState.RUNNING)
         present = set(self.measured()) | {
             key(t.params or t.system_attrs.get("fixed_params", {}))
-            for t in self.study.get_trials(deepcopy=False, states=states)}
+            for t in self.study.get_trials(deepcopy=False, states=states)
+        }
         for params in points:
             if key(params) not in present:
                 self.study.enqueue_trial(params)
@@ -96,8 +105,12 @@ class OptunaSearch:
             self._measure(batch)
             if self.progress:
                 best = self.best_value()
-                self.progress.step(self.phase, counted(self.measured()), budget,
-                                   f"best {best:.2f} us" if best else "")
+                self.progress.step(
+                    self.phase,
+                    counted(self.measured()),
+                    budget,
+                    f"best {best:.2f} us" if best else "",
+                )
 
     def _triage(self, trial, measured: dict, batch: dict) -> None:
         """Prune impossible points, answer repeats from memory, queue the rest for measuring."""
@@ -130,10 +143,12 @@ class OptunaSearch:
         """Points other workers asked and have not told yet. Each trial's key is set before
         this check, so of two workers asking one point at once, at least one sees the other."""
         mine = {t.number for t in batch.values()} | {number}
-        running = self.study.get_trials(deepcopy=False,
-                                        states=(optuna.trial.TrialState.RUNNING,))
-        return {t.user_attrs["key"]: t.number for t in running
-                if t.number not in mine and "key" in t.user_attrs}
+        running = self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+        return {
+            t.user_attrs["key"]: t.number
+            for t in running
+            if t.number not in mine and "key" in t.user_attrs
+        }
 
     def _measure(self, batch: dict) -> None:
         trials = list(batch.values())
@@ -155,12 +170,13 @@ class OptunaSearch:
         table.update({k: recorded_value(measurement(t)) for k, t in self.measured().items()})
         missing = [p for p in self.space.valid_points() if key(p) not in table]
         for start in range(0, len(missing), self.batch):
-            chunk = missing[start:start + self.batch]
+            chunk = missing[start : start + self.batch]
             records = self.evaluator.evaluate([self.space.config(p) for p in chunk])
             for params, record in zip(chunk, records):
                 table[key(params)] = recorded_value(record)
             write_json(path, table)
             if self.progress:
-                self.progress.step("exhaustive", min(start + self.batch, len(missing)),
-                                   len(missing))
+                self.progress.step(
+                    "exhaustive", min(start + self.batch, len(missing)), len(missing)
+                )
         return table

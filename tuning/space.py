@@ -34,8 +34,14 @@ class Space:
     """`whole`: the space of the one kernel for the whole graph (arm `one-kernel`), whose
     prologue, where the Case has a prelude, is inlined into the window's loads."""
 
-    def __init__(self, case: Case, target_kind: str, max_threads: int | None = None,
-                 max_shared_bytes: int | None = None, whole: bool = False):
+    def __init__(
+        self,
+        case: Case,
+        target_kind: str,
+        max_threads: int | None = None,
+        max_shared_bytes: int | None = None,
+        whole: bool = False,
+    ):
         """The limits, None where the target has none: see `for_target`."""
         self.case = case
         self.target_kind = target_kind
@@ -48,8 +54,13 @@ class Space:
     def for_target(cls, case: Case, target, whole: bool = False) -> "Space":
         """The space with the target's own limits on threads and shared memory per block (as
         dlight reads them)."""
-        return cls(case, target.kind.name, target.attrs.get("max_num_threads"),
-                   target.attrs.get("max_shared_memory_per_block"), whole)
+        return cls(
+            case,
+            target.kind.name,
+            target.attrs.get("max_num_threads"),
+            target.attrs.get("max_shared_memory_per_block"),
+            whole,
+        )
 
     def config(self, params: dict) -> PoolSchedule:
         return PoolSchedule(**params)
@@ -84,9 +95,14 @@ class Space:
             return "vector width does not fit"
         if cfg.vector and self.target_kind == "cuda" and self.whole and self.case.prelude:
             return "no vector loads from an inlined prologue"
-        if self.target_kind == "cuda" and cfg.pooled_scope == "shared" and (
+        if (
+            self.target_kind == "cuda"
+            and cfg.pooled_scope == "shared"
+            and (
                 self.max_shared_bytes is not None
-                and self._shared_bytes(cfg) > self.max_shared_bytes):
+                and self._shared_bytes(cfg) > self.max_shared_bytes
+            )
+        ):
             return "shared memory over the limit"
         return None
 
@@ -100,8 +116,13 @@ class Space:
     def _vector_fits(self, cfg: PoolSchedule) -> bool:
         if self.target_kind != "cuda":
             return cfg.outputs_w > 1 and self.case.pool_shape[3] % cfg.outputs_w == 0
-        return vector_fits(cfg.outputs_w, self.case.window, self.case.stride, self.case.width,
-                           self.case.pool_shape[3])
+        return vector_fits(
+            cfg.outputs_w,
+            self.case.window,
+            self.case.stride,
+            self.case.width,
+            self.case.pool_shape[3],
+        )
 
 
 def key(params: dict) -> str:

@@ -40,6 +40,7 @@ def remember_password(url: str) -> str:
 
 def _password_of(url: str) -> str:
     from urllib.parse import unquote, urlsplit
+
     return unquote(urlsplit(url).password or "")
 
 
@@ -54,8 +55,10 @@ def password_for(url: str, password_env: str | None) -> str | None:
         return None
     password = os.environ.get(password_env)
     if password is None:
-        raise RunError(f"--storage-password-env names {password_env}, which is not set; "
-                       f"export {password_env}=... or use PGPASSWORD or ~/.pgpass")
+        raise RunError(
+            f"--storage-password-env names {password_env}, which is not set; "
+            f"export {password_env}=... or use PGPASSWORD or ~/.pgpass"
+        )
     return password
 
 
@@ -75,18 +78,20 @@ def storage_file(url: str) -> Path | None:
     """The file a storage URL names (SQLite or journal), None for a server."""
     for prefix in (JOURNAL, SQLITE):
         if url.startswith(prefix):
-            return Path(url[len(prefix):].split("?")[0])
+            return Path(url[len(prefix) :].split("?")[0])
     return None
 
 
 def storage_for(directory, url: str | None, password_env: str | None = None):
     """An Optuna storage from a URL; None: the default in `directory`."""
     import optuna
+
     url = url or default_storage_url(directory)
     if url.startswith(JOURNAL):
         from optuna.storages import JournalStorage
         from optuna.storages.journal import JournalFileBackend
-        return JournalStorage(JournalFileBackend(url[len(JOURNAL):]))
+
+        return JournalStorage(JournalFileBackend(url[len(JOURNAL) :]))
     password = password_for(url, password_env)
     if password is not None:
         try:
@@ -105,8 +110,10 @@ def check_untouched(url: str) -> None:
         return
     problem = _journal_problem(path) if url.startswith(JOURNAL) else _sqlite_problem(path)
     if problem:
-        raise RunError(f"the Optuna storage {path} is damaged ({problem}); it was left as it "
-                       "is: restore it from a copy, or pass another --storage")
+        raise RunError(
+            f"the Optuna storage {path} is damaged ({problem}); it was left as it "
+            "is: restore it from a copy, or pass another --storage"
+        )
 
 
 def _journal_problem(path: Path) -> str | None:

@@ -105,14 +105,17 @@ def check_folder_name(path: Path) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        raise RunError(f"the run folder name {text!r} is not valid UTF-8; choose another "
-                       "--out") from None
+        raise RunError(
+            f"the run folder name {text!r} is not valid UTF-8; choose another --out"
+        ) from None
     longest = max(len(os.fsencode(part)) for part in path.absolute().parts)
     total = len(os.fsencode(str(path.absolute()))) + LONGEST_INSIDE
     if longest > 255 or total > 4096:
-        raise RunError(f"the run folder name is too long ({longest} bytes in one part, "
-                       f"{total} with the run's own files; at most 255 and 4096); choose a "
-                       "shorter --out")
+        raise RunError(
+            f"the run folder name is too long ({longest} bytes in one part, "
+            f"{total} with the run's own files; at most 255 and 4096); choose a "
+            "shorter --out"
+        )
     if path.exists() and not path.is_dir():
         raise RunError(f"{path} exists and is not a folder; choose another --out")
 
@@ -160,6 +163,7 @@ class Run:
         except OSError as error:
             if made:  # leave nothing that would stop the same command from starting again
                 from .lock import release
+
                 with contextlib.suppress(OSError):
                     release(path)
                     path.rmdir()
@@ -172,26 +176,34 @@ class Run:
         whose run file is damaged, and one holding a symbolic link."""
         path = Path(path)
         if not (path / RUN_FILE).is_file():
-            raise RunError(f"{path} is not a run folder (no {RUN_FILE}): name the folder of a "
-                           "run, or start a new run with --out")
+            raise RunError(
+                f"{path} is not a run folder (no {RUN_FILE}): name the folder of a "
+                "run, or start a new run with --out"
+            )
         run = cls(path)
         meta = run.meta
         if meta.get("format", FORMAT) != FORMAT:
-            raise RunError(f"{path / RUN_FILE} has format {meta.get('format')!r}, and this tune "
-                           f"reads format {FORMAT}: use the tune that made the run")
+            raise RunError(
+                f"{path / RUN_FILE} has format {meta.get('format')!r}, and this tune "
+                f"reads format {FORMAT}: use the tune that made the run"
+            )
         found = run_problem(meta)
         if found:
             raise RunError(f"{path / RUN_FILE} is damaged ({found}); {_repair(path / RUN_FILE)}")
         links = unsafe_entries(path)
         if links:
-            raise RunError(f"{links[0]} is a symbolic link; a run folder holds only its own "
-                           "files: remove the link")
+            raise RunError(
+                f"{links[0]} is a symbolic link; a run folder holds only its own "
+                "files: remove the link"
+            )
         if identity is not None:
             stored = meta["identity"]
             for key, value in identity.items():
                 if stored.get(key) != value:
-                    raise RunError(f"{path} was made for another {key} ({_short(stored.get(key))}"
-                                   f", not {_short(value)}); start a new run with --out")
+                    raise RunError(
+                        f"{path} was made for another {key} ({_short(stored.get(key))}"
+                        f", not {_short(value)}); start a new run with --out"
+                    )
         if not os.access(path, os.W_OK):
             raise RunError(f"cannot write the run folder {path}")
         return run
@@ -200,6 +212,7 @@ class Run:
         """Be the folder's only writer for the life of this process (`lock.py`), and clear
         the temporary files a killed writer left."""
         from .lock import FolderBusy, hold
+
         try:
             hold(self.path)
         except FolderBusy as error:
@@ -231,8 +244,11 @@ class Run:
         return self.path / "trials" / f"trial_{index}.json"
 
     def trials(self) -> list[dict]:
-        found = [p for p in (self.path / "trials").glob("trial_*.json")
-                 if p.stem.split("_", 1)[1].isdigit()]
+        found = [
+            p
+            for p in (self.path / "trials").glob("trial_*.json")
+            if p.stem.split("_", 1)[1].isdigit()
+        ]
         return [read_json(p) for p in sorted(found, key=lambda p: int(p.stem.split("_")[1]))]
 
     def save_trial(self, result: dict) -> None:

@@ -33,8 +33,9 @@ TUNERS = {
 }
 
 
-def tuned_arm(name: str, run: Run, case: Case, target, budget: int, progress: Progress,
-              options: dict) -> Arm:
+def tuned_arm(
+    name: str, run: Run, case: Case, target, budget: int, progress: Progress, options: dict
+) -> Arm:
     """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
     module, function, extra = TUNERS[name]
     tune = getattr(importlib.import_module(module), function)
@@ -56,6 +57,7 @@ def run_study(run: Run, progress: Progress) -> dict:
         write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
     run.update_meta(wall_s=run.meta.get("wall_s", 0) + time.monotonic() - started)
     from reports.render import render_run
+
     report = render_run(run)
     if failures and len(failures) == len(plan.tuners):
         raise TuningFailed("; ".join(failures.values()))
@@ -72,27 +74,46 @@ def _compare(run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: P
     with tempfile.TemporaryDirectory(prefix="tune-arms-") as libraries:
         _trials(run, plan, arms, peers, progress, libraries)
     run.add_wall("comparison", time.monotonic() - started)
-    progress.finish("comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials "
-                                  "in fresh processes")
+    progress.finish(
+        "comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials in fresh processes"
+    )
 
 
-def _trials(run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress,
-            libraries: str) -> None:
+def _trials(
+    run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress, libraries: str
+) -> None:
     protocol = plan.protocol
     for index in range(protocol.trials):
         if run.trial_path(index).exists():
             progress.say(f"trial {index}: already measured, kept")
             continue
-        progress.say(f"trial {index + 1}/{protocol.trials}: {len(arms) + len(peers)} arms in "
-                     "a fresh process")
+        progress.say(
+            f"trial {index + 1}/{protocol.trials}: {len(arms) + len(peers)} arms in a fresh process"
+        )
 
         def step(done: int, blocks: int, index=index) -> None:
-            progress.step("comparison", index * blocks + done, protocol.trials * blocks,
-                          f"trial {index + 1}/{protocol.trials}")
+            progress.step(
+                "comparison",
+                index * blocks + done,
+                protocol.trials * blocks,
+                f"trial {index + 1}/{protocol.trials}",
+            )
 
         ir_dir = str(run.path / "ir") if index == 0 else None
-        run.save_trial(run_trial_process(plan.case, arms, plan.target_spec, protocol, index,
-                                         ir_dir, peers, progress.say, step, libraries))
+        run.save_trial(
+            run_trial_process(
+                plan.case,
+                arms,
+                plan.target_spec,
+                protocol,
+                index,
+                ir_dir,
+                peers,
+                progress.say,
+                step,
+                libraries,
+            )
+        )
 
 
 def _tune(run: Run, plan: RunPlan, target, progress: Progress) -> tuple[list[Arm], dict]:
@@ -104,19 +125,24 @@ def _tune(run: Run, plan: RunPlan, target, progress: Progress) -> tuple[list[Arm
 
     def tune(name: str) -> None:
         try:
-            outcomes[name] = tuned_arm(name, run, plan.case, target, plan.budget, progress,
-                                       plan.options)
+            outcomes[name] = tuned_arm(
+                name, run, plan.case, target, plan.budget, progress, plan.options
+            )
         except BaseException as error:  # handed to the main thread
             outcomes[name] = error
 
-    threads = [threading.Thread(target=tune, args=(name,), name=name, daemon=True)
-               for name in plan.tuners]
+    threads = [
+        threading.Thread(target=tune, args=(name,), name=name, daemon=True) for name in plan.tuners
+    ]
     for thread in threads:
         thread.start()
     try:
         while any(thread.is_alive() for thread in threads):
-            fatal = [e for e in outcomes.values()
-                     if isinstance(e, BaseException) and not isinstance(e, TuningFailed)]
+            fatal = [
+                e
+                for e in outcomes.values()
+                if isinstance(e, BaseException) and not isinstance(e, TuningFailed)
+            ]
             if fatal:
                 raise fatal[0]
             time.sleep(0.2)  # short waits, so that Ctrl-C reaches this thread at once
@@ -142,4 +168,3 @@ def _tune(run: Run, plan: RunPlan, target, progress: Progress) -> tuple[list[Arm
 
 def save_environment(run: Run, target) -> None:
     write_json(run.path / "environment.json", capture(target))
-

@@ -55,8 +55,10 @@ def sweep_arms(target_kind: str) -> list[str]:
     try:
         import torch  # noqa: F401  (the captured arms replay through PyTorch's CUDA graphs)
     except ImportError:
-        print("tune sweep: PyTorch is missing; leaving out " + ", ".join(CAPTURED_ARMS),
-              file=sys.stderr)
+        print(
+            "tune sweep: PyTorch is missing; leaving out " + ", ".join(CAPTURED_ARMS),
+            file=sys.stderr,
+        )
         return SWEEP_ARMS
     return SWEEP_ARMS + CAPTURED_ARMS
 
@@ -82,11 +84,15 @@ def _cases_file(path: Path) -> dict:
         else:
             tables = json.loads(text)
     except (OSError, UnicodeDecodeError, ValueError) as error:
-        raise RunError(f"cannot read the Cases file {path} ({error}); it holds one table of "
-                       "case fields per name, in TOML (.toml) or JSON") from None
+        raise RunError(
+            f"cannot read the Cases file {path} ({error}); it holds one table of "
+            "case fields per name, in TOML (.toml) or JSON"
+        ) from None
     if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
-        raise RunError(f"{path} must hold one table of case fields per name, e.g. "
-                       '{"mine": {"window": 3, "stride": 1}}')
+        raise RunError(
+            f"{path} must hold one table of case fields per name, e.g. "
+            '{"mine": {"window": 3, "stride": 1}}'
+        )
     cases = {}
     for name, fields in tables.items():
         try:
@@ -98,8 +104,10 @@ def _cases_file(path: Path) -> dict:
 
 def _checked_name(name: str, where: str) -> str:
     if not CASE_NAME.fullmatch(name):
-        raise CaseError(f"{where}: case name {name!r} must be 1 to 64 letters, digits, '.', "
-                        "'_' or '-', starting with a letter or digit")
+        raise CaseError(
+            f"{where}: case name {name!r} must be 1 to 64 letters, digits, '.', "
+            "'_' or '-', starting with a letter or digit"
+        )
     return name
 
 
@@ -110,31 +118,57 @@ def select_cases(text: str | None, own: dict | None = None) -> dict:
     names = [n.strip() for n in (text or ",".join(own or SWEEP_CASES)).split(",") if n.strip()]
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise RunError(f"unknown sweep case {unknown[0] if unknown else text!r}; "
-                       f"choose from {', '.join(known)}")
+        raise RunError(
+            f"unknown sweep case {unknown[0] if unknown else text!r}; "
+            f"choose from {', '.join(known)}"
+        )
     return {name: known[name] for name in names}
 
 
-def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: int,
-              protocol: Protocol, progress: Progress, command: str) -> dict:
+def run_sweep(
+    out: Path,
+    cases: dict,
+    target_spec: dict,
+    device: str,
+    budget: int,
+    protocol: Protocol,
+    progress: Progress,
+    command: str,
+) -> dict:
     from reports.sweep import render_sweep
+
     names = list(cases)
-    settings = {"cases": names, "definitions": {n: c.to_dict() for n, c in cases.items()},
-                "target": target_spec["kind"], "device": device,
-                "budget": budget, "protocol": protocol.to_dict()}
+    settings = {
+        "cases": names,
+        "definitions": {n: c.to_dict() for n, c in cases.items()},
+        "target": target_spec["kind"],
+        "device": device,
+        "budget": budget,
+        "protocol": protocol.to_dict(),
+    }
     stored_path = out / SWEEP_FILE
     if stored_path.exists() and read_json(stored_path)["settings"] != settings:
         raise RunError(f"{out} holds a sweep with other settings; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     _hold(out)
-    write_json(stored_path, {"settings": settings, "command": command,
-                             "large_reductions": reduction_rules()})
+    write_json(
+        stored_path,
+        {"settings": settings, "command": command, "large_reductions": reduction_rules()},
+    )
     tuners = SWEEP_TUNERS if budget > 0 else []
     arms = sweep_arms(target_spec["kind"])
     with details_to(out / DETAILS_LOG, progress):
         for number, name in enumerate(names, 1):
-            plan = RunPlan(cases[name], target_spec, device, protocol, arms, tuners, budget,
-                           command=f"{command} (case {name})")
+            plan = RunPlan(
+                cases[name],
+                target_spec,
+                device,
+                protocol,
+                arms,
+                tuners,
+                budget,
+                command=f"{command} (case {name})",
+            )
             _measure_case(out / name, plan, f"case {number}/{len(names)} {name}", progress)
     return render_sweep(out, names)
 
@@ -142,6 +176,7 @@ def run_sweep(out: Path, cases: dict, target_spec: dict, device: str, budget: in
 def _measure_case(path: Path, plan: RunPlan, title: str, progress: Progress) -> None:
     """One Case's run: started, finished where interrupted, or kept where measured."""
     from .study import run_study, save_environment
+
     if (path / "report.json").exists():
         progress.say(f"{title}: already measured, kept")
         return
@@ -163,6 +198,7 @@ def _measure_case(path: Path, plan: RunPlan, title: str, progress: Progress) -> 
 def _hold(out: Path) -> None:
     """One sweep per folder at a time (`lock.py`)."""
     from .lock import FolderBusy, hold
+
     try:
         hold(out)
     except FolderBusy as error:

@@ -46,9 +46,11 @@ is applied in place. Any other function is left to the rules after it.
 The CUDA backend tries it right before GeneralReduction.
 """
 # Who the patch is from where git knows no one: the maintainer who sends it amends it.
-FALLBACK_AUTHOR = {f"GIT_{role}_{key}": value for role in ("AUTHOR", "COMMITTER")
-                   for key, value in (("NAME", "tune upstream"),
-                                      ("EMAIL", "tune-upstream@localhost"))}
+FALLBACK_AUTHOR = {
+    f"GIT_{role}_{key}": value
+    for role in ("AUTHOR", "COMMITTER")
+    for key, value in (("NAME", "tune upstream"), ("EMAIL", "tune-upstream@localhost"))
+}
 
 
 def pristine(path: str) -> str:
@@ -61,8 +63,10 @@ def _insert(text: str, anchor: str, line: str, before: bool) -> str:
     lines = text.splitlines(keepends=True)
     found = [i for i, existing in enumerate(lines) if existing.rstrip("\n") == anchor]
     if len(found) != 1:
-        raise RuntimeError(f"the installed TVM has {len(found)} lines {anchor.strip()!r} "
-                           "where tune upstream expects one")
+        raise RuntimeError(
+            f"the installed TVM has {len(found)} lines {anchor.strip()!r} "
+            "where tune upstream expects one"
+        )
     at = found[0] if before else found[0] + 1
     return "".join(lines[:at] + [line + "\n"] + lines[at:])
 
@@ -71,10 +75,18 @@ def patched_files() -> dict[str, str]:
     """TVM path -> the file's text after the patch: the two edited files and the two added."""
     return {
         RULE: rule_source(),
-        GPU_INIT: _insert(pristine(GPU_INIT), "from .general_reduction import GeneralReduction",
-                          "from .window_reduction import WindowReduction", before=False),
-        CUDA_PIPELINE: _insert(pristine(CUDA_PIPELINE), " " * 12 + "dl.gpu.GeneralReduction(),",
-                               " " * 12 + "dl.gpu.WindowReduction(),", before=True),
+        GPU_INIT: _insert(
+            pristine(GPU_INIT),
+            "from .general_reduction import GeneralReduction",
+            "from .window_reduction import WindowReduction",
+            before=False,
+        ),
+        CUDA_PIPELINE: _insert(
+            pristine(CUDA_PIPELINE),
+            " " * 12 + "dl.gpu.GeneralReduction(),",
+            " " * 12 + "dl.gpu.WindowReduction(),",
+            before=True,
+        ),
         TEST: TVM_TEST.read_text(),
     }
 
@@ -102,8 +114,10 @@ def format_patch(files: dict[str, str], out: Path) -> Path:
     with tempfile.TemporaryDirectory() as scratch:
         repo = Path(scratch)
         _git(repo, "init", "-q")
-        if not all(_git(repo, "config", "--default", "", key).strip()
-                   for key in ("user.name", "user.email")):
+        if not all(
+            _git(repo, "config", "--default", "", key).strip()
+            for key in ("user.name", "user.email")
+        ):
             env.update(FALLBACK_AUTHOR)
         _write(repo, {path: pristine(path) for path in EDITED})
         _git(repo, "add", "-A")
@@ -127,13 +141,23 @@ def write_upstream(out: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    parser = Parser(prog="tune upstream", description="The candidate rule as a pull request to "
-                    f"apache/tvm {tvm.__version__}: a git format-patch file and the files it "
-                    "adds or changes, as TVM lays them out.")
-    parser.add_argument("--out", required=True, type=Path, metavar="DIR",
-                        help="folder for the patch and the files (created if missing)")
+    parser = Parser(
+        prog="tune upstream",
+        description="The candidate rule as a pull request to "
+        f"apache/tvm {tvm.__version__}: a git format-patch file and the files it "
+        "adds or changes, as TVM lays them out.",
+    )
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="DIR",
+        help="folder for the patch and the files (created if missing)",
+    )
     args = parser.parse_args(argv)
     patch = write_upstream(args.out)
-    print(f"{patch}\n  in a checkout of TVM {tvm.__version__}: git am {patch}; the files "
-          f"themselves are under {args.out}")
+    print(
+        f"{patch}\n  in a checkout of TVM {tvm.__version__}: git am {patch}; the files "
+        f"themselves are under {args.out}"
+    )
     return 0

@@ -73,8 +73,10 @@ def _parse(name: str) -> _Module:
         elif isinstance(stmt, ast.ImportFrom):
             origin = stmt.module or ""
             if stmt.level:
-                origin = ".".join(package.split(".")[:len(package.split(".")) - stmt.level + 1]
-                                  + ([origin] if origin else []))
+                origin = ".".join(
+                    package.split(".")[: len(package.split(".")) - stmt.level + 1]
+                    + ([origin] if origin else [])
+                )
             for alias in stmt.names:
                 if alias.asname not in (None, alias.name):
                     raise ValueError(f"{name}: 'import ... as' is not copied: {alias.asname}")
@@ -109,8 +111,9 @@ def _reached(root: tuple[str, str]) -> tuple[dict[str, _Module], set, set]:
         if name not in module.definitions:
             raise ValueError(f"{module_name} defines no {name}")
         definitions.add((module_name, name))
-        used = {node.id for node in ast.walk(module.definitions[name])
-                if isinstance(node, ast.Name)}
+        used = {
+            node.id for node in ast.walk(module.definitions[name]) if isinstance(node, ast.Name)
+        }
         for word in used:
             if word in module.definitions:
                 pending.append((module_name, word))
@@ -154,15 +157,15 @@ def _segment(module: _Module, stmt: ast.stmt) -> str:
     start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])]) - 1
     while start > 0 and module.lines[start - 1].lstrip().startswith("#"):
         start -= 1
-    return "\n".join(module.lines[start:stmt.end_lineno])
+    return "\n".join(module.lines[start : stmt.end_lineno])
 
 
 def _dlight_relative(origin: str) -> str:
     """`tvm.s_tir.dlight.gpu.base` as `.base`, `tvm.s_tir.dlight.analysis` as `..analysis`."""
     if origin.startswith(f"{DLIGHT}.gpu."):
-        return "." + origin[len(f"{DLIGHT}.gpu."):]
+        return "." + origin[len(f"{DLIGHT}.gpu.") :]
     if origin.startswith(f"{DLIGHT}."):
-        return ".." + origin[len(f"{DLIGHT}."):]
+        return ".." + origin[len(f"{DLIGHT}.") :]
     return origin
 
 
@@ -175,9 +178,14 @@ def _import_lines(imports: set, future: bool) -> str:
     relative = sorted((m for m in grouped if m.startswith(".")), key=lambda m: (-m.count("."), m))
     blocks = [["from __future__ import annotations"]] if future else []
     for standard in (True, False):  # the standard library, then TVM, as isort groups them
-        blocks.append([f"import {m}" for m in plain if _standard(m) == standard]
-                      + [_from_line(m, grouped[m]) for m in sorted(grouped)
-                         if not m.startswith(".") and _standard(m) == standard])
+        blocks.append(
+            [f"import {m}" for m in plain if _standard(m) == standard]
+            + [
+                _from_line(m, grouped[m])
+                for m in sorted(grouped)
+                if not m.startswith(".") and _standard(m) == standard
+            ]
+        )
     blocks.append([_from_line(m, grouped[m]) for m in relative])
     return "\n\n".join("\n".join(block) for block in blocks if block)
 
@@ -205,5 +213,12 @@ def rule_source() -> str:
         for stmt in sorted(set(chosen), key=lambda s: s.lineno):
             parts.append(_segment(module, stmt))
     future = any(module.future for module in modules.values())
-    return (ASF_HEADER + DOCSTRING + "\n" + _import_lines(imports, future) + "\n\n\n"
-            + "\n\n\n".join(parts) + "\n")
+    return (
+        ASF_HEADER
+        + DOCSTRING
+        + "\n"
+        + _import_lines(imports, future)
+        + "\n\n\n"
+        + "\n\n\n".join(parts)
+        + "\n"
+    )

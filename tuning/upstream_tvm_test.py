@@ -27,7 +27,7 @@ TVM_TEST = Path(__file__).parent / "tvm_tests" / "test_gpu_window_reduction.py"
 TARGET = "nvidia/geforce-rtx-3090-ti"  # the target of TVM's own dlight tests
 INDENT = " " * 4
 
-TEMPLATE = '''\
+TEMPLATE = """\
 # pylint: disable=missing-docstring
 # ruff: noqa: E501, F841
 
@@ -80,7 +80,7 @@ def test_cuda_pipeline_tries_window_reduction_before_general_reduction():
 
 if __name__ == "__main__":
     tvm.testing.main()
-'''
+"""
 
 
 def issue_kernel() -> tvm.IRModule:
@@ -114,7 +114,8 @@ def render() -> str:
         target=TARGET,
         issue_before=_module_class(issue, "Before"),
         issue_after=_module_class(scheduled(issue), "After"),
-        global_before=_module_class(global_pool_kernel(), "Before"))
+        global_before=_module_class(global_pool_kernel(), "Before"),
+    )
 
 
 if __name__ == "__main__":

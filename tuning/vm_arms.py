@@ -37,9 +37,13 @@ class VMArm:
     def timer(self, x: np.ndarray, protocol: Protocol):
         """Calls the graph on `x`; each call returns `repeat` samples (us per call)."""
         self.vm.set_input("main", tvm.runtime.tensor(x, device=self.device))
-        evaluator = self.vm.time_evaluator("invoke_stateful", self.device, number=protocol.number,
-                                           repeat=protocol.repeat,
-                                           min_repeat_ms=protocol.min_repeat_ms)
+        evaluator = self.vm.time_evaluator(
+            "invoke_stateful",
+            self.device,
+            number=protocol.number,
+            repeat=protocol.repeat,
+            min_repeat_ms=protocol.min_repeat_ms,
+        )
         return lambda: [float(s) * 1e6 for s in evaluator("main").results]
 
     def python_call(self, source):
@@ -75,6 +79,7 @@ class CapturedVMArm(VMArm):
     def _capture(self, x: np.ndarray) -> None:
         import torch
         import tvm_ffi
+
         self.input = tvm.runtime.tensor(x, device=self.device)
         self.vm.set_input("main", self.input)
         stream = torch.cuda.Stream()
@@ -84,8 +89,9 @@ class CapturedVMArm(VMArm):
         stream.synchronize()
         self.graph = torch.cuda.CUDAGraph()
         # Relaxed: an allocation the warm-up missed is then made, not an error.
-        with tvm_ffi.use_torch_stream(torch.cuda.graph(self.graph, stream=stream,
-                                                       capture_error_mode="relaxed")):
+        with tvm_ffi.use_torch_stream(
+            torch.cuda.graph(self.graph, stream=stream, capture_error_mode="relaxed")
+        ):
             self.vm.invoke_stateful("main")
         self.results = self.vm.get_outputs("main")
 
@@ -122,4 +128,5 @@ class CapturedVMArm(VMArm):
 
     def sync(self) -> None:
         import torch
+
         torch.cuda.synchronize()

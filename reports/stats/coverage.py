@@ -41,13 +41,16 @@ def _levels(rng, shape, sds) -> np.ndarray:
     """Process, block and sample noise with standard deviations `sds`, summed, of `shape`
     (studies, trials, blocks, samples)."""
     studies, trials, blocks, samples = shape
-    return (rng.normal(0, sds[0], (studies, trials, 1, 1))
-            + rng.normal(0, sds[1], (studies, trials, blocks, 1))
-            + rng.normal(0, sds[2], shape))
+    return (
+        rng.normal(0, sds[0], (studies, trials, 1, 1))
+        + rng.normal(0, sds[1], (studies, trials, blocks, 1))
+        + rng.normal(0, sds[2], shape)
+    )
 
 
-def simulate(rng, shape: tuple, log_ratio: float, denominator: str,
-             model: NoiseModel = H200) -> tuple[np.ndarray, np.ndarray]:
+def simulate(
+    rng, shape: tuple, log_ratio: float, denominator: str, model: NoiseModel = H200
+) -> tuple[np.ndarray, np.ndarray]:
     """Samples (studies, trials, blocks, samples) of a host-bound numerator and a denominator
     that is "host"-bound too (it shares the numerator's process and block shifts) or
     "gpu"-bound, or of two GPU-bound arms ("gpu-time"); the true ratio is exp(log_ratio)."""
@@ -55,17 +58,24 @@ def simulate(rng, shape: tuple, log_ratio: float, denominator: str,
     gpu = (model.gpu_bound,) * 3
     if denominator == "gpu-time":
         return np.exp(log_ratio + _levels(rng, shape, gpu)), np.exp(_levels(rng, shape, gpu))
-    shared = (rng.normal(0, model.shared_process, (studies, trials, 1, 1))
-              + rng.normal(0, model.shared_block, (studies, trials, blocks, 1)))
+    shared = rng.normal(0, model.shared_process, (studies, trials, 1, 1)) + rng.normal(
+        0, model.shared_block, (studies, trials, blocks, 1)
+    )
     own = (model.own_process, model.own_block, model.sample)
     numerator = np.exp(log_ratio + shared + _levels(rng, shape, own))
-    bottom = (shared + _levels(rng, shape, own) if denominator == "host"
-              else _levels(rng, shape, gpu))
+    bottom = (
+        shared + _levels(rng, shape, own) if denominator == "host" else _levels(rng, shape, gpu)
+    )
     return numerator, np.exp(bottom)
 
 
-def covered(shape: tuple, denominator: str, log_ratio: float = np.log(0.15), seed: int = 0,
-            model: NoiseModel = H200) -> np.ndarray:
+def covered(
+    shape: tuple,
+    denominator: str,
+    log_ratio: float = np.log(0.15),
+    seed: int = 0,
+    model: NoiseModel = H200,
+) -> np.ndarray:
     """Per simulated study: whether its interval holds the true ratio."""
     numerator, bottom = simulate(np.random.default_rng(seed), shape, log_ratio, denominator, model)
     found = paired_log_interval(numerator, bottom, CONFIDENCE)
@@ -76,6 +86,13 @@ def verify(trials: int, blocks: int, samples: int, studies: int = STUDIES, seed:
     """Coverage of the 95 % interval at these numbers, for a ratio of two host-bound arms, of a
     host-bound arm to a GPU-bound one, and of two GPU times."""
     shape = (studies, trials, max(blocks, 1), max(samples, 1))
-    return {"studies": studies, "trials": trials, "blocks": blocks, "samples": samples,
-            "coverage": {kind: float(np.mean(covered(shape, kind, seed=seed)))
-                         for kind in ("host", "gpu", "gpu-time")}}
+    return {
+        "studies": studies,
+        "trials": trials,
+        "blocks": blocks,
+        "samples": samples,
+        "coverage": {
+            kind: float(np.mean(covered(shape, kind, seed=seed)))
+            for kind in ("host", "gpu", "gpu-time")
+        },
+    }

@@ -10,8 +10,14 @@ def summarize(samples_us) -> dict:
     values = np.asarray(samples_us, dtype=float)
     q1, median, q3 = np.percentile(values, [25, 50, 75])
     cv = float(values.std(ddof=1) / values.mean()) if len(values) > 1 else 0.0
-    return {"median_us": float(median), "q1_us": float(q1), "q3_us": float(q3),
-            "iqr_us": float(q3 - q1), "cv": cv, "samples": int(len(values))}
+    return {
+        "median_us": float(median),
+        "q1_us": float(q1),
+        "q3_us": float(q3),
+        "iqr_us": float(q3 - q1),
+        "cv": cv,
+        "samples": int(len(values)),
+    }
 
 
 def combined_median(trials: list) -> float:

@@ -19,13 +19,17 @@ import warnings
 import numpy as np
 
 CONFIDENCE = 0.95
-METHOD = ("paired within blocks: per block the log of the ratio of the two arms' block medians, "
-          "per trial the mean over its blocks, then a Student-t interval over the per-trial "
-          "means (df = trials - 1)")
+METHOD = (
+    "paired within blocks: per block the log of the ratio of the two arms' block medians, "
+    "per trial the mean over its blocks, then a Student-t interval over the per-trial "
+    "means (df = trials - 1)"
+)
 # With one trial there is nothing between processes to go on: the interval is over blocks, and
 # it cannot cover a process-level shift.
-ONE_TRIAL_METHOD = ("one trial: a Student-t interval over that trial's per-block log-ratios "
-                    "(df = blocks - 1); it does not cover differences between processes")
+ONE_TRIAL_METHOD = (
+    "one trial: a Student-t interval over that trial's per-block log-ratios "
+    "(df = blocks - 1); it does not cover differences between processes"
+)
 
 
 def as_blocks(per_trial: list, trials: int | None = None, blocks: int | None = None) -> np.ndarray:
@@ -37,7 +41,7 @@ def as_blocks(per_trial: list, trials: int | None = None, blocks: int | None = N
     array = np.full((trials, blocks, samples), np.nan)
     for i, trial in enumerate(per_trial):
         for j, block in enumerate(trial):
-            array[i, j, :len(block)] = block
+            array[i, j, : len(block)] = block
     return array
 
 
@@ -59,6 +63,7 @@ def block_log_ratios(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarr
 def t_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple:
     """Mean, low and high of the Student-t interval of the last axis (NaN entries left out)."""
     from scipy import stats
+
     count = np.sum(np.isfinite(values), axis=-1)
     mean = nan_quiet(np.nanmean, values, axis=-1)
     spread = nan_quiet(np.nanstd, values, axis=-1, ddof=1)
@@ -68,8 +73,9 @@ def t_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple:
     return mean, mean - half, mean + half, count
 
 
-def paired_log_interval(numerator: np.ndarray, denominator: np.ndarray,
-                        confidence: float = CONFIDENCE) -> dict:
+def paired_log_interval(
+    numerator: np.ndarray, denominator: np.ndarray, confidence: float = CONFIDENCE
+) -> dict:
     """The estimator, vectorised over leading axes: log-ratio, its interval, the per-trial means."""
     logs = block_log_ratios(numerator, denominator)
     per_trial = nan_quiet(np.nanmean, logs, axis=-1)
@@ -80,8 +86,14 @@ def paired_log_interval(numerator: np.ndarray, denominator: np.ndarray,
         first = np.argmax(np.isfinite(per_trial), axis=-1)[..., None, None]
         units = np.take_along_axis(logs, first, axis=-2)[..., 0, :]
     mean, low, high, count = t_interval(units, confidence)
-    return {"log_ratio": mean, "log_low": low, "log_high": high, "units": count,
-            "per_trial": per_trial, "unit": "blocks" if one_trial else "trials"}
+    return {
+        "log_ratio": mean,
+        "log_low": low,
+        "log_high": high,
+        "units": count,
+        "per_trial": per_trial,
+        "unit": "blocks" if one_trial else "trials",
+    }
 
 
 def paired_ratio(numerator: list, denominator: list, confidence: float = CONFIDENCE) -> dict | None:
@@ -89,17 +101,25 @@ def paired_ratio(numerator: list, denominator: list, confidence: float = CONFIDE
     None where no block holds both arms."""
     trials = max(len(numerator), len(denominator))
     blocks = max([len(t) for t in numerator + denominator] or [0])
-    found = paired_log_interval(as_blocks(numerator, trials, blocks),
-                                as_blocks(denominator, trials, blocks), confidence)
+    found = paired_log_interval(
+        as_blocks(numerator, trials, blocks), as_blocks(denominator, trials, blocks), confidence
+    )
     if not np.isfinite(found["log_ratio"]):
         return None
     ratio = float(np.exp(found["log_ratio"]))
-    low, high = (float(np.exp(found[key])) if np.isfinite(found[key]) else None
-                 for key in ("log_low", "log_high"))
-    return {"ratio": ratio, "low": low, "high": high, "confidence": confidence,
-            "unit": found["unit"], "units": int(found["units"]),
-            "method": ONE_TRIAL_METHOD if found["unit"] == "blocks" else METHOD,
-            "per_trial": [float(np.exp(v)) if np.isfinite(v) else None
-                          for v in found["per_trial"]],
-            "half_width": None if low is None else max(high / ratio - 1, 1 - low / ratio),
-            "distinguishable": low is not None and (low > 1 or high < 1)}
+    low, high = (
+        float(np.exp(found[key])) if np.isfinite(found[key]) else None
+        for key in ("log_low", "log_high")
+    )
+    return {
+        "ratio": ratio,
+        "low": low,
+        "high": high,
+        "confidence": confidence,
+        "unit": found["unit"],
+        "units": int(found["units"]),
+        "method": ONE_TRIAL_METHOD if found["unit"] == "blocks" else METHOD,
+        "per_trial": [float(np.exp(v)) if np.isfinite(v) else None for v in found["per_trial"]],
+        "half_width": None if low is None else max(high / ratio - 1, 1 - low / ratio),
+        "distinguishable": low is not None and (low > 1 or high < 1),
+    }
