@@ -313,18 +313,21 @@ def test_the_default_arms_carry_the_fix_and_on_cuda_with_pytorch_its_fair_peers(
     assert {"torch-eager+capture", "torch-compile+capture"} <= set(with_peers)
 
 
-def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_path):
+def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_path, capsys):
     import shutil
 
     from conftest import python_without_tvm
 
+    from tuning.cli import main
+
     copy = tmp_path / "run"
     shutil.copytree(finished_run, copy, ignore=shutil.ignore_patterns("tune.lock"))
-    before = (copy / "report.md").read_text()
+    assert main(["report", str(copy)]) == 0  # here, with TVM
+    with_tvm = (copy / "report.md").read_text()
     (copy / "report.md").unlink()
     python_without_tvm(
         "import sys\nfrom tuning.cli import main\n"
         f"assert main(['report', {str(copy)!r}]) == 0\n"
         "assert 'tvm' not in sys.modules"
     )
-    assert (copy / "report.md").read_text() == before
+    assert (copy / "report.md").read_text() == with_tvm
