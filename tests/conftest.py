@@ -23,27 +23,8 @@ ODD = Case(
 )
 CASES = [DEFAULT, WINDOW3, ODD]
 # `tune` options for a quick real run on llvm: one trial of one block, a small graph.
-SMALL = [
-    "--target",
-    "llvm",
-    "--trials",
-    "1",
-    "--blocks",
-    "1",
-    "--number",
-    "1",
-    "--repeat",
-    "1",
-    "--min-repeat-ms",
-    "0",
-    "--warmup-s",
-    "0",
-    "--case",
-    "channels=2",
-    "height=12",
-    "width=12",
-    "branches=2",
-]
+QUICK = "--target llvm --trials 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0 --warmup-s 0"
+SMALL = [*QUICK.split(), "--case", "channels=2", "height=12", "width=12", "branches=2"]
 
 
 @pytest.fixture(params=CASES, ids=["default", "window3", "odd"])

@@ -8,26 +8,10 @@ import pytest
 
 from conftest import tune
 
+# Two blocks of two samples per trial, a 16 x 16 graph.
 FAST = [
-    "--target",
-    "llvm",
-    "--trials",
-    "2",
-    "--blocks",
-    "2",
-    "--number",
-    "2",
-    "--repeat",
-    "2",
-    "--min-repeat-ms",
-    "1",
-    "--warmup-s",
-    "0",
-    "--case",
-    "channels=2",
-    "height=16",
-    "width=16",
-    "branches=2",
+    *"--target llvm --trials 2 --blocks 2 --number 2 --repeat 2 --min-repeat-ms 1".split(),
+    *"--warmup-s 0 --case channels=2 height=16 width=16 branches=2".split(),
 ]
 
 

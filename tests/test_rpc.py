@@ -22,26 +22,10 @@ from tuning.timing import KernelProtocol
 from conftest import WINDOW3, tune
 
 KEY = "pool-test"
+# Two blocks of two samples per trial, a 16 x 16 graph.
 FAST = [
-    "--target",
-    "llvm",
-    "--trials",
-    "1",
-    "--blocks",
-    "2",
-    "--number",
-    "2",
-    "--repeat",
-    "2",
-    "--min-repeat-ms",
-    "1",
-    "--warmup-s",
-    "0",
-    "--case",
-    "channels=2",
-    "height=16",
-    "width=16",
-    "branches=2",
+    *"--target llvm --trials 1 --blocks 2 --number 2 --repeat 2 --min-repeat-ms 1".split(),
+    *"--warmup-s 0 --case channels=2 height=16 width=16 branches=2".split(),
 ]
 
 

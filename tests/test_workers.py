@@ -13,27 +13,9 @@ from tuning.measurement import measurement
 from tuning.optuna_study import STUDY_NAME
 from tuning.storages import storage_for
 
-from conftest import ROOT, TUNE, tune
+from conftest import ROOT, SMALL, TUNE, tune
 
 SMALL_CASE = ["channels=2", "height=12", "width=12", "branches=2"]  # 24 valid CPU points
-FAST = [
-    "--target",
-    "llvm",
-    "--trials",
-    "1",
-    "--blocks",
-    "1",
-    "--number",
-    "1",
-    "--repeat",
-    "1",
-    "--min-repeat-ms",
-    "0",
-    "--warmup-s",
-    "0",
-    "--case",
-    *SMALL_CASE,
-]
 
 
 def _measured(storage, name):
@@ -58,7 +40,7 @@ def test_local_workers_share_the_budget_exactly(tmp_path):
         "2",
         "--out",
         str(out),
-        *FAST,
+        *SMALL,
         check_exit=0,
     )
     journal = f"journal://{out / 'tuners' / 'optuna' / 'study.journal'}"

@@ -42,6 +42,19 @@ def failures_by_reason(records: list[Outcome]) -> dict[str, int]:
     return counts
 
 
+def summary_counts(rows: list[Outcome], wall_s: float) -> tuple[dict, list[Outcome]]:
+    """What both tuners' summaries start with (trials, valid ones, failures by reason, wall
+    time), and the valid rows."""
+    valid = [row for row in rows if row["status"] == Status.OK]
+    counts = {
+        "trials": len(rows),
+        "valid": len(valid),
+        "failed_by_reason": failures_by_reason(rows),
+        "wall_s": wall_s,
+    }
+    return counts, valid
+
+
 def tuner_result(summary: dict) -> str:
     """A tuner's outcome in a few words, for its console line."""
     failed = summary["trials"] - summary["valid"]

@@ -29,7 +29,7 @@ from baselines.arms import Arm
 from baselines.case import Case
 
 from . import rpc
-from .candidates import CandidateEvaluator, budget_shares, failures_by_reason, tuner_result
+from .candidates import CandidateEvaluator, budget_shares, summary_counts, tuner_result
 from .errors import TuningFailed
 from .kernel import bias_count, fused_function, kernel_module
 from .ms_bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
@@ -134,13 +134,7 @@ def _best_module(database, func, target):
 
 
 def _summary(rows, wall_s) -> dict:
-    valid = [row for row in rows if row["status"] == Status.OK]
-    summary = {
-        "trials": len(rows),
-        "valid": len(valid),
-        "failed_by_reason": failures_by_reason(rows),
-        "wall_s": wall_s,
-    }
+    summary, valid = summary_counts(rows, wall_s)
     if valid:
         best = min(valid, key=lambda row: row["kernel_us"])
         summary.update(

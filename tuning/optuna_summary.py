@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import optuna
 
-from .candidates import failures_by_reason
+from .candidates import summary_counts
 from .measurement import measurement, recorded_value
 from .outcome import Status
 
@@ -37,13 +37,7 @@ def summarize(
     exhaustive: dict | None,
     serial_key: str,
 ) -> dict:
-    valid = [row for row in rows if row["status"] == Status.OK]
-    summary = {
-        "trials": len(rows),
-        "valid": len(valid),
-        "failed_by_reason": failures_by_reason(rows),
-        "wall_s": wall_s,
-    }
+    summary, valid = summary_counts(rows, wall_s)
     for rules, record in rule_kernels.items():
         summary[f"{rules}_kernel_us"] = record.get("kernel_us")
         summary[f"{rules}_status"] = record.get("status")
