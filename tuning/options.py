@@ -173,7 +173,12 @@ def parser(description: str) -> Parser:
     )
     p.add_argument("--out", default=None, help="run folder (default runs/<date>-<target>)")
     p.add_argument("--resume", default=None, metavar="DIR", help="finish this run")
-    p.add_argument("--verbose", action="store_true", help="one progress line per step")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="every step on the console, with TVM's own output (else: a bar and a line per "
+        "phase, the rest in the run folder's details.log)",
+    )
     return p
 
 
