@@ -20,6 +20,7 @@ from tuning.faults import KILL_AFTER_WRITE
 from tuning.kernel import fused_function, kernel_module
 from tuning.timing import KernelProtocol
 from tuning.measurement import measurement
+from tuning.metaschedule import RUNS
 from tuning.ms_database import open_database
 from tuning.optuna_summary import records
 from tuning.progress import Progress
@@ -251,19 +252,25 @@ def test_a_metaschedule_database_the_repair_cannot_mend_is_put_back_as_it_was(tm
 
 def test_a_run_killed_mid_metaschedule_resumes_with_every_recorded_trial(tmp_path):
     out = tmp_path / "run"
-    first = out / "tuners" / "ms-default" / "summary.json"
-    # Killed once ms-default is done, with ms-space under way.
+    runs = out / "tuners"
+
+    def finished() -> list[str]:
+        return [name for name in RUNS if (runs / name / "summary.json").exists()]
+
+    # The two runs go side by side and end seconds apart: killed once one of them is done.
     tune_killed_when(
-        first.exists, "--budget", "12", "--tuners", "metaschedule", "--out", str(out), *SMALL
+        lambda: len(finished()) == 1,
+        *("--budget", "12", "--tuners", "metaschedule", "--out", str(out), *SMALL),
     )
-    rows = out / "tuners" / "ms-default" / "trials.json"
-    before = rows.read_text()
+    assert len(finished()) == 1, "the run was not killed between the two runs' ends"
+    done = finished()[0]
+    before = (runs / done / "trials.json").read_text()
     assert len(json.loads(before)) == 6
-    assert not (out / "tuners" / "metaschedule" / "summary.json").exists()
+    assert not (runs / "metaschedule" / "summary.json").exists()
     tune("--resume", str(out), check_exit=0)
-    assert rows.read_text() == before
-    summary = json.loads((out / "tuners" / "metaschedule" / "summary.json").read_text())
-    assert summary["runs"]["ms-space"]["trials"] == 6
+    assert (runs / done / "trials.json").read_text() == before
+    summary = json.loads((runs / "metaschedule" / "summary.json").read_text())
+    assert [summary["runs"][name]["trials"] for name in RUNS] == [6, 6]
 
 
 class KillsItsBuilder(PoolSchedule):

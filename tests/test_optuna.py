@@ -1,5 +1,7 @@
 """The Optuna search on llvm with real builds: seeding, pruning, repeats, failures, resume."""
 
+import threading
+
 import optuna
 import pytest
 import tvm
@@ -154,3 +156,35 @@ def test_a_partial_record_of_the_old_layout_counts_as_not_measured(tmp_path, eva
     search = OptunaSearch(_study(tmp_path), space, evaluator)
     assert search.measured() == {}
     assert _study(tmp_path).trials[trial.number].state == optuna.trial.TrialState.FAIL
+
+
+class SlowFirstBuild:
+    """Builds at once, except the first candidate's, which ends only after three later
+    candidates were submitted: a search that waits for whole batches never gets there."""
+
+    workers = 2
+
+    def __init__(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool = ThreadPoolExecutor(2)
+        self.submitted = 0
+        self.released = threading.Event()
+
+    def submit(self, schedule):
+        self.submitted += 1
+        if self.submitted == 4:
+            self.released.set()
+        first = self.submitted == 1
+        return self.pool.submit(lambda: self.released.wait(timeout=20) if first else True)
+
+    def finish(self, future):
+        assert future.result(), "the first build waited for the whole batch"
+        return {"status": "ok", "kernel_us": 1.0 + self.submitted, "samples_us": [1.0]}
+
+
+def test_builders_are_kept_busy_while_one_candidate_builds_long(tmp_path):
+    evaluator = SlowFirstBuild()
+    study = _study(tmp_path)
+    OptunaSearch(study, Space(WINDOW3, "llvm"), evaluator, batch=2).run(6)
+    assert len(records(study)) == 6 and evaluator.released.is_set()

@@ -15,7 +15,7 @@ import os
 import tempfile
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -139,6 +139,7 @@ class CandidateEvaluator:
         self.workers = workers or max(1, (os.cpu_count() or 2))
         self._pool = self._new_pool()
         self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
+        self._submitted: dict = {}  # future of `submit` -> (library path, its pool)
         _LIVE.add(self)
 
     def evaluate(self, schedules: list[Schedule]) -> list[Outcome]:
@@ -153,6 +154,23 @@ class CandidateEvaluator:
             records[index] = self._measure(record) if built else record
         self._renew_pool_if_broken(records)
         return records
+
+    def submit(self, schedule: Schedule) -> Future:
+        """Start building one candidate; `finish` checks and times it once built. A search
+        keeps the builders busy this way while it asks for its next points."""
+        ((future, (_, path)),) = self._submit([schedule]).items()
+        self._submitted[future] = (path, self._pool)
+        return future
+
+    def finish(self, future: Future) -> Outcome:
+        """The outcome of a candidate `submit` started: its build, then its measurement."""
+        path, pool = self._submitted.pop(future)
+        record = self._built(future, path)
+        if record["status"] == Status.BUILT:
+            return self._measure(record)
+        if pool is self._pool:  # a later future of a pool replaced already renews nothing
+            self._renew_pool_if_broken([record])
+        return record
 
     def build(self, schedules: list[Schedule]) -> list[Outcome]:
         """Build all in parallel; a built record's `path` is its library, the caller's to

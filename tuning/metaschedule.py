@@ -1,9 +1,9 @@
 """MetaSchedule tuning of the fused pool kernel: the default space, and a space of the template.
 
-Two runs, each MetaSchedule's own evolutionary search and XGBoost cost model, with a JSON database
-in the run folder. They share `--budget` as Optuna's one search has it: the first gets half of
-it (rounded down) as `max_trials_global`, the second the rest, so that each tuner measures
-`--budget` candidates in all:
+Two runs side by side (in threads), each MetaSchedule's own evolutionary search and XGBoost cost
+model, with a JSON database in the run folder. They share `--budget` as Optuna's one search has
+it: the first gets half of it (rounded down) as `max_trials_global`, the second the rest, so
+that each tuner measures `--budget` candidates in all:
 
   ms-default  the default space, as a user gets it (PostOrderApply with the target's rules)
   ms-space    a ScheduleFn space over the schedule template Optuna searches: structural choices
@@ -18,6 +18,7 @@ With `--rpc-tracker`, the builder only builds, and `rpc.py` measures on the trac
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 from pathlib import Path
@@ -39,6 +40,7 @@ from .ms_tune import tune_kernel
 from .kernel_cache import KernelCache
 from .outcome import Status
 from .progress import Progress
+from .side_by_side import side_by_side
 from .store import Run, read_json, write_json, write_text
 
 RUNS = ("ms-default", "ms-space")
@@ -133,6 +135,38 @@ def _best_module(database, func, target):
     return database.query_ir_module(mod, target, "main")
 
 
+def _run(
+    run: Run, name: str, case: Case, target, share: int, progress: Progress, options: dict
+) -> dict:
+    """One of the two runs (or its finished summary, on a resume)."""
+    directory = run.tuner_dir(name)
+    done = directory / "summary.json"
+    if done.exists():  # written when the run ended (on budget, or with its space spent)
+        return read_json(done)
+    phase = f"metaschedule {name}"
+    progress.start(phase)
+
+    def step(rows):
+        times = [row["kernel_us"] for row in rows if row["status"] == Status.OK]
+        progress.step(phase, len(rows), share, f"best {min(times):.2f} us" if times else "")
+
+    summary = tune_one(
+        name,
+        directory,
+        case,
+        target,
+        run.meta["target_spec"],
+        share,
+        options,
+        KernelCache.of_run(run.path),
+        step,
+        progress.line,
+    )
+    write_json(done, summary)
+    run.add_wall(phase, progress.finish(phase, tuner_result(summary)))
+    return summary
+
+
 def _summary(rows, wall_s) -> dict:
     summary, valid = summary_counts(rows, wall_s)
     if valid:
@@ -149,37 +183,16 @@ def _summary(rows, wall_s) -> dict:
 
 
 def run_metaschedule(run: Run, case: Case, target, budget: int, progress, options: dict):
-    """Both MetaSchedule runs; the better one's best schedule becomes arm `metaschedule`."""
-    target_spec = run.meta["target_spec"]
-    summaries = {}
+    """Both MetaSchedule runs, side by side; the better one's best schedule becomes arm
+    `metaschedule`."""
     progress = progress or Progress()
-    for name, share in zip(RUNS, budget_shares(budget, len(RUNS))):
-        directory = run.tuner_dir(name)
-        done = directory / "summary.json"
-        if done.exists():  # written when the run ended (on budget, or with its space spent)
-            summaries[name] = read_json(done)
-            continue
-        phase = f"metaschedule {name}"
-        progress.start(phase)
-
-        def step(rows, phase=phase, share=share):
-            times = [row["kernel_us"] for row in rows if row["status"] == Status.OK]
-            progress.step(phase, len(rows), share, f"best {min(times):.2f} us" if times else "")
-
-        summaries[name] = tune_one(
-            name,
-            directory,
-            case,
-            target,
-            target_spec,
-            share,
-            options,
-            KernelCache.of_run(run.path),
-            step,
-            progress.line,
-        )
-        write_json(done, summaries[name])
-        run.add_wall(phase, progress.finish(phase, tuner_result(summaries[name])))
+    shares = dict(zip(RUNS, budget_shares(budget, len(RUNS))))
+    summaries = side_by_side(
+        {
+            name: functools.partial(_run, run, name, case, target, share, progress, options)
+            for name, share in shares.items()
+        }
+    )
     ranked = sorted(
         (s["best_kernel_us"], name)
         for name, s in summaries.items()

@@ -11,31 +11,72 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from pathlib import Path
 
 LOGGER = "tvm.s_tir.meta_schedule"
 LOG_FORMAT = "%(asctime)s [%(levelname)s] %(name)s: %(message)s"
 
 
+class _Settings:
+    """The MetaSchedule logger's level and propagation: set while any run logs to its file,
+    restored when the last one ends (the two runs go side by side)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._runs = 0
+        self._saved = (logging.NOTSET, True)
+
+    def enter(self, logger: logging.Logger, handler: logging.Handler) -> None:
+        with self._lock:
+            if not self._runs:
+                self._saved = (logger.level, logger.propagate)
+                logger.setLevel(logging.DEBUG)
+                logger.propagate = False
+            self._runs += 1
+            logger.addHandler(handler)
+
+    def leave(self, logger: logging.Logger, handler: logging.Handler) -> None:
+        with self._lock:
+            logger.removeHandler(handler)
+            handler.close()
+            self._runs -= 1
+            if not self._runs:
+                level, logger.propagate = self._saved
+                logger.setLevel(level)
+
+
+_SETTINGS = _Settings()
+
+
+class _ThisThread(logging.Filter):
+    """A run's file takes the records of its own thread: two runs side by side share
+    MetaSchedule's loggers, and each run's search, cost model and callbacks log from the thread
+    that runs it."""
+
+    def __init__(self):
+        super().__init__()
+        self.thread = threading.get_ident()
+
+    def filter(self, record) -> bool:
+        return record.thread == self.thread
+
+
 @contextlib.contextmanager
 def logs_to(path: Path):
     """While tuning, MetaSchedule's logs (the task's log, the task scheduler's tables, the cost
-    model's iterations) go to `path`, not to the console; the logger is restored afterwards."""
+    model's iterations) go to `path`, not to the console; the logger is restored when the last
+    run ends."""
     logger = logging.getLogger(LOGGER)
     handler = logging.FileHandler(path, mode="a")
     handler.set_name(f"pool-tuning:{path}")
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    level, propagate = logger.level, logger.propagate
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
+    handler.addFilter(_ThisThread())
+    _SETTINGS.enter(logger, handler)
     try:
         yield logger
     finally:
-        logger.removeHandler(handler)
-        handler.close()
-        logger.setLevel(level)
-        logger.propagate = propagate
+        _SETTINGS.leave(logger, handler)
 
 
 def tune_kernel(

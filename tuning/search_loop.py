@@ -3,10 +3,13 @@
 Points are checked against the space's constraints before building (pruned with the reason), a
 repeated point is answered from its first measurement, and failed candidates are FAIL trials
 with their reason. Every measured figure is a trial's user attribute, so a resumed search
-re-measures nothing.
+re-measures nothing. The search keeps the evaluator's builders busy: a point is asked for as
+soon as a candidate in flight is measured, not once a whole batch is.
 """
 
 from __future__ import annotations
+
+from concurrent.futures import FIRST_COMPLETED, wait
 
 import optuna
 
@@ -76,9 +79,12 @@ class OptunaSearch:
             self.heartbeat.stop()
 
     def _run(self, budget: int, own: bool) -> None:
+        """Keep `batch` candidates building: each one measured is told, and the next point is
+        asked for while the others build (TPE's constant liar counts the ones in flight)."""
         valid = {key(p) for p in self.space.valid_points()}
         dists = distributions(self.space)
         asks = 0
+        building: dict = {}  # future -> its trial
 
         def counted(measured: dict) -> int:
             return len(self.mine) if own else len(measured)
@@ -87,22 +93,24 @@ class OptunaSearch:
             if self.shared:  # trials of a worker that died elsewhere are failed
                 fail_stale_trials(self.study)
             measured = self.measured()
-            done = counted(measured)
-            if done >= budget or valid <= set(measured) or asks > ASKS_PER_TRIAL * budget:
-                return
-            batch = {}
-            while len(batch) < min(self.batch, budget - done):
+            while (
+                len(building) < self.batch
+                and counted(measured) + len(building) < budget
+                and asks < ASKS_PER_TRIAL * budget
+                and not valid <= set(measured) | self._points(building)  # the space is spent
+            ):
                 asks += 1
-                if asks > ASKS_PER_TRIAL * budget:
-                    break
                 trial = self.study.ask(dists)
                 self.heartbeat.add(trial)
-                self._triage(trial, measured, batch)
-                if trial.number not in {t.number for t in batch.values()}:
+                if self._triage(trial, measured, building):
+                    building[self.evaluator.submit(self.space.config(trial.params))] = trial
+                else:
                     self.heartbeat.remove(trial)  # told already
-                if valid <= set(measured) | set(batch):
-                    break
-            self._measure(batch)
+            if not building:
+                return
+            finished, _ = wait(building, return_when=FIRST_COMPLETED)
+            for future in finished:
+                self._store(building.pop(future), self.evaluator.finish(future))
             if self.progress:
                 best = self.best_value()
                 self.progress.step(
@@ -112,12 +120,19 @@ class OptunaSearch:
                     f"best {best:.2f} us" if best else "",
                 )
 
-    def _triage(self, trial, measured: dict, batch: dict) -> None:
-        """Prune impossible points, answer repeats from memory, queue the rest for measuring."""
+    @staticmethod
+    def _points(building: dict) -> set:
+        """The points of the trials in flight."""
+        return {key(trial.params) for trial in building.values()}
+
+    def _triage(self, trial, measured: dict, building: dict) -> bool:
+        """Prune impossible points and answer repeats from memory; True for a point to
+        measure."""
         params = trial.params
         point = key(params)
         trial.set_user_attr("key", point)
         reason = self.space.why_invalid(params)
+        batch = {key(t.params): t for t in building.values()}  # the points in flight
         elsewhere = {}
         if self.shared:  # other workers measure too: look at the study as it is now
             measured = self.measured()
@@ -137,7 +152,8 @@ class OptunaSearch:
             trial.set_user_attr("duplicate_of", elsewhere[point])
             self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
         else:
-            batch[point] = trial
+            return True
+        return False
 
     def _running_elsewhere(self, number: int, batch: dict) -> dict:
         """Points other workers asked and have not told yet. Each trial's key is set before
@@ -150,13 +166,10 @@ class OptunaSearch:
             if t.number not in mine and "key" in t.user_attrs
         }
 
-    def _measure(self, batch: dict) -> None:
-        trials = list(batch.values())
-        records = self.evaluator.evaluate([self.space.config(t.params) for t in trials])
-        for trial, record in zip(trials, records):
-            self.mine.add(trial.number)
-            store_measurement(self.study, trial, {"key": key(trial.params), **record})
-            self.heartbeat.remove(trial)
+    def _store(self, trial, record: dict) -> None:
+        self.mine.add(trial.number)
+        store_measurement(self.study, trial, {"key": key(trial.params), **record})
+        self.heartbeat.remove(trial)
 
     def best_value(self):
         values = [recorded_value(measurement(t)) for t in self.measured().values()]

@@ -8,19 +8,18 @@ from __future__ import annotations
 
 import importlib
 import tempfile
-import threading
 import time
 
 from baselines.arms import Arm
 from baselines.case import Case
 from baselines.pipeline import make_target
 
-from .candidates import STOPPING, stop_all
 from .errors import TuningFailed
 from .environment import capture, sm_clock_mhz
 from .harness import run_trial_process
 from .plan import RunPlan, describe_arms, split_arms
 from .progress import Progress
+from .side_by_side import side_by_side
 from .store import Run, read_json, write_json
 
 # optuna-one-kernel: Optuna over the one kernel of the whole graph (arm one-kernel's kernel).
@@ -117,50 +116,23 @@ def _trials(
 
 
 def _tune(run: Run, plan: RunPlan, target, progress: Progress) -> tuple[list[Arm], dict]:
-    """Every tuner at once, each in a thread of its own: one tuner's builds overlap another's
-    timing, and the device takes one candidate at a time (`candidates.DEVICE`). A tuner that
-    finds nothing valid is a failure the report states; any other error, or Ctrl-C, stops them
-    all and is raised here."""
-    outcomes: dict = {}
+    """Every tuner at once, each in a thread of its own (`side_by_side`). A tuner that finds
+    nothing valid is a failure the report states; any other error, or Ctrl-C, stops them all
+    and is raised here."""
 
-    def tune(name: str) -> None:
-        try:
-            outcomes[name] = tuned_arm(
-                name, run, plan.case, target, plan.budget, progress, plan.options
-            )
-        except BaseException as error:  # handed to the main thread
-            outcomes[name] = error
+    def tuner(name: str):
+        return lambda: tuned_arm(name, run, plan.case, target, plan.budget, progress, plan.options)
 
-    threads = [
-        threading.Thread(target=tune, args=(name,), name=name, daemon=True) for name in plan.tuners
-    ]
-    for thread in threads:
-        thread.start()
-    try:
-        while any(thread.is_alive() for thread in threads):
-            fatal = [
-                e
-                for e in outcomes.values()
-                if isinstance(e, BaseException) and not isinstance(e, TuningFailed)
-            ]
-            if fatal:
-                raise fatal[0]
-            time.sleep(0.2)  # short waits, so that Ctrl-C reaches this thread at once
-    except BaseException:
-        stop_all()
-        for thread in threads:
-            thread.join(timeout=30)
-        raise
-    finally:
-        STOPPING.clear()
+    outcomes = side_by_side(
+        {name: tuner(name) for name in plan.tuners},
+        fatal=lambda error: not isinstance(error, TuningFailed),
+    )
     arms, failures = [], {}
     for name in plan.tuners:
         outcome = outcomes[name]
         if isinstance(outcome, TuningFailed):  # the other arms still run
             failures[name] = str(outcome)
             progress.line(f"{name}: {outcome}")
-        elif isinstance(outcome, BaseException):
-            raise outcome
         else:
             arms.append(outcome)
     return arms, failures
