@@ -19,17 +19,22 @@ def environment_block(report: dict) -> list[str]:
 
 def wall_text(report: dict) -> list[str]:
     """Where the run's time went. The tuners run side by side, so theirs overlap within the
-    tuning phase."""
+    tuning phase, and the arms' builds overlap it too."""
     walls = report.get("phase_wall_s") or {}
     if not walls:
         return []
     parts = [f"{phase} {seconds:.0f} s" for phase, seconds in walls.items()]
     whole = f"; the whole run {report['wall_s']:.0f} s" if report.get("wall_s") else ""
+    builds = (
+        ", the arms' libraries build beside them (`arm builds`, first start to last end)"
+        if "arm builds" in walls
+        else ""
+    )
     return [
         "",
         "## Wall time",
         "",
-        "Per phase (tuners run side by side within `tuning`; "
+        f"Per phase (tuners run side by side within `tuning`{builds}; "
         "summed over resumes): " + ", ".join(parts) + whole + ".",
     ]
 

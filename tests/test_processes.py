@@ -4,6 +4,7 @@ and the resume command, with no child's traceback, and a second writer of a run 
 refused."""
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -165,9 +166,17 @@ def test_a_child_that_starts_after_its_parent_died_exits():
     assert_all_gone(children)
 
 
+def _arms_built(out) -> bool:
+    """The arms' builders have ended and the trials begin (run.json has their wall time)."""
+    with contextlib.suppress(FileNotFoundError, ValueError):
+        return "arm builds" in json.loads((out / "run.json").read_text()).get("phase_wall_s", {})
+    return False
+
+
 def test_the_main_process_killed_alone_leaves_no_trial_process(tmp_path, start):
-    process = start("--budget", "0", "--out", str(tmp_path / "run"))
-    _wait_for(lambda: _spawned(process) > 0, process)
+    out = tmp_path / "run"
+    process = start("--budget", "0", "--out", str(out))
+    _wait_for(lambda: _arms_built(out) and _spawned(process) > 0, process)
     children = _descendants(process)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=60)

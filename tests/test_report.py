@@ -345,4 +345,9 @@ def test_the_report_says_where_the_run_s_time_went():
         )
     )
     assert "optuna 101 s, tuning 121 s, comparison 95 s; the whole run 230 s." in text
+    assert "arm builds" not in text
     assert wall_text({"phase_wall_s": {}, "wall_s": None}) == []  # a run from before
+    walls = {"tuning": 120.6, "arm builds": 9.2, "comparison": 95.2}
+    text = "\n".join(wall_text({"phase_wall_s": walls, "wall_s": 230.1}))
+    assert "the arms' libraries build beside them (`arm builds`" in text
+    assert "tuning 121 s, arm builds 9 s, comparison 95 s" in text

@@ -70,3 +70,17 @@ def test_the_run_stops_until_the_outermost_call_ends():
     with pytest.raises(ZeroDivisionError):
         side_by_side({"metaschedule": nested_fails, "optuna": outer_sibling})
     assert not candidates.STOPPING.is_set()
+
+
+def test_each_result_is_heard_in_the_callers_thread_as_it_comes():
+    first_heard = threading.Event()
+    heard = []
+
+    def hear(name, result):
+        heard.append((name, result, threading.current_thread() is threading.main_thread()))
+        first_heard.set()
+
+    side_by_side(
+        {"quick": lambda: 1, "waits": lambda: first_heard.wait(timeout=10) and 2}, each=hear
+    )
+    assert heard == [("quick", 1, True), ("waits", 2, True)]

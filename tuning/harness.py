@@ -1,8 +1,9 @@
 """The one end-to-end harness: every arm of the graph, the same protocol, all samples kept.
 
-A trial builds every arm in one fresh process (build order alternating between trials), checks each
-against the NumPy reference, then times the correct ones in interleaved blocks whose arm order
-follows a Williams design (`tuning/blocks.py`): each arm's three figures in every block.
+A trial loads every arm's library (`arm_libraries`) in one fresh process, in an order alternating
+between trials, checks each against the NumPy reference, then times the correct ones in
+interleaved blocks whose arm order follows a Williams design (`tuning/blocks.py`): each arm's
+three figures in every block.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from baselines.anatomy import captured_launches, kernel_table
 from baselines.case import Case
-from baselines.pipeline import lower, make_target
+from baselines.pipeline import make_target
 from baselines.protocols import TimedArm
 from baselines.reference import matches, random_input, reference
 
+from .arm_libraries import build_arm
 from .blocks import measure_blocks
 from .children import die_with_parent, stop
 from .timing import Protocol
@@ -63,31 +64,28 @@ def run_trial(
 
     `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`, ...),
     checked and timed with the arms. `progress(message)` hears each step, `step(done, blocks)`
-    each block begun. `library_dir`: where the run's first trial leaves each arm's compiled
-    library and later trials load it (the same machine code, without building it again)."""
+    each block begun. `library_dir`: where each arm's compiled library is loaded from (built
+    before the trials by `arm_libraries`); an arm without one there is built here, and its
+    library left there for later trials."""
     say = progress or (lambda message: None)
     target = make_target(**target_spec)
     device = device_for(target)
     order = arms if index % 2 == 0 else list(reversed(arms))
     built, checks, kernels, graphs, build_s, loaded = {}, {}, {}, {}, {}, []
     for arm in order:
-        say(f"trial {index}: building {arm.name}")
         started = time.monotonic()
         library = Path(library_dir) / f"{arm.name}.so" if library_dir else None
         if library is not None and library.exists():
+            say(f"trial {index}: loading {arm.name}")
             executable = tvm.runtime.load_module(str(library))
             loaded.append(arm.name)
-        else:
-            mod = lower(case, arm, target, Path(ir_dir) / arm.name if ir_dir else None)
-            executable = relax.build(
-                mod, target=target, relax_pipeline=None, tir_pipeline="default"
-            )
-            if target.kind.name == "cuda" and index == 0:
-                kernels[arm.name] = kernel_table(mod, executable, target.attrs["arch"])
-            if arm.cuda_graph:
-                graphs[arm.name] = captured_launches(mod)
-            if library is not None:
-                _export(executable, library)
+        else:  # no library built for it: built here, and left for later trials
+            say(f"trial {index}: building {arm.name}")
+            executable, found = build_arm(case, arm, target, ir_dir, library, index == 0)
+            if "kernels" in found:
+                kernels[arm.name] = found["kernels"]
+            if "cuda_graph_launches" in found:
+                graphs[arm.name] = found["cuda_graph_launches"]
         built[arm.name] = (CapturedVMArm if arm.capture else VMArm)(
             relax.VirtualMachine(executable, device), device
         )
@@ -126,13 +124,6 @@ def run_trial(
         "cuda_graph_launches": graphs,
         "wall_s": walls,
     }
-
-
-def _export(executable, library: Path) -> None:
-    """Write the library whole or not at all: a trial killed mid-export leaves no half of it."""
-    partial = library.with_name(library.name + ".partial.so")
-    executable.export_library(str(partial))
-    os.replace(partial, library)
 
 
 def _trial_entry(queue, args, peers, library_dir, parent: int):

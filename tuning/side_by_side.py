@@ -17,11 +17,14 @@ _ACTIVE = threading.Lock()
 _calls = 0  # side_by_side calls under way, nested ones included
 
 
-def side_by_side(tasks: dict[str, Callable], fatal: Callable = lambda error: True) -> dict:
+def side_by_side(
+    tasks: dict[str, Callable], fatal: Callable = lambda error: True, each: Callable | None = None
+) -> dict:
     """Run each task in a thread of its own. Returns each one's result, or its error where
     that error is not `fatal` (a tuner that found nothing valid, whose failure the report
-    states)."""
+    states). `each(name, result)` hears each result as it comes, in the caller's thread."""
     outcomes: dict = {}
+    heard: set = set()
 
     def run(name: str, task: Callable) -> None:
         try:
@@ -29,10 +32,15 @@ def side_by_side(tasks: dict[str, Callable], fatal: Callable = lambda error: Tru
         except BaseException as error:  # handed to the caller's thread
             outcomes[name] = error
 
-    def raise_fatal() -> None:
+    def take_stock() -> None:
+        """Raise the first fatal error; hand each new result to `each`."""
         errors = [e for e in outcomes.values() if isinstance(e, BaseException) and fatal(e)]
         if errors:
             raise errors[0]
+        for name, outcome in list(outcomes.items()):
+            if name not in heard and not isinstance(outcome, BaseException) and each:
+                each(name, outcome)
+            heard.add(name)
 
     global _calls
     with _ACTIVE:
@@ -45,9 +53,9 @@ def side_by_side(tasks: dict[str, Callable], fatal: Callable = lambda error: Tru
         thread.start()
     try:
         while any(thread.is_alive() for thread in threads):
-            raise_fatal()
+            take_stock()
             time.sleep(0.2)  # short waits, so that Ctrl-C reaches the main thread at once
-        raise_fatal()
+        take_stock()
     except BaseException:
         stop_all()
         for thread in threads:

@@ -1,4 +1,5 @@
-"""The whole study of one run: tuners first, then one interleaved end-to-end comparison.
+"""The whole study of one run: tuners first (the arms' libraries built beside them), then one
+interleaved end-to-end comparison.
 
 Every phase writes its results into the run folder as it finishes, and skips what is already
 there, so an interrupted run is finished by `tune --resume DIR` without re-measuring.
@@ -7,13 +8,13 @@ there, so an interrupted run is finished by `tune --resume DIR` without re-measu
 from __future__ import annotations
 
 import importlib
-import tempfile
 import time
 
 from baselines.arms import Arm
 from baselines.case import Case
 from baselines.pipeline import make_target
 
+from .arm_libraries import ArmLibraries, with_builds
 from .errors import TuningFailed
 from .environment import capture, sm_clock_mhz
 from .harness import run_trial_process
@@ -46,11 +47,13 @@ def run_study(run: Run, progress: Progress) -> dict:
     target = make_target(**plan.target_spec)
     started = time.monotonic()
     arms, peers = split_arms(plan.arm_names)
-    tuned, failures = _tune(run, plan, target, progress)
-    run.add_wall("tuning", time.monotonic() - started)
-    arms += tuned
-    run.update_meta(arms=describe_arms(arms, peers), tuner_failures=failures)
-    _compare(run, plan, arms, peers, progress)
+    with ArmLibraries.for_run(run, plan) as libraries:
+        libraries.start(arms)  # built while the tuners run; each tuned arm once it is found
+        tuned, failures = _tune(run, plan, target, progress, libraries.start)
+        run.add_wall("tuning", time.monotonic() - started)
+        arms += tuned
+        run.update_meta(arms=describe_arms(arms, peers), tuner_failures=failures)
+        _compare(run, plan, arms, peers, progress, libraries)
     if target.kind.name == "cuda":
         environment = read_json(run.path / "environment.json")
         write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
@@ -63,15 +66,18 @@ def run_study(run: Run, progress: Progress) -> dict:
     return report
 
 
-def _compare(run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress) -> None:
-    """The final comparison: every trial not yet measured, each in a fresh process. The first
-    one builds the arms and leaves their libraries in a folder of this process's own (outside
-    the run folder, which may come from elsewhere); the later ones load them."""
+def _compare(
+    run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress, libraries
+) -> None:
+    """The final comparison: every trial not yet measured, each in a fresh process that loads
+    the arms' libraries (`arm_libraries`), once every one is built."""
     protocol = plan.protocol
     started = time.monotonic()
     progress.start("comparison")
-    with tempfile.TemporaryDirectory(prefix="tune-arms-") as libraries:
-        _trials(run, plan, arms, peers, progress, libraries)
+    libraries.built()  # every one, before the first trial
+    if libraries.wall_s is not None:
+        run.add_wall("arm builds", libraries.wall_s)
+    _trials(run, plan, arms, peers, progress, libraries)
     run.add_wall("comparison", time.monotonic() - started)
     progress.finish(
         "comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials in fresh processes"
@@ -79,7 +85,7 @@ def _compare(run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: P
 
 
 def _trials(
-    run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress, libraries: str
+    run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress, libraries
 ) -> None:
     protocol = plan.protocol
     for index in range(protocol.trials):
@@ -99,26 +105,26 @@ def _trials(
             )
 
         ir_dir = str(run.path / "ir") if index == 0 else None
-        run.save_trial(
-            run_trial_process(
-                plan.case,
-                arms,
-                plan.target_spec,
-                protocol,
-                index,
-                ir_dir,
-                peers,
-                progress.say,
-                step,
-                libraries,
-            )
+        record = run_trial_process(
+            plan.case,
+            arms,
+            plan.target_spec,
+            protocol,
+            index,
+            ir_dir,
+            peers,
+            progress.say,
+            step,
+            libraries.path,
         )
+        run.save_trial(with_builds(record, libraries.built()) if index == 0 else record)
 
 
-def _tune(run: Run, plan: RunPlan, target, progress: Progress) -> tuple[list[Arm], dict]:
-    """Every tuner at once, each in a thread of its own (`side_by_side`). A tuner that finds
-    nothing valid is a failure the report states; any other error, or Ctrl-C, stops them all
-    and is raised here."""
+def _tune(run: Run, plan: RunPlan, target, progress: Progress, found) -> tuple[list[Arm], dict]:
+    """Every tuner at once, each in a thread of its own (`side_by_side`). Each tuned arm goes to
+    `found` as its tuner returns it, from this thread (the arms' build pool must not be started
+    by a tuner's thread, whose end would kill it). A tuner that finds nothing valid is a failure
+    the report states; any other error, or Ctrl-C, stops them all and is raised here."""
 
     def tuner(name: str):
         return lambda: tuned_arm(name, run, plan.case, target, plan.budget, progress, plan.options)
@@ -126,6 +132,7 @@ def _tune(run: Run, plan: RunPlan, target, progress: Progress) -> tuple[list[Arm
     outcomes = side_by_side(
         {name: tuner(name) for name in plan.tuners},
         fatal=lambda error: not isinstance(error, TuningFailed),
+        each=lambda name, arm: found([arm]),
     )
     arms, failures = [], {}
     for name in plan.tuners:
