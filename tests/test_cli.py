@@ -87,8 +87,14 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
     assert set(records[0]["wall_s"]["build_s"]) == set(records[0]["checks"])
     assert all(seconds > 0 for seconds in records[0]["wall_s"]["build_s"].values())
     assert records[0]["kernels"] == {} and records[0]["cuda_graph_launches"] == {}  # llvm
-    walls = json.loads((finished_run / "run.json").read_text())["phase_wall_s"]
+    meta = json.loads((finished_run / "run.json").read_text())
+    walls = meta["phase_wall_s"]
     assert walls["arm builds"] > 0
+    # The run's wall time counts from the process's start: its setup (TVM's import) is in it.
+    assert walls["setup"] > 0
+    assert meta["wall_s"] >= walls["setup"] + walls["tuning"] + walls["comparison"]
+    # Each trial's process start and imports, before its arms load.
+    assert all(record["wall_s"]["startup_s"] > 0 for record in records)
 
 
 def test_report_is_rerendered_from_the_stored_run(finished_run):

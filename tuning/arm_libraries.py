@@ -52,22 +52,32 @@ def _build_in_child(case, arm, target_spec: dict, ir_dir, library: str) -> dict:
     return found
 
 
+# Builder processes for the arms while tuners run (`ArmLibraries.for_run`).
+TUNING_BUILDERS = 2
+
+
 class ArmLibraries:
     """A temporary folder of arms' libraries and the pool that builds them. `start` may be
     called as arms become known, from the thread that entered the `with` block only (a pool
     process dies when the thread that started it ends); `built` waits for every build."""
 
-    def __init__(self, case, target_spec: dict, ir_dir: Path | None, needed: bool):
+    def __init__(
+        self, case, target_spec: dict, ir_dir: Path | None, needed: bool, workers: int | None = None
+    ):
         self.case, self.target_spec, self.ir_dir, self.needed = case, target_spec, ir_dir, needed
+        self.workers = workers or os.cpu_count() or 1
         self.folder = tempfile.TemporaryDirectory(prefix="tune-arms-")
         self._pool, self._builds, self._started, self._ended = None, {}, None, []
 
     @classmethod
     def for_run(cls, run, plan) -> "ArmLibraries":
-        """Builds only where a trial is left to measure; the IR dumped if trial 0 is."""
+        """Builds only where a trial is left to measure; the IR dumped if trial 0 is. Beside
+        tuners, two builders: the arms wait for the tuners anyway, and each builder process
+        is one more TVM import taking cores from the tuners' own builders."""
         left = [i for i in range(plan.protocol.trials) if not run.trial_path(i).exists()]
         ir_dir = run.path / "ir" if 0 in left else None
-        return cls(plan.case, plan.target_spec, ir_dir, bool(left))
+        workers = TUNING_BUILDERS if plan.tuners else None
+        return cls(plan.case, plan.target_spec, ir_dir, bool(left), workers)
 
     @property
     def path(self) -> str:
@@ -77,7 +87,7 @@ class ArmLibraries:
         if not self.needed or not arms:
             return
         if self._pool is None:
-            self._pool, self._started = process_pool(os.cpu_count() or 1), time.monotonic()
+            self._pool, self._started = process_pool(self.workers), time.monotonic()
         for arm in arms:
             library = str(Path(self.path) / f"{arm.name}.so")
             future = self._pool.submit(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import shlex
 import signal
 import sys
+import time
 from pathlib import Path
 
 from baselines.case import CaseError
@@ -30,6 +31,9 @@ from .lock import release_all
 from .progress import DETAILS_LOG, Progress, details_to
 from .redact import redact
 from .store import Run, RunError
+
+# A run's wall time counts from here: the setup before its phases (TVM's import included) too.
+PROCESS_STARTED = time.monotonic()
 
 # Each subcommand's module is imported when it runs: `tune report` renders a run folder on a
 # machine without TVM, so nothing it needs may import TVM.
@@ -107,7 +111,7 @@ def _main(argv: list[str]) -> int:
         run = resume_run(args) if args.resume else start_run(args, argv)
         print(f"run folder: {run.path}", file=sys.stderr)
         with details_to(run.path / DETAILS_LOG, progress):
-            report = run_study(run, progress)
+            report = run_study(run, progress, PROCESS_STARTED)
     except (UsageError, CaseError, RunError, TrackerError) as error:
         print(f"tune: error: {redact(str(error))}", file=sys.stderr)
         return EXIT_USAGE

@@ -126,8 +126,9 @@ def run_trial(
     }
 
 
-def _trial_entry(queue, args, peers, library_dir, parent: int):
+def _trial_entry(queue, args, peers, library_dir, parent: int, spawned_at: float):
     die_with_parent(parent)
+    started = time.time()
     try:
         result = run_trial(
             *args,
@@ -136,9 +137,16 @@ def _trial_entry(queue, args, peers, library_dir, parent: int):
             step=lambda done, total: queue.put(("step", done, total)),
             library_dir=library_dir,
         )
-        queue.put(("ok", result))
+        result["wall_s"]["startup_s"] = started - spawned_at  # the process and its imports
+        message = ("ok", result)
     except BaseException as error:  # reported to the parent, which fails the run loudly
-        queue.put(("error", f"{type(error).__name__}: {error}"))
+        message = ("error", f"{type(error).__name__}: {error}")
+    queue.put(message)
+    # The trial is over once its message is out: the process ends without tearing down
+    # PyTorch, CUDA and TVM, which would hold the next trial back for seconds.
+    queue.close()
+    queue.join_thread()
+    os._exit(0)
 
 
 def run_trial_process(
@@ -159,7 +167,7 @@ def run_trial_process(
     queue = context.Queue()
     args = (case, arms, target_spec, protocol, index, ir_dir)
     process = context.Process(
-        target=_trial_entry, args=(queue, args, peers, library_dir, os.getpid())
+        target=_trial_entry, args=(queue, args, peers, library_dir, os.getpid(), time.time())
     )
     process.start()
     listeners = {"say": say, "step": step}
