@@ -213,8 +213,10 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
         f"tune: interrupted; everything measured so far is kept in {out}. "
         f"Finish with: tune --resume {out}"
     )
-    # Before it, only the summary line of a phase that had ended (Optuna's, with both tuners).
-    assert all(re.fullmatch(r"optuna: .* \(\d+ s\)", line) for line in finished), stderr
+    # Before it, only the summary lines of tuners' phases that had ended (with both tuners:
+    # Optuna's, or one of MetaSchedule's two runs, which go side by side).
+    phase_ended = r"(optuna|metaschedule ms-(default|space)): .* \(\d+ s\)"
+    assert all(re.fullmatch(phase_ended, line) for line in finished), stderr
     assert_all_gone(children)
     if how == "ctrl-c":
         before = _records(url)
