@@ -44,8 +44,6 @@ from .side_by_side import side_by_side
 from .store import Run, read_json, write_json, write_text
 
 RUNS = ("ms-default", "ms-space")
-# The two runs go side by side: each has half the cores for its builders and search threads.
-RUN_WORKERS = max(1, (os.cpu_count() or 2) // len(RUNS))
 
 
 def _ms_target(target):
@@ -87,7 +85,7 @@ def tune_one(
         outcomes: dict = {}
         remote = bool(options.get("rpc_tracker"))
         with (
-            CandidateEvaluator(case, target_spec, workers=RUN_WORKERS, cache=cache) as evaluator,
+            CandidateEvaluator(case, target_spec, cache=cache) as evaluator,
             contextlib.ExitStack() as stack,
         ):
             if remote:
