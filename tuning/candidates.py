@@ -4,8 +4,9 @@ Shared by both tuners: a candidate is a schedule (`baselines.protocols.Schedule`
 outcome is a record (`outcome.Outcome`) with its `status`, the `reason` it failed, `kernel_us`,
 `build_s`, `run_s`.
 Each candidate is measured as soon as it is built, so the device never waits for a batch's
-slowest build; tuners running side by side (in threads) take turns on the device (`DEVICE`),
-and a kernel already measured in the run, by any tuner, is not timed again (`KernelCache`).
+slowest build; tuners running side by side (in threads) take turns on the device (`DEVICE`,
+first asked first served), and a kernel already measured in the run, by any tuner, is not timed
+again (`KernelCache`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from .kernel_cache import KernelCache, kernel_key
 from .outcome import Outcome, Reason, Status, failed
 from .runner import KernelRunner
 from .timing import KernelProtocol
+from .turns import TurnLock
 
 
 def failures_by_reason(records: list[Outcome]) -> dict[str, int]:
@@ -70,8 +72,8 @@ class Stopped(Exception):
     """The run is stopping (Ctrl-C in the main thread): a tuner's thread ends here."""
 
 
-# One candidate at a time on the device, whichever tuner's thread measures it.
-DEVICE = threading.Lock()
+# One candidate at a time on the device, whichever tuner's thread measures it, in turn.
+DEVICE = TurnLock()
 # Set by the main thread when the run stops; every evaluator stops at its next candidate.
 STOPPING = threading.Event()
 _LIVE: set = set()  # evaluators open now, for `stop_all`
