@@ -93,16 +93,21 @@ class OptunaSearch:
             if self.shared:  # trials of a worker that died elsewhere are failed
                 fail_stale_trials(self.study)
             measured = self.measured()
+            if self.progress:
+                best = self.best_value(measured)
+                self.progress.step(
+                    self.phase, counted(measured), budget, f"best {best:.2f} us" if best else ""
+                )
             while (
                 len(building) < self.batch
                 and counted(measured) + len(building) < budget
                 and asks < ASKS_PER_TRIAL * budget
-                and not valid <= set(measured) | self._points(building)  # the space is spent
+                and not valid <= set(measured) | set(self._in_flight(building))  # space spent
             ):
                 asks += 1
                 trial = self.study.ask(dists)
                 self.heartbeat.add(trial)
-                if self._triage(trial, measured, building):
+                if self._triage(trial, measured, self._in_flight(building)):
                     building[self.evaluator.submit(self.space.config(trial.params))] = trial
                 else:
                     self.heartbeat.remove(trial)  # told already
@@ -111,28 +116,19 @@ class OptunaSearch:
             finished, _ = wait(building, return_when=FIRST_COMPLETED)
             for future in finished:
                 self._store(building.pop(future), self.evaluator.finish(future))
-            if self.progress:
-                best = self.best_value()
-                self.progress.step(
-                    self.phase,
-                    counted(self.measured()),
-                    budget,
-                    f"best {best:.2f} us" if best else "",
-                )
 
     @staticmethod
-    def _points(building: dict) -> set:
-        """The points of the trials in flight."""
-        return {key(trial.params) for trial in building.values()}
+    def _in_flight(building: dict) -> dict:
+        """The trials in flight by point."""
+        return {key(trial.params): trial for trial in building.values()}
 
-    def _triage(self, trial, measured: dict, building: dict) -> bool:
-        """Prune impossible points and answer repeats from memory; True for a point to
-        measure."""
+    def _triage(self, trial, measured: dict, batch: dict) -> bool:
+        """Prune impossible points and answer repeats from memory (`batch`: the trials in
+        flight by point); True for a point to measure."""
         params = trial.params
         point = key(params)
         trial.set_user_attr("key", point)
         reason = self.space.why_invalid(params)
-        batch = {key(t.params): t for t in building.values()}  # the points in flight
         elsewhere = {}
         if self.shared:  # other workers measure too: look at the study as it is now
             measured = self.measured()
@@ -171,8 +167,10 @@ class OptunaSearch:
         store_measurement(self.study, trial, {"key": key(trial.params), **record})
         self.heartbeat.remove(trial)
 
-    def best_value(self):
-        values = [recorded_value(measurement(t)) for t in self.measured().values()]
+    def best_value(self, measured: dict | None = None):
+        """The best time measured (in `measured`, the search's `measured()` if not given)."""
+        measured = self.measured() if measured is None else measured
+        values = [recorded_value(measurement(t)) for t in measured.values()]
         values = [v for v in values if v is not None]
         return min(values) if values else None
 
