@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import tvm
 
 
-def backend_pipeline(target: tvm.target.Target):
+def backend_pipeline(target: tvm.target.Target) -> ModuleType:
     if target.kind.name == "cuda":
         from tvm.relax.backend.cuda import pipeline
     else:  # relax.pipeline has no llvm lowering passes in 0.27; take the CPU backend directly
@@ -17,7 +19,7 @@ def pass_name(transform) -> str:
     return str(transform.info.name).split(".")[-1]
 
 
-def default_schedule_pass(target: tvm.target.Target):
+def default_schedule_pass(target: tvm.target.Target) -> tvm.transform.Pass:
     """The backend's ApplyDefaultSchedule (dlight rules), as the ON arm runs it."""
     for transform in backend_pipeline(target).legalize_passes(target):
         if pass_name(transform) == "ApplyDefaultSchedule":

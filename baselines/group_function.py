@@ -17,7 +17,7 @@ from .bind_scalars import bind_scalars
 CALL_TIR = tvm.ir.Op.get("relax.call_tir")
 
 
-def kernel_callee(mod: tvm.IRModule, value):
+def kernel_callee(mod: tvm.IRModule, value: relax.Expr) -> tvm.ir.GlobalVar | None:
     """The GlobalVar a kernel call calls: a PrimFunc through call_tir, or a Primitive function
     of call_tir's ending in one tensor (what FuseOps makes); else None."""
     if not isinstance(value, relax.Call):
@@ -37,7 +37,9 @@ def kernel_callee(mod: tvm.IRModule, value):
     return value.op if blocks[0].bindings[-1].var.same_as(callee.body.body) else None
 
 
-def add_group_function(bb: relax.BlockBuilder, mod: tvm.IRModule, group: dict, outputs: list):
+def add_group_function(
+    bb: relax.BlockBuilder, mod: tvm.IRModule, group: dict, outputs: list
+) -> tuple[tvm.ir.GlobalVar, list]:
     """Add the group's function to `bb`; returns its GlobalVar and the values to call it with.
     `group` maps each member's var to its binding, in order; `outputs` are the members' vars
     the function returns (a tuple where there are several)."""

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+from collections.abc import Callable
 
 import tvm
 from tvm import relax, s_tir
-
-# A dump is a file of the run folder: written atomically, never through a planted link.
-from tuning.store import write_text
 
 from .backend import backend_pipeline, pass_name
 from .case import Case
@@ -23,6 +20,9 @@ from .whole_graph import FuseAroundReduction
 FUSION_PASSES = ("FuseOps", "FuseTIR")
 DUMPED_PASSES = ("FuseOps", "FuseAroundReduction", "FuseTIR", "ApplyDefaultSchedule")
 HOST = {"kind": "llvm", "mcpu": "generic"}
+# Writes one IR file of an arm's lowering, (file name, text): the caller decides where and how
+# (a run folder writes atomically, never through a planted link).
+Dump = Callable[[str, str], None]
 # MetaSchedule needs the CUDA target fully described (AutoBind fails without these limits), so
 # every arm uses this one.
 CUDA_LIMITS = {
@@ -46,7 +46,7 @@ def legalize(
     case: Case,
     arm,
     target: tvm.target.Target,
-    dump_dir: Path | None = None,
+    dump: Dump | None = None,
     stop_after: str | None = None,
 ) -> tvm.IRModule:
     """The backend's dispatch and legalization passes with the arm's hooks (call under target).
@@ -63,29 +63,27 @@ def legalize(
         if not (name in FUSION_PASSES and not arm.fuse):
             mod = transform(mod)
         if name == "FuseOps" and arm.whole_graph:
-            if dump_dir is not None:  # FuseOps' own groups; the merged module is dumped below
-                write_text(dump_dir / f"{index:02d}_{name}.py", mod.script())
+            if dump is not None:  # FuseOps' own groups; the merged module is dumped below
+                dump(f"{index:02d}_{name}.py", mod.script())
             mod, name = FuseAroundReduction()(mod), "FuseAroundReduction"
         if name == "FuseTIR" and arm.schedule is not None:
             # Before default scheduling: the rule list skips functions marked scheduled.
             mod, record = replace_fused_pool(mod, arm.schedule, target)
-            if dump_dir is not None:
-                write_text(dump_dir / "intervention.json", json.dumps(record, indent=2))
-        if dump_dir is not None and name in DUMPED_PASSES:
-            write_text(dump_dir / f"{index:02d}_{name}.py", mod.script())
+            if dump is not None:
+                dump("intervention.json", json.dumps(record, indent=2))
+        if dump is not None and name in DUMPED_PASSES:
+            dump(f"{index:02d}_{name}.py", mod.script())
         if name == stop_after:
             break
     return mod
 
 
-def lower(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None):
+def lower(case: Case, arm, target: tvm.target.Target, dump: Dump | None = None) -> tvm.IRModule:
     """Run the backend pipeline on the Case's graph with the arm's hooks; return the IRModule."""
-    if dump_dir is not None:
-        dump_dir.mkdir(parents=True, exist_ok=True)
     backend = backend_pipeline(target)
     config = {"relax.backend.use_cuda_graph": arm.cuda_graph}
     with target, tvm.transform.PassContext(opt_level=3, config=config):
-        mod = legalize(case, arm, target, dump_dir)
+        mod = legalize(case, arm, target, dump)
         for transform in backend.dataflow_lower_passes(target) + backend.finalize_passes(target):
             mod = transform(mod)
     return mod
@@ -118,9 +116,11 @@ def unscheduled(mod: tvm.IRModule, target: tvm.target.Target) -> tvm.IRModule:
     return mod
 
 
-def build(case: Case, arm, target: tvm.target.Target, dump_dir: Path | None = None):
+def build(
+    case: Case, arm, target: tvm.target.Target, dump: Dump | None = None
+) -> tvm.runtime.Executable:
     """Lower and compile one arm; returns the `tvm.compile` Executable."""
-    mod = lower(case, arm, target, dump_dir)
+    mod = lower(case, arm, target, dump)
     return relax.build(mod, target=target, relax_pipeline=None, tir_pipeline="default")
 
 
@@ -146,7 +146,9 @@ def _digest(func) -> str:
     return hashlib.sha256(func.script().encode()).hexdigest()
 
 
-def replace_fused_pool(mod: tvm.IRModule, schedule: Schedule, target):
+def replace_fused_pool(
+    mod: tvm.IRModule, schedule: Schedule, target: tvm.target.Target
+) -> tuple[tvm.IRModule, dict]:
     """Schedule the fused pool function with `schedule`; other functions must stay unchanged."""
     gv, func = fused_pool_function(mod)
     others = {key.name_hint: _digest(value) for key, value in mod.functions.items() if key != gv}

@@ -10,12 +10,16 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 import numpy as np
+import tvm
+
+# Each call takes `repeat` samples and returns them (us per call of the timed function).
+Sampler = Callable[[], list[float]]
 
 
 class Schedule(Protocol):
     """Picklable, so that builder and trial processes can take it."""
 
-    def apply(self, func, target):
+    def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target) -> tvm.tirx.PrimFunc:
         """The scheduled PrimFunc that replaces `func`."""
 
     def to_dict(self) -> dict:
@@ -32,8 +36,8 @@ class TimedArm(Protocol):
     def sync(self) -> None:
         """Wait for the calls queued."""
 
-    def timer(self, x: np.ndarray, protocol) -> Callable[[], list[float]]:
+    def timer(self, x: np.ndarray, protocol) -> Sampler:
         """Calls through the arm's own call path; each call returns `repeat` samples (us)."""
 
-    def python_timer(self, x: np.ndarray, protocol) -> Callable[[], list[float]]:
+    def python_timer(self, x: np.ndarray, protocol) -> Sampler:
         """Calls as a Python user makes them; each call returns `repeat` samples (us)."""

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from .case import Case
+from .protocols import Sampler
 
 # torch.compile's modes: the default; "reduce-overhead", which replays CUDA graphs itself; and
 # max-autotune, without its CUDA graphs (those come from +capture, as for every other arm).
@@ -41,7 +43,7 @@ def require_torch(name: str) -> None:
         raise ImportError(f"{name} needs PyTorch: pip install -e '.[torch]'") from None
 
 
-def torch_graph(case: Case):
+def torch_graph(case: Case) -> Callable[..., tuple]:
     """The Case's graph written with torch ops, as the issue's Relax graph is with TOPI."""
     import torch
     import torch.nn.functional as F
@@ -83,7 +85,7 @@ def capture_counterparts(names: list[str], target_kind: str) -> tuple[list[str],
     return names, {}
 
 
-def peer_arm(name: str, case: Case, target_kind: str):
+def peer_arm(name: str, case: Case, target_kind: str) -> PeerArm:
     """The built peer `name` (`+capture` peers are captured on their first input)."""
     if name.endswith(CAPTURE):
         return CapturedPeerArm(name.removesuffix(CAPTURE), case, target_kind)
@@ -119,15 +121,15 @@ class PeerArm:
         if self.device == "cuda":
             self.torch.cuda.synchronize()
 
-    def timer(self, x: np.ndarray, protocol):
+    def timer(self, x: np.ndarray, protocol) -> Sampler:
         self.x = self.torch.from_numpy(x).to(self.device)
         return call_timer(self.call, self.device == "cuda", protocol)
 
-    def python_call(self, source):
+    def python_call(self, source) -> tuple:
         """`model(x)`, `x` already on the device."""
         return self.graph(source)
 
-    def python_timer(self, x: np.ndarray, protocol):
+    def python_timer(self, x: np.ndarray, protocol) -> Sampler:
         """`python_call` inside one `torch.no_grad()`, as inference code runs (grad mode
         changing between calls would make dynamo recompile)."""
         source = self.torch.from_numpy(x).to(self.device)
@@ -182,17 +184,17 @@ class CapturedPeerArm(PeerArm):
     def call(self) -> None:
         self.cuda_graph.replay()
 
-    def timer(self, x: np.ndarray, protocol):
+    def timer(self, x: np.ndarray, protocol) -> Sampler:
         self._load(x)
         return call_timer(self.call, True, protocol)
 
-    def python_call(self, source):
+    def python_call(self, source) -> tuple:
         """As the recipe is used: the new input copied into the static one, the graph replayed."""
         self.static_input.copy_(source)
         self.cuda_graph.replay()
         return self.static_outputs
 
-    def python_timer(self, x: np.ndarray, protocol):
+    def python_timer(self, x: np.ndarray, protocol) -> Sampler:
         self._load(x)  # captures on the first input
         return super().python_timer(x, protocol)
 
@@ -215,7 +217,7 @@ def _sampler(elapsed_s, protocol):
     return lambda: [sample() for _ in range(protocol.repeat)]
 
 
-def call_timer(call, on_gpu: bool, protocol):
+def call_timer(call: Callable[[], object], on_gpu: bool, protocol) -> Sampler:
     """Times `call` like `time_evaluator`: CUDA events around back-to-back calls on the GPU."""
 
     def elapsed_s(count: int) -> float:
@@ -237,7 +239,7 @@ def call_timer(call, on_gpu: bool, protocol):
     return _sampler(elapsed_s, protocol)
 
 
-def wall_timer(call, sync, protocol):
+def wall_timer(call: Callable[[], object], sync: Callable[[], None], protocol) -> Sampler:
     """Times back-to-back calls by the host's clock, from an idle device to the last call's
     end (`sync`): what a Python caller waits. Needs no PyTorch, on any device."""
 

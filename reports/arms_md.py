@@ -33,7 +33,7 @@ def arms_table(report: dict) -> list[str]:
 
 
 def figure_notes(report: dict) -> list[str]:
-    """What each figure is (tuning/blocks.py takes them)."""
+    """What each figure is (tuning/measure/blocks.py takes them)."""
     notes = {
         "call_path": "the VM's `time_evaluator` of `invoke_stateful` (calls looped in C++), a "
         "captured graph's replay, or a PyTorch peer's call in a Python loop; CUDA "

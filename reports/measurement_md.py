@@ -98,9 +98,9 @@ def _trial_centres(report: dict, figure: str, label: str) -> list[str]:
         if len(known) < 2:
             continue
         mean = sum(known) / len(known)
+        cells: list[str | None] = [f"`{name}`"]
         rows.append(
-            [f"`{name}`"]
-            + [None if c is None else f"{c:.2f} ({c / mean - 1:+.1%})" for c in centres]
+            cells + [None if c is None else f"{c:.2f} ({c / mean - 1:+.1%})" for c in centres]
         )
     if not rows:
         return []

@@ -59,7 +59,7 @@ def _ratio(report: dict, pair: str) -> dict | None:
 
 def _pairs(report: dict, pairs: tuple, opening: str) -> str:
     """One sentence of the pairs' verdicts, end to end through the arms' own call paths."""
-    found = [verdict(pair, _ratio(report, pair)) for pair in pairs if _ratio(report, pair)]
+    found = [verdict(pair, ratio) for pair in pairs if (ratio := _ratio(report, pair))]
     return f"{opening}, {LABELS['call_path']}: {'; '.join(found)}." if found else ""
 
 
@@ -73,10 +73,9 @@ def _candidate(report: dict) -> list[str]:
         f"The candidate fix `{CANDIDATE}` ({rule}), {LABELS['call_path']}: "
         f"{us(arms[CANDIDATE]['median_us'])} us"
     )
-    if _ratio(report, pair):
-        sentence += (
-            f" against ON's {us(arms['on']['median_us'])} us, {verdict(pair, _ratio(report, pair))}"
-        )
+    ratio = _ratio(report, pair)
+    if ratio:
+        sentence += f" against ON's {us(arms['on']['median_us'])} us, {verdict(pair, ratio)}"
     optimum = _against_optimum(report, CANDIDATE)
     return [sentence + ".", f"Against the tuned optimum, {'; '.join(optimum)}." if optimum else ""]
 
@@ -157,7 +156,7 @@ def _like_for_like(report: dict, pair: str) -> str:
 
 def _one_kernel(report: dict) -> str:
     """The whole graph as one kernel against `fixed`, and against its own tuned optimum."""
-    found = [verdict(pair, _ratio(report, pair)) for pair in ONE_KERNEL if _ratio(report, pair)]
+    found = [verdict(pair, ratio) for pair in ONE_KERNEL if (ratio := _ratio(report, pair))]
     if not found:
         return ""
     found += _against_optimum(report, "one-kernel", end_to_end=False)
@@ -173,7 +172,7 @@ def _not_measured(report: dict) -> list[str]:
         f"Tuner `{name}` gave no arm: {reason}."
         for name, reason in report.get("tuner_failures", {}).items()
     ]
-    by_reason = {}
+    by_reason: dict[str, list[str]] = {}
     for name, reason in report.get("peers_not_measured", {}).items():
         by_reason.setdefault(reason, []).append(f"`{name}`")
     return found + [

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from tuning.store import Run, read_json, write_bytes  # noqa: E402
+from tuning.runfolder.store import Run, read_json, write_bytes  # noqa: E402
 
 
 def write_all(run: Run, report: dict) -> None:
@@ -78,7 +80,7 @@ def _best_so_far(run: Run, report: dict) -> None:
         best, line = float("inf"), []
         for value in times:
             best = min(best, value) if value is not None else best
-            line.append(best if best != float("inf") else None)
+            line.append(best if best != float("inf") else math.nan)  # a gap before the first
         axis.plot(range(1, len(line) + 1), line, label=name)
     for key, style in (("default_kernel_us", "--"), ("serial_kernel_us", ":")):
         value = next((t[key] for t in report["tuners"].values() if t.get(key)), None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from tuning.store import Run, write_json, write_text
+from tuning.runfolder.store import Run, write_json, write_text
 
 from . import markdown
 from .summary import summarize_run

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tuning.store import FIGURES
+from tuning.runfolder.store import FIGURES
 
-# What each figure is, for tables and verdicts (tuning/blocks.py says how each is taken).
+# What each figure is, for tables and verdicts (tuning/measure/blocks.py says how each is taken).
 LABELS = {
     "call_path": "end to end, own call path",
     "python_call": "end to end, called from Python",

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from baselines.case import Case
-from tuning.store import Run, read_json
+from tuning.runfolder.store import Run, read_json
 
 from .comparisons import ratio_pairs
 from .samples import LABELS, has_samples, samples_by_figure
@@ -63,9 +63,9 @@ def summarize_run(run: Run) -> dict:
             arms[name]["ratio_to_on"] = _ratio(arms, name, "on")
             arms[name]["ratio_to_best"] = _ratio(arms, name, best)
     whole_arms = {a["name"] for a in meta["arms"] if a.get("whole_graph")}
+    times = kernel_times(report["tuners"])
     for name, arm in arms.items():
-        tuner, field = KERNEL_TIME_SOURCES.get(name, (None, None))
-        arm["kernel_us"] = report["tuners"].get(tuner, {}).get(field)
+        arm["kernel_us"] = times.get(name)
         arm["whole_graph"] = name in whole_arms
     _add_fused_kernel_table(report)
     return report
@@ -113,7 +113,7 @@ def _arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
         for figure, per_arm in samples.items()
         if has_samples(per_arm[name])
     }
-    summary = {
+    summary: dict = {
         "correct": bool(checks) and all(c["correct"] for c in checks),
         "max_abs_err": max(errors) if errors else None,
         "kernels": next((t["kernels"][name] for t in trials if name in t.get("kernels", {})), []),
@@ -176,17 +176,27 @@ def fused_kernel_bytes(case: dict, whole: bool = False) -> int:
     return FLOAT_BYTES * (math.prod(shape.pool_input_shape) + math.prod(shape.pool_shape))
 
 
-# Which tuner figure is the kernel-level time of the fused kernel in each arm (the tuners time
-# the rules' kernels with the same timer as their candidates).
-KERNEL_TIME_SOURCES = {
-    "on": ("optuna", "default_kernel_us"),
-    "fixed": ("optuna", "fixed_kernel_us"),
-    "serial": ("optuna", "serial_kernel_us"),
-    "optuna": ("optuna", "best_kernel_us"),
-    "metaschedule": ("metaschedule", "best_kernel_us"),
-    "one-kernel": ("optuna-one-kernel", "fixed_kernel_us"),
-    "optuna-one-kernel": ("optuna-one-kernel", "best_kernel_us"),
+# What runs written before the tuners stored their `kernel_times` (2026-12-01) declared.
+_EARLIER_KERNEL_TIMES = {
+    "optuna": {
+        "on": "default_kernel_us",
+        "fixed": "fixed_kernel_us",
+        "serial": "serial_kernel_us",
+        "optuna": "best_kernel_us",
+    },
+    "metaschedule": {"metaschedule": "best_kernel_us"},
+    "optuna-one-kernel": {"one-kernel": "fixed_kernel_us", "optuna-one-kernel": "best_kernel_us"},
 }
+
+
+def kernel_times(tuners: dict) -> dict:
+    """Arm -> its fused kernel's kernel-level time, from the tuner whose summary declares it
+    (`kernel_times`: the tuners time the rules' kernels with their candidates' timer)."""
+    times = {}
+    for name, summary in tuners.items():
+        fields = summary.get("kernel_times", _EARLIER_KERNEL_TIMES.get(name, {}))
+        times.update({arm: summary.get(field) for arm, field in fields.items()})
+    return times
 
 
 def is_fused_pool_kernel(name: str) -> bool:

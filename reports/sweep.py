@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuning.store import RUN_FILE, read_json, write_json, write_text
+from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
 
+from .summary import kernel_times
 from .sweep_md import GOAL_GAP, markdown
-from .summary import KERNEL_TIME_SOURCES
 
 END_TO_END = (
     "partial",
@@ -21,14 +21,12 @@ END_TO_END = (
     "fixed+capture",
     "one-kernel+capture",
 )
-# The kernel times a sweep tabulates: the default rule's kernel (ON's), the rule's, the serial
-# schedule's and Optuna's best, for the pool kernel and for the one kernel of the whole graph.
+# The kernel times a sweep tabulates (key: the arm whose kernel): the default rule's kernel
+# (ON's), the rule's, the serial schedule's and Optuna's best, for the pool kernel and for the
+# one kernel of the whole graph.
 KERNELS = {
-    "default": KERNEL_TIME_SOURCES["on"],
-    **{
-        arm: KERNEL_TIME_SOURCES[arm]
-        for arm in ("fixed", "serial", "optuna", "one-kernel", "optuna-one-kernel")
-    },
+    "default": "on",
+    **{arm: arm for arm in ("fixed", "serial", "optuna", "one-kernel", "optuna-one-kernel")},
 }
 
 
@@ -67,8 +65,9 @@ def render_sweep(out: Path, names: list[str]) -> dict:
 
 
 def _case_row(name: str, report: dict, meta: dict) -> dict:
-    arms, tuners = report["arms"], report["tuners"]
-    kernels = {key: tuners.get(tuner, {}).get(field) for key, (tuner, field) in KERNELS.items()}
+    arms = report["arms"]
+    times = kernel_times(report["tuners"])  # reports of older cases lack the arms' kernel_us
+    kernels = {key: times.get(arm) for key, arm in KERNELS.items()}
     fixed_vs_on = report["ratios"].get("fixed/on", {})
     one_vs_fixed = report["ratios"].get("one-kernel/fixed", {})
     launches = {

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from .cells import table, three, us
 
-
-# What one unit of --budget is to each tuner (tuning/optuna_search.py, tuning/metaschedule.py).
-BUDGET_COUNTS = {
+# What one unit of --budget was to each tuner in runs written before the tuners stored their
+# `budget_counts` (2026-12-01); a tuner declares it in its spec (tuning/tuners/).
+_EARLIER_BUDGET_COUNTS = {
     "optuna": "trials of one Optuna study{workers}, failed candidates included (fewer where the "
     "space is spent)",
     "optuna-one-kernel": "the same, for the one kernel of the whole graph",
@@ -36,7 +36,8 @@ def budget_text(report: dict) -> list[str]:
     workers = report.get("workers", 1)
     parts = []
     for name, tuner in _tuners_of_the_run(report).items():
-        counts = BUDGET_COUNTS.get(name, "candidates").format(
+        declared = tuner.get("budget_counts", _EARLIER_BUDGET_COUNTS.get(name, "candidates"))
+        counts = declared.format(
             workers=f", shared by its {workers} workers" if workers > 1 else ""
         )
         runs = tuner.get("runs", {})

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from baselines.case import Case  # noqa: E402
-from tuning.space import Space  # noqa: E402
+from tuning.tuners.space import Space  # noqa: E402
 
 # The graph and two others that change every shape parameter the template depends on.
 DEFAULT = Case()

@@ -5,7 +5,6 @@ import os
 import shutil
 
 import pytest
-
 from conftest import tune
 
 # Two blocks of two samples per trial, a 16 x 16 graph.
@@ -172,7 +171,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
 def test_bad_values_are_refused_before_anything_is_written(
     args, message, tmp_path, capsys, monkeypatch
 ):
-    from tuning.cli import main
+    from tuning.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     assert main(["--target", "llvm", "--budget", "0", *args]) == 2
@@ -202,7 +201,7 @@ def test_an_out_that_is_a_file_is_refused(tmp_path):
     ],
 )
 def test_a_resume_refuses_options_that_change_the_run(finished_run, args, message, capsys):
-    from tuning.cli import main
+    from tuning.cli.main import main
 
     assert main(["--resume", str(finished_run), *args]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
@@ -276,8 +275,8 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
 
 def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path, monkeypatch):
     from tuning import study
+    from tuning.cli.main import main
     from tuning.errors import TuningFailed
-    from tuning.cli import main
 
     def nothing_measured(name, *args):
         raise TuningFailed(f"{name} measured no valid candidate in 3 trials: {{'build error': 3}}")
@@ -295,7 +294,7 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
 
 
 def test_the_default_arms_carry_the_fix_and_on_cuda_with_pytorch_its_fair_peers(monkeypatch):
-    from tuning import choices
+    from tuning.cli import choices
 
     assert choices.default_arms("llvm") == ["off", "partial", "on", "serial", "fixed"]
     monkeypatch.setattr(choices, "torch_available", lambda: False)
@@ -317,7 +316,7 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
 
     from conftest import python_without_tvm
 
-    from tuning.cli import main
+    from tuning.cli.main import main
 
     copy = tmp_path / "run"
     shutil.copytree(finished_run, copy, ignore=shutil.ignore_patterns("tune.lock"))
@@ -325,7 +324,7 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
     with_tvm = (copy / "report.md").read_text()
     (copy / "report.md").unlink()
     python_without_tvm(
-        "import sys\nfrom tuning.cli import main\n"
+        "import sys\nfrom tuning.cli.main import main\n"
         f"assert main(['report', {str(copy)!r}]) == 0\n"
         "assert 'tvm' not in sys.modules"
     )

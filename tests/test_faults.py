@@ -11,25 +11,25 @@ import sys
 import optuna
 import pytest
 import tvm
+from conftest import ROOT, SMALL, WINDOW3, InjectingSpace, tune, tune_killed_when
 
 from baselines.pipeline import make_target
 from baselines.template import PoolSchedule
-from tuning import metaschedule, store
-from tuning.candidates import CandidateEvaluator
+from tuning.candidates.evaluator import CandidateEvaluator
+from tuning.candidates.kernel import fused_function, kernel_module
 from tuning.faults import KILL_AFTER_WRITE
-from tuning.kernel import fused_function, kernel_module
-from tuning.timing import KernelProtocol
-from tuning.measurement import measurement
-from tuning.metaschedule import RUNS
-from tuning.ms_database import open_database
-from tuning.optuna_summary import records
+from tuning.measure.protocol import KernelProtocol
 from tuning.progress import Progress
-from tuning.samplers import make_sampler
-from tuning.search_loop import OptunaSearch
-from tuning.storages import storage_for
-from tuning.store import Run, RunError
-
-from conftest import InjectingSpace, ROOT, SMALL, WINDOW3, tune, tune_killed_when
+from tuning.runfolder import store
+from tuning.runfolder.store import Run, RunError
+from tuning.tuners.metaschedule import tuner as metaschedule
+from tuning.tuners.metaschedule.database import open_database
+from tuning.tuners.metaschedule.tuner import RUNS
+from tuning.tuners.optuna.record import measurement
+from tuning.tuners.optuna.samplers import make_sampler
+from tuning.tuners.optuna.search_loop import OptunaSearch
+from tuning.tuners.optuna.storages import storage_for
+from tuning.tuners.optuna.summary import records
 
 # A time limit shorter than a new measuring process takes to start: the limit counts from the
 # moment the runner is ready, so the candidate measured right after a restart is not charged.

@@ -14,11 +14,10 @@ import time
 import optuna
 import psutil
 import pytest
-
-from tuning.measurement import measurement
-from tuning.storages import storage_for
-
 from conftest import ROOT, SMALL, TUNE, assert_all_gone
+
+from tuning.tuners.optuna.record import measurement
+from tuning.tuners.optuna.storages import storage_for
 
 
 @pytest.fixture

@@ -9,14 +9,13 @@ import time
 
 import optuna
 import pytest
+from conftest import ROOT, SMALL, TUNE, tune
 
 from baselines.case import Case, CaseError
-from tuning import store
 from tuning.limits import check_case_fits, slow_case_note
-from tuning.measurement import measurement
-from tuning.storages import storage_for
-
-from conftest import ROOT, SMALL, TUNE, tune
+from tuning.runfolder import store
+from tuning.tuners.optuna.record import measurement
+from tuning.tuners.optuna.storages import storage_for
 
 # As a user runs it, with stdout to a file or a pipe: Python buffers it.
 BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}

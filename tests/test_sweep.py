@@ -8,8 +8,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, python_without_tvm, tune
+
 from reports.sweep import _case_row
 
 CASES = "small-16x16,odd-23x29"
@@ -89,7 +89,7 @@ def _render_without_tvm(out: Path, names: list[str], runs: list[str] = ()) -> No
 from pathlib import Path
 from reports.render import render_run
 from reports.sweep import render_sweep
-from tuning.store import Run
+from tuning.runfolder.store import Run
 out = Path({str(out)!r})
 for name in {list(runs)!r}:
     render_run(Run(out / name))
@@ -147,8 +147,8 @@ def test_unknown_sweep_case_is_one_line_and_exit_2():
 
 def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp_path, monkeypatch):
     from tuning import study
+    from tuning.cli.main import main
     from tuning.errors import TuningFailed
-    from tuning.cli import main
 
     def nothing_measured(name, *args):
         raise TuningFailed(f"{name} measured no valid candidate in 3 trials")

@@ -8,16 +8,15 @@ import shutil
 import sqlite3
 
 import pytest
+from conftest import SMALL, tune
 
 from baselines.arms import ARMS
 from baselines.case import Case
 from baselines.pipeline import lower, make_target
-from tuning.cli import main
-from tuning.optuna_study import open_study
-from tuning.samplers import make_sampler
-from tuning.store import RunError, write_text
-
-from conftest import SMALL, tune
+from tuning.cli.main import main
+from tuning.runfolder.store import RunError, folder_writer, write_text
+from tuning.tuners.optuna.samplers import make_sampler
+from tuning.tuners.optuna.study import open_study
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +68,9 @@ def test_ir_dumps_replace_a_planted_link_instead_of_following_it(tmp_path):
     dumps = tmp_path / "ir"
     dumps.mkdir()
     (dumps / "06_FuseTIR.py").symlink_to(victim)
-    lower(Case(channels=2, height=12, width=12), ARMS["on"], make_target("llvm"), dumps)
+    lower(
+        Case(channels=2, height=12, width=12), ARMS["on"], make_target("llvm"), folder_writer(dumps)
+    )
     assert victim.read_text() == "precious" and not (dumps / "06_FuseTIR.py").is_symlink()
     assert "def main" in (dumps / "06_FuseTIR.py").read_text()
 

@@ -9,15 +9,14 @@ import sys
 
 import pytest
 import tvm
+from conftest import CASES, tune
 
 from baselines.arms import ARMS
 from baselines.pipeline import fused_stage, make_target
 from baselines.rules import WindowReduction
-from tuning.cli import main
-from tuning.upstream import EDITED, RULE, TEST, patched_files, pristine
-from tuning.upstream_tvm_test import TVM_TEST, render
-
-from conftest import CASES, tune
+from tuning.cli.main import main
+from tuning.upstream.patch import EDITED, RULE, TEST, patched_files, pristine
+from tuning.upstream.tvm_test import TVM_TEST, render
 
 CUDA = make_target("cuda")
 
@@ -145,7 +144,7 @@ def test_the_shipped_rule_needs_only_tvm_and_defines_every_name_it_uses(upstream
 def test_the_checked_in_tvm_test_is_the_rule_output_of_today():
     assert TVM_TEST.read_text() == render(), (
         "the rule or the pipeline changed its output: render the test again with "
-        f"python -m tuning.upstream_tvm_test > {TVM_TEST}"
+        f"python -m tuning.upstream.tvm_test > {TVM_TEST}"
     )
 
 

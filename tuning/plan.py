@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 from baselines.arms import ARMS, DEFAULT_ARMS, Arm
 from baselines.case import Case
 from baselines.torch_peer import PEERS
-
-from .store import run_identity
-from .timing import Protocol
+from tuning.measure.protocol import Protocol
+from tuning.runfolder.store import run_identity
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 DETAILS_LOG = "details.log"
 
@@ -90,7 +92,7 @@ class Progress:
 
 
 @contextlib.contextmanager
-def details_to(path, progress: Progress):
+def details_to(path: Path, progress: Progress) -> Iterator[None]:
     """Send file descriptors 1 and 2 (and so every library and child process) to `path` for
     the block, and `progress` to the console they pointed at. With --verbose, nothing moves."""
     if progress.verbose:

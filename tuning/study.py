@@ -7,39 +7,28 @@ there, so an interrupted run is finished by `tune --resume DIR` without re-measu
 
 from __future__ import annotations
 
-import importlib
 import time
 
 from baselines.arms import Arm
 from baselines.case import Case
 from baselines.pipeline import make_target
+from tuning.candidates.side_by_side import side_by_side
+from tuning.measure.arm_libraries import ArmLibraries, with_builds
+from tuning.measure.harness import run_trial_process
+from tuning.runfolder.store import Run, read_json, write_json
+from tuning.tuners.registry import TUNERS
 
-from .arm_libraries import ArmLibraries, with_builds
-from .errors import TuningFailed
 from .environment import capture, sm_clock_mhz
-from .harness import run_trial_process
+from .errors import TuningFailed
 from .plan import RunPlan, describe_arms, split_arms
 from .progress import Progress
-from .side_by_side import side_by_side
-from .store import Run, read_json, write_json
-
-# optuna-one-kernel: Optuna over the one kernel of the whole graph (arm one-kernel's kernel).
-# Each tuner: the module and function that run it (imported when used) and their keyword
-# options. A new tuner is one entry here and its own module.
-TUNERS = {
-    "optuna": ("tuning.optuna_search", "run_optuna", {}),
-    "metaschedule": ("tuning.metaschedule", "run_metaschedule", {}),
-    "optuna-one-kernel": ("tuning.optuna_search", "run_optuna", {"whole": True}),
-}
 
 
 def tuned_arm(
     name: str, run: Run, case: Case, target, budget: int, progress: Progress, options: dict
 ) -> Arm:
     """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
-    module, function, extra = TUNERS[name]
-    tune = getattr(importlib.import_module(module), function)
-    return tune(run, case, target, budget, progress, options, **extra)
+    return TUNERS[name].tune(run, case, target, budget, progress, options)
 
 
 def run_study(run: Run, progress: Progress, process_started: float | None = None) -> dict:

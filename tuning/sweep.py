@@ -19,17 +19,18 @@ from pathlib import Path
 
 from baselines.case import Case, CaseError, parse_case
 from baselines.pipeline import make_target
+from tuning.measure.harness import Protocol
+from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json, write_json
+from tuning.tuners.optuna import OPTUNA, OPTUNA_ONE_KERNEL
 
 from .errors import TuningFailed
-from .harness import Protocol
 from .plan import RunPlan
 from .progress import DETAILS_LOG, Progress, details_to
 from .rule_choice import fused_kernel_rules, reduction_rules
-from .store import RUN_FILE, Run, RunError, read_json, write_json
 
 SWEEP_ARMS = ["partial", "on", "fixed", "serial", "one-kernel"]
 CAPTURED_ARMS = ["fixed+capture", "one-kernel+capture"]
-SWEEP_TUNERS = ["optuna", "optuna-one-kernel"]
+SWEEP_TUNERS = [OPTUNA.name, OPTUNA_ONE_KERNEL.name]
 # Window 2 and 3, stride 1 and 2, channels, spatial sizes, prelude on and off, tail 1 and 2.
 SWEEP_CASES = {
     "issue": Case(),
@@ -197,7 +198,7 @@ def _measure_case(path: Path, plan: RunPlan, title: str, progress: Progress) -> 
 
 def _hold(out: Path) -> None:
     """One sweep per folder at a time (`lock.py`)."""
-    from .lock import FolderBusy, hold
+    from tuning.runfolder.lock import FolderBusy, hold
 
     try:
         hold(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .paired import nan_quiet, as_blocks
+from .paired import as_blocks, nan_quiet
 
 
 def _pooled_sd(logs: np.ndarray) -> float | None:

@@ -15,6 +15,7 @@ thousands of studies at once; `paired_ratio` is the report's entry, for one stud
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def as_blocks(per_trial: list, trials: int | None = None, blocks: int | None = N
     return array
 
 
-def nan_quiet(function, *args, **kwargs):
+def nan_quiet(function: Callable[..., np.ndarray], *args, **kwargs) -> np.ndarray:
     """numpy's nan-functions warn on an all-NaN slice (an arm missing from a block); the NaN
     they return is what is meant."""
     with warnings.catch_warnings():
@@ -120,6 +121,8 @@ def paired_ratio(numerator: list, denominator: list, confidence: float = CONFIDE
         "units": int(found["units"]),
         "method": ONE_TRIAL_METHOD if found["unit"] == "blocks" else METHOD,
         "per_trial": [float(np.exp(v)) if np.isfinite(v) else None for v in found["per_trial"]],
-        "half_width": None if low is None else max(high / ratio - 1, 1 - low / ratio),
-        "distinguishable": low is not None and (low > 1 or high < 1),
+        "half_width": None
+        if low is None or high is None
+        else max(high / ratio - 1, 1 - low / ratio),
+        "distinguishable": low is not None and high is not None and (low > 1 or high < 1),
     }

@@ -1,0 +1,88 @@
+"""The schedule template over the whole space: every unpruned point builds and is right, for
+the fused pool kernel and for the one kernel of the whole graph."""
+
+import shutil
+
+import pytest
+import tvm
+from conftest import DEFAULT
+
+from baselines.anatomy import ptxas_resources
+from baselines.pipeline import make_target
+from tuning.candidates.evaluator import CandidateEvaluator
+from tuning.candidates.kernel import fused_function, kernel_module
+from tuning.measure.protocol import KernelProtocol
+from tuning.tuners.space import Space
+
+CUDA = make_target("cuda")
+QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1)
+
+
+def test_every_valid_cpu_point_builds_and_matches_the_reference(case):
+    space = Space(case, "llvm")
+    points = space.valid_points()
+    assert points, "the space has no valid point"
+    with CandidateEvaluator(case, {"kind": "llvm"}, QUICK, workers=2) as evaluator:
+        records = evaluator.evaluate([space.config(p) for p in points])
+    failed = [(p, r) for p, r in zip(points, records) if r["status"] != "ok"]
+    assert not failed, failed[:3]
+
+
+def test_a_spread_of_cpu_points_of_the_whole_graph_kernel_is_right(case):
+    space = Space(case, "llvm", whole=True)
+    points = space.valid_points()[::5]
+    with CandidateEvaluator(case, {"kind": "llvm"}, QUICK, workers=2, whole=True) as evaluator:
+        records = evaluator.evaluate([space.config(p) for p in points])
+    failed = [(p, r) for p, r in zip(points, records) if r["status"] != "ok"]
+    assert not failed, failed[:3]
+
+
+def _cuda_source(case, params, whole=False):
+    target = make_target("cuda")
+    _, func = fused_function(case, {"kind": "cuda", "arch": "sm_90"}, whole)
+    scheduled = Space.for_target(case, target, whole).config(params).apply(func, target)
+    executable = tvm.compile(kernel_module(scheduled), target=target)
+    return executable.mod.imports[0].inspect_source()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_valid_cuda_points_compile_with_nvcc():
+    points = Space.for_target(DEFAULT, CUDA).valid_points()[::40]  # a spread over every knob
+    for params in points:
+        resources = ptxas_resources(_cuda_source(DEFAULT, params))
+        assert resources["main_kernel"]["shared_bytes"] <= 49152, params
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_valid_cuda_points_of_the_whole_graph_kernel_compile_with_nvcc():
+    space = Space.for_target(DEFAULT, CUDA, whole=True)
+    assert (
+        space.why_invalid({**space.seeds()[0], "outputs_w": 2, "vector": True})
+        == "no vector loads from an inlined prologue"
+    )
+    for params in space.valid_points()[::60]:
+        resources = ptxas_resources(_cuda_source(DEFAULT, params, whole=True))
+        assert resources["main_kernel"]["shared_bytes"] <= 49152, params
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_pruned_shared_memory_points_really_do_not_fit():
+    space = Space.for_target(DEFAULT, CUDA)
+    pruned = [p for p in space.points() if space.why_invalid(p) == "shared memory over the limit"]
+    assert pruned
+    with pytest.raises(RuntimeError, match="too much shared data"):
+        ptxas_resources(_cuda_source(DEFAULT, pruned[0]))
+
+
+def test_seeds_are_serial_and_closest_to_default():
+    seeds = Space.for_target(DEFAULT, CUDA).seeds()
+    assert seeds[0] == {
+        "threads": 256,
+        "outputs_w": 1,
+        "outputs_h": 1,
+        "thread_axis": "inner",
+        "unroll": False,
+        "vector": False,
+        "pooled_scope": "local",
+    }
+    assert seeds[1]["pooled_scope"] == "shared"

@@ -1,0 +1,86 @@
+"""Tuners and MetaSchedule's two runs go side by side in threads: they truly overlap, the first
+fatal error stops the others, and each MetaSchedule run's log holds its own lines only."""
+
+import logging
+import threading
+
+import pytest
+
+from tuning.candidates import evaluator as candidates
+from tuning.candidates.side_by_side import side_by_side
+from tuning.tuners.metaschedule.tune import LOGGER, logs_to
+
+
+def test_tasks_run_at_the_same_time():
+    both = threading.Barrier(2, timeout=10)  # broken unless the two wait at once
+    outcomes = side_by_side({"a": both.wait, "b": both.wait})
+    assert sorted(outcomes.values()) == [0, 1]  # each thread's place at the barrier
+
+
+def test_a_fatal_error_stops_the_others_and_is_raised():
+    def stopped_from_outside():
+        assert candidates.STOPPING.wait(timeout=10), "never told to stop"
+        return "stopped"
+
+    def fails():
+        raise RuntimeError("broken tuner")
+
+    with pytest.raises(RuntimeError, match="broken tuner"):
+        side_by_side({"slow": stopped_from_outside, "fails": fails})
+    assert not candidates.STOPPING.is_set()  # the next run starts afresh
+
+
+def test_an_error_that_is_not_fatal_is_returned():
+    outcomes = side_by_side(
+        {"ok": lambda: 1, "found nothing": lambda: 1 / 0},
+        fatal=lambda error: not isinstance(error, ZeroDivisionError),
+    )
+    assert outcomes["ok"] == 1 and isinstance(outcomes["found nothing"], ZeroDivisionError)
+
+
+def test_each_run_logs_to_its_own_file_and_the_logger_is_restored(tmp_path):
+    logger = logging.getLogger(LOGGER)
+    before = (logger.level, logger.propagate, list(logger.handlers))
+    both = threading.Barrier(2, timeout=10)
+
+    def run(name: str) -> None:
+        with logs_to(tmp_path / f"{name}.log") as log:
+            both.wait()  # both files open at once
+            for index in range(20):
+                log.getChild("task.main").info("%s line %d", name, index)
+            both.wait()
+
+    side_by_side({name: lambda name=name: run(name) for name in ("ms-default", "ms-space")})
+    for name, other in (("ms-default", "ms-space"), ("ms-space", "ms-default")):
+        text = (tmp_path / f"{name}.log").read_text()
+        assert text.count(f"{name} line") == 20 and other not in text
+    assert (logger.level, logger.propagate, list(logger.handlers)) == before
+
+
+def test_the_run_stops_until_the_outermost_call_ends():
+    """A fatal error in MetaSchedule's runs (nested in a tuner's thread) stops every tuner;
+    the next run in the process (a sweep's next Case, the next test) starts afresh."""
+
+    def nested_fails():
+        side_by_side({"ms-default": lambda: 1 / 0, "ms-space": lambda: 2})
+
+    def outer_sibling():
+        assert candidates.STOPPING.wait(timeout=10), "never told to stop"
+
+    with pytest.raises(ZeroDivisionError):
+        side_by_side({"metaschedule": nested_fails, "optuna": outer_sibling})
+    assert not candidates.STOPPING.is_set()
+
+
+def test_each_result_is_heard_in_the_callers_thread_as_it_comes():
+    first_heard = threading.Event()
+    heard = []
+
+    def hear(name, result):
+        heard.append((name, result, threading.current_thread() is threading.main_thread()))
+        first_heard.set()
+
+    side_by_side(
+        {"quick": lambda: 1, "waits": lambda: first_heard.wait(timeout=10) and 2}, each=hear
+    )
+    assert heard == [("quick", 1, True), ("waits", 2, True)]

@@ -1,0 +1,353 @@
+"""Reports of run folders written with known figures and the H200's noise, rendered as
+`tune report` renders them, on CPU: a CUDA run with the PyTorch peers (the H200's figures, from
+issue 12's table), a default-style CUDA run with both tuners, and an llvm run where `fixed` is
+`on`."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+from conftest import python_without_tvm
+
+from baselines.case import Case
+from reports.markdown import render
+from reports.summary import summarize_run
+from tuning.measure.design import block_orders, start_row, williams_rows
+from tuning.measure.harness import Protocol
+from tuning.plan import RunPlan
+from tuning.runfolder.store import Run, write_json
+
+# us: end to end through the call path, called from Python, GPU time with calls queued.
+FIGURES = {
+    "on": (107.4, 110.0, 107.3),
+    "fixed": (13.5, 15.9, 7.80),
+    "fixed+capture": (6.97, 8.4, 7.04),
+    "torch-compile": (52.3, 52.6, 6.83),
+    "torch-compile-max-autotune": (45.4, 45.7, 5.91),
+    "torch-eager+capture": (29.6, 31.0, 29.7),
+    "torch-compile+capture": (6.07, 7.5, 6.13),
+    "torch-compile-max-autotune+capture": (5.98, 7.4, 5.95),
+}
+HOST_BOUND = {"fixed", "torch-compile", "torch-compile-max-autotune"}
+REQUESTED = ["on", "fixed", "fixed+capture", "torch-compile", "torch-compile-max-autotune"]
+TRIALS, BLOCKS, REPEAT = 3, 8, 5
+
+
+def _trial(index, rng, figures=FIGURES, host_bound=HOST_BOUND) -> dict:
+    names = sorted(figures)
+    orders = block_orders(names, BLOCKS, start_row(index, len(names)))
+    process = rng.normal(0, 0.10)  # shared by the host-bound arms in this process
+    kinds = ("call_path", "python_call", "gpu_queued")[: len(next(iter(figures.values())))]
+    samples = {figure: {} for figure in kinds}
+    for f, figure in enumerate(samples):
+        for name in names:
+            host = name in host_bound or figure == "python_call"
+            sd = (0.08, 0.03) if host and figure != "gpu_queued" else (0.0005, 0.0005)
+            shift = process if host and figure != "gpu_queued" else rng.normal(0, 0.0005)
+            samples[figure][name] = [
+                list(
+                    figures[name][f]
+                    * np.exp(shift + rng.normal(0, sd[0]) + rng.normal(0, sd[1], REPEAT))
+                )
+                for _ in range(BLOCKS)
+            ]
+    checks = {name: {"correct": True, "max_abs_err": 0.0} for name in names}
+    return {
+        "trial": index,
+        "format": 2,
+        "checks": checks,
+        "kernels": {},
+        "design": {
+            "arms": names,
+            "rows": len(williams_rows(len(names))),
+            "start_row": start_row(index, len(names)),
+            "blocks": BLOCKS,
+            "positions": True,
+            "carryover": True,
+        },
+        "block_orders": orders,
+        "block_samples_us": samples,
+        "cuda_graph_launches": {},
+    }
+
+
+def _write_run(
+    path,
+    target: str,
+    figures: dict,
+    requested: list,
+    tuners: dict = {},
+    budget: int = 0,
+    host_bound=HOST_BOUND,
+    seed: int = 0,
+) -> Run:
+    """A run folder as `tune` leaves it: run.json, environment.json, the trials, and each
+    tuner's summary with its arm (`tuners` maps a tuner to its summary)."""
+    arms = [*requested, *(name for name in tuners if name in figures)]
+    run = Run.create(
+        path,
+        RunPlan(
+            Case(),
+            {"kind": target},
+            f"a {target} device",
+            Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT),
+            arms,
+            [name for name in tuners if name in figures],
+            budget,
+            command="tune ...",
+        ).meta(),
+    )
+    run.update_meta(
+        arms=[{"name": name, "whole_graph": False} for name in arms],
+        peers_added=[],
+        peers_not_measured={},
+    )
+    write_json(run.path / "environment.json", {"target": target})  # a report needs one
+    for name, summary in tuners.items():
+        write_json(run.tuner_dir(name) / "summary.json", summary)
+    rng = np.random.default_rng(seed)
+    for index in range(TRIALS):
+        run.save_trial(_trial(index, rng, figures, host_bound))
+    return run
+
+
+@pytest.fixture(scope="module")
+def peers_run(tmp_path_factory):
+    names = [
+        *REQUESTED,
+        "torch-eager+capture",
+        "torch-compile+capture",
+        "torch-compile-max-autotune+capture",
+    ]
+    run = Run.create(
+        tmp_path_factory.mktemp("h200") / "run",
+        RunPlan(
+            Case(),
+            {"kind": "cuda", "arch": "sm_90"},
+            "NVIDIA H200 sm_90",
+            Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT),
+            names,
+            command="tune ...",
+        ).meta(),
+    )
+    run.update_meta(peers_added=names[len(REQUESTED) :], peers_not_measured={})
+    write_json(run.path / "environment.json", {"gpu": "NVIDIA H200"})  # a report needs one
+    rng = np.random.default_rng(0)
+    for index in range(TRIALS):
+        run.save_trial(_trial(index, rng))
+    return run
+
+
+@pytest.fixture(scope="module")
+def report(peers_run):
+    return summarize_run(peers_run)
+
+
+def test_every_arm_has_three_figures(report):
+    for name, (call_path, python_call, gpu) in FIGURES.items():
+        figures = report["arms"][name]["figures"]
+        assert figures["call_path"]["median_us"] == pytest.approx(call_path, rel=0.2)
+        assert figures["python_call"]["median_us"] == pytest.approx(python_call, rel=0.2)
+        assert figures["gpu_queued"]["median_us"] == pytest.approx(gpu, rel=0.01)
+
+
+def test_pytorch_is_compared_like_for_like_in_every_figure(report):
+    for figure, ratios in report["ratios_by_figure"].items():
+        assert {
+            "fixed+capture/torch-compile+capture",
+            "fixed+capture/torch-eager+capture",
+            "fixed/torch-compile",
+            "fixed/torch-compile-max-autotune",
+            "fixed+capture/torch-compile-max-autotune+capture",
+        } <= set(ratios), figure
+        assert "fixed/torch-compile+capture" not in ratios  # not like for like
+
+
+def test_gpu_time_ratios_are_within_one_percent(report):
+    for pair, ratio in report["ratios_by_figure"]["gpu_queued"].items():
+        assert ratio["half_width"] < 0.01, pair
+        top, bottom = pair.split("/")
+        assert ratio["low"] <= FIGURES[top][2] / FIGURES[bottom][2] <= ratio["high"], pair
+
+
+def _sentences(paragraph: str) -> list[str]:
+    return re.split(r"(?<=\.) (?=[A-Z`])", paragraph)
+
+
+# `a/b = r (95% CI low–high)` and the verdict after it.
+VERDICT = re.compile(
+    r"(\S+)/(\S+) = ([\d.]+) \(95% CI ([\d.]+)–([\d.]+)\)"
+    r"(: `([^`]+)` is faster|, cannot be told apart)"
+)
+
+
+def _check_paragraph(paragraph: str) -> list[tuple]:
+    """Each sentence once, at most eight, and every verdict the one its interval gives; the
+    verdicts found."""
+    sentences = _sentences(paragraph)
+    assert len(sentences) == len(set(sentences)), paragraph
+    assert len(sentences) <= 8, sentences
+    assert "x faster" not in paragraph
+    verdicts = VERDICT.findall(paragraph)
+    for top, bottom, _, low, high, said, faster in verdicts:
+        if float(low) <= 1 <= float(high):
+            assert said == ", cannot be told apart", (top, bottom)
+        else:
+            assert faster == (top if float(high) < 1 else bottom), (top, bottom)
+    return verdicts
+
+
+def test_the_paragraph_holds_the_candidate_and_the_fair_peers_once(report):
+    paragraph = render(report).split("\n\n")[1]
+    verdicts = _check_paragraph(paragraph)
+    pairs = [f"{top}/{bottom}" for top, bottom, *_ in verdicts]
+    assert pairs.count("fixed/on") == 1
+    assert pairs.count("fixed/torch-compile") == 2  # two figures, each named
+    assert pairs.count("fixed+capture/torch-compile+capture") == 2
+    assert (
+        "Like for like against PyTorch (captured), `fixed+capture` against "
+        "`torch-compile+capture`: end to end, called from Python: "
+    ) in paragraph
+    assert "GPU time, calls queued: fixed/torch-compile = " in paragraph
+    # The other peers are in the table of ratios, not the paragraph.
+    assert "torch-compile-max-autotune" not in paragraph
+    assert "| `fixed/torch-compile-max-autotune` |" in render(report)
+    assert "Added beside the TVM `+capture` arms" in render(report)
+    assert json.dumps(report)  # report.json is plain JSON
+
+
+def test_the_report_renders_the_same_without_tvm(peers_run, report):
+    python_without_tvm(
+        "from reports.render import render_run\nfrom tuning.runfolder.store import Run\n"
+        f"render_run(Run({str(peers_run.path)!r}))"
+    )
+    assert (peers_run.path / "report.md").read_text() == render(report)
+    assert json.loads((peers_run.path / "report.json").read_text()) == json.loads(
+        json.dumps(report)
+    )
+
+
+# A default-style CUDA run: the issue's arms, `fixed`, and both tuners' arms.
+DEFAULT_FIGURES = {
+    "off": (17.0, 19.0, 16.9),
+    "partial": (17.1, 19.2, 17.0),
+    "on": (107.4, 110.0, 107.3),
+    "serial": (13.7, 16.0, 8.0),
+    "fixed": (13.5, 15.9, 7.80),
+    "optuna": (14.3, 16.6, 7.7),
+    "metaschedule": (14.0, 16.4, 7.75),
+}
+OPTUNA = {
+    "trials": 500,
+    "valid": 500,
+    "failed_by_reason": {},
+    "wall_s": 137.0,
+    "best_kernel_us": 2.20,
+    "best_trial": 62,
+    "fixed_kernel_us": 2.42,
+    "default_kernel_us": 99.2,
+    "serial_kernel_us": 2.28,
+    "timer": "cuda-events",
+}
+MS_RUN = {
+    "trials": 250,
+    "valid": 249,
+    "failed_by_reason": {"build": 1},
+    "wall_s": 60.0,
+    "best_kernel_us": 2.34,
+    "best_trial": 98,
+    "timer": "cuda-events",
+}
+MS = {
+    **MS_RUN,
+    "source": "ms-space",
+    "runs": {"ms-default": {**MS_RUN, "best_kernel_us": 4.1}, "ms-space": MS_RUN},
+}
+
+
+@pytest.fixture(scope="module")
+def default_report(tmp_path_factory):
+    run = _write_run(
+        tmp_path_factory.mktemp("default") / "run",
+        "cuda",
+        DEFAULT_FIGURES,
+        ["off", "partial", "on", "serial", "fixed"],
+        {"optuna": OPTUNA, "metaschedule": MS, **MS["runs"]},
+        budget=500,
+        host_bound=set(DEFAULT_FIGURES) - {"on"},
+    )
+    return summarize_run(run)
+
+
+def test_the_paragraph_names_fixed_against_on_and_the_tuned_optimum(default_report):
+    paragraph = render(default_report).split("\n\n")[1]
+    verdicts = _check_paragraph(paragraph)
+    pairs = [f"{top}/{bottom}" for top, bottom, *_ in verdicts]
+    assert pairs.count("fixed/on") == 1 and pairs.count("on/partial") == 1
+    assert "The candidate fix `fixed`" in paragraph
+    # The kernel against the best tuned one (2.42 / 2.20), each tuner's find named once, the
+    # best first; end to end against the fastest tuned arm.
+    assert (
+        "its kernel takes 2.42 us, 1.10x the best tuned kernel (`optuna` 2.20 us, found at "
+        "trial 62 of 500; `metaschedule` 2.34 us, found at trial 98 of 250)"
+    ) in paragraph
+    assert paragraph.count("at trial 62 of 500") == 1
+    arms = default_report["arms"]
+    fastest = min(("optuna", "metaschedule"), key=lambda name: arms[name]["median_us"])
+    assert pairs.count(f"fixed/{fastest}") == 1
+
+
+def test_the_tuner_section_says_what_the_budget_counted(default_report):
+    text = render(default_report)
+    section = text.split("## Tuners")[1]
+    assert (
+        "`--budget 500` counted, per tuner: `metaschedule`, candidates of its two runs "
+        "together: `ms-default` half of it (rounded down), `ms-space` the rest: 250 "
+        "(`ms-default`) and 250 (`ms-space`) measured; `optuna`, trials of one Optuna study, "
+        "failed candidates included (fewer where the space is spent): 500 measured."
+    ) in section
+
+
+# An llvm run: two figures, and `fixed` is `on` (the candidate rule is a GPU rule).
+CPU_FIGURES = {
+    "off": (40.0, 45.0),
+    "partial": (41.0, 46.0),
+    "on": (38.0, 43.0),
+    "serial": (45.0, 50.0),
+    "fixed": (38.0, 43.0),
+}
+
+
+def test_on_a_cpu_fixed_and_on_cannot_be_told_apart(tmp_path):
+    run = _write_run(
+        tmp_path / "run", "llvm", CPU_FIGURES, list(CPU_FIGURES), host_bound=set(CPU_FIGURES)
+    )
+    report = summarize_run(run)
+    ratio = report["ratios"]["fixed/on"]
+    assert ratio["low"] <= 1 <= ratio["high"]  # what the verdict below rests on
+    paragraph = render(report).split("\n\n")[1]
+    _check_paragraph(paragraph)
+    assert re.search(r"fixed/on = [\d.]+ \(95% CI [\d.]+–[\d.]+\), cannot be told apart", paragraph)
+    assert "`fixed` is faster" not in paragraph and "GPU time" not in paragraph
+    assert "a GPU rule: on llvm it builds what ON builds" in paragraph
+
+
+def test_the_report_says_where_the_run_s_time_went():
+    from reports.markdown import wall_text
+
+    text = "\n".join(
+        wall_text(
+            {
+                "phase_wall_s": {"optuna": 101.4, "tuning": 120.6, "comparison": 95.2},
+                "wall_s": 230.1,
+            }
+        )
+    )
+    assert "optuna 101 s, tuning 121 s, comparison 95 s; the whole run 230 s." in text
+    assert "arm builds" not in text
+    assert wall_text({"phase_wall_s": {}, "wall_s": None}) == []  # a run from before
+    walls = {"tuning": 120.6, "arm builds": 9.2, "comparison": 95.2}
+    text = "\n".join(wall_text({"phase_wall_s": walls, "wall_s": 230.1}))
+    assert "the arms' libraries build beside them (`arm builds`" in text
+    assert "tuning 121 s, arm builds 9 s, comparison 95 s" in text

@@ -1,0 +1,146 @@
+"""MetaSchedule on llvm with real measurements: both runs, resume, loud failure, apply-back."""
+
+import json
+
+import numpy as np
+import pytest
+import tvm
+from conftest import WINDOW3
+from tvm import relax
+
+from baselines.pipeline import build, make_target
+from baselines.reference import random_input, reference
+from tuning.candidates.evaluator import budget_shares
+from tuning.errors import TuningFailed
+from tuning.measure.vm_arms import outputs_of
+from tuning.runfolder.store import Run
+from tuning.tuners.metaschedule import bridge as ms_bridge
+from tuning.tuners.metaschedule import tuner as metaschedule
+from tuning.tuners.metaschedule.diagnosis import default_space_outcomes
+
+OPTIONS = {"seed": 0}
+# Shared by the two runs: 4 trials each.
+BUDGET = 8
+
+
+def _run(path):
+    return Run.create(path, {"target_spec": {"kind": "llvm"}, "identity": {}, "case": {}})
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    run = _run(tmp_path_factory.mktemp("ms") / "run")
+    arm = metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), BUDGET, None, OPTIONS)
+    return run, arm
+
+
+def test_budget_shares_add_up_to_the_budget():
+    assert budget_shares(500, 2) == [250, 250]
+    assert budget_shares(7, 2) == [3, 4]
+    assert budget_shares(1, 2) == [0, 1]
+
+
+def test_both_runs_measure_valid_candidates(tuned):
+    run, _ = tuned
+    summary = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
+    assert set(summary["runs"]) == {"ms-default", "ms-space"}
+    for name, result in summary["runs"].items():
+        assert result["trials"] == 4 and result["valid"] > 0, name
+        assert result["best_kernel_us"] > 0
+        rows = json.loads((run.path / "tuners" / name / "trials.json").read_text())
+        assert [r["trial"] for r in rows] == [1, 2, 3, 4]
+        assert all(r["status"] in ("ok", "wrong", "failed") for r in rows)
+        assert (run.path / "tuners" / name / "database_tuning_record.json").exists()
+    assert summary["best_kernel_us"] == min(r["best_kernel_us"] for r in summary["runs"].values())
+
+
+def test_tuned_schedule_applied_back_matches_the_reference(tuned):
+    _, arm = tuned
+    vm = relax.VirtualMachine(build(WINDOW3, arm, make_target("llvm")), tvm.cpu())
+    x = random_input(WINDOW3, 7)
+    for got, want in zip(outputs_of(vm["main"](tvm.runtime.tensor(x))), reference(WINDOW3, x)):
+        np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
+
+
+def test_resume_does_not_measure_again(tuned):
+    run, _ = tuned
+    path = run.path / "tuners" / "ms-space" / "trials.json"
+    before = path.read_text()
+    metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), BUDGET, None, OPTIONS)
+    assert path.read_text() == before
+
+
+class BrokenModule(ms_bridge.ScheduledModule):
+    """Every candidate fails to build (importable by the builder processes)."""
+
+    def apply(self, func, target):
+        raise tvm.error.InternalError("injected build failure")
+
+
+def test_a_run_that_measured_nothing_fails_loudly(tmp_path, monkeypatch):
+    monkeypatch.setattr(ms_bridge, "ScheduledModule", BrokenModule)
+    monkeypatch.setattr(metaschedule, "RUNS", ("ms-space",))
+    with pytest.raises(TuningFailed, match="measured no valid candidate"):
+        metaschedule.run_metaschedule(
+            _run(tmp_path / "run"), WINDOW3, make_target("llvm"), 3, None, OPTIONS
+        )
+
+
+def test_default_cuda_space_fails_only_through_its_unroll_rule():
+    """Why ms-default candidates fail: the unroll pragma that ParallelizeVectorizeUnroll samples
+    unrolls the loop around the cross-thread reduction, and LowerThreadAllreduce rejects it."""
+    default = default_space_outcomes(WINDOW3.replace(prelude=True), samples=24)
+    failures = {k: v for k, v in default.items() if not k.endswith(": built")}
+    assert failures and all(
+        k.startswith("cross-thread reduction") and "load_remap_" in k for k in failures
+    )
+    fixed = default_space_outcomes(
+        WINDOW3.replace(prelude=True), ("ParallelizeVectorizeUnroll",), samples=24
+    )
+    assert all(k.endswith(": built") for k in fixed)
+
+
+def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
+    """The arm's hook puts in exactly what MetaScheduleApplyDatabase takes from the database."""
+    from baselines.arms import Arm
+    from baselines.pipeline import fused_pool_function, fused_stage
+
+    run, arm = tuned
+    source = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
+    target = make_target("llvm")
+    mod = fused_stage(WINDOW3, Arm("on"), target)
+    gv, func = fused_pool_function(mod)
+    work_dir = str(run.path / "tuners" / source["source"])
+    with metaschedule._ms_target(target), tvm.transform.PassContext(opt_level=3):
+        applied = relax.transform.MetaScheduleApplyDatabase(work_dir=work_dir)(
+            tvm.IRModule({gv: func.with_attr("global_symbol", "main")})
+        )
+    ours = arm.schedule.apply(func, target)
+    tvm.ir.assert_structural_equal(applied[gv.name_hint].body, ours.body)
+
+
+def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, capfd):
+    """Other code (pytest 9 does) may attach handlers without a name to MetaSchedule's logger;
+    MetaSchedule's own logger set-up crashes on them. Ours leaves them alone, keeps the console
+    quiet and writes MetaSchedule's logs to the run folder."""
+    import io
+    import logging
+
+    logger = logging.getLogger("tvm.s_tir.meta_schedule")
+    unnamed = logging.StreamHandler(io.StringIO())  # as pytest's LogCaptureHandler is
+    assert unnamed.get_name() is None
+    logger.addHandler(unnamed)
+    try:
+        for index in range(2):
+            directory = tmp_path / f"tune{index}"
+            directory.mkdir()
+            summary = metaschedule.tune_one(
+                "ms-space", directory, WINDOW3, make_target("llvm"), {"kind": "llvm"}, 2, OPTIONS
+            )
+            assert summary["trials"] == 2
+            log = (directory / "tuning.log").read_text()
+            assert 'Initializing Task #0: "main"' in log and "TaskScheduler picks" in log
+        assert unnamed in logger.handlers and len(logger.handlers) == 1
+    finally:
+        logger.removeHandler(unnamed)
+    assert "Task" not in capfd.readouterr().out

@@ -1,0 +1,189 @@
+"""The Optuna search on llvm with real builds: seeding, pruning, repeats, failures, resume."""
+
+import threading
+
+import optuna
+import pytest
+import tvm
+from conftest import WINDOW3, InjectingSpace
+from tvm import te
+
+from baselines.template import PoolSchedule
+from tuning.candidates.evaluator import CandidateEvaluator
+from tuning.measure.protocol import KernelProtocol
+from tuning.tuners.optuna.record import RECORD
+from tuning.tuners.optuna.samplers import distributions, make_sampler
+from tuning.tuners.optuna.search_loop import OptunaSearch
+from tuning.tuners.optuna.storages import storage_for
+from tuning.tuners.optuna.summary import records, summarize
+from tuning.tuners.space import Space, key
+
+QUICK = KernelProtocol(number=1, repeat=2, min_repeat_ms=0, checks=1)
+
+
+class BrokenSchedule(PoolSchedule):
+    """Fails to build, as a bad schedule would."""
+
+    def apply(self, func, target):
+        raise tvm.error.InternalError("injected build failure")
+
+
+class WrongSchedule(PoolSchedule):
+    """Builds a kernel of the right signature that computes the wrong thing (all zeros)."""
+
+    def apply(self, func, target):
+        # TIRx parameters carry their BufferType in Var.ty (no buffer_map).
+        shapes = [[int(d) for d in p.ty.shape] for p in func.params]
+        inputs = [te.placeholder(s, "float32", name=f"in{i}") for i, s in enumerate(shapes[:-1])]
+        out = te.compute(shapes[-1], lambda *i: tvm.tirx.const(0, "float32"), name="zeros")
+        return te.create_prim_func(inputs + [out])
+
+
+class BrokenSpace(InjectingSpace):
+    """The real space, with two points replaced by broken schedules."""
+
+    faults = {(2, 1): BrokenSchedule, (4, 1): WrongSchedule}
+
+
+def _study(directory, sampler="random"):
+    return optuna.create_study(
+        study_name="s",
+        direction="minimize",
+        load_if_exists=True,
+        storage=storage_for(directory, None),
+        sampler=make_sampler(sampler, 0),
+    )
+
+
+@pytest.fixture(scope="module")
+def evaluator():
+    with CandidateEvaluator(WINDOW3, {"kind": "llvm"}, QUICK, workers=2) as ev:
+        yield ev
+
+
+def test_search_seeds_serial_first_and_measures_the_budget(tmp_path, evaluator):
+    space = Space(WINDOW3, "llvm")
+    study = _study(tmp_path)
+    OptunaSearch(study, space, evaluator, batch=4).run(8)
+    rows = records(study)
+    assert len(rows) == 8
+    assert rows[0]["params"] == space.seeds()[0]
+    assert all(r["status"] == "ok" and r["kernel_us"] > 0 for r in rows)
+
+
+def test_repeats_are_not_measured_twice(tmp_path, evaluator):
+    space = Space(WINDOW3, "llvm")
+    study = _study(tmp_path, "grid")
+    search = OptunaSearch(study, space, evaluator, batch=4)
+    search.run(len(space.valid_points()) + 10)  # more than the space: it stops when spent
+    rows = records(study)
+    assert len({r["key"] for r in rows}) == len(rows) == len(space.valid_points())
+
+
+def test_impossible_points_are_pruned_not_built(tmp_path, evaluator):
+    space = Space(WINDOW3.replace(width=3, height=3, window=3), "llvm")  # a 1x1 pool output
+    assert {space.why_invalid(p) for p in space.points()} >= {"tile larger than the output"}
+    study = optuna.create_study(
+        storage=storage_for(tmp_path, None), sampler=make_sampler("grid", 0)
+    )
+    with CandidateEvaluator(space.case, {"kind": "llvm"}, QUICK, workers=2) as small:
+        OptunaSearch(study, space, small, batch=4).run(4)
+    pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+    assert {t.user_attrs["pruned"] for t in pruned} >= {"tile larger than the output"}
+    assert all(t.user_attrs["pruned"] == space.why_invalid(t.params) for t in pruned)
+    assert all(t.user_attrs.get("measured") is None for t in pruned)
+
+
+def test_failed_and_wrong_candidates_are_recorded_and_the_search_goes_on(tmp_path, evaluator):
+    space = BrokenSpace(WINDOW3, "llvm")
+    study = _study(tmp_path, "grid")
+    OptunaSearch(study, space, evaluator, batch=4).run(len(space.valid_points()))
+    rows = records(study)
+    summary = summarize(study, rows, 1.0, {}, None, key(space.seeds()[0]))
+    assert summary["failed_by_reason"] == {"build error": 4, "wrong result": 4}
+    assert summary["valid"] == len(rows) - 8
+    broken = [r for r in rows if r.get("reason") == "build error"]
+    assert all("injected build failure" in r["detail"] for r in broken)
+    assert (summary["best_params"]["outputs_w"], summary["best_params"]["outputs_h"]) not in [
+        (2, 1),
+        (4, 1),
+    ]
+
+
+def test_resume_keeps_every_measurement(tmp_path, evaluator):
+    space = Space(WINDOW3, "llvm")
+    OptunaSearch(_study(tmp_path), space, evaluator, batch=3).run(6)
+    before = {r["number"]: (r["key"], r["kernel_us"]) for r in records(_study(tmp_path))}
+    study = _study(tmp_path)
+    OptunaSearch(study, space, evaluator, batch=3).run(9)
+    after = {r["number"]: (r["key"], r["kernel_us"]) for r in records(study)}
+    assert len(before) == 6 and len(after) == 9
+    assert all(after[n] == before[n] for n in before)
+
+
+def test_a_seed_interrupted_by_a_kill_is_measured_on_resume(tmp_path, evaluator):
+    space = Space(WINDOW3, "llvm")
+    study = _study(tmp_path)
+    OptunaSearch(study, space, evaluator)
+    asked = study.ask(distributions(space))  # the run is killed while SERIAL is measured
+    assert asked.params == space.seeds()[0]
+    study = _study(tmp_path)
+    OptunaSearch(study, space, evaluator, batch=2).run(2)
+    assert space.seeds()[0] in [r["params"] for r in records(study)]
+
+
+def test_a_measurement_recorded_but_not_told_before_a_kill_is_kept(tmp_path, evaluator):
+    space = Space(WINDOW3, "llvm")
+    study = _study(tmp_path)
+    trial = study.ask(distributions(space))
+    trial.set_user_attr("key", key(trial.params))
+    trial.set_user_attr(
+        RECORD, {"key": key(trial.params), "status": "ok", "kernel_us": 3.5, "samples_us": [3.5]}
+    )  # killed here, before `tell`
+    OptunaSearch(_study(tmp_path), space, evaluator)
+    assert _study(tmp_path).trials[trial.number].value == 3.5
+
+
+def test_a_partial_record_of_the_old_layout_counts_as_not_measured(tmp_path, evaluator):
+    """Runs made before the one-write record kept a field per attribute; a kill between two of
+    them left `measured` and `status` without `kernel_us` (a KeyError on every resume)."""
+    space = Space(WINDOW3, "llvm")
+    study = _study(tmp_path)
+    trial = study.ask(distributions(space))
+    for name, value in {"key": key(trial.params), "measured": True, "status": "ok"}.items():
+        trial.set_user_attr(name, value)  # killed here, before kernel_us and samples_us
+    search = OptunaSearch(_study(tmp_path), space, evaluator)
+    assert search.measured() == {}
+    assert _study(tmp_path).trials[trial.number].state == optuna.trial.TrialState.FAIL
+
+
+class SlowFirstBuild:
+    """Builds at once, except the first candidate's, which ends only after three later
+    candidates were submitted: a search that waits for whole batches never gets there."""
+
+    workers = 2
+
+    def __init__(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool = ThreadPoolExecutor(2)
+        self.submitted = 0
+        self.released = threading.Event()
+
+    def submit(self, schedule):
+        self.submitted += 1
+        if self.submitted == 4:
+            self.released.set()
+        first = self.submitted == 1
+        return self.pool.submit(lambda: self.released.wait(timeout=20) if first else True)
+
+    def finish(self, future):
+        assert future.result(), "the first build waited for the whole batch"
+        return {"status": "ok", "kernel_us": 1.0 + self.submitted, "samples_us": [1.0]}
+
+
+def test_builders_are_kept_busy_while_one_candidate_builds_long(tmp_path):
+    evaluator = SlowFirstBuild()
+    study = _study(tmp_path)
+    OptunaSearch(study, Space(WINDOW3, "llvm"), evaluator, batch=2).run(6)
+    assert len(records(study)) == 6 and evaluator.released.is_set()

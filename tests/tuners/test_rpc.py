@@ -1,0 +1,265 @@
+"""MetaSchedule measured through TVM's RPC tracker on two real servers on localhost (llvm)."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import tvm
+from conftest import WINDOW3, tune
+
+from baselines.pipeline import make_target
+from tuning.candidates.kernel import bias_count, compile_kernel, fused_function
+from tuning.cli.main import main
+from tuning.measure.protocol import KernelProtocol
+from tuning.tuners.metaschedule import rpc
+
+KEY = "pool-test"
+# Two blocks of two samples per trial, a 16 x 16 graph.
+FAST = [
+    *"--target llvm --trials 1 --blocks 2 --number 2 --repeat 2 --min-repeat-ms 1".split(),
+    *"--warmup-s 0 --case channels=2 height=16 width=16 branches=2".split(),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _start(module: str, log, *args) -> subprocess.Popen:
+    """A TVM RPC process in a session of its own (a server forks one process per session)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", module, "--host", "127.0.0.1", *args],
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def tracker(tmp_path_factory):
+    """A tracker and two servers of KEY; yields the tracker's address and the servers' logs."""
+    logs = tmp_path_factory.mktemp("rpc")
+    port = _free_port()
+    address = f"127.0.0.1:{port}"
+    processes = [
+        _start(
+            "tvm.exec.rpc_tracker",
+            logs / "tracker.log",
+            "--port",
+            str(port),
+            "--port-end",
+            str(port + 1),
+        )
+    ]
+    servers = [logs / "server0.log", logs / "server1.log"]
+    for log in servers:
+        server_port = _free_port()
+        processes.append(
+            _start(
+                "tvm.exec.rpc_server",
+                log,
+                "--tracker",
+                address,
+                "--key",
+                KEY,
+                "--port",
+                str(server_port),
+                "--port-end",
+                str(server_port + 1),
+            )
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if rpc.free_servers(address, KEY) == 2:
+                    break
+            except rpc.TrackerError:
+                pass
+            assert time.monotonic() < deadline, "the RPC servers did not register"
+            time.sleep(0.5)
+        yield address, servers
+    finally:
+        for process in processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def _sessions(log) -> int:
+    return log.read_text().count("connected from")
+
+
+@pytest.fixture(scope="module")
+def remote_run(tracker, tmp_path_factory):
+    address, servers = tracker
+    out = tmp_path_factory.mktemp("runs") / "run"
+    before = [_sessions(log) for log in servers]
+    tune(
+        "--tuners",
+        "metaschedule",
+        "--budget",
+        "16",
+        "--rpc-tracker",
+        address,
+        "--rpc-key",
+        KEY,
+        "--out",
+        str(out),
+        *FAST,
+        check_exit=0,
+    )
+    return out, [_sessions(log) - b for log, b in zip(servers, before)]
+
+
+def test_every_candidate_is_measured_on_the_servers(tracker, remote_run):
+    out, sessions = remote_run
+    measured = 0
+    for name in ("ms-default", "ms-space"):
+        rows = json.loads((out / "tuners" / name / "trials.json").read_text())
+        assert [row["trial"] for row in rows] == list(range(1, 9)), name
+        assert {row["runner"] for row in rows} == {f"rpc {tracker[0]} key {KEY}"}
+        valid = [row for row in rows if row["status"] == "ok"]
+        assert valid and all(row["kernel_us"] > 0 and row["max_abs_err"] == 0 for row in valid)
+        measured += sum(row.get("reason") != "build error" for row in rows)
+    assert all(count > 0 for count in sessions)  # both servers measured candidates
+    assert sum(sessions) == measured  # one session per measured candidate, none local
+    summary = json.loads((out / "report.json").read_text())["tuners"]["metaschedule"]
+    assert summary["trials"] == 8 and summary["best_kernel_us"] > 0
+    assert json.loads((out / "run.json").read_text())["options"]["rpc_key"] == KEY
+
+
+def _refused(argv, capsys) -> str:
+    """`tune` in this process (these refusals come before any tuning): exit 2, one line."""
+    capsys.readouterr()
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_resume_checks_the_run_s_own_tracker(remote_run, tmp_path, capsys):
+    """A resumed run re-reads its tracker from run.json, and checks it before tuning."""
+    copy = tmp_path / "run"
+    shutil.copytree(remote_run[0], copy)
+    (copy / "tuners" / "metaschedule" / "summary.json").unlink()
+    meta = json.loads((copy / "run.json").read_text())
+    meta["options"]["rpc_tracker"] = f"127.0.0.1:{_free_port()}"
+    (copy / "run.json").write_text(json.dumps(meta))
+    assert "cannot reach the RPC tracker" in _refused(["--resume", str(copy)], capsys)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--rpc-tracker", "127.0.0.1:{dead}", "--rpc-key", KEY], "cannot reach the RPC tracker"),
+        (
+            ["--rpc-tracker", "{tracker}", "--rpc-key", "other"],
+            "has no free server for key 'other'",
+        ),
+        (["--rpc-tracker", "localhost", "--rpc-key", KEY], "--rpc-tracker must be HOST:PORT"),
+        (["--rpc-tracker", "{tracker}"], "--rpc-tracker HOST:PORT and --rpc-key KEY go together"),
+    ],
+)
+def test_a_tracker_that_cannot_be_used_is_one_line_and_exit_2(
+    tracker, args, message, tmp_path, capsys
+):
+    args = [a.format(dead=_free_port(), tracker=tracker[0]) for a in args]
+    line = _refused(
+        ["--tuners", "metaschedule", "--budget", "2", *args, "--out", str(tmp_path / "run"), *FAST],
+        capsys,
+    )
+    assert message in line
+    assert not (tmp_path / "run").exists()  # refused before the run folder is made
+
+
+def test_a_wrong_kernel_on_a_server_is_recorded_wrong_and_never_timed(tracker, tmp_path):
+    from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+    from tvm.s_tir.meta_schedule.runner import RunnerInput
+
+    _, func = fused_function(WINDOW3, {"kind": "llvm"})
+    target = make_target("llvm")
+    kernels = {"right": func, "unwritten": func.with_body(tvm.tirx.Evaluate(0))}
+    paths = [str(tmp_path / f"{name}.so") for name in kernels]
+    for (name, kernel), path in zip(kernels.items(), paths):
+        compile_kernel(kernel, target, Path(path))
+    protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=20)
+    options = {"rpc_tracker": tracker[0], "rpc_key": KEY}
+    with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:
+        inputs = [RunnerInput(path, "cpu", ArgInfo.from_prim_func(func)) for path in paths]
+        results = [future.result() for future in runner.run(inputs)]
+    right, unwritten = [
+        rpc.remote_record(path, {"status": "built", "path": path}, result)
+        for path, result in zip(paths, results)
+    ]
+    assert right["status"] == "ok" and right["max_abs_err"] == 0 and results[0].run_secs
+    assert unwritten["status"] == "wrong" and unwritten["reason"] == "output not written"
+    assert results[1].run_secs is None and "output not written" in results[1].error_msg
+    assert not any(os.path.exists(path) or os.path.exists(path + ".json") for path in paths)
+
+
+# Runs a kernel that sleeps for 10 minutes on a server through `rpc.remote_runner`, then waits.
+MEASURES_A_HANGING_KERNEL = """
+import sys, time
+sys.path.insert(0, "tests")
+from tvm.s_tir.meta_schedule.arg_info import ArgInfo
+from tvm.s_tir.meta_schedule.runner import RunnerInput
+from conftest import WINDOW3
+from tuning.tuners.metaschedule import rpc
+from tuning.candidates.kernel import bias_count, fused_function
+from tuning.measure.protocol import KernelProtocol
+_, func = fused_function(WINDOW3, {"kind": "llvm"})
+protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=120)
+options = {"rpc_tracker": sys.argv[1], "rpc_key": sys.argv[2]}
+with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:
+    runner.run([RunnerInput(sys.argv[3], "cpu", ArgInfo.from_prim_func(func))])
+    time.sleep(600)
+"""
+
+
+def test_the_rpc_runner_s_workers_die_with_the_run_mid_session(tracker, tmp_path):
+    """Killed alone mid-session, the run leaves no RPC worker waiting on the server (the
+    last test here: the session holds one server until the server's time limit)."""
+    import psutil
+    from conftest import ROOT, assert_all_gone
+
+    _, func = fused_function(WINDOW3, {"kind": "llvm"})
+    sleep = tvm.tirx.Evaluate(tvm.tirx.call_extern("int32", "sleep", 600))
+    library = tmp_path / "hangs.so"
+    compile_kernel(
+        func.with_body(tvm.tirx.SeqStmt([sleep, func.body])), make_target("llvm"), library
+    )
+    address, servers = tracker
+    before = sum(_sessions(log) for log in servers)
+    run = subprocess.Popen(
+        [sys.executable, "-c", MEASURES_A_HANGING_KERNEL, address, KEY, str(library)],
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while sum(_sessions(log) for log in servers) == before:
+            assert run.poll() is None and time.monotonic() < deadline, "no session began"
+            time.sleep(0.3)
+        workers = psutil.Process(run.pid).children(recursive=True)
+        assert workers, "the RPC runner started no worker"
+        time.sleep(2)  # the worker is inside the session, waiting on the kernel
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(timeout=60)
+        assert_all_gone(workers)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()

@@ -1,0 +1,263 @@
+"""Build many candidates in parallel on the CPU cores, measure them one at a time on the device.
+
+Shared by both tuners: a candidate is a schedule (`baselines.protocols.Schedule`); its
+outcome is a record (`outcome.Outcome`) with its `status`, the `reason` it failed, `kernel_us`,
+`build_s`, `run_s`.
+Each candidate is measured as soon as it is built, so the device never waits for a batch's
+slowest build; tuners running side by side (in threads) take turns on the device (`DEVICE`,
+first asked first served), and a kernel already measured in the run, by any tuner, is not timed
+again (`KernelCache`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import TypeVar
+
+from baselines.anatomy import launch_configs
+from baselines.case import Case
+from baselines.pipeline import make_target
+from baselines.protocols import Schedule
+from tuning.children import kill_pool, process_pool
+from tuning.measure.protocol import KernelProtocol
+
+from .kernel import bias_count, compile_kernel, fused_function, kernel_module
+from .kernel_cache import KernelCache, kernel_key
+from .outcome import Outcome, Reason, Status, failed
+from .runner import KernelRunner
+from .turns import TurnLock
+
+# A tuner's trial row: a candidate's Outcome with where it came from (trial, point, launch).
+Row = TypeVar("Row", bound=Mapping)
+
+
+def failures_by_reason(records: list[Outcome]) -> dict[str, int]:
+    """How many candidates failed, by reason (both tuners report this)."""
+    counts: dict[str, int] = {}
+    for record in records:
+        if record["status"] != Status.OK:
+            reason = str(record.get("reason", record["status"]))
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts
+
+
+def summary_counts(rows: list[Row], wall_s: float) -> tuple[dict, list[Row]]:
+    """What both tuners' summaries start with (trials, valid ones, failures by reason, wall
+    time), and the valid rows."""
+    valid = [row for row in rows if row["status"] == Status.OK]
+    counts = {
+        "trials": len(rows),
+        "valid": len(valid),
+        "failed_by_reason": failures_by_reason(rows),
+        "wall_s": wall_s,
+    }
+    return counts, valid
+
+
+def tuner_result(summary: dict) -> str:
+    """A tuner's outcome in a few words, for its console line."""
+    failed = summary["trials"] - summary["valid"]
+    best = (
+        f"best {summary['best_kernel_us']:.2f} us at trial {summary['best_trial']}"
+        if summary.get("best_kernel_us") is not None
+        else "no valid candidate"
+    )
+    return f"{best} of {summary['trials']}" + (f", {failed} failed" if failed else "")
+
+
+class Stopped(Exception):
+    """The run is stopping (Ctrl-C in the main thread): a tuner's thread ends here."""
+
+
+# One candidate at a time on the device, whichever tuner's thread measures it, in turn.
+DEVICE = TurnLock()
+# Set by the main thread when the run stops; every evaluator stops at its next candidate.
+STOPPING = threading.Event()
+_LIVE: set = set()  # evaluators open now, for `stop_all`
+
+
+def stop_all() -> None:
+    """Stop every tuner's evaluator: no new candidate, builders and runners killed."""
+    STOPPING.set()
+    for evaluator in list(_LIVE):
+        evaluator.close(kill=True)
+
+
+def _build(
+    case: Case, target_spec: dict, schedule: Schedule, path: str, whole: bool = False
+) -> Outcome:
+    """In a builder process: schedule the fused function and compile it to `path`."""
+    started = time.monotonic()
+    try:
+        target = make_target(**target_spec)
+        _, func = fused_function(case, target_spec, whole)
+        scheduled = schedule.apply(func, target)
+        executable = compile_kernel(scheduled, target, Path(path))
+        key = kernel_key(executable, launch_configs(kernel_module(scheduled)))
+    except Exception as error:  # recorded against the candidate; the search goes on
+        return failed(
+            Reason.BUILD_ERROR,
+            f"{type(error).__name__}: {error_line(str(error))}",
+            build_s=time.monotonic() - started,
+        )
+    return {
+        "status": Status.BUILT,
+        "path": path,
+        "kernel_key": key,
+        "build_s": time.monotonic() - started,
+    }
+
+
+def error_line(text: str) -> str:
+    """The line of a compiler's message that says what went wrong (nvcc puts it mid-text)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    named = [line for line in lines if "error" in line.lower()]
+    return (named or lines or ["(no message)"])[-1][:300]
+
+
+class CandidateEvaluator:
+    """Parallel builders and one replaceable measuring process, for one Case and target; with
+    `whole`, for the one kernel of the whole graph instead of the fused pool kernel."""
+
+    def __init__(
+        self,
+        case: Case,
+        target_spec: dict,
+        protocol: KernelProtocol | None = None,
+        workers: int | None = None,
+        whole: bool = False,
+        cache: KernelCache | None = None,
+    ):
+        self.case, self.target_spec, self.whole = case, target_spec, whole
+        self.protocol = protocol or KernelProtocol()
+        self.cache = cache if cache is not None else KernelCache()
+        _, func = fused_function(case, target_spec, whole)
+        self.runner = KernelRunner(
+            case, bias_count(func), target_spec["kind"], self.protocol, whole
+        )
+        self.workers = workers or max(1, (os.cpu_count() or 2))
+        self._pool = self._new_pool()
+        self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
+        self._submitted: dict = {}  # future of `submit` -> (library path, its pool)
+        _LIVE.add(self)
+
+    def evaluate(self, schedules: list[Schedule]) -> list[Outcome]:
+        """Build all in parallel; check and time each one as soon as it is built. The records
+        come back in the order of `schedules`."""
+        futures = self._submit(schedules)
+        records: list = [None] * len(futures)
+        for future in as_completed(futures):
+            index, path = futures[future]
+            record = self._built(future, path)
+            built = record["status"] == Status.BUILT
+            records[index] = self._measure(record) if built else record
+        self._renew_pool_if_broken(records)
+        return records
+
+    def submit(self, schedule: Schedule) -> Future:
+        """Start building one candidate; `finish` checks and times it once built. A search
+        keeps the builders busy this way while it asks for its next points."""
+        ((future, (_, path)),) = self._submit([schedule]).items()
+        self._submitted[future] = (path, self._pool)
+        return future
+
+    def finish(self, future: Future) -> Outcome:
+        """The outcome of a candidate `submit` started: its build, then its measurement."""
+        path, pool = self._submitted.pop(future)
+        record = self._built(future, path)
+        if record["status"] == Status.BUILT:
+            return self._measure(record)
+        if pool is self._pool:  # a later future of a pool replaced already renews nothing
+            self._renew_pool_if_broken([record])
+        return record
+
+    def build(self, schedules: list[Schedule]) -> list[Outcome]:
+        """Build all in parallel; a built record's `path` is its library, the caller's to
+        delete (what is left goes with the evaluator's folder on close)."""
+        futures = self._submit(schedules)
+        records = [self._built(future, path) for future, (_, path) in futures.items()]
+        self._renew_pool_if_broken(records)
+        return records
+
+    def _submit(self, schedules: list[Schedule]) -> dict:
+        """future -> (index, library path), one build per schedule."""
+        self._check_running()
+        futures = {}
+        for index, schedule in enumerate(schedules):
+            path = os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{index}.so")
+            future = self._pool.submit(
+                _build, self.case, self.target_spec, schedule, path, self.whole
+            )
+            futures[future] = (index, path)
+        return futures
+
+    def _built(self, future, path: str) -> dict:
+        try:
+            record = future.result()
+        except BrokenProcessPool:  # the compiler itself crashed: this batch is not built
+            self._check_running()
+            record = failed(Reason.BUILDER_CRASHED, "a builder process died")
+        if record["status"] != Status.BUILT and os.path.exists(path):  # half a library
+            os.remove(path)
+        return record
+
+    def _measure(self, record: Outcome) -> Outcome:
+        """Check and time a built candidate, or reuse its kernel's measurement."""
+        path = record.pop("path")
+        try:
+            with DEVICE:
+                self._check_running()
+                result = self.cache.get(record.get("kernel_key"))
+                if result is None:
+                    result = self.runner.measure(path)
+                    self._check_running()  # a runner killed by `stop_all` measured nothing
+                    self.cache.put(record.get("kernel_key"), result)
+        finally:
+            with contextlib.suppress(FileNotFoundError):  # `stop_all` may have removed it
+                os.remove(path)
+        return {**record, **result}
+
+    def _check_running(self) -> None:
+        if STOPPING.is_set():
+            raise Stopped("the run is stopping")
+
+    def _renew_pool_if_broken(self, records: list[dict]) -> None:
+        if any(record.get("reason") == Reason.BUILDER_CRASHED for record in records):
+            self._pool.shutdown(cancel_futures=True)
+            self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return process_pool(self.workers)
+
+    def close(self, kill: bool = False) -> None:
+        """`kill`: stop the builders and the runner mid-task (the run is being stopped)."""
+        try:
+            _LIVE.remove(self)
+        except KeyError:  # closed already (by `stop_all`, from the main thread)
+            return
+        if kill:
+            kill_pool(self._pool)
+        else:
+            self._pool.shutdown(cancel_futures=True)
+        self.runner.close(kill)
+        self._tmp.cleanup()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, error_type, *exc):
+        self.close(kill=error_type is not None)
+
+
+def budget_shares(budget: int, parts: int) -> list[int]:
+    """`budget` split into `parts` shares that add up to it, the later ones larger by one (the
+    two MetaSchedule runs, the Optuna workers)."""
+    return [budget // parts + (index >= parts - budget % parts) for index in range(parts)]

@@ -1,0 +1,114 @@
+"""Check a compiled kernel against the NumPy reference, then time it (microseconds)."""
+
+from __future__ import annotations
+
+import numpy as np
+import tvm
+
+from baselines.case import Case
+from baselines.reference import distinct_outputs, fused_pool_reference, matches, random_input
+from tuning.measure.gpu_timer import GPU_TIMER, gpu_time_us
+from tuning.measure.protocol import KernelProtocol
+
+from .outcome import Outcome, Reason, Status, wrong
+
+
+def _inputs(case: Case, biases: int, seed: int, whole: bool = False) -> list[np.ndarray]:
+    if whole:  # the graph's input
+        first = random_input(case, seed)
+    else:
+        rng = np.random.default_rng(seed)
+        first = rng.uniform(-0.5, 0.5, case.pool_input_shape).astype("float32")
+    return [first] + [np.array(1, dtype="float32") for _ in range(biases)]
+
+
+def _expected(case: Case, biases: int, seed: int, whole: bool = False) -> list[np.ndarray]:
+    """What the kernel must write for the inputs of `seed`, output by output."""
+    first = _inputs(case, biases, seed, whole)[0]
+    if whole:
+        return distinct_outputs(case, first)
+    return [fused_pool_reference(case, first, biases)]
+
+
+def upload_inputs(case: Case, biases: int, seed: int, device, whole: bool = False) -> list:
+    """One check's arguments on `device` (local or an RPC session's): the inputs of `seed`,
+    and the outputs poisoned with NaN so that an element never written shows."""
+    outputs = [
+        np.full(w.shape, np.nan, dtype="float32") for w in _expected(case, biases, seed, whole)
+    ]
+    return [
+        tvm.runtime.tensor(a, device=device)
+        for a in (*_inputs(case, biases, seed, whole), *outputs)
+    ]
+
+
+def measure_library(
+    path: str,
+    case: Case,
+    biases: int,
+    target_kind: str,
+    protocol: KernelProtocol,
+    whole: bool = False,
+) -> Outcome:
+    """Check a compiled kernel against the NumPy reference, then time it (microseconds)."""
+    device = tvm.cuda(0) if target_kind == "cuda" else tvm.cpu(0)
+    arguments = [
+        upload_inputs(case, biases, seed, device, whole) for seed in range(protocol.checks)
+    ]
+    return check_and_time(
+        tvm.runtime.load_module(path),
+        device,
+        case,
+        biases,
+        protocol,
+        arguments,
+        gpu_timer=target_kind == "cuda",
+        whole=whole,
+    )
+
+
+def check_and_time(
+    module,
+    device,
+    case: Case,
+    biases: int,
+    protocol: KernelProtocol,
+    arguments: list,
+    gpu_timer: bool = False,
+    whole: bool = False,
+) -> Outcome:
+    """Run `module` on each argument list of `upload_inputs` (seeds 0, 1, ...) and compare with
+    the NumPy reference; time it only if every output is right."""
+    function = module["main"]
+    worst = 0.0
+    for seed, args in enumerate(arguments):
+        function(*args)
+        device.sync()
+        wants = _expected(case, biases, seed, whole)
+        for got, want in zip((a.numpy() for a in args[-len(wants) :]), wants):
+            if np.isnan(got).any():  # the output was poisoned with NaN: an element not written
+                return wrong(Reason.OUTPUT_NOT_WRITTEN, None)
+            error = float(np.max(np.abs(got.astype(np.float64) - want)))
+            if not matches(got, want):
+                return wrong(Reason.WRONG_RESULT, error)
+            worst = max(worst, error)
+    # The GPU timer where there is one; `time_evaluator` (host-side, launches included) only
+    # where there is none: each costs the device `repeat` x `min_repeat_ms` per candidate.
+    samples = gpu_time_us(function, args, protocol.repeat) if gpu_timer else None
+    timer = GPU_TIMER
+    if samples is None:
+        evaluator = module.time_evaluator(
+            "main",
+            device,
+            number=protocol.number,
+            repeat=protocol.repeat,
+            min_repeat_ms=protocol.min_repeat_ms,
+        )
+        samples, timer = [s * 1e6 for s in evaluator(*args).results], "time_evaluator"
+    return {
+        "status": Status.OK,
+        "kernel_us": float(np.median(samples)),
+        "samples_us": samples,
+        "max_abs_err": worst,
+        "timer": timer,
+    }

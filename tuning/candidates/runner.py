@@ -1,0 +1,116 @@
+"""The measuring process of the tuners' candidates, replaced when a candidate kills it.
+
+A process of its own because a bad kernel (an illegal address) poisons the CUDA context: it is
+replaced, and the candidate recorded as failed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue as queue_module
+import time
+
+from baselines.case import Case
+from tuning.children import die_with_parent, stop
+from tuning.measure.protocol import KernelProtocol
+
+from .outcome import Outcome, Reason, failed
+
+
+def _runner_loop(requests, replies, parent: int):
+    die_with_parent(parent)
+    # Imported here, after the line to the parent is set: TVM is most of a new runner's
+    # start-up, which no candidate is charged for (the time limit starts after "ready").
+    from .kernel_check import measure_library
+
+    replies.put((None, "ready"))
+    while True:
+        job = requests.get()
+        if job is None:
+            return
+        key, args = job
+        try:
+            replies.put((key, measure_library(*args)))
+        except Exception as error:  # a runtime error is a failed candidate, not a dead runner
+            replies.put(
+                (key, failed(Reason.RUN_ERROR, f"{type(error).__name__}: {str(error)[:300]}"))
+            )
+
+
+# A new measuring process imports TVM (seconds on a loaded machine) before it is ready.
+STARTUP_LIMIT_S = 300
+
+
+class KernelRunner:
+    """One measuring process, replaced when a candidate kills it or runs past the time limit."""
+
+    def __init__(
+        self,
+        case: Case,
+        biases: int,
+        target_kind: str,
+        protocol: KernelProtocol,
+        whole: bool = False,
+    ):
+        self.case, self.biases, self.kind, self.protocol = case, biases, target_kind, protocol
+        self.whole = whole
+        self._context = multiprocessing.get_context("spawn")
+        self._process = None
+        self.restarts = 0
+
+    def _start(self):
+        self._requests, self._replies = self._context.Queue(), self._context.Queue()
+        self._process = self._context.Process(
+            target=_runner_loop, args=(self._requests, self._replies, os.getpid()), daemon=True
+        )
+        self._process.start()
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        while self._process.is_alive() and time.monotonic() < deadline:
+            try:
+                self._replies.get(timeout=0.5)  # ready: the time limit starts with the candidate
+                return
+            except queue_module.Empty:
+                continue
+        raise RuntimeError(
+            f"the measuring process did not start within {STARTUP_LIMIT_S} s "
+            f"(exit code {self._process.exitcode})"
+        )
+
+    def measure(self, path: str) -> Outcome:
+        if self._process is None or not self._process.is_alive():
+            self._start()
+        key = str(path)
+        started = time.monotonic()
+        self._requests.put(
+            (key, (key, self.case, self.biases, self.kind, self.protocol, self.whole))
+        )
+        while True:
+            try:
+                _, result = self._replies.get(timeout=0.5)
+                result["run_s"] = time.monotonic() - started
+                return result
+            except queue_module.Empty:
+                if not self._process.is_alive():
+                    code = self._process.exitcode
+                    self._replace()
+                    return failed(Reason.RUNNER_CRASHED, f"exit code {code}")
+                if time.monotonic() - started > self.protocol.time_limit_s:
+                    self._replace(kill=True)
+                    return failed(
+                        Reason.TIME_LIMIT, f"no result within {self.protocol.time_limit_s:.0f} s"
+                    )
+
+    def _replace(self, kill: bool = False):
+        if kill and self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+        self._process = None
+        self.restarts += 1
+
+    def close(self, kill: bool = False) -> None:
+        if self._process is not None and self._process.is_alive() and not kill:
+            self._requests.put(None)
+            self._process.join(timeout=10)
+        if self._process is not None:
+            stop(self._process)

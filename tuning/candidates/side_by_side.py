@@ -1,0 +1,69 @@
+"""Work that runs side by side in threads (the tuners, MetaSchedule's two runs): one tuner's
+builds overlap another's timing, and the device takes one candidate at a time
+(`candidates.DEVICE`). The first fatal error, or Ctrl-C, stops all of it (`candidates.stop_all`)
+and is raised in the caller's thread. The run counts as stopping (`candidates.STOPPING`) until
+the outermost of these calls has ended (MetaSchedule's two runs go side by side inside a tuner's
+thread)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from .evaluator import STOPPING, stop_all
+
+_ACTIVE = threading.Lock()
+_calls = 0  # side_by_side calls under way, nested ones included
+
+
+def side_by_side(
+    tasks: dict[str, Callable], fatal: Callable = lambda error: True, each: Callable | None = None
+) -> dict:
+    """Run each task in a thread of its own. Returns each one's result, or its error where
+    that error is not `fatal` (a tuner that found nothing valid, whose failure the report
+    states). `each(name, result)` hears each result as it comes, in the caller's thread."""
+    outcomes: dict = {}
+    heard: set = set()
+
+    def run(name: str, task: Callable) -> None:
+        try:
+            outcomes[name] = task()
+        except BaseException as error:  # handed to the caller's thread
+            outcomes[name] = error
+
+    def take_stock() -> None:
+        """Raise the first fatal error; hand each new result to `each`."""
+        errors = [e for e in outcomes.values() if isinstance(e, BaseException) and fatal(e)]
+        if errors:
+            raise errors[0]
+        for name, outcome in list(outcomes.items()):
+            if name not in heard and not isinstance(outcome, BaseException) and each:
+                each(name, outcome)
+            heard.add(name)
+
+    global _calls
+    with _ACTIVE:
+        _calls += 1
+    threads = [
+        threading.Thread(target=run, args=(name, task), name=name, daemon=True)
+        for name, task in tasks.items()
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        while any(thread.is_alive() for thread in threads):
+            take_stock()
+            time.sleep(0.2)  # short waits, so that Ctrl-C reaches the main thread at once
+        take_stock()
+    except BaseException:
+        stop_all()
+        for thread in threads:
+            thread.join(timeout=30)
+        raise
+    finally:
+        with _ACTIVE:
+            _calls -= 1
+            if not _calls:
+                STOPPING.clear()
+    return outcomes

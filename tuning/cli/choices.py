@@ -1,0 +1,100 @@
+"""What a `tune` command line names, checked before anything runs: tuners, arms, the target."""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable
+
+import tvm
+
+from baselines.arms import ARMS
+from baselines.torch_peer import PEERS, require_torch, torch_available
+from tuning.environment import gpu_arch, gpu_visible
+from tuning.errors import UsageError
+from tuning.tuners.metaschedule import METASCHEDULE
+from tuning.tuners.metaschedule.rpc import free_servers
+from tuning.tuners.registry import TUNERS
+
+from .options import CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES
+
+
+def tuner_names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in TUNERS]
+    if unknown:
+        raise UsageError(f"unknown tuner {unknown[0]!r}; choose from {', '.join(TUNERS)}")
+    return list(dict.fromkeys(names))
+
+
+def run_tuners(text: str, budget: int) -> list[str]:
+    """The tuners a run with `budget` uses: none without a budget."""
+    names = tuner_names(text)
+    if not names and budget > 0:
+        raise UsageError(
+            f"--tuners names no tuner and --budget is {budget}; name one of "
+            f"{', '.join(TUNERS)}, or use --budget 0 for the arms alone"
+        )
+    return names if budget > 0 else []
+
+
+def rpc_options(args, tuners: list[str]) -> dict:
+    """--rpc-tracker and --rpc-key, checked with the tracker before anything is tuned."""
+    if (args.rpc_tracker is None) != (args.rpc_key is None) or args.rpc_key == "":
+        raise UsageError("--rpc-tracker HOST:PORT and --rpc-key KEY go together")
+    if args.rpc_tracker is None:
+        return {}
+    if METASCHEDULE.name not in tuners:
+        raise UsageError(
+            "--rpc-tracker measures MetaSchedule's candidates, and this run does "
+            "not tune with metaschedule"
+        )
+    free_servers(args.rpc_tracker, args.rpc_key)
+    return {"rpc_tracker": args.rpc_tracker, "rpc_key": args.rpc_key}
+
+
+def arm_names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ARMS and n not in PEERS]
+    if unknown or not names:
+        raise UsageError(
+            f"unknown arm {unknown[0] if unknown else text!r}; choose from "
+            f"{', '.join(ARMS)}, {', '.join(PEERS)}"
+        )
+    for name in names:
+        if name in PEERS or (name in ARMS and ARMS[name].capture):
+            try:
+                require_torch(name)
+            except ImportError as error:
+                raise UsageError(str(error)) from None
+    return list(dict.fromkeys(names))
+
+
+def default_arms(target_kind: str) -> list[str]:
+    """The arms of a run that names none: the issue's four and the candidate fix (`fixed`); on
+    CUDA with PyTorch, also `fixed` captured whole and PyTorch's peers, so that the report
+    compares like with like (the +capture peers come with `fixed+capture`)."""
+    extra = CUDA_TORCH_ARM_NAMES if target_kind == "cuda" and torch_available() else ()
+    return [*DEFAULT_ARM_NAMES, *extra]
+
+
+def check_arms_fit_target(names: list[str], target_kind: str) -> None:
+    captured = [n for n in names if n.endswith("+capture")]
+    if captured and target_kind != "cuda":
+        raise UsageError(
+            f"{captured[0]} captures CUDA launches and needs a CUDA GPU; leave it out on llvm"
+        )
+
+
+def resolve_target(kind: str, say: Callable[[str], None] = print) -> tuple[dict, str]:
+    """Return (target spec for make_target, device string); `auto` says which it picked."""
+    if kind not in ("auto", "cuda", "llvm"):
+        raise UsageError(f"unknown target {kind!r}; use auto, cuda or llvm")
+    visible = gpu_visible() if kind != "llvm" else False
+    if kind == "cuda" and not visible:
+        raise UsageError("--target cuda needs a CUDA GPU and none is visible; use --target llvm")
+    if kind == "auto":
+        kind = "cuda" if visible else "llvm"
+        say(f"target: {kind} ({'a CUDA GPU is visible' if visible else 'no CUDA GPU visible'})")
+    if kind == "cuda":
+        return {"kind": "cuda", "arch": gpu_arch()}, f"{tvm.cuda(0).device_name} {gpu_arch()}"
+    return {"kind": "llvm"}, f"cpu {platform.machine()} {platform.processor() or ''}".strip()

@@ -1,0 +1,69 @@
+"""Failures of the machine rather than of the input, said in one line with what to do.
+
+A full disk, a file that cannot be written, a storage server gone: the run folder stays
+resumable (every file is written atomically, every measurement in one storage write), so the
+line says how to continue once the cause is fixed. Anything else is a bug and keeps its
+traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+
+from tuning.redact import redact
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+_FULL_TEXT = (
+    "No space left on device",
+    "database or disk is full",
+    "Disk quota exceeded",
+    "File too large",
+)
+
+
+def fault_line(error: BaseException, resume: str) -> str | None:
+    """The line for `error`, or None where it is not a failure of the machine. `resume` is
+    the command that continues the run."""
+    chain = _chain(error)  # Optuna wraps the storage's error in its own
+    text = _first_line(chain[-1])
+    if any(
+        getattr(e, "errno", None) in _FULL or any(t in str(e) for t in _FULL_TEXT) for e in chain
+    ):
+        return f"the disk is full ({text}); free some space, then {resume} continues the run"
+    if isinstance(error, OSError):
+        where = f" {error.filename}" if error.filename else ""
+        return (
+            f"cannot use{where}: {error.strerror or text}; fix that, then {resume} "
+            "continues the run"
+        )
+    if any(_is_storage_error(e) for e in chain):
+        return (
+            f"the Optuna storage failed ({type(chain[-1]).__name__}: {text}); once it "
+            f"works again, {resume} continues the run"
+        )
+    return None
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """The error and the errors it was raised from, outermost first."""
+    found = [error]
+    while (found[-1].__cause__ or found[-1].__context__) is not None and len(found) < 10:
+        found.append(found[-1].__cause__ or found[-1].__context__)
+    return found
+
+
+def _is_storage_error(error: BaseException) -> bool:
+    import optuna
+
+    if isinstance(error, (sqlite3.Error, optuna.exceptions.StorageInternalError)):
+        return True
+    try:
+        import sqlalchemy.exc
+    except ImportError:
+        return False
+    return isinstance(error, sqlalchemy.exc.SQLAlchemyError)
+
+
+def _first_line(error: BaseException) -> str:
+    return redact((str(error).strip().splitlines() or [type(error).__name__])[0][:200])

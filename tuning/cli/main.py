@@ -1,0 +1,142 @@
+"""`tune`: build and time the four arms of apache/tvm#20401 and the candidate fix, tune the
+fused kernel, report.
+
+    tune --budget 500                 the whole study: the issue's four arms, `fixed` (on CUDA
+                                      with PyTorch also captured, and PyTorch's peers); Optuna
+                                      and MetaSchedule measure 500 candidates each
+    tune --budget 0                   the arms only
+    tune --resume DIR                 finish an interrupted run without re-measuring
+    tune report DIR                   re-render a run's report (no GPU needed)
+    tune worker --storage URL ...     join a shared Optuna study as one more worker
+    tune sweep --budget 40            the candidate rule (`fixed`) and the whole graph as one
+                                      kernel (`one-kernel`) across a set of Cases
+    tune upstream --out DIR           the candidate rule as a patch to apache/tvm, with its test
+    tune --rpc-tracker HOST:PORT --rpc-key KEY
+                                      measure MetaSchedule's candidates on RPC servers
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+
+from baselines.case import CaseError
+from tuning.errors import EXIT_TUNING_FAILED, EXIT_USAGE, TrackerError, TuningFailed, UsageError
+from tuning.progress import DETAILS_LOG, Progress, details_to
+from tuning.redact import redact
+from tuning.runfolder.lock import release_all
+from tuning.runfolder.store import Run, RunError
+
+from .fault_lines import fault_line
+
+# A run's wall time counts from here: the setup before its phases (TVM's import included) too.
+PROCESS_STARTED = time.monotonic()
+
+# Each subcommand's module is imported when it runs: `tune report` renders a run folder on a
+# machine without TVM, so nothing it needs may import TVM.
+
+
+def _report(argv: list[str]) -> int:
+    from reports.render import render_run
+
+    if len(argv) != 1:
+        raise UsageError("tune report takes one run folder: tune report DIR")
+    run = Run.open(Path(argv[0]))
+    run.lock()
+    render_run(run)
+    print(run.path / "report.md")
+    return 0
+
+
+def _interrupted(argv: list[str], run: Run | None) -> str:
+    """The one line Ctrl-C (or SIGTERM) prints: where the run is and how to finish it."""
+    if argv[:1] == ["worker"]:
+        return "tune worker: interrupted; the trials it measured are kept in the study"
+    if argv[:1] == ["sweep"]:
+        return (
+            "tune: interrupted; everything measured so far is kept. Finish with the same "
+            "tune sweep command"
+        )
+    if run is None:
+        return "tune: interrupted before the run folder was written; nothing was measured"
+    return (
+        f"tune: interrupted; everything measured so far is kept in {run.path}. Finish "
+        f"with: tune --resume {shlex.quote(str(run.path))}"
+    )
+
+
+def _stop_on_sigterm(signum, frame):
+    """`kill PID` stops the run as Ctrl-C does: children stopped, one line, resumable."""
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    try:
+        return _main(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        release_all()
+
+
+def _main(argv: list[str]) -> int:
+    run = None
+    try:
+        if argv[:1] == ["report"]:
+            return _report(argv[1:])
+        if argv[:1] == ["worker"]:
+            from .worker import worker_main
+
+            return worker_main(argv[1:])
+        if argv[:1] == ["sweep"]:
+            from .sweep import sweep_main
+
+            return sweep_main(argv[1:])
+        if argv[:1] == ["upstream"]:
+            from .upstream import main as upstream
+
+            return upstream(argv[1:])
+        from tuning.study import run_study
+
+        from .options import check_ranges
+        from .options import parser as run_parser
+        from .run import resume_run, start_run
+
+        args = run_parser(__doc__).parse_args(argv)
+        check_ranges(args)
+        progress = Progress(verbose=args.verbose)
+        run = resume_run(args) if args.resume else start_run(args, argv)
+        print(f"run folder: {run.path}", file=sys.stderr)
+        with details_to(run.path / DETAILS_LOG, progress):
+            report = run_study(run, progress, PROCESS_STARTED)
+    except (UsageError, CaseError, RunError, TrackerError) as error:
+        print(f"tune: error: {redact(str(error))}", file=sys.stderr)
+        return EXIT_USAGE
+    except TuningFailed as error:
+        print(
+            f"tune: {error}; the other arms were measured and reported in {run.path / 'report.md'}",
+            file=sys.stderr,
+        )
+        return EXIT_TUNING_FAILED
+    except KeyboardInterrupt:
+        newline = "\n" if sys.stderr.isatty() else ""  # after a live progress line
+        print(f"{newline}{_interrupted(argv, run)}", file=sys.stderr)
+        return 130
+    except Exception as error:  # a full disk, a storage gone: one line; a bug: its traceback
+        resume = (
+            f"tune --resume {shlex.quote(str(run.path))}" if run is not None else "the same command"
+        )
+        line = fault_line(error, resume)
+        if line is None:
+            raise
+        print(f"tune: error: {line}", file=sys.stderr)
+        return EXIT_USAGE
+    from reports.markdown import headline
+
+    print(headline(report))
+    print(f"report: {run.path / 'report.md'}")
+    return 0

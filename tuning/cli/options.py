@@ -1,0 +1,251 @@
+"""The options of `tune`: the parser, the ranges its numbers must fall in, and what a resume
+may change. All is checked before anything is measured; bad input is one line, exit code 2.
+
+A run is finished as it was started: on `--resume`, an option that defines what the run
+measures (its budget, tuners, arms, protocol, sampler, seed, workers) may be given again only
+with the value the run has; another value is refused, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from typing import NoReturn
+
+from baselines.arms import ARMS, DEFAULT_ARMS
+from baselines.torch_peer import PEERS
+from tuning.errors import UsageError
+from tuning.measure.protocol import Protocol
+from tuning.tuners.optuna.samplers import SAMPLERS
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage dump
+        raise UsageError(f"{message} (see tune --help)")
+
+
+# --blocks auto (the protocol's None): whole cycles of the balanced order.
+AUTO = "auto"
+
+
+def _blocks(text: str) -> int | str:
+    if text == AUTO:
+        return AUTO
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"--blocks must be auto or >= 1, got {text!r}")
+    return int(text)
+
+
+def protocol_blocks(value) -> int | None:
+    """--blocks as the protocol holds it (None: auto)."""
+    return None if value == AUTO else value
+
+
+# The options that define what a run measures, with their defaults (None in the parser, so
+# that a resume can tell an option given from one left out).
+# Arms: the issue's four and the candidate fix; on CUDA with PyTorch, also the fix captured whole
+# and PyTorch's peers (choices.default_arms). None here: they depend on the target.
+RUN_DEFAULTS = {
+    "budget": 500,
+    "arms": None,
+    "tuners": "optuna,metaschedule",
+    "trials": Protocol.trials,
+    "blocks": AUTO,
+    "number": Protocol.number,
+    "repeat": Protocol.repeat,
+    "min_repeat_ms": Protocol.min_repeat_ms,
+    "warmup_s": Protocol.warmup_s,
+    "sampler": "tpe",
+    "seed": 0,
+    "workers": 1,
+    "exhaustive": False,
+}
+PROTOCOL_FIELDS = ("trials", "blocks", "number", "repeat", "min_repeat_ms", "warmup_s")
+# Inclusive ranges: large enough for any real study, small enough that nothing overflows or
+# waits for ever. Seeds feed NumPy's generators (0 <= seed < 2**32, workers add their index).
+RANGES = {
+    "budget": (0, 1_000_000),
+    "trials": (1, 1000),
+    "blocks": (1, 100_000),
+    "number": (1, 1_000_000),
+    "repeat": (1, 100_000),
+    "min_repeat_ms": (0, 600_000),
+    "warmup_s": (0, 3600),
+    "seed": (0, 2**31 - 1),
+    "workers": (1, 1024),
+}
+DEFAULT_ARM_NAMES = (*(arm.name for arm in DEFAULT_ARMS), "fixed")
+CUDA_TORCH_ARM_NAMES = ("fixed+capture", "torch-compile", "torch-compile-max-autotune")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def parser(description: str) -> Parser:
+    p = Parser(
+        prog="tune", description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        help="candidates each tuner measures, failed ones "
+        "included: Optuna's search measures BUDGET, MetaSchedule's two runs (default "
+        "space, template space) BUDGET//2 and the rest (default 500; 0 runs the arms "
+        "only)",
+    )
+    p.add_argument(
+        "--arms",
+        help="comma-separated arms of the end-to-end comparison: "
+        f"{', '.join(ARMS)}, or the PyTorch peers {', '.join(PEERS)} (the peers and "
+        "the +capture arms need the extra [torch]); the tuners add their own, and a "
+        "TVM +capture arm on CUDA brings PyTorch's +capture peers (default "
+        f"{','.join(DEFAULT_ARM_NAMES)}; on CUDA with PyTorch also "
+        f"{','.join(CUDA_TORCH_ARM_NAMES)} and their +capture peers)",
+    )
+    p.add_argument(
+        "--tuners",
+        help="comma-separated subset of: optuna, metaschedule, "
+        "optuna-one-kernel (Optuna over the one kernel of the whole graph; default "
+        "optuna,metaschedule)",
+    )
+    p.add_argument(
+        "--target", default="auto", help="auto (CUDA if a GPU is visible, else llvm), cuda or llvm"
+    )
+    p.add_argument(
+        "--case",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change the graph, e.g. --case window=3 stride=1 prelude=false",
+    )
+    p.add_argument(
+        "--trials",
+        type=int,
+        help=f"independent end-to-end trials, one process each (default {Protocol.trials})",
+    )
+    p.add_argument(
+        "--blocks",
+        type=_blocks,
+        metavar="N|auto",
+        help="interleaved timing blocks per trial (the issue used 40); auto "
+        "(default): whole cycles of the balanced order, at least 6",
+    )
+    p.add_argument("--number", type=int, help="time_evaluator: calls per repeat")
+    p.add_argument("--repeat", type=int, help="time_evaluator: samples per timing block")
+    p.add_argument(
+        "--min-repeat-ms", type=int, help="time_evaluator: the least time one sample averages over"
+    )
+    p.add_argument("--warmup-s", type=float, help="timed warm-up per arm before the blocks")
+    p.add_argument("--sampler", choices=SAMPLERS, help="Optuna's sampler (default tpe)")
+    p.add_argument("--seed", type=int, help="seed of the tuners' samplers (default 0)")
+    p.add_argument(
+        "--storage",
+        default=None,
+        help="Optuna storage URL (default: SQLite, or a journal file where "
+        "SQLAlchemy is missing, in the run folder). A password in it is never "
+        "stored; a resume takes it from --storage-password-env, PGPASSWORD or "
+        "~/.pgpass",
+    )
+    add_password_env(p)
+    p.add_argument(
+        "--workers",
+        type=int,
+        help="Optuna worker processes sharing the study, one GPU each "
+        "(CUDA_VISIBLE_DEVICES); the default is one",
+    )
+    p.add_argument(
+        "--exhaustive",
+        action="store_true",
+        default=None,
+        help="also measure every point of the Optuna space once",
+    )
+    p.add_argument(
+        "--rpc-tracker",
+        default=None,
+        metavar="HOST:PORT",
+        help="measure MetaSchedule's candidates on this RPC tracker's servers "
+        "(with --rpc-key; Optuna and the end-to-end comparison stay here)",
+    )
+    p.add_argument(
+        "--rpc-key",
+        default=None,
+        metavar="KEY",
+        help="the key the RPC servers registered with (rpc_server --key)",
+    )
+    p.add_argument("--out", default=None, help="run folder (default runs/<date>-<target>)")
+    p.add_argument("--resume", default=None, metavar="DIR", help="finish this run")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="every step on the console, with TVM's own output (else: a bar and a line per "
+        "phase, the rest in the run folder's details.log)",
+    )
+    return p
+
+
+def add_password_env(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--storage-password-env",
+        default=None,
+        metavar="NAME",
+        help="take the storage's password from environment variable NAME",
+    )
+
+
+def check_ranges(args) -> None:
+    """Every number given is finite and within its range."""
+    for name, (low, high) in RANGES.items():
+        value = getattr(args, name, None)
+        if value is None or value == AUTO:
+            continue
+        if not math.isfinite(value) or not low <= value <= high:
+            raise UsageError(
+                f"--{name.replace('_', '-')} must be between {low} and {high}, got {value}"
+            )
+    name = getattr(args, "storage_password_env", None)
+    if name is not None and not _ENV_NAME.fullmatch(name):
+        raise UsageError(
+            f"--storage-password-env takes the name of an environment variable, got {name!r}"
+        )
+
+
+def with_defaults(args) -> None:
+    """A new run: the options left out take their defaults."""
+    for name, default in RUN_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
+
+
+def stored_options(meta: dict) -> dict:
+    """The run-defining options as the run was started with them."""
+    options = meta["options"]
+    added = meta.get("peers_added", [])  # peers a +capture arm brought, not given
+    stored = {
+        "budget": meta["budget"],
+        "tuners": meta["tuners"],
+        "arms": [name for name in meta.get("arm_names", []) if name not in added],
+        **{name: meta["protocol"].get(name) for name in PROTOCOL_FIELDS},
+    }
+    stored["blocks"] = AUTO if stored["blocks"] is None else stored["blocks"]
+    for name in ("sampler", "seed", "workers", "exhaustive"):
+        stored[name] = options.get(name, RUN_DEFAULTS[name])
+    return stored
+
+
+def refuse_changes(given: dict, meta: dict, folder) -> None:
+    """`given`: the run-defining options given with --resume, parsed (lists for --arms and
+    --tuners). Each must be the run's own value."""
+    stored = stored_options(meta)
+    for name, value in given.items():
+        if value is not None and value != stored[name]:
+            flag = f"--{name.replace('_', '-')}"
+            raise UsageError(
+                f"{flag} {_show(value)} differs from the run's ({_show(stored[name])})"
+                f"; a resume finishes {folder} as it was started: leave {flag} "
+                "out, or start a new run with --out"
+            )
+
+
+def _show(value) -> str:
+    if isinstance(value, list):
+        return ",".join(value) or "none"
+    return str(value)

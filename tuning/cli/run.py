@@ -1,0 +1,169 @@
+"""Start a new run (`tune ...`) or open an interrupted one to finish (`tune --resume DIR`)."""
+
+from __future__ import annotations
+
+import datetime
+import shlex
+import sys
+from pathlib import Path
+
+from baselines.case import parse_case
+from baselines.pipeline import make_target
+from baselines.torch_peer import capture_counterparts
+from tuning.errors import UsageError
+from tuning.limits import check_case_fits, slow_case_note
+from tuning.measure.protocol import Protocol
+from tuning.plan import RunPlan
+from tuning.redact import redact
+from tuning.runfolder.store import Run, RunError, check_folder_name, run_identity
+from tuning.study import save_environment
+from tuning.tuners.metaschedule import METASCHEDULE
+from tuning.tuners.metaschedule.rpc import free_servers
+from tuning.tuners.optuna.storages import remember_password, storage_file
+
+from .choices import (
+    arm_names,
+    check_arms_fit_target,
+    default_arms,
+    resolve_target,
+    rpc_options,
+    run_tuners,
+    tuner_names,
+)
+from .options import protocol_blocks, refuse_changes, with_defaults
+
+
+def recorded_command(prefix: str, argv: list[str]) -> str:
+    """The command as run.json and the report record it: any password shown as ***."""
+    return " ".join([prefix, *(shlex.quote(redact(a)) for a in argv)])
+
+
+def start_run(args, argv: list[str]) -> Run:
+    with_defaults(args)
+    case = parse_case(args.case)
+    check_case_fits(case)
+    note = slow_case_note(case)
+    if note:
+        print(note, file=sys.stderr)
+    tuners = run_tuners(args.tuners, args.budget)
+    protocol = Protocol(
+        number=args.number,
+        repeat=args.repeat,
+        min_repeat_ms=args.min_repeat_ms,
+        warmup_s=args.warmup_s,
+        blocks=protocol_blocks(args.blocks),
+        trials=args.trials,
+    )
+    spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    arms = default_arms(spec["kind"]) if args.arms is None else arm_names(args.arms)
+    check_arms_fit_target(arms, spec["kind"])
+    requested = arms
+    arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
+    out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
+    check_folder_name(out)
+    options = {
+        "sampler": args.sampler,
+        "seed": args.seed,
+        "storage": remember_password(args.storage) if args.storage else None,
+        "storage_password_env": args.storage_password_env,
+        "exhaustive": args.exhaustive,
+        "workers": args.workers,
+        **rpc_options(args, tuners),
+    }
+    plan = RunPlan(
+        case,
+        spec,
+        device,
+        protocol,
+        arms,
+        tuners,
+        args.budget,
+        options,
+        recorded_command("tune", argv),
+    )
+    run = Run.create(out, plan.meta())
+    run.update_meta(
+        peers_added=[n for n in arms if n not in requested], peers_not_measured=peers_not_measured
+    )
+    save_environment(run, make_target(**spec))
+    return run
+
+
+def resume_run(args) -> Run:
+    """Open a run to finish: its own Case, target and options; a --case, --target or
+    run-defining option given now must match the run's own."""
+    if args.out is not None:
+        raise UsageError("--out starts a new run and --resume finishes one; give one of them")
+    run = Run.open(Path(args.resume))
+    run.lock()
+    meta = run.meta
+    stored = meta["identity"]
+    case = parse_case(args.case).to_dict() if args.case else stored["case"]
+    kind = stored["target"] if args.target == "auto" else args.target
+    spec, device = resolve_target(kind)
+    run = Run.open(run.path, run_identity(case, spec["kind"], device))
+    refuse_changes(_given(args, meta), meta, run.path)
+    options = {**meta["options"], **_storage_now(args, run, meta["options"])}
+    if args.rpc_tracker is not None or args.rpc_key is not None:  # the tracker moved
+        options.update(rpc_options(args, meta["tuners"]))
+    elif (
+        options.get("rpc_tracker")
+        and not (run.path / "tuners" / METASCHEDULE.name / "summary.json").exists()
+    ):
+        free_servers(options["rpc_tracker"], options["rpc_key"])
+    if options != meta["options"]:
+        run.update_meta(options=options)
+    if not (run.path / "environment.json").exists():  # rebuilt: same device, checked above
+        save_environment(run, make_target(**meta["target_spec"]))
+    return run
+
+
+def _given(args, meta: dict) -> dict:
+    """The run-defining options given with --resume, parsed as the run stores them."""
+    budget = meta["budget"] if args.budget is None else args.budget
+    given = {
+        name: getattr(args, name)
+        for name in (
+            "budget",
+            "trials",
+            "blocks",
+            "number",
+            "repeat",
+            "min_repeat_ms",
+            "warmup_s",
+            "sampler",
+            "seed",
+            "workers",
+            "exhaustive",
+        )
+    }
+    given["tuners"] = None
+    if args.tuners is not None:  # a tuner named for a run without a budget is a change too
+        names = tuner_names(args.tuners)
+        given["tuners"] = run_tuners(args.tuners, budget) if budget > 0 else names
+    given["arms"] = None if args.arms is None else arm_names(args.arms)
+    return given
+
+
+def _storage_now(args, run: Run, options: dict) -> dict:
+    """--storage and --storage-password-env given with --resume replace the stored ones. A
+    stored storage outside the run folder (a file elsewhere, a server) is used only when
+    given again now: a run folder from elsewhere must not make a resume write to a file it
+    names, or send a password to a server it names."""
+    changes = {}
+    if args.storage is not None:  # with its password variable given now, or none
+        changes["storage"] = remember_password(args.storage)
+        changes["storage_password_env"] = args.storage_password_env
+    elif args.storage_password_env is not None:
+        changes["storage_password_env"] = args.storage_password_env
+    stored = options.get("storage")
+    if args.storage is None and stored:
+        path = storage_file(stored)
+        inside = path is not None and path.resolve().is_relative_to(run.path.resolve())
+        if not inside:
+            raise RunError(
+                f"{run.path / 'run.json'} names the Optuna storage {redact(stored)}, "
+                "outside the run folder; to use it, give it again: tune --resume "
+                f"{shlex.quote(str(run.path))} --storage URL"
+            )
+    return changes

@@ -1,0 +1,67 @@
+"""`tune worker`: one more worker of a shared Optuna study."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from baselines.case import parse_case
+from tuning.candidates.outcome import Status
+from tuning.children import die_with_parent
+from tuning.errors import UsageError
+from tuning.limits import check_case_fits
+from tuning.progress import Progress
+from tuning.runfolder.store import run_identity
+from tuning.tuners.optuna.samplers import SAMPLERS
+from tuning.tuners.optuna.storages import remember_password
+from tuning.tuners.optuna.study import STUDY_NAME
+from tuning.tuners.optuna.workers import run_worker
+
+from .choices import resolve_target
+from .options import Parser, add_password_env, check_ranges
+
+
+def worker_main(argv: list[str]) -> int:
+    """`tune worker`: join a shared Optuna study (on this machine or another) and measure."""
+    parser = Parser(prog="tune worker", description=worker_main.__doc__)
+    parser.add_argument(
+        "--storage",
+        required=True,
+        help="the study's storage URL (postgresql://..., sqlite:///..., journal:///PATH)",
+    )
+    parser.add_argument("--study", default=STUDY_NAME)
+    parser.add_argument("--budget", type=int, required=True, help="trials this worker measures")
+    parser.add_argument("--target", default="auto")
+    parser.add_argument("--case", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--sampler", default="tpe", choices=SAMPLERS)
+    parser.add_argument("--seed", type=int, default=0)
+    add_password_env(parser)
+    parser.add_argument("--verbose", action="store_true")
+    # Given by `tune --workers K`: this worker stops when the run that started it is gone.
+    parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.parent_pid is not None:
+        die_with_parent(args.parent_pid)
+    if args.budget < 1:
+        raise UsageError(f"--budget must be >= 1, got {args.budget}")
+    check_ranges(args)
+    case = parse_case(args.case)
+    check_case_fits(case)
+    spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    identity = run_identity(case.to_dict(), spec["kind"], device)
+    rows = run_worker(
+        case,
+        spec,
+        identity,
+        remember_password(args.storage),
+        args.study,
+        args.budget,
+        args.sampler,
+        args.seed,
+        Progress(verbose=args.verbose),
+        args.storage_password_env,
+    )
+    valid = [r["kernel_us"] for r in rows if r["status"] == Status.OK]
+    best = f"; best {min(valid):.2f} us" if valid else ""
+    print(f"worker measured {len(rows)} trials, {len(valid)} valid{best}")
+    return 0

@@ -1,0 +1,142 @@
+"""The TVM arms' libraries for the final comparison, built in parallel while the tuners run.
+
+Each arm is lowered, built and exported once, in a pool of fresh processes, into a folder of
+this process's own (outside the run folder, which may come from elsewhere: no library is ever
+loaded from it); every trial then loads the same machine code. The first trial's record keeps
+what building found (`with_builds`), as when that trial built the arms itself.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from tvm import relax
+
+from baselines.anatomy import captured_launches, kernel_table
+from baselines.pipeline import lower, make_target
+from tuning.children import kill_pool, process_pool
+from tuning.runfolder.store import folder_writer
+
+
+def build_arm(case, arm, target, ir_dir, library: Path | None, kernels: bool) -> tuple:
+    """Lower and build one arm (its IR dumped under `ir_dir/<arm>` if given), export it to
+    `library` if given. Returns the executable and what the build found: `build_s`, the CUDA
+    kernel table (if `kernels`) and the launches a CUDA graph captures (`cuda_graph` arms)."""
+    started = time.monotonic()
+    mod = lower(case, arm, target, folder_writer(Path(ir_dir) / arm.name) if ir_dir else None)
+    executable = relax.build(mod, target=target, relax_pipeline=None, tir_pipeline="default")
+    found = {}
+    if kernels and target.kind.name == "cuda":
+        found["kernels"] = kernel_table(mod, executable, target.attrs["arch"])
+    if arm.cuda_graph:
+        found["cuda_graph_launches"] = captured_launches(mod)
+    if library is not None:
+        export(executable, library)
+    return executable, {**found, "build_s": time.monotonic() - started}
+
+
+def export(executable, library: Path) -> None:
+    """Write the library whole or not at all: a process killed mid-export leaves no half of it."""
+    partial = library.with_name(library.name + ".partial.so")
+    executable.export_library(str(partial))
+    os.replace(partial, library)
+
+
+def _build_in_child(case, arm, target_spec: dict, ir_dir, library: str) -> dict:
+    try:
+        _, found = build_arm(case, arm, make_target(**target_spec), ir_dir, Path(library), True)
+    except Exception as error:  # TVM's errors may not pickle: the parent gets their text
+        raise RuntimeError(f"{type(error).__name__}: {error}") from None
+    return found
+
+
+# Builder processes for the arms while tuners run (`ArmLibraries.for_run`).
+TUNING_BUILDERS = 2
+
+
+class ArmLibraries:
+    """A temporary folder of arms' libraries and the pool that builds them. `start` may be
+    called as arms become known, from the thread that entered the `with` block only (a pool
+    process dies when the thread that started it ends); `built` waits for every build."""
+
+    def __init__(
+        self, case, target_spec: dict, ir_dir: Path | None, needed: bool, workers: int | None = None
+    ):
+        self.case, self.target_spec, self.ir_dir, self.needed = case, target_spec, ir_dir, needed
+        self.workers = workers or os.cpu_count() or 1
+        self.folder = tempfile.TemporaryDirectory(prefix="tune-arms-")
+        self._pool, self._builds, self._started, self._ended = None, {}, None, []
+
+    @classmethod
+    def for_run(cls, run, plan) -> "ArmLibraries":
+        """Builds only where a trial is left to measure; the IR dumped if trial 0 is. Beside
+        tuners, two builders: the arms wait for the tuners anyway, and each builder process
+        is one more TVM import taking cores from the tuners' own builders."""
+        left = [i for i in range(plan.protocol.trials) if not run.trial_path(i).exists()]
+        ir_dir = run.path / "ir" if 0 in left else None
+        workers = TUNING_BUILDERS if plan.tuners else None
+        return cls(plan.case, plan.target_spec, ir_dir, bool(left), workers)
+
+    @property
+    def path(self) -> str:
+        return self.folder.name
+
+    def start(self, arms: list) -> None:
+        if not self.needed or not arms:
+            return
+        if self._pool is None:
+            self._pool, self._started = process_pool(self.workers), time.monotonic()
+        for arm in arms:
+            library = str(Path(self.path) / f"{arm.name}.so")
+            future = self._pool.submit(
+                _build_in_child, self.case, arm, self.target_spec, self.ir_dir, library
+            )
+            future.add_done_callback(lambda _: self._ended.append(time.monotonic()))
+            self._builds[arm.name] = future
+
+    def built(self) -> dict:
+        """Every arm's findings (`build_arm`), once all are built; a failed build fails the run.
+        The builders end here: none is left idle beside the trials' timing."""
+        found = {}
+        for name, future in self._builds.items():
+            try:
+                found[name] = future.result()
+            except Exception as error:
+                raise RuntimeError(f"building arm {name} failed: {error}") from error
+        if self._pool is not None:
+            self._pool.shutdown()
+        return found
+
+    @property
+    def wall_s(self) -> float | None:
+        """From the first build started to the last one ended (beside the tuners)."""
+        return max(self._ended) - self._started if self._ended else None
+
+    def __enter__(self) -> "ArmLibraries":
+        return self
+
+    def __exit__(self, kind, error, traceback) -> None:
+        if self._pool is not None and error is not None:  # an error or Ctrl-C: builds killed
+            kill_pool(self._pool)
+        elif self._pool is not None:
+            self._pool.shutdown()
+        self.folder.cleanup()
+
+
+def with_builds(record: dict, builds: dict) -> dict:
+    """A trial's record with what building its arms found, under the keys a trial that built
+    them itself gives (`harness.run_trial`)."""
+
+    def found(key: str) -> dict:
+        return {name: build[key] for name, build in builds.items() if key in build}
+
+    walls = record["wall_s"]
+    return {
+        **record,
+        "kernels": {**record["kernels"], **found("kernels")},
+        "cuda_graph_launches": {**record["cuda_graph_launches"], **found("cuda_graph_launches")},
+        "wall_s": {**walls, "build_s": {**walls["build_s"], **found("build_s")}},
+    }

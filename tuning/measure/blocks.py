@@ -1,0 +1,82 @@
+"""A trial's timing: every arm's figures, in interleaved blocks whose order is a Williams design.
+
+Three figures per arm, each named for what it is:
+
+    call_path    end to end through the arm's own call path: the VM's `time_evaluator` of
+                 `invoke_stateful` (a C++ loop), a captured graph's replay, a PyTorch peer's
+                 compiled function in a Python loop (CUDA events around back-to-back calls)
+    python_call  end to end as a Python user calls it: `vm["main"](x)`, `model(x)`, or for a
+                 captured graph, the input copied in and the graph replayed (host clock, from an
+                 idle device to the last call's end)
+    gpu_queued   GPU time of one call with calls queued behind a sleeping kernel (CUDA only):
+                 the end-to-end time without the host's share
+
+Within a block each arm takes all its figures in turn, so every ratio pairs two arms' samples
+of the same block. Every sample and every block's order goes into the trial's record.
+"""
+
+from __future__ import annotations
+
+import time
+
+from baselines.protocols import TimedArm
+from baselines.reference import random_input
+from tuning.runfolder.store import FIGURES
+
+from .design import auto_blocks, balance, block_orders, start_row, williams_rows
+from .gpu_timer import QueuedGpuTimer
+
+
+def _timers(arm: TimedArm, x, protocol, on_gpu: bool) -> dict:
+    timers = {"call_path": arm.timer(x, protocol), "python_call": arm.python_timer(x, protocol)}
+    if on_gpu:
+        queued = QueuedGpuTimer(arm.call, (), protocol.queued_calls)
+        timers["gpu_queued"] = lambda: queued(protocol.repeat)
+    return timers
+
+
+def _warm_up(built, timers, order, protocol, index, say) -> None:
+    """Calls, then every figure's timer in turn for `warmup_s`: clocks up, caches, allocator
+    pools and (for the GPU figure) the length of the sleep settle before the first block."""
+    for name in order:
+        say(f"trial {index}: warming up {name}")
+        for _ in range(protocol.warmup_calls):
+            built[name].call()
+        built[name].sync()
+        deadline = time.monotonic() + protocol.warmup_s
+        while True:
+            for timer in timers[name].values():
+                timer()
+            if time.monotonic() >= deadline:
+                break
+
+
+def measure_blocks(
+    case, built: dict[str, TimedArm], protocol, index: int, on_gpu: bool, say, step=None
+) -> dict:
+    """Time every arm of `built` (name -> built arm) in one trial; its record's timing part."""
+    names = sorted(built)
+    blocks = protocol.blocks or auto_blocks(len(names))
+    first_row = start_row(index, len(names))
+    orders = block_orders(names, blocks, first_row) if names else []
+    x = random_input(case, 0)
+    timers = {name: _timers(arm, x, protocol, on_gpu) for name, arm in built.items()}
+    _warm_up(built, timers, orders[0] if orders else [], protocol, index, say)
+    figures = FIGURES if on_gpu else FIGURES[:2]
+    samples = {figure: {name: [] for name in names} for figure in figures}
+    for block, order in enumerate(orders):
+        say(f"trial {index}: timing block {block + 1}/{blocks}")
+        if step is not None:
+            step(block, blocks)
+        for name in order:
+            for figure, timer in timers[name].items():
+                built[name].sync()
+                samples[figure][name].append(timer() or [])  # None: the host never got ahead
+    design = {
+        "arms": names,
+        "rows": len(williams_rows(len(names))),
+        "start_row": first_row,
+        "blocks": blocks,
+        **balance(orders),
+    }
+    return {"design": design, "block_orders": orders, "block_samples_us": samples}

@@ -1,0 +1,12 @@
+"""MetaSchedule (tuner `metaschedule`): its two runs (the default space and the template's), the
+builder and runner bridged to the shared evaluator, the database, and RPC devices."""
+
+from ..spec import TunerSpec
+
+METASCHEDULE = TunerSpec(
+    name="metaschedule",
+    entry="tuning.tuners.metaschedule.tuner:run_metaschedule",
+    budget_counts="candidates of its two runs together: `ms-default` half of it (rounded down), "
+    "`ms-space` the rest",
+    kernel_times={"metaschedule": "best_kernel_us"},
+)

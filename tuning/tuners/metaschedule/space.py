@@ -1,0 +1,54 @@
+"""MetaSchedule's space of the schedule template (run `ms-space`): a ScheduleFn whose structural
+choices are separate designs and whose threads and outputs per thread are sampled decisions."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from tvm import s_tir
+
+from baselines.template import PoolSchedule
+from tuning.tuners.space import CPU_DOMAINS, GPU_DOMAINS
+
+DOMAINS = {"cuda": GPU_DOMAINS, "llvm": CPU_DOMAINS}
+# Sampled decisions of the ms-space designs: the Optuna space's numeric knobs, with its domains.
+SAMPLED = {
+    kind: {name: domains[name] for name in ("threads", "outputs_w", "outputs_h") if name in domains}
+    for kind, domains in DOMAINS.items()
+}
+# Structural choices, one design each. Vector staging is left out on CUDA: its width depends on
+# the tile, which a replayed trace cannot re-derive. Outer binding with shared memory never fits.
+STRUCTURAL = {"cuda": ("thread_axis", "pooled_scope", "unroll"), "llvm": ("unroll", "vector")}
+NEVER_FITS = ("outer", "shared")
+
+
+def _structures(kind: str) -> list[dict]:
+    names = STRUCTURAL[kind]
+    every = (
+        dict(zip(names, values))
+        for values in itertools.product(*(DOMAINS[kind][name] for name in names))
+    )
+    return [s for s in every if (s.get("thread_axis"), s.get("pooled_scope")) != NEVER_FITS]
+
+
+STRUCTURES = {kind: _structures(kind) for kind in STRUCTURAL}
+
+
+def template_space(target_kind: str) -> Callable[[s_tir.Schedule], list[s_tir.Schedule]]:
+    """The ScheduleFn: one design per structure, numeric knobs as sampled decisions."""
+    sampled = SAMPLED[target_kind]
+
+    def designs(sch):
+        out = []
+        for structure in STRUCTURES[target_kind]:
+            design = sch.copy()
+            values = {
+                name: design.sample_categorical(choices, [1 / len(choices)] * len(choices))
+                for name, choices in sampled.items()
+            }
+            PoolSchedule(**values, **structure).schedule(design, target_kind)
+            out.append(design)
+        return out
+
+    return designs

@@ -1,0 +1,215 @@
+"""MetaSchedule tuning of the fused pool kernel: the default space, and a space of the template.
+
+Two runs side by side (in threads), each MetaSchedule's own evolutionary search and XGBoost cost
+model, with a JSON database in the run folder. They share `--budget` as Optuna's one search has
+it: the first gets half of it (rounded down) as `max_trials_global`, the second the rest, so
+that each tuner measures `--budget` candidates in all:
+
+  ms-default  the default space, as a user gets it (PostOrderApply with the target's rules)
+  ms-space    a ScheduleFn space over the schedule template Optuna searches: structural choices
+              are separate designs, threads and outputs per thread are sampled decisions
+
+Candidates are built and measured by the same `CandidateEvaluator` as Optuna's (parallel builds,
+the NumPy check, the same kernel timer), through a MetaSchedule builder and runner pair, so the
+two tuners' figures are comparable and every MetaSchedule candidate passes the correctness gate.
+With `--rpc-tracker`, the builder only builds, and `rpc.py` measures on the tracker's servers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import time
+from pathlib import Path
+
+import tvm
+from tvm.s_tir import meta_schedule as ms
+
+from baselines.arms import Arm
+from baselines.case import Case
+from tuning.candidates.evaluator import (
+    CandidateEvaluator,
+    budget_shares,
+    summary_counts,
+    tuner_result,
+)
+from tuning.candidates.kernel import bias_count, fused_function, kernel_module
+from tuning.candidates.kernel_cache import KernelCache
+from tuning.candidates.outcome import Status
+from tuning.candidates.side_by_side import side_by_side
+from tuning.errors import TuningFailed
+from tuning.progress import Progress
+from tuning.runfolder.store import Run, read_json, write_json, write_text
+
+from . import METASCHEDULE, rpc
+from .bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
+from .database import open_database
+from .space import template_space
+from .tune import tune_kernel
+
+RUNS = ("ms-default", "ms-space")
+
+
+def _ms_target(target):
+    """MetaSchedule needs llvm's core count; the CUDA target is already fully described."""
+    if target.kind.name == "llvm":
+        return tvm.target.Target({"kind": "llvm", "num-cores": os.cpu_count() or 1})
+    return target
+
+
+def tune_one(
+    name: str,
+    directory: Path,
+    case: Case,
+    target,
+    target_spec: dict,
+    budget: int,
+    options: dict,
+    cache: KernelCache | None = None,
+    step=None,
+    say=print,
+) -> dict:
+    """One MetaSchedule run; resumes from its JSON database and its trial rows. `step(rows)`
+    is called after each batch (progress), `say(line)` for each repair of the database."""
+    _, func = fused_function(case, target_spec)
+    rows_path = directory / "trials.json"
+    rows = read_json(rows_path) if rows_path.exists() else []
+    remaining = budget - len(rows)
+    started = time.monotonic()
+    kind = target.kind.name
+    database = open_database(directory, say)
+    if remaining > 0:
+        space = (
+            "post-order-apply"
+            if name == "ms-default"
+            else ms.space_generator.ScheduleFn(
+                template_space(kind), sch_rules=[], postprocs=[], mutator_probs={}
+            )
+        )
+        outcomes: dict = {}
+        remote = bool(options.get("rpc_tracker"))
+        with (
+            CandidateEvaluator(case, target_spec, cache=cache) as evaluator,
+            contextlib.ExitStack() as stack,
+        ):
+            if remote:
+                runner = stack.enter_context(
+                    rpc.remote_runner(options, case, bias_count(func), evaluator.protocol)
+                )
+                recorder = trial_recorder(
+                    outcomes, rows, rows_path, rpc.label(options), rpc.remote_record, step
+                )
+            else:
+                runner = recorded_runner(outcomes)
+                recorder = trial_recorder(outcomes, rows, rows_path, step=step)
+            tune_kernel(
+                kernel_module(func),
+                _ms_target(target),
+                directory,
+                space=space,
+                seed=options.get("seed", 0),
+                num_tuning_cores=evaluator.workers,
+                max_trials_global=remaining,
+                num_trials_per_iter=min(64, remaining),
+                builder=evaluating_builder(evaluator, outcomes, measure=not remote),
+                runner=runner,
+                database=database,
+                cost_model="xgb",
+                # The default list without RemoveBuildArtifact (it deletes the folder
+                # of each artifact): the evaluator and `rpc` delete their own libraries.
+                measure_callbacks=[
+                    ms.measure_callback.AddToDatabase(),
+                    ms.measure_callback.UpdateCostModel(),
+                    recorder,
+                ],
+            )
+    write_json(rows_path, rows)
+    summary = _summary(rows, time.monotonic() - started)
+    best = _best_module(database, func, _ms_target(target))
+    if best is not None:
+        write_text(directory / "best_module.json", tvm.ir.save_json(best))
+    return summary
+
+
+def _best_module(database, func, target):
+    """The database's best record applied to the function (failed records are never top)."""
+    mod = kernel_module(func)
+    if not database.has_workload(mod):
+        return None
+    return database.query_ir_module(mod, target, "main")
+
+
+def _run(
+    run: Run, name: str, case: Case, target, share: int, progress: Progress, options: dict
+) -> dict:
+    """One of the two runs (or its finished summary, on a resume)."""
+    directory = run.tuner_dir(name)
+    done = directory / "summary.json"
+    if done.exists():  # written when the run ended (on budget, or with its space spent)
+        return read_json(done)
+    phase = f"metaschedule {name}"
+    progress.start(phase)
+
+    def step(rows):
+        times = [row["kernel_us"] for row in rows if row["status"] == Status.OK]
+        progress.step(phase, len(rows), share, f"best {min(times):.2f} us" if times else "")
+
+    summary = tune_one(
+        name,
+        directory,
+        case,
+        target,
+        run.meta["target_spec"],
+        share,
+        options,
+        KernelCache.of_run(run.path),
+        step,
+        progress.line,
+    )
+    write_json(done, summary)
+    run.add_wall(phase, progress.finish(phase, tuner_result(summary)))
+    return summary
+
+
+def _summary(rows, wall_s) -> dict:
+    summary, valid = summary_counts(rows, wall_s)
+    if valid:
+        best = min(valid, key=lambda row: row["kernel_us"])
+        summary.update(
+            {
+                "best_kernel_us": best["kernel_us"],
+                "best_trial": best["trial"],
+                "best_launch": best["launch"],
+                "timer": best.get("timer"),
+            }
+        )
+    return summary
+
+
+def run_metaschedule(run: Run, case: Case, target, budget: int, progress, options: dict) -> Arm:
+    """Both MetaSchedule runs, side by side; the better one's best schedule becomes arm
+    `metaschedule`."""
+    progress = progress or Progress()
+    shares = dict(zip(RUNS, budget_shares(budget, len(RUNS))))
+    summaries = side_by_side(
+        {
+            name: functools.partial(_run, run, name, case, target, share, progress, options)
+            for name, share in shares.items()
+        }
+    )
+    ranked = sorted(
+        (s["best_kernel_us"], name)
+        for name, s in summaries.items()
+        if s.get("best_kernel_us") is not None
+    )
+    if not ranked:
+        raise TuningFailed(
+            "metaschedule measured no valid candidate: "
+            + "; ".join(f"{name} {s['failed_by_reason']}" for name, s in summaries.items())
+        )
+    source = ranked[0][1]
+    combined = {**summaries[source], "source": source, "runs": summaries}
+    METASCHEDULE.write_summary(run, combined)
+    best = tvm.ir.load_json((run.tuner_dir(source) / "best_module.json").read_text())
+    return Arm(METASCHEDULE.name, schedule=ScheduledModule(best, origin=source))

@@ -1,0 +1,195 @@
+"""The ask-and-tell loop of an Optuna search over the schedule template of the fused kernel.
+
+Points are checked against the space's constraints before building (pruned with the reason), a
+repeated point is answered from its first measurement, and failed candidates are FAIL trials
+with their reason. Every measured figure is a trial's user attribute, so a resumed search
+re-measures nothing. The search keeps the evaluator's builders busy: a point is asked for as
+soon as a candidate in flight is measured, not once a whole batch is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import FIRST_COMPLETED, wait
+
+import optuna
+
+from tuning.candidates.evaluator import CandidateEvaluator
+from tuning.runfolder.store import read_json, write_json
+from tuning.tuners.space import Space, key
+
+from .heartbeat import Heartbeat, fail_stale_trials
+from .record import close_interrupted, measurement, recorded_value, store_measurement
+from .samplers import distributions, first_points
+
+# Asks allowed per measured trial before the search gives up on new points.
+ASKS_PER_TRIAL = 20
+
+
+class OptunaSearch:
+    def __init__(
+        self,
+        study,
+        space: Space,
+        evaluator: CandidateEvaluator,
+        progress=None,
+        batch: int | None = None,
+        shared: bool = False,
+        phase: str = "optuna",
+    ):
+        """`shared`: other workers use the study now, so their running trials are left alone.
+        `phase`: the name its progress bar shows."""
+        self.study, self.space, self.evaluator = study, space, evaluator
+        self.progress, self.phase = progress, phase
+        self.batch = batch or evaluator.workers
+        self.mine: set[int] = set()
+        self.shared = shared
+        self.heartbeat = Heartbeat(study)
+        if not shared:
+            close_interrupted(study)
+        self._enqueue(first_points(space, study.sampler))
+
+    def _enqueue(self, points: list[dict]) -> None:
+        """Queue the points not yet measured, waiting or running. A point whose trial a kill
+        interrupted is queued again (`skip_if_exists` would count its failed trial as done)."""
+        states = (optuna.trial.TrialState.WAITING, optuna.trial.TrialState.RUNNING)
+        present = set(self.measured()) | {
+            key(t.params or t.system_attrs.get("fixed_params", {}))
+            for t in self.study.get_trials(deepcopy=False, states=states)
+        }
+        for params in points:
+            if key(params) not in present:
+                self.study.enqueue_trial(params)
+                present.add(key(params))
+
+    def measured(self) -> dict:
+        """Measured points by key: the trial that measured them (and holds their record)."""
+        found = {}
+        for trial in self.study.get_trials(deepcopy=False):
+            record = measurement(trial)
+            if record is not None:
+                found[record.get("key", trial.user_attrs.get("key"))] = trial
+        return found
+
+    def run(self, budget: int, own: bool = False) -> None:
+        """Measure until `budget` trials are measured (failed ones count) or the space is spent.
+        With `own`, count only this worker's trials: workers with shares of a budget then add
+        up to it exactly."""
+        try:
+            self._run(budget, own)
+        finally:
+            self.heartbeat.stop()
+
+    def _run(self, budget: int, own: bool) -> None:
+        """Keep `batch` candidates building: each one measured is told, and the next point is
+        asked for while the others build (TPE's constant liar counts the ones in flight)."""
+        valid = {key(p) for p in self.space.valid_points()}
+        dists = distributions(self.space)
+        asks = 0
+        building: dict = {}  # future -> its trial
+
+        def counted(measured: dict) -> int:
+            return len(self.mine) if own else len(measured)
+
+        while True:
+            if self.shared:  # trials of a worker that died elsewhere are failed
+                fail_stale_trials(self.study)
+            measured = self.measured()
+            if self.progress:
+                best = self.best_value(measured)
+                self.progress.step(
+                    self.phase, counted(measured), budget, f"best {best:.2f} us" if best else ""
+                )
+            while (
+                len(building) < self.batch
+                and counted(measured) + len(building) < budget
+                and asks < ASKS_PER_TRIAL * budget
+                and not valid <= set(measured) | set(self._in_flight(building))  # space spent
+            ):
+                asks += 1
+                trial = self.study.ask(dists)
+                self.heartbeat.add(trial)
+                if self._triage(trial, measured, self._in_flight(building)):
+                    building[self.evaluator.submit(self.space.config(trial.params))] = trial
+                else:
+                    self.heartbeat.remove(trial)  # told already
+            if not building:
+                return
+            finished, _ = wait(building, return_when=FIRST_COMPLETED)
+            for future in finished:
+                self._store(building.pop(future), self.evaluator.finish(future))
+
+    @staticmethod
+    def _in_flight(building: dict) -> dict:
+        """The trials in flight by point."""
+        return {key(trial.params): trial for trial in building.values()}
+
+    def _triage(self, trial, measured: dict, batch: dict) -> bool:
+        """Prune impossible points and answer repeats from memory (`batch`: the trials in
+        flight by point); True for a point to measure."""
+        params = trial.params
+        point = key(params)
+        trial.set_user_attr("key", point)
+        reason = self.space.why_invalid(params)
+        elsewhere = {}
+        if self.shared:  # other workers measure too: look at the study as it is now
+            measured = self.measured()
+            elsewhere = self._running_elsewhere(trial.number, batch)
+        if reason:
+            trial.set_user_attr("pruned", reason)
+            self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        elif point in measured or point in batch:
+            first = measured.get(point)
+            value = recorded_value(measurement(first)) if first else None
+            trial.set_user_attr("duplicate_of", first.number if first else None)
+            if value is None:  # repeat within a batch, or of a failure
+                self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+            else:
+                self.study.tell(trial, value)
+        elif point in elsewhere:  # another worker is measuring it
+            trial.set_user_attr("duplicate_of", elsewhere[point])
+            self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        else:
+            return True
+        return False
+
+    def _running_elsewhere(self, number: int, batch: dict) -> dict:
+        """Points other workers asked and have not told yet. Each trial's key is set before
+        this check, so of two workers asking one point at once, at least one sees the other."""
+        mine = {t.number for t in batch.values()} | {number}
+        running = self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+        return {
+            t.user_attrs["key"]: t.number
+            for t in running
+            if t.number not in mine and "key" in t.user_attrs
+        }
+
+    def _store(self, trial, record: Mapping) -> None:
+        self.mine.add(trial.number)
+        store_measurement(self.study, trial, {"key": key(trial.params), **record})
+        self.heartbeat.remove(trial)
+
+    def best_value(self, measured: dict | None = None) -> float | None:
+        """The best time measured (in `measured`, the search's `measured()` if not given)."""
+        measured = self.measured() if measured is None else measured
+        values = [recorded_value(measurement(t)) for t in measured.values()]
+        valid = [v for v in values if v is not None]
+        return min(valid) if valid else None
+
+    def exhaustive(self, path) -> dict:
+        """Every valid point measured once (earlier measurements reused): the space's optimum.
+        The table is saved after each batch, so a resumed run measures only what is missing."""
+        table = read_json(path) if path.exists() else {}
+        table.update({k: recorded_value(measurement(t)) for k, t in self.measured().items()})
+        missing = [p for p in self.space.valid_points() if key(p) not in table]
+        for start in range(0, len(missing), self.batch):
+            chunk = missing[start : start + self.batch]
+            records = self.evaluator.evaluate([self.space.config(p) for p in chunk])
+            for params, record in zip(chunk, records):
+                table[key(params)] = recorded_value(record)
+            write_json(path, table)
+            if self.progress:
+                self.progress.step(
+                    "exhaustive", min(start + self.batch, len(missing)), len(missing)
+                )
+        return table

@@ -1,0 +1,159 @@
+"""Optuna storages by URL, opened without harm to what they hold.
+
+`sqlite:///PATH` and other SQLAlchemy URLs are RDB storages (with heartbeats, `heartbeat.py`);
+`journal://PATH` is a journal file. A storage file that is damaged is refused in one line
+before Optuna touches it, because Optuna would write to it: a study it cannot find in a
+garbled journal is created anew at its end. A password is taken from the environment variable
+`password_env` names, so that none is ever stored (`redact.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tuning.redact import has_password, redact, with_password, without_password
+from tuning.runfolder.store import RunError
+
+from .heartbeat import heartbeat_options
+
+if TYPE_CHECKING:
+    import optuna
+
+JOURNAL = "journal://"
+SQLITE = "sqlite:///"
+# How a password typed in a URL reaches `tune worker` processes: their environment, never
+# their command line (which `ps` shows to every user).
+CHILD_PASSWORD_ENV = "POOL_TUNING_STORAGE_PASSWORD"
+
+# Passwords typed in a URL on this command line, by the URL without them: used by this process,
+# never stored.
+_typed: dict[str, str] = {}
+
+
+def remember_password(url: str) -> str:
+    """The URL to store (no password); its password, if any, is kept for this process only."""
+    bare = without_password(url)
+    if bare != url:
+        _typed[bare] = _password_of(url)
+    return bare
+
+
+def _password_of(url: str) -> str:
+    from urllib.parse import unquote, urlsplit
+
+    return unquote(urlsplit(url).password or "")
+
+
+def password_for(url: str, password_env: str | None) -> str | None:
+    """The password to connect with: typed on this command line, else from the variable
+    `password_env` names; None leaves it to libpq (PGPASSWORD, ~/.pgpass)."""
+    if has_password(url):
+        return None  # the URL carries its own
+    if url in _typed:
+        return _typed[url]
+    if not password_env:
+        return None
+    password = os.environ.get(password_env)
+    if password is None:
+        raise RunError(
+            f"--storage-password-env names {password_env}, which is not set; "
+            f"export {password_env}=... or use PGPASSWORD or ~/.pgpass"
+        )
+    return password
+
+
+def default_storage_url(directory, workers: int = 1) -> str:
+    """SQLite in the run folder; a journal file where SQLAlchemy is missing (the GPU machine)
+    or several worker processes write at once (its file lock is safe for that)."""
+    try:
+        import sqlalchemy  # noqa: F401  (only whether it is there)
+    except ImportError:
+        workers = 0
+    if workers == 1:
+        return f"{SQLITE}{(directory / 'study.db').resolve()}"
+    return f"{JOURNAL}{(directory / 'study.journal').resolve()}"
+
+
+def storage_file(url: str) -> Path | None:
+    """The file a storage URL names (SQLite or journal), None for a server."""
+    for prefix in (JOURNAL, SQLITE):
+        if url.startswith(prefix):
+            return Path(url[len(prefix) :].split("?")[0])
+    return None
+
+
+def storage_for(
+    directory: Path | None, url: str | None, password_env: str | None = None
+) -> optuna.storages.BaseStorage:
+    """An Optuna storage from a URL; None: the default in `directory`."""
+    import optuna
+
+    url = url or default_storage_url(directory)
+    if url.startswith(JOURNAL):
+        from optuna.storages import JournalStorage
+        from optuna.storages.journal import JournalFileBackend
+
+        return JournalStorage(JournalFileBackend(url[len(JOURNAL) :]))
+    password = password_for(url, password_env)
+    if password is not None:
+        try:
+            url = with_password(url, password)
+        except ValueError as error:
+            raise RunError(str(error)) from None
+    with warnings.catch_warnings():  # heartbeats are "experimental" in Optuna 5
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return optuna.storages.RDBStorage(url, **heartbeat_options())
+
+
+def check_untouched(url: str) -> None:
+    """Refuse a damaged storage file before Optuna opens (and writes to) it."""
+    path = storage_file(url)
+    if path is None or not path.is_file() or path.stat().st_size == 0:
+        return
+    problem = _journal_problem(path) if url.startswith(JOURNAL) else _sqlite_problem(path)
+    if problem:
+        raise RunError(
+            f"the Optuna storage {path} is damaged ({problem}); it was left as it "
+            "is: restore it from a copy, or pass another --storage"
+        )
+
+
+def _journal_problem(path: Path) -> str | None:
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.endswith(b"\n"):
+                return f"line {number} is cut short"
+            try:
+                json.loads(line)
+            except ValueError:
+                return f"line {number} is not a journal entry"
+    return None
+
+
+def _sqlite_problem(path: Path) -> str | None:
+    """SQLite's own check, read-only. A journal left by a killed writer (a hot journal) makes
+    a read-only connection fail with OperationalError: that is SQLite's to roll back, not
+    damage."""
+    connection = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        rows = connection.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.OperationalError:
+        return None
+    except sqlite3.DatabaseError as error:
+        return str(error)
+    finally:
+        connection.close()
+    if rows == [("ok",)]:
+        return None
+    return " ".join(" ".join(str(row[0]) for row in rows[:3]).split())[:200]
+
+
+def said(error: Exception) -> str:
+    """An error from a storage backend as one line, with any password shown as ***."""
+    first = (str(error).strip().splitlines() or [""])[0][:200]
+    return redact(f"{type(error).__name__}: {first}")

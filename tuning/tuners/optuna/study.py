@@ -1,0 +1,54 @@
+"""The Optuna study of a run in its storage: opened, or created, only if it is this run's."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import optuna
+
+from tuning.runfolder.store import RunError
+
+from .storages import check_untouched, said, storage_for
+
+STUDY_NAME = "fused-pool"
+STORAGE_ATTEMPTS = 3
+
+
+def open_study(
+    url: str, name: str, sampler, identity: dict, password_env: str | None = None
+) -> optuna.Study:
+    """Load or create a study; refuse storage that is damaged, unreadable or holds another
+    run's study, and leave it as it is."""
+    check_untouched(url)
+    for attempt in range(STORAGE_ATTEMPTS):
+        try:
+            study = optuna.create_study(
+                study_name=name,
+                direction="minimize",
+                load_if_exists=True,
+                storage=storage_for(None, url, password_env),
+                sampler=sampler,
+            )
+            break
+        except RunError:
+            raise
+        except Exception as error:  # whatever the storage backend raises, said in one line
+            # Workers starting together on a fresh database race to create its tables.
+            if attempt + 1 < STORAGE_ATTEMPTS:
+                time.sleep(1 + attempt)
+                continue
+            raise RunError(
+                f"cannot open the Optuna storage ({said(error)}); it was left as it "
+                "is: repair it or pass another --storage"
+            ) from None
+    mine = json.dumps(identity, sort_keys=True)
+    stored = study.user_attrs.get("identity")
+    if stored is None and study.trials or stored not in (None, mine):
+        raise RunError(
+            f"the Optuna storage holds study {name!r} of another run (case, "
+            "target or device); it was left as it is: pass another --storage"
+        )
+    if stored is None:
+        study.set_user_attr("identity", mine)
+    return study

@@ -1,0 +1,104 @@
+"""Optuna search over the schedule template of the fused pool kernel: the tuner `optuna` (and
+`optuna-one-kernel`, over the one kernel of the whole graph).
+
+The study lives in its storage (SQLite in the run folder by default, a journal file where
+SQLAlchemy is missing, or any `--storage` URL; `study.py`); the loop is `search_loop.py`,
+the workers of `--workers` are `workers.py`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import optuna
+
+from baselines.arms import Arm, template_arm
+from baselines.case import Case
+from tuning.candidates.evaluator import CandidateEvaluator, tuner_result
+from tuning.candidates.kernel_cache import KernelCache
+from tuning.candidates.rule_schedule import DefaultSchedule
+from tuning.errors import TuningFailed
+from tuning.progress import Progress
+from tuning.runfolder.store import Run, read_json, write_json
+from tuning.tuners.space import Space, key
+
+from . import OPTUNA, OPTUNA_ONE_KERNEL
+from .record import close_interrupted
+from .replay import compare_samplers
+from .samplers import make_sampler
+from .search_loop import OptunaSearch
+from .storages import default_storage_url
+from .study import STUDY_NAME, open_study
+from .summary import records, summarize
+from .workers import run_workers
+
+# The rule lists the pool kernel's tuner times beside its candidates.
+RULES = ("default", "fixed")
+
+
+def run_optuna(
+    run: Run, case: Case, target, budget: int, progress, options: dict, whole: bool = False
+) -> Arm:
+    """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph.
+    With `whole`, the one kernel of the whole graph instead: tuner and arm `optuna-one-kernel`,
+    against the rule's choice for that kernel."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    progress = progress or Progress()
+    spec = OPTUNA_ONE_KERNEL if whole else OPTUNA
+    name = spec.name
+    directory = run.tuner_dir(name)
+    target_spec = run.meta["target_spec"]
+    space = Space.for_target(case, target, whole)
+    started = time.monotonic()
+    progress.start(name)
+    workers = 1 if whole else options.get("workers", 1)  # the workers tune the pool kernel
+    url = options.get("storage") or default_storage_url(directory, workers)
+    # A storage the user gives holds both tuners' studies; the default one is this tuner's own.
+    study_name = f"{STUDY_NAME}-one-kernel" if whole and options.get("storage") else STUDY_NAME
+    study = open_study(
+        url,
+        study_name,
+        make_sampler(options.get("sampler", "tpe"), options.get("seed", 0)),
+        run.meta["identity"],
+        options.get("storage_password_env"),
+    )
+    if workers > 1:
+        close_interrupted(study)
+        run_workers(url, case, target_spec, budget - len(records(study)), workers, options)
+    with CandidateEvaluator(
+        case, target_spec, whole=whole, cache=KernelCache.of_run(run.path)
+    ) as evaluator:
+        search = OptunaSearch(study, space, evaluator, progress, phase=name)
+        search.run(budget)
+        # The default rules have no schedule for a kernel with a prologue worth timing.
+        rule_kernels = _rule_kernels(directory, evaluator, ("fixed",) if whole else RULES)
+        exhaustive = (
+            search.exhaustive(directory / "exhaustive.json") if options.get("exhaustive") else None
+        )
+    rows = records(study)
+    run.add_wall(name, time.monotonic() - started)
+    wall_s = run.meta["phase_wall_s"][name]
+    summary = summarize(study, rows, wall_s, rule_kernels, exhaustive, key(space.seeds()[0]))
+    if exhaustive is not None and summary.get("exhaustive_best_kernel_us"):
+        summary["sampler_replay"] = compare_samplers(space, exhaustive)
+    write_json(directory / "trials.json", rows)
+    spec.write_summary(run, summary)
+    progress.finish(name, tuner_result(summary))
+    if not summary["valid"]:
+        raise TuningFailed(
+            f"{name} measured no valid candidate in {len(rows)} trials: "
+            f"{summary['failed_by_reason']}"
+        )
+    return template_arm(name, summary["best_params"], whole_graph=whole)
+
+
+def _rule_kernels(directory, evaluator: CandidateEvaluator, rule_lists=RULES) -> dict:
+    """The kernels of the default rules and of the fixed ones, timed once by the same runner
+    (kept across resumes)."""
+    kernels = {}
+    for rules in rule_lists:
+        path = directory / f"{rules}_kernel.json"
+        if not path.exists():
+            write_json(path, evaluator.evaluate([DefaultSchedule(rules)])[0])
+        kernels[rules] = read_json(path)
+    return kernels

@@ -1,0 +1,133 @@
+"""The search space over the schedule template, per target, with the constraints checked before
+any build: an impossible point is pruned with its reason, never built."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from baselines.case import Case
+from baselines.template import SERIAL, PoolSchedule, vector_fits
+
+# Each knob of the template and the values it takes (a categorical distribution to Optuna).
+Domains = dict[str, list]
+
+GPU_DOMAINS: Domains = {
+    "threads": [32, 64, 128, 256, 512, 1024],
+    "outputs_w": [1, 2, 4, 8],
+    "outputs_h": [1, 2, 4],
+    "thread_axis": ["inner", "outer"],
+    "unroll": [False, True],
+    "vector": [False, True],
+    "pooled_scope": ["local", "shared"],
+}
+# On the CPU the template parallelizes the outer loop; threads, binding and scope do not apply.
+CPU_DOMAINS: Domains = {
+    "outputs_w": [1, 2, 4, 8],
+    "outputs_h": [1, 2, 4],
+    "unroll": [False, True],
+    "vector": [False, True],
+}
+# The nearest the template comes to dlight's GeneralReduction: the pooled value in shared memory,
+# one output per thread, no unrolling, the smallest blocks (the default is one block per output).
+CLOSEST_TO_DEFAULT = PoolSchedule(threads=32, pooled_scope="shared")
+
+
+class Space:
+    """`whole`: the space of the one kernel for the whole graph (arm `one-kernel`), whose
+    prologue, where the Case has a prelude, is inlined into the window's loads."""
+
+    def __init__(
+        self,
+        case: Case,
+        target_kind: str,
+        max_threads: int | None = None,
+        max_shared_bytes: int | None = None,
+        whole: bool = False,
+    ):
+        """The limits, None where the target has none: see `for_target`."""
+        self.case = case
+        self.target_kind = target_kind
+        self.whole = whole
+        self.max_threads = max_threads
+        self.max_shared_bytes = max_shared_bytes
+        self.domains = GPU_DOMAINS if target_kind == "cuda" else CPU_DOMAINS
+
+    @classmethod
+    def for_target(cls, case: Case, target, whole: bool = False) -> "Space":
+        """The space with the target's own limits on threads and shared memory per block (as
+        dlight reads them)."""
+        return cls(
+            case,
+            target.kind.name,
+            target.attrs.get("max_num_threads"),
+            target.attrs.get("max_shared_memory_per_block"),
+            whole,
+        )
+
+    def config(self, params: dict) -> PoolSchedule:
+        return PoolSchedule(**params)
+
+    def params(self, schedule: PoolSchedule) -> dict:
+        return {name: getattr(schedule, name) for name in self.domains}
+
+    def seeds(self) -> list[dict]:
+        """Known points measured first: the issue's SERIAL and the closest to the default."""
+        seeds = [self.params(SERIAL)]
+        if self.target_kind == "cuda":
+            seeds.append(self.params(CLOSEST_TO_DEFAULT))
+        return seeds
+
+    def points(self) -> list[dict]:
+        """Every point of the space, pruned ones included."""
+        names = list(self.domains)
+        return [dict(zip(names, values)) for values in itertools.product(*self.domains.values())]
+
+    def valid_points(self) -> list[dict]:
+        return [p for p in self.points() if self.why_invalid(p) is None]
+
+    def why_invalid(self, params: dict) -> str | None:
+        """None for a point that can be built, else the reason it is pruned."""
+        cfg = self.config(params)
+        _, _, out_h, out_w = self.case.pool_shape
+        if cfg.outputs_w > out_w or cfg.outputs_h > out_h:
+            return "tile larger than the output"
+        if self.max_threads is not None and cfg.threads > self.max_threads:
+            return "too many threads per block"
+        if cfg.vector and not self._vector_fits(cfg):
+            return "vector width does not fit"
+        if cfg.vector and self.target_kind == "cuda" and self.whole and self.case.prelude:
+            return "no vector loads from an inlined prologue"
+        if (
+            self.target_kind == "cuda"
+            and cfg.pooled_scope == "shared"
+            and (
+                self.max_shared_bytes is not None
+                and self._shared_bytes(cfg) > self.max_shared_bytes
+            )
+        ):
+            return "shared memory over the limit"
+        return None
+
+    def _shared_bytes(self, cfg: PoolSchedule) -> int:
+        """Shared memory of the pooled value: a block's tiles with the inner binding; with the
+        outer binding a block's outputs are strided, so TVM allocates the whole output."""
+        if cfg.thread_axis == "outer":
+            return 4 * math.prod(self.case.pool_shape)
+        return 4 * cfg.threads * cfg.outputs_w * cfg.outputs_h
+
+    def _vector_fits(self, cfg: PoolSchedule) -> bool:
+        if self.target_kind != "cuda":
+            return cfg.outputs_w > 1 and self.case.pool_shape[3] % cfg.outputs_w == 0
+        return vector_fits(
+            cfg.outputs_w,
+            self.case.window,
+            self.case.stride,
+            self.case.width,
+            self.case.pool_shape[3],
+        )
+
+
+def key(params: dict) -> str:
+    """A stable name for a point, to find repeats."""
+    return ",".join(f"{name}={params[name]}" for name in sorted(params))
