@@ -1,0 +1,29 @@
+"""What can go wrong between a model spec and a Relax module, each as a one-line error.
+
+Every one is a `UsageError`, which the CLI already prints as one line with exit code 2; the
+subclasses let a caller (and the tests) tell the causes apart.
+"""
+
+from __future__ import annotations
+
+from tuning.errors import UsageError
+
+
+class ModelError(UsageError):
+    """A spec, option or model that cannot be run; the message says which and why."""
+
+
+class MissingPackage(ModelError):
+    """PyTorch, torchvision or timm is absent, or present but cannot be imported."""
+
+
+class UnknownModel(ModelError):
+    """No model of that name in torchvision or timm; the message lists close matches."""
+
+
+class NotExportable(ModelError):
+    """`torch.export` refused the module; the message holds the exporter's first line."""
+
+
+class UnsupportedOperator(ModelError):
+    """The exported graph holds an operator Relax's PyTorch importer has no conversion for."""
