@@ -1,15 +1,21 @@
 """Blocks of real networks, each a FILE.py:FUNCTION spec (tests/model_blocks.py): imported
 through torch.export, analysed for CUDA without a GPU (the rule of every kernel under both
-lists, its launch, the #20401 pattern flagged where the issue finds it and nowhere else)."""
+lists, its launch, the #20401 pattern flagged where the issue finds it and nowhere else), and
+built for llvm and checked against PyTorch eager."""
 
 import pytest
 
 pytest.importorskip("torch", reason="the model tests need PyTorch: pip install -e '.[torch]'")
 
+import tvm  # noqa: E402
+
 from baselines.models.analysis import analyze  # noqa: E402
+from baselines.models.build import build_model, run_model  # noqa: E402
+from baselines.models.check import check_outputs, torch_outputs  # noqa: E402
 from baselines.models.importer import prepare_model  # noqa: E402
 from baselines.models.pattern import warp_lanes  # noqa: E402
 from baselines.models.spec import ModelOptions  # noqa: E402
+from baselines.pipeline import make_target  # noqa: E402
 
 BLOCKS = "tests/model_blocks.py"
 _CACHE = {}
@@ -123,3 +129,23 @@ def test_analysis_is_plain_data():
     row = {k["name"]: k for k in data["kernels"]}["avg_pool2d"]
     assert row["launches"]["default"] == {"grid": 288, "block": 4}
     assert row["rules"] == {"default": "Reduction", "fixed": "Reduction"}
+
+
+@pytest.mark.parametrize(
+    "function, decompose",
+    [
+        ("inception_block", False),
+        ("convnext_block", False),
+        ("inverted_residual", True),
+        ("pool_residual", True),
+        ("dense_transition", False),
+    ],
+)
+def test_llvm_build_matches_pytorch_eager(function, decompose):
+    model, _ = imported(function, decompose)
+    executable = build_model(model.mod, make_target("llvm"))
+    for seed in range(2):
+        inputs = model.random_inputs(seed)
+        got = run_model(executable, inputs, tvm.cpu(0))
+        check = check_outputs(got, torch_outputs(model.loaded.module, inputs), "float32")
+        assert check.correct, check
