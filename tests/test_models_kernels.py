@@ -93,15 +93,22 @@ def test_a_kernel_alone_gets_arguments_and_a_host_reference(inception):
 
 def test_outputs_within_the_relative_tolerance_pass_and_others_fail():
     want = [np.array([100.0, -3.0, 0.0], "float32")]
-    near = [want[0] + np.float32(0.09)]  # 0.09 <= 1e-3 * 100 + 1e-6
+    near = [want[0] + np.float32(0.09)]  # 0.09 <= 1e-3 * 100
     assert check_outputs(near, want, "float32").correct
     far = [want[0] + np.float32(0.2)]
     check = check_outputs(far, want, "float32")
     assert not check.correct and check.reason == "outside the tolerance"
-    assert check.max_abs_err == pytest.approx(0.2) and check.bound == pytest.approx(0.1 + 1e-6)
+    assert check.max_abs_err == pytest.approx(0.2) and check.bound == pytest.approx(0.1)
+    assert check.scale == 100
     assert check_outputs([want[0] * np.nan], want, "float32").reason == "NaN in the output"
     assert "shapes differ" in check_outputs([want[0][:2]], want, "float32").reason
     assert check_outputs(near, want, "float16").correct
+    # Outputs of any scale are held to the same relative bound (no absolute floor).
+    tiny = [w * np.float32(1e-9) for w in want]
+    assert check_outputs([t * np.float32(1.0001) for t in tiny], tiny, "float32").correct
+    assert not check_outputs([t * np.float32(1.01) for t in tiny], tiny, "float32").correct
+    zeros = [np.zeros(3, "float32")]
+    assert check_outputs(zeros, zeros, "float32").correct
 
 
 def test_tf32_is_set_inside_and_restored_after():
