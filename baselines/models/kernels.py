@@ -25,8 +25,9 @@ RULE_LISTS = {"default": default_rules, "fixed": fixed_rules}
 
 @dataclass(frozen=True)
 class ScheduledKernel:
-    """`func` as the rule list leaves it; `rule` is the rule's class name, None if no rule of
-    the list takes it (the function then runs as it came, which a GPU build rejects)."""
+    """`func` as the rule list leaves it, marked scheduled as `ApplyDefaultSchedule` marks it;
+    `rule` is the rule's class name, None if no rule of the list takes it (the function then
+    stays as it came, which a GPU build rejects)."""
 
     rule: str | None
     func: tirx.PrimFunc
@@ -57,7 +58,8 @@ def schedule_kernel(func: tirx.PrimFunc, target: tvm.target.Target, rules: list)
             space = rule.apply(func, target, False)
             if space is not None:
                 first = space if isinstance(space, s_tir.Schedule) else space[0]
-                return ScheduledKernel(type(rule).__name__, first.mod["main"])
+                scheduled = first.mod["main"].with_attr("tirx.is_scheduled", True)
+                return ScheduledKernel(type(rule).__name__, scheduled)
     return ScheduledKernel(None, func)
 
 
@@ -100,11 +102,16 @@ def kernel_arguments(func: tirx.PrimFunc, seed: int) -> list[np.ndarray]:
     return arguments
 
 
+def kernel_module(func: tirx.PrimFunc) -> tvm.IRModule:
+    """`func` alone as the public `main` of a module (fused kernels are private): what
+    `tvm.compile` takes to build one kernel for timing."""
+    return tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+
+
 def kernel_reference(func: tirx.PrimFunc, arguments: list[np.ndarray]) -> list[np.ndarray]:
     """What the unscheduled `func` writes for `arguments`, computed on the host (llvm); one
     array per output, in parameter order."""
-    module = tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
-    executable = tvm.compile(module, target=tvm.target.Target(HOST))
+    executable = tvm.compile(kernel_module(func), target=tvm.target.Target(HOST))
     device = tvm.cpu(0)
     tensors = [tvm.runtime.tensor(a, device=device) for a in arguments]
     executable["main"](*tensors)
