@@ -77,6 +77,20 @@ def test_hub_models_get_random_weights_and_their_own_input_size(monkeypatch):
     assert not loaded.module.training
 
 
+@pytest.mark.parametrize(
+    "transforms, size",
+    [
+        (SimpleNamespace(keywords={"crop_size": 299}), 299),  # inception_v3's
+        (SimpleNamespace(keywords={"crop_size": (112, 112)}), 112),  # video models'
+        (type("ObjectDetection", (), {}), load.DEFAULT_SIZE),  # no crop size
+    ],
+)
+def test_torchvision_input_size_is_the_default_weights_crop(transforms, size):
+    weights = SimpleNamespace(DEFAULT=SimpleNamespace(transforms=transforms))
+    torchvision = SimpleNamespace(models=SimpleNamespace(get_model_weights=lambda name: weights))
+    assert load._torchvision_size(torchvision, parse_spec("torchvision:m")) == size
+
+
 def test_the_same_spec_gets_the_same_weights_in_every_load(monkeypatch):
     _fake_hubs(monkeypatch)
     spec = parse_spec("timm:nasnetalarge")

@@ -89,9 +89,11 @@ def _check_name(spec: ModelSpec, names: list[str]) -> None:
 
 def _torchvision_size(torchvision, spec: ModelSpec) -> int:
     """The crop size of the model's default weights' transforms (299 for inception_v3): read
-    from the weights' description, which loads nothing."""
-    weights = torchvision.models.get_model_weights(spec.name).DEFAULT
-    return weights.transforms.keywords.get("crop_size", DEFAULT_SIZE)
+    from the weights' description, which loads nothing. Detection and optical-flow weights
+    have no crop size: theirs is DEFAULT_SIZE."""
+    transforms = torchvision.models.get_model_weights(spec.name).DEFAULT.transforms
+    crop = getattr(transforms, "keywords", {}).get("crop_size", DEFAULT_SIZE)
+    return crop[0] if isinstance(crop, (tuple, list)) else crop
 
 
 def _from_file(spec: ModelSpec, options: ModelOptions):
