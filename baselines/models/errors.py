@@ -27,3 +27,10 @@ class NotExportable(ModelError):
 
 class UnsupportedOperator(ModelError):
     """The exported graph holds an operator Relax's PyTorch importer has no conversion for."""
+
+
+def first_line(error: BaseException) -> str:
+    """The first non-blank line of `error`'s message (its type's name if there is none): what a
+    one-line error quotes of a library's exception."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__

@@ -16,7 +16,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from .errors import NotExportable, UnsupportedOperator
+from .errors import NotExportable, UnsupportedOperator, first_line
 from .load import WEIGHT_SEED, LoadedModel, load_model
 from .spec import ModelOptions, parse_spec
 
@@ -69,7 +69,7 @@ def import_model(loaded: LoadedModel) -> ImportedModel:
         exported = torch.export.export(loaded.module, loaded.inputs)
     except Exception as error:  # the exporter's many error types all mean "cannot export"
         raise NotExportable(
-            f"torch.export cannot export {loaded.spec.text}: {_first_line(error)}"
+            f"torch.export cannot export {loaded.spec.text}: {first_line(error)}"
         ) from None
     try:
         mod = from_exported_program(exported, unwrap_unit_return_tuple=True)
@@ -87,8 +87,3 @@ def import_model(loaded: LoadedModel) -> ImportedModel:
             [relax.transform.DecomposeOpsForInference(), relax.transform.CanonicalizeBindings()]
         )(mod)
     return ImportedModel(loaded, mod)
-
-
-def _first_line(error: Exception) -> str:
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__

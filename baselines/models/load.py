@@ -14,7 +14,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import MissingPackage, ModelError, UnknownModel
+from .errors import MissingPackage, ModelError, UnknownModel, first_line
 from .spec import FILE, ModelOptions, ModelSpec
 
 WEIGHT_SEED = 0
@@ -43,14 +43,15 @@ def require(package: str, needed_by: str):
     except Exception as error:  # any failure at import time: the package is unusable here
         # A torchvision built for another torch fails at import with a RuntimeError
         # ("operator torchvision::nms does not exist"): PyPI's torchvision on a CPU torch.
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise MissingPackage(
             f"{needed_by} needs {package}, which is installed but cannot be imported "
-            f"({first}); install the {package} built for this torch"
+            f"({first_line(error)}); install the {package} built for this torch"
         ) from None
 
 
 def load_model(spec: ModelSpec, options: ModelOptions) -> LoadedModel:
+    """The spec's module with seeded random weights, in `options.dtype` and eval mode, and its
+    example inputs: a hub model's one image batch drawn from N(0, 1), a FILE spec's own."""
     torch = require("torch", spec.text)
     dtype = getattr(torch, options.dtype)
     torch.manual_seed(WEIGHT_SEED)
