@@ -1,0 +1,17 @@
+"""Real networks (torchvision, timm, a user's file) through the study's pipeline: the model side
+of `tune model` and `tune models`.
+
+    spec.py       SPEC text and options, validated (no torch, no TVM)
+    errors.py     what can go wrong, as one-line errors the CLI prints (exit 2)
+    load.py       the PyTorch module and its example inputs (random weights, nothing downloaded)
+    importer.py   torch.export + Relax's importer: the Relax module of a model
+    kernels.py    a model's kernels (PrimFuncs), unscheduled or by a rule list, for kernel timing
+    pattern.py    the #20401 pattern, stated once: its text and its test
+    analysis.py   per kernel, for CUDA without a GPU: rule per list, launch, window, pattern
+    build.py      the VM executable for a rule list, and a run on NumPy inputs
+    check.py      PyTorch eager as the reference (TF32 off), and the tolerance
+    catalog.py    the built-in list `tune models` runs
+
+Nothing is re-exported here: spec, errors, pattern and catalog import neither torch nor TVM,
+and importing one of them must not import the others.
+"""

@@ -1,0 +1,163 @@
+"""Per kernel of a model, for CUDA without a GPU: the rule that takes it under each rule list,
+the launch that rule gives it, its reduction window, and whether it has the #20401 pattern.
+
+It compiles through the backend's passes and the rule lists, and runs nothing: the launch is
+read off the scheduled TIR. The result is plain data (`to_dict`), which a report renders
+without TVM.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import tvm
+import tvm_ffi
+from tvm import s_tir, tirx
+
+from baselines.anatomy import launch_configs
+from baselines.pipeline import make_target
+
+from .kernels import rule_lists as named_rule_lists
+from .kernels import schedule_kernel, unscheduled_kernels
+from .pattern import CRITERION, PATTERN_LIST, has_pattern
+
+
+@dataclass(frozen=True)
+class Launch:
+    grid: int  # thread blocks
+    block: int  # threads per block
+
+
+@dataclass(frozen=True)
+class KernelAnalysis:
+    """One kernel (PrimFunc) of the model.
+
+    window        elements reduced into each output by its largest reduction; None when it has
+                  no reduction, or one of non-constant extent
+    outputs       the values that reduction writes
+    rules         per rule list, the rule that takes the kernel (None: none does)
+    launches      per rule list, its launch (None: no thread is bound, as on no GPU schedule)
+    cross_thread  per rule list, whether a reduction loop is bound to threadIdx
+    pattern       CRITERION (pattern.py), under the default list
+    """
+
+    name: str
+    window: int | None
+    outputs: int | None
+    rules: dict[str, str | None]
+    launches: dict[str, Launch | None]
+    cross_thread: dict[str, bool]
+    pattern: bool
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ModelAnalysis:
+    target: dict
+    criterion: str
+    kernels: tuple[KernelAnalysis, ...]
+
+    def pattern_kernels(self) -> list[KernelAnalysis]:
+        return [kernel for kernel in self.kernels if kernel.pattern]
+
+    def rule_changes(self, before: str = "default", after: str = "fixed") -> list[KernelAnalysis]:
+        """The kernels whose rule differs between two lists (none, for a control model)."""
+        return [k for k in self.kernels if k.rules[before] != k.rules[after]]
+
+    def to_dict(self) -> dict:
+        return {
+            "target": self.target,
+            "criterion": self.criterion,
+            "kernels": [kernel.to_dict() for kernel in self.kernels],
+        }
+
+
+def analyze(
+    mod: tvm.IRModule, rule_lists: dict[str, list] | None = None, arch: str = "sm_90"
+) -> ModelAnalysis:
+    """Every kernel of the Relax module `mod` for CUDA `arch`, under each rule list by name
+    (default: "default" and "fixed" from `baselines/rules.py`; "default" is required, as the
+    pattern is a property of its schedule)."""
+    target = make_target("cuda", arch)
+    lists = named_rule_lists(target) if rule_lists is None else rule_lists
+    kernels = tuple(
+        _analyze_kernel(name, func, target, lists)
+        for name, func in sorted(unscheduled_kernels(mod, target).items())
+    )
+    return ModelAnalysis(dict(target.export()), CRITERION, kernels)
+
+
+def _analyze_kernel(name: str, func: tirx.PrimFunc, target, lists: dict) -> KernelAnalysis:
+    window, outputs = reduction_window(func)
+    rules, launches, cross = {}, {}, {}
+    for list_name, rules_of_list in lists.items():
+        scheduled = schedule_kernel(func, target, rules_of_list)
+        rules[list_name] = scheduled.rule
+        launches[list_name] = launch(name, scheduled.func)
+        cross[list_name] = reduces_across_threads(scheduled.func)
+    default = launches[PATTERN_LIST]
+    pattern = default is not None and has_pattern(
+        window, outputs, cross[PATTERN_LIST], default.grid, default.block
+    )
+    return KernelAnalysis(name, window, outputs, rules, launches, cross, pattern)
+
+
+def reduction_window(func: tirx.PrimFunc) -> tuple[int | None, int | None]:
+    """(elements reduced into each output, outputs) of the largest reduction block of the
+    unscheduled `func`; (None, None) without a reduction or when one's extent is not constant."""
+    found = []
+
+    def visit(block: s_tir.SBlock) -> None:
+        reduce = [v for v in block.iter_vars if v.iter_type == tirx.IterVar.CommReduce]
+        if reduce:
+            spatial = [v for v in block.iter_vars if v.iter_type == tirx.IterVar.DataPar]
+            found.append((_extent(reduce), _extent(spatial)))
+
+    tvm_ffi.structural_walk(func.body, [(s_tir.SBlock, visit)])
+    if not found or any(window is None or outputs is None for window, outputs in found):
+        return None, None
+    return max(found)
+
+
+def _extent(iter_vars) -> int | None:
+    extents = [v.dom.extent for v in iter_vars]
+    if not all(isinstance(e, tirx.IntImm) for e in extents):
+        return None
+    return math.prod(e.value for e in extents)
+
+
+def reduces_across_threads(func: tirx.PrimFunc) -> bool:
+    """Whether a reduction iterator of some block is bound through a loop on threadIdx: the
+    threads of a block share the reduction of one output."""
+    thread_vars, realizes = [], []
+
+    def visit_loop(loop: tirx.For) -> None:
+        if loop.kind == tirx.ForKind.THREAD_BINDING and loop.thread_binding.thread_tag.startswith(
+            "threadIdx."
+        ):
+            thread_vars.append(loop.loop_var)
+
+    tvm_ffi.structural_walk(
+        func.body, [(tirx.For, visit_loop), (s_tir.SBlockRealize, realizes.append)]
+    )
+    return any(
+        _uses_any(value, thread_vars)
+        for realize in realizes
+        for var, value in zip(realize.block.iter_vars, realize.iter_values)
+        if var.iter_type == tirx.IterVar.CommReduce
+    )
+
+
+def _uses_any(expr, variables) -> bool:
+    used = []
+    tvm_ffi.structural_walk(expr, [(tirx.Var, used.append)])
+    return any(u.same_as(v) for u in used for v in variables)
+
+
+def launch(name: str, func: tirx.PrimFunc) -> Launch | None:
+    """Grid and block of the scheduled `func`, from its thread bindings."""
+    found = launch_configs(tvm.IRModule({name: func})).get(f"{name}_kernel")
+    return None if found is None else Launch(found["grid"], found["block"])

@@ -1,0 +1,104 @@
+"""Whether a TVM build computes what PyTorch eager computes, with TF32 off in PyTorch.
+
+The tolerance is relative to the output's magnitude, not elementwise: a network's outputs mix
+large values and values near zero, where elementwise relative error means nothing. Each output
+is correct when
+
+    max |got - want|  <=  RTOL[dtype] * max |want|  +  ATOL[dtype]
+
+and holds no NaN where PyTorch's has none. ATOL is the dtype's smallest normal number: it only
+keeps an all-zero output checkable. It is not an absolute floor, because networks with random
+weights give outputs of any scale, far below 1 or far above (torchvision's mobilenet_v2 and
+inception_v3 among them), and a floor above the scale would pass anything.
+`scale` (max |want|) is recorded beside the error so that a report shows it. A schedule that
+computes the wrong thing misses by the output's own size; another order of accumulation misses
+by rounding errors, which grow with depth but stay orders of magnitude below it. TF32 (on by
+default for PyTorch's CUDA convolutions) rounds the operands to 10 mantissa bits, a difference
+of precision, not of schedule: the reference runs with it off (`tf32(False)`), and
+`tf32_state()` is recorded with any figure of PyTorch's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+RTOL = {"float32": 1e-3, "float16": 2e-2}
+ATOL = {dtype: float(np.finfo(dtype).tiny) for dtype in RTOL}
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """The check of all outputs: the worst error against its bound, and that output's scale."""
+
+    correct: bool
+    max_abs_err: float | None
+    bound: float | None
+    scale: float | None
+    reason: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def check_outputs(got: list[np.ndarray], want: list[np.ndarray], dtype: str) -> OutputCheck:
+    if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
+        shapes = [g.shape for g in got], [w.shape for w in want]
+        return OutputCheck(
+            False, None, None, None, f"output shapes differ: {shapes[0]} vs {shapes[1]}"
+        )
+    errors = []
+    for g, w in zip(got, want):
+        g, w = g.astype(np.float64), w.astype(np.float64)
+        if np.isnan(g).any() and not np.isnan(w).any():
+            return OutputCheck(False, None, None, None, "NaN in the output")
+        error = float(np.nanmax(np.abs(g - w), initial=0.0))
+        scale = float(np.nanmax(np.abs(w), initial=0.0))
+        bound = RTOL[dtype] * scale + ATOL[dtype]
+        errors.append((error / bound, error, bound, scale))
+    ratio, error, bound, scale = max(errors, default=(0.0, 0.0, 0.0, 0.0))
+    correct = ratio <= 1
+    reason = None if correct else "outside the tolerance"
+    return OutputCheck(correct, error, bound, scale, reason)
+
+
+def tf32_state() -> dict:
+    """PyTorch's TF32 switches: cuDNN convolutions and CUDA matmuls."""
+    import torch
+
+    return {
+        "cudnn_allow_tf32": torch.backends.cudnn.allow_tf32,
+        "matmul_allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+    }
+
+
+@contextlib.contextmanager
+def tf32(enabled: bool):
+    """PyTorch's TF32 switches set to `enabled` inside, restored after. Through the
+    `allow_tf32` flags, not torch 2.9's `fp32_precision`: setting the new flags of only some
+    backends makes later reads of `allow_tf32` (by torch.compile, among others) raise."""
+    import torch
+
+    before = tf32_state()
+    torch.backends.cudnn.allow_tf32 = enabled
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32 = before["cudnn_allow_tf32"]
+        torch.backends.cuda.matmul.allow_tf32 = before["matmul_allow_tf32"]
+
+
+def torch_outputs(module, inputs: list[np.ndarray], device: str = "cpu") -> list[np.ndarray]:
+    """PyTorch eager's outputs of `module` (moved to `device`) for `inputs`, TF32 off,
+    flattened in order by PyTorch's pytree, as `torch.export` flattens them."""
+    import torch
+    from torch.utils import _pytree
+
+    module.to(device)
+    tensors = [torch.from_numpy(x).to(device) for x in inputs]
+    with torch.no_grad(), tf32(False):
+        result = module(*tensors)
+    return [leaf.cpu().numpy() for leaf in _pytree.tree_leaves(result)]

@@ -1,0 +1,118 @@
+"""A model's kernels, one PrimFunc each, as the backend's pipeline makes them: unscheduled (what
+a tuner takes) or scheduled by a rule list (what the default or the candidate rules give), with
+arguments and a reference for timing one alone.
+
+The reference is the unscheduled kernel compiled for the host: a scheduled kernel must compute
+what the kernel computed before any rule touched it, whatever the operators inside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import tvm
+import tvm_ffi
+from tvm import s_tir, tirx
+
+from baselines.pipeline import HOST, unscheduled
+from baselines.rules import default_rules, fixed_rules
+
+# The rule lists by the names arms and reports use: the backend's own, and the candidate's.
+# Looked up at call time, so rules added to `baselines/rules.py` are picked up.
+RULE_LISTS = {"default": default_rules, "fixed": fixed_rules}
+
+
+@dataclass(frozen=True)
+class ScheduledKernel:
+    """`func` as the rule list leaves it, marked scheduled as `ApplyDefaultSchedule` marks it;
+    `rule` is the rule's class name, None if no rule of the list takes it (the function then
+    stays as it came, which a GPU build rejects)."""
+
+    rule: str | None
+    func: tirx.PrimFunc
+
+
+def rule_lists(target: tvm.target.Target, names=tuple(RULE_LISTS)) -> dict[str, list]:
+    """The rule lists `names` for `target` (a CUDA target: the lists are dlight's GPU rules)."""
+    return {name: RULE_LISTS[name](target) for name in names}
+
+
+def unscheduled_kernels(mod: tvm.IRModule, target: tvm.target.Target) -> dict[str, tirx.PrimFunc]:
+    """Every PrimFunc of the Relax module `mod` after the backend's passes up to default
+    scheduling (FuseOps and FuseTIR included), by name."""
+    return {
+        gv.name_hint: func
+        for gv, func in unscheduled(mod, target).functions.items()
+        if isinstance(func, tirx.PrimFunc)
+    }
+
+
+def schedule_kernel(func: tirx.PrimFunc, target: tvm.target.Target, rules: list) -> ScheduledKernel:
+    """The first rule of `rules` that schedules `func`, as `dlight.ApplyDefaultSchedule` picks
+    it; a function marked scheduled (a library dispatch's) is left as it is, as there."""
+    if func.attrs is not None and func.attrs.get("tirx.is_scheduled", False):
+        return ScheduledKernel(None, func)
+    with target:
+        for rule in rules:
+            space = rule.apply(func, target, False)
+            if space is not None:
+                first = space if isinstance(space, s_tir.Schedule) else space[0]
+                scheduled = first.mod["main"].with_attr("tirx.is_scheduled", True)
+                return ScheduledKernel(type(rule).__name__, scheduled)
+    return ScheduledKernel(None, func)
+
+
+def scheduled_kernels(
+    mod: tvm.IRModule, target: tvm.target.Target, rules: list
+) -> dict[str, ScheduledKernel]:
+    """Every kernel of `mod` scheduled by `rules`, by name."""
+    return {
+        name: schedule_kernel(func, target, rules)
+        for name, func in unscheduled_kernels(mod, target).items()
+    }
+
+
+def output_positions(func: tirx.PrimFunc) -> list[int]:
+    """Positions of the parameters `func` writes (its outputs; the last ones for kernels made
+    by FuseTIR, as `call_tir` passes them)."""
+    written = []
+
+    def visit(block: s_tir.SBlock) -> None:
+        written.extend(region.source for region in block.writes)
+
+    tvm_ffi.structural_walk(func.body, [(s_tir.SBlock, visit)])
+    return [i for i, param in enumerate(func.params) if any(param.same_as(w) for w in written)]
+
+
+def kernel_arguments(func: tirx.PrimFunc, seed: int) -> list[np.ndarray]:
+    """One call's arguments: floating inputs drawn from N(0, 1) by `seed`, other inputs zero (no
+    draw is known to be valid for indices), outputs NaN (or zero) so an element never written
+    shows."""
+    rng, outputs, arguments = np.random.default_rng(seed), output_positions(func), []
+    for position, param in enumerate(func.params):  # in TIRx, parameters are the buffers
+        shape, dtype = [int(extent) for extent in param.shape], str(param.dtype)
+        floating = np.issubdtype(np.dtype(dtype), np.floating)
+        if position in outputs:
+            arguments.append(np.full(shape, np.nan if floating else 0, dtype=dtype))
+        elif floating:
+            arguments.append(rng.standard_normal(shape).astype(dtype))
+        else:
+            arguments.append(np.zeros(shape, dtype=dtype))
+    return arguments
+
+
+def kernel_module(func: tirx.PrimFunc) -> tvm.IRModule:
+    """`func` alone as the public `main` of a module (fused kernels are private): what
+    `tvm.compile` takes to build one kernel for timing."""
+    return tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+
+
+def kernel_reference(func: tirx.PrimFunc, arguments: list[np.ndarray]) -> list[np.ndarray]:
+    """What the unscheduled `func` writes for `arguments`, computed on the host (llvm); one
+    array per output, in parameter order."""
+    executable = tvm.compile(kernel_module(func), target=tvm.target.Target(HOST))
+    device = tvm.cpu(0)
+    tensors = [tvm.runtime.tensor(a, device=device) for a in arguments]
+    executable["main"](*tensors)
+    return [tensors[i].numpy() for i in output_positions(func)]

@@ -1,0 +1,128 @@
+"""The PyTorch side of a spec: the module in eval mode and its example inputs.
+
+Weights are random (torchvision `weights=None`, timm `pretrained=False`) and drawn after
+`torch.manual_seed(WEIGHT_SEED)`, so every process that loads a spec gets the same model: a
+trial process's PyTorch peer computes what the TVM build of another process was made from.
+Nothing is downloaded. torch, torchvision and timm are imported here, when a spec needs them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import MissingPackage, ModelError, UnknownModel, first_line
+from .spec import FILE, ModelOptions, ModelSpec
+
+WEIGHT_SEED = 0
+INPUT_SEED = 0
+# A hub model's input size when its own is not known (torchvision's default crop).
+DEFAULT_SIZE = 224
+CLOSE_MATCHES = 5
+
+
+@dataclass
+class LoadedModel:
+    """`module` in eval mode, with `inputs` a tuple of example tensors it is exported with."""
+
+    spec: ModelSpec
+    options: ModelOptions
+    module: object  # torch.nn.Module
+    inputs: tuple
+
+
+def require(package: str, needed_by: str):
+    """Import `package`, or a MissingPackage saying what needs it and how to install it."""
+    try:
+        return importlib.import_module(package)
+    except ImportError:
+        raise MissingPackage(f"{needed_by} needs {package}: pip install {package}") from None
+    except Exception as error:  # any failure at import time: the package is unusable here
+        # A torchvision built for another torch fails at import with a RuntimeError
+        # ("operator torchvision::nms does not exist"): PyPI's torchvision on a CPU torch.
+        raise MissingPackage(
+            f"{needed_by} needs {package}, which is installed but cannot be imported "
+            f"({first_line(error)}); install the {package} built for this torch"
+        ) from None
+
+
+def load_model(spec: ModelSpec, options: ModelOptions) -> LoadedModel:
+    """The spec's module with seeded random weights, in `options.dtype` and eval mode, and its
+    example inputs: a hub model's one image batch drawn from N(0, 1), a FILE spec's own."""
+    torch = require("torch", spec.text)
+    dtype = getattr(torch, options.dtype)
+    torch.manual_seed(WEIGHT_SEED)
+    if spec.source == FILE:
+        module, inputs = _from_file(spec, options)
+    else:
+        module, channels, size = _from_hub(spec)
+        size = options.size or size
+        generator = torch.Generator().manual_seed(INPUT_SEED)
+        shape = (options.batch or 1, channels, size, size)
+        inputs = (torch.randn(shape, generator=generator),)
+    inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
+    return LoadedModel(spec, options, module.to(dtype).eval(), inputs)
+
+
+def _from_hub(spec: ModelSpec):
+    """(module, input channels, the model's own input size) of a torchvision or timm model."""
+    hub = require(spec.source, spec.text)
+    if spec.source == "torchvision":
+        names = hub.models.list_models()
+        _check_name(spec, names)
+        return hub.models.get_model(spec.name, weights=None), 3, _torchvision_size(hub, spec)
+    _check_name(spec, hub.list_models())
+    module = hub.create_model(spec.name, pretrained=False)
+    channels, height, _ = module.pretrained_cfg.get("input_size", (3, DEFAULT_SIZE, DEFAULT_SIZE))
+    return module, channels, height
+
+
+def _check_name(spec: ModelSpec, names: list[str]) -> None:
+    if spec.name in names:
+        return
+    close = difflib.get_close_matches(spec.name, names, n=CLOSE_MATCHES)
+    hint = f"; close matches: {', '.join(close)}" if close else ""
+    raise UnknownModel(f"{spec.source} has no model {spec.name!r}{hint}")
+
+
+def _torchvision_size(torchvision, spec: ModelSpec) -> int:
+    """The crop size of the model's default weights' transforms (299 for inception_v3): read
+    from the weights' description, which loads nothing. Detection and optical-flow weights
+    have no crop size: theirs is DEFAULT_SIZE."""
+    transforms = torchvision.models.get_model_weights(spec.name).DEFAULT.transforms
+    crop = getattr(transforms, "keywords", {}).get("crop_size", DEFAULT_SIZE)
+    return crop[0] if isinstance(crop, (tuple, list)) else crop
+
+
+def _from_file(spec: ModelSpec, options: ModelOptions):
+    """FUNCTION() of FILE.py: (module, example inputs as a tuple of tensors)."""
+    import torch
+
+    fixed = [field for field in ("batch", "size") if getattr(options, field) is not None]
+    if fixed:
+        raise ModelError(
+            f"{spec.text} makes its own example inputs; drop the {' and '.join(fixed)} option"
+        )
+    path = Path(spec.path)
+    if not path.is_file():
+        raise ModelError(f"model spec {spec.text!r}: no file {spec.path}")
+    loader = importlib.util.spec_from_file_location(f"tune_model_{path.stem}", path)
+    user = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(user)  # the user's own code: its errors keep their traceback
+    function = getattr(user, spec.name, None)
+    if not callable(function):
+        raise ModelError(f"{spec.path} has no function {spec.name}")
+    result = function()
+    if not (isinstance(result, tuple) and len(result) == 2):
+        raise ModelError(f"{spec.text} must return (torch.nn.Module, example inputs)")
+    module, inputs = result
+    inputs = (inputs,) if isinstance(inputs, torch.Tensor) else inputs
+    tensors = isinstance(inputs, (tuple, list)) and all(isinstance(x, torch.Tensor) for x in inputs)
+    if not isinstance(module, torch.nn.Module) or not tensors or not inputs:
+        raise ModelError(
+            f"{spec.text} must return a torch.nn.Module and a tensor or a sequence of tensors"
+        )
+    return module, tuple(inputs)
