@@ -52,12 +52,6 @@ def test_bad_options_are_refused(options, says):
         ModelOptions(**options)
 
 
-def test_model_errors_are_the_clis_one_line_usage_errors():
-    from tuning.errors import UsageError
-
-    assert issubclass(ModelError, UsageError)
-
-
 def test_specs_and_options_import_neither_torch_nor_tvm():
     code = (
         "import sys; import baselines.models.spec, baselines.models.catalog; "
