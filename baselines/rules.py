@@ -9,6 +9,9 @@ become one load at a selected channel and 0-d inputs are loaded once per thread
 The rule lists (`RULE_LISTS`), each the backend's default list changed in one place:
     default        as the backend has it (the ON arm)
     fixed          WindowReduction right before Reduction: the proposal (arm `fixed`)
+    reduction-fix  Reduction and GeneralReduction given a serial path for small reductions
+                   (`serial_reduction.py`): the alternative, the root cause fixed in place
+                   (arm `reduction-fix`)
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
 from .backend import default_schedule_pass
 from .branch_loads import select_branch_loads, stage_scalars
+from .serial_reduction import SerialGeneralReduction, SerialReduction
 from .window_reduction import MAX_WINDOW, analyze_window, choose_launch, schedule_window
 
 
@@ -56,7 +60,13 @@ def fixed_rules(target: tvm.target.Target) -> list:
     return rules[:position] + [WindowReduction()] + rules[position:]
 
 
-RULE_LISTS = {"default": default_rules, "fixed": fixed_rules}
+def reduction_fix_rules(target: tvm.target.Target) -> list:
+    """The default list with Reduction and GeneralReduction replaced by their serial variants."""
+    serial = {"Reduction": SerialReduction(), "GeneralReduction": SerialGeneralReduction()}
+    return [serial.get(type(rule).__name__, rule) for rule in default_rules(target)]
+
+
+RULE_LISTS = {"default": default_rules, "fixed": fixed_rules, "reduction-fix": reduction_fix_rules}
 
 
 def schedule_pass(rules: str, target: tvm.target.Target):
