@@ -16,7 +16,9 @@ class Arm:
     split_after_pool  the pool's result leaves the dataflow block (the issue's PARTIAL)
     schedule          replaces the fused pool function before default scheduling: a
                       `protocols.Schedule` (picklable, for trial processes)
-    rules             "default", or "fixed": the default rules with `WindowReduction` added
+    rules             a rule list of `rules.RULE_LISTS`: "default"; "fixed", the default rules
+                      with `WindowReduction` added; "reduction-fix", with Reduction and
+                      GeneralReduction fixed for small reductions instead
     whole_graph       right after FuseOps, FuseAroundReduction merges the pool's kernel with the
                       prelude and the tail: one kernel for the whole graph
     cuda_graph        Relax's CUDA graph rewriting (relax.backend.use_cuda_graph)
@@ -52,13 +54,15 @@ DEFAULT_ARMS = (
     Arm("on"),
     Arm("serial", schedule=SERIAL),
 )
-# Arms `tune --arms` may add: the candidate rule, CUDA graphs for the launch-overhead floor, and
-# the whole graph as one kernel (scheduled by the candidate rule).
+# Arms `tune --arms` may add: the candidate rule (and the alternative, the reduction rules fixed),
+# CUDA graphs for the launch-overhead floor, and the whole graph as one kernel (scheduled by the
+# candidate rule).
 ARMS = {
     arm.name: arm
     for arm in DEFAULT_ARMS
     + (
         Arm("fixed", rules="fixed"),
+        Arm("reduction-fix", rules="reduction-fix"),
         Arm("on+graph", cuda_graph=True),
         Arm("fixed+graph", rules="fixed", cuda_graph=True),
         Arm("serial+graph", schedule=SERIAL, cuda_graph=True),

@@ -8,7 +8,8 @@ load one buffer at indices that are one base plus constants, the tree becomes on
 channel boundaries as one-level selects between constants, which the compiler computes without
 a branch, once for all the window's loads (they differ by constants). Values added on the
 branches are selected the same way where both are constants or 0-d loads (always in bounds);
-branches of other shapes stay as they were.
+branches of other shapes stay as they were. Those 0-d inputs are then loaded once per thread
+(`stage_scalars`).
 """
 
 from __future__ import annotations
@@ -165,3 +166,14 @@ def _scalar(expr) -> bool:
     if isinstance(expr, (FloatImm, IntImm)):
         return True
     return isinstance(expr, TensorLoad) and not expr.indices
+
+
+def stage_scalars(sch, block, loop) -> None:
+    """Load each 0-d input of `block` (an inlined prologue's biases) once per iteration of `loop`
+    (per thread), into a register: the window's elements then select between registers, not
+    between loads."""
+    names = [r.source.name for r in sch.get(block).reads if not r.source.shape]
+    for name in names:
+        index = [r.source.name for r in sch.get(block).reads].index(name)
+        staged = sch.cache_read(block, index, "local")
+        sch.compute_at(staged, loop, preserve_unit_loops=True)

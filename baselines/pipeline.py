@@ -13,7 +13,7 @@ from .backend import backend_pipeline, pass_name
 from .case import Case
 from .graph import build_graph
 from .protocols import Schedule
-from .rules import fixed_schedule_pass
+from .rules import schedule_pass
 from .template import POOL_BLOCK
 from .whole_graph import FuseAroundReduction
 
@@ -58,8 +58,8 @@ def legalize(
     passes = backend.library_dispatch_passes(target) + backend.legalize_passes(target)
     for index, transform in enumerate(passes):
         name = pass_name(transform)
-        if name == "ApplyDefaultSchedule" and arm.rules == "fixed":
-            transform = fixed_schedule_pass(target)
+        if name == "ApplyDefaultSchedule" and arm.rules != "default":
+            transform = schedule_pass(arm.rules, target)
         if not (name in FUSION_PASSES and not arm.fuse):
             mod = transform(mod)
         if name == "FuseOps" and arm.whole_graph:

@@ -10,7 +10,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tvm import s_tir  # noqa: E402
+
 from baselines.case import Case  # noqa: E402
+from baselines.window_reduction import analyze_window, choose_launch  # noqa: E402
 from tuning.tuners.space import Space  # noqa: E402
 
 # The issue's graph and two others that change every shape parameter the template depends on.
@@ -25,6 +28,12 @@ CASES = [DEFAULT, WINDOW3, ODD]
 # `tune` options for a quick real run on llvm: one trial of one block, a small graph.
 QUICK = "--target llvm --trials 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0 --warmup-s 0"
 SMALL = [*QUICK.split(), "--case", "channels=2", "height=12", "width=12", "branches=2"]
+
+
+def rule_launch(func, target):
+    """(window, launch) the window rule reads off `func` and chooses for `target`."""
+    window = analyze_window(s_tir.Schedule(func))
+    return window, choose_launch(window, target)
 
 
 @pytest.fixture(params=CASES, ids=["default", "window3", "odd"])

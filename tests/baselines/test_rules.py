@@ -1,12 +1,14 @@
-"""Which rule each kernel receives with the candidate `WindowReduction` rule, and what it builds."""
+"""Which rule each of the project's kernels receives with the candidate `WindowReduction` rule,
+and what it builds (the rule across the whole #20401 class: test_window_rule.py)."""
 
 import dataclasses
 import math
 
 import pytest
 import tvm
-from conftest import DEFAULT, ODD
+from conftest import DEFAULT, ODD, rule_launch
 from tvm import relax, topi
+from tvm.s_tir import dlight
 
 from baselines.anatomy import captured_launches, cuda_source, kernel_table
 from baselines.arms import ARMS
@@ -20,15 +22,8 @@ from baselines.pipeline import (
     make_target,
     unscheduled,
 )
-from baselines.rules import (
-    WindowReduction,
-    choose_schedule,
-    default_rules,
-    fixed_rules,
-    rule_assignment,
-    small_window_shape,
-)
-from baselines.template import PoolSchedule
+from baselines.rules import RULE_LISTS, WindowReduction, default_rules, fixed_rules, rule_assignment
+from baselines.window_reduction import Launch
 from tuning.runfolder.store import folder_writer
 
 CUDA = make_target("cuda")
@@ -52,6 +47,15 @@ def test_large_reductions_keep_their_default_rule(graph):
     assert rule_assignment(mod, CUDA, fixed_rules(CUDA)) == rule_assignment(
         mod, CUDA, default_rules(CUDA)
     )
+    # Under every list, scheduled exactly as the default list schedules them.
+    with CUDA:
+        scripts = {
+            name: dlight.ApplyDefaultSchedule(*rules(CUDA))(
+                tvm.IRModule(dict(mod.functions))
+            ).script()
+            for name, rules in RULE_LISTS.items()
+        }
+    assert len(set(scripts.values())) == 1
     # Declined by the rule itself, not only shadowed by a rule earlier in the list.
     rule = WindowReduction()
     with CUDA:
@@ -68,28 +72,25 @@ def test_the_rule_leaves_cpu_targets_alone():
     assert WindowReduction().apply(func, make_target("llvm"), False) is None
 
 
-def window_shape(case):
+def _window(case):
     _, func = fused_pool_function(fused_stage(case, ARMS["on"], CUDA))
-    return small_window_shape(func)
+    return rule_launch(func, CUDA)
 
 
 def test_the_rule_reads_the_window_off_the_kernel():
-    shape = window_shape(dataclasses.replace(DEFAULT, window=3, stride=2))
-    assert (shape.outputs, shape.window, shape.inputs) == (144 * 31 * 31, 9, 144 * 64 * 64)
-    assert (shape.columns, shape.stride, shape.input_width, shape.output_width) == (3, 2, 64, 31)
+    window, _ = _window(dataclasses.replace(DEFAULT, window=3, stride=2))
+    assert (window.shape, window.size) == ((1, 144, 31, 31), 9)
+    assert (window.shares_rows, window.vector, window.inlined_input) == (False, False, False)
 
 
 def test_the_schedule_follows_the_shape():
-    issue = window_shape(DEFAULT)  # 2x2 windows, stride 2: no overlap, aligned columns
-    assert choose_schedule(issue) == PoolSchedule(threads=256, unroll=True, vector=True)
-    stride1 = choose_schedule(window_shape(dataclasses.replace(DEFAULT, stride=1)))
-    assert (stride1.outputs_h, stride1.vector) == (2, False)  # rows shared, columns unaligned
-    window3 = choose_schedule(window_shape(dataclasses.replace(DEFAULT, window=3)))
-    assert (window3.outputs_h, window3.vector) == (1, False)  # little overlap, odd columns
-    assert not choose_schedule(window_shape(ODD)).vector  # odd input rows start unaligned
-    assert choose_schedule(dataclasses.replace(issue, outputs=100)).threads == 128
-    assert choose_schedule(dataclasses.replace(issue, outputs=5)).threads == 32
-    assert not choose_schedule(dataclasses.replace(issue, stride=None)).vector
+    issue, launch = _window(DEFAULT)  # 2x2 windows, stride 2: no overlap, aligned columns
+    assert (issue.vector, launch) == (True, Launch(threads=256, rows=1))
+    stride1, launch = _window(dataclasses.replace(DEFAULT, stride=1))
+    assert (stride1.vector, launch.rows) == (False, 2)  # rows shared, columns unaligned
+    window3, launch = _window(dataclasses.replace(DEFAULT, window=3))
+    assert (window3.vector, launch.rows) == (False, 1)  # little overlap, odd columns
+    assert not _window(ODD)[0].vector  # odd input rows start unaligned
 
 
 def test_fixed_arm_compiles_to_the_chosen_launch(case):
@@ -100,18 +101,17 @@ def test_fixed_arm_compiles_to_the_chosen_launch(case):
         for row in kernel_table(mod, executable, "sm_90")
         if row["name"].startswith("fused_pool2d")
     )
-    _, func = fused_pool_function(fused_stage(case, ARMS["on"], CUDA))
-    chosen = choose_schedule(small_window_shape(func))
+    window, launch = _window(case)
     n, c, h, w = case.pool_shape
-    per_thread = n * c * math.ceil(h / chosen.outputs_h) * w
-    assert (pool["grid"], pool["block"]) == (math.ceil(per_thread / chosen.threads), chosen.threads)
+    per_thread = n * c * math.ceil(h / launch.rows) * w
+    assert (pool["grid"], pool["block"]) == (math.ceil(per_thread / launch.threads), launch.threads)
     assert pool["shared_bytes"] == 0  # the pooled value stays in a register
     kernel = next(
         text
         for text in cuda_source(executable).split("__global__")
         if f"{pool['name']}(" in text and "{" in text
     )  # not the declaration
-    assert ("float2" in kernel) == chosen.vector  # the window's columns in one load
+    assert ("float2" in kernel) == window.vector  # the window's columns in one load
 
 
 def test_cuda_graph_rewriting_captures_no_launch_of_this_graph(tmp_path):

@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 import tvm
-from conftest import DEFAULT, ODD, WINDOW3
+from conftest import DEFAULT, ODD, WINDOW3, rule_launch
 from tvm import relax, s_tir, topi
 
 from baselines.anatomy import cuda_source, kernel_table
@@ -17,7 +17,7 @@ from baselines.case import Case
 from baselines.graph import REDUCTION_GRAPHS
 from baselines.pipeline import build, fused_pool_function, fused_stage, lower, make_target
 from baselines.reference import random_input, reference
-from baselines.rules import WindowReduction, choose_schedule, small_window_shape
+from baselines.rules import WindowReduction
 from baselines.whole_graph import FuseAroundReduction
 from tuning.measure.vm_arms import outputs_of
 from tuning.runfolder.store import folder_writer
@@ -154,18 +154,18 @@ def test_one_kernel_compiles_to_the_launch_the_rule_chose(case):
     executable = relax.build(mod, target=CUDA, relax_pipeline=None, tir_pipeline="default")
     (kernel,) = kernel_table(mod, executable, "sm_90")
     _, func = fused_pool_function(fused_stage(case, ONE_KERNEL, CUDA))
-    chosen = choose_schedule(small_window_shape(func))
+    window, launch = rule_launch(func, CUDA)
     n, c, h, w = case.pool_shape
-    per_thread = n * c * math.ceil(h / chosen.outputs_h) * w
+    per_thread = n * c * math.ceil(h / launch.rows) * w
     assert (kernel["grid"], kernel["block"]) == (
-        math.ceil(per_thread / chosen.threads),
-        chosen.threads,
+        math.ceil(per_thread / launch.threads),
+        launch.threads,
     )
     assert kernel["shared_bytes"] == 0 and kernel["spill_bytes"] == 0
     source = cuda_source(executable)
     body = source[source.rindex(f"{kernel['name']}(") :]
     assert "condval" not in body  # no if_then_else left: the branches became selected offsets
-    assert ("float2" in body) == chosen.vector  # vector loads only where x is read directly
+    assert ("float2" in body) == window.vector  # vector loads only where x is read directly
 
 
 def test_the_rule_selects_the_concatenation_s_offsets_instead_of_branching():

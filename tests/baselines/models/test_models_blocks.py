@@ -63,14 +63,14 @@ def test_inception_pool_branch_is_flagged_and_the_window_rule_takes_it():
     assert analysis.rule_changes() == [pool]
 
 
-def test_convnext_depthwise_conv_with_bias_is_flagged_and_left_to_general_reduction():
+def test_convnext_depthwise_conv_with_bias_is_flagged_and_the_window_rule_takes_it():
     _, analysis = imported("convnext_block")
     dwconv = kernel(analysis, "conv2d", "add")
     assert dwconv.window == 49
     assert_one_block_per_output_of_256(dwconv)
-    # The candidate rule takes pools only: the depthwise conv keeps the default schedule.
-    assert dwconv.rules["fixed"] == "GeneralReduction"
-    assert analysis.rule_changes() == []
+    # The window rule takes the depthwise conv (one thread per output), and nothing else.
+    assert dwconv.rules == {"default": "GeneralReduction", "fixed": "WindowReduction"}
+    assert analysis.rule_changes() == [dwconv]
     # LayerNorm's reduction over 96 channels is cross-thread too, but no window.
     norm = kernel(analysis, "layer_norm")
     assert norm.cross_thread["default"] and norm.window == 96 and not norm.pattern
@@ -83,7 +83,7 @@ def test_inverted_residual_decomposed_flags_the_depthwise_conv_with_its_epilogue
     depthwise = kernel(analysis, "conv2d1", "clip")
     assert depthwise.window == 9
     assert_one_block_per_output_of_256(depthwise)
-    assert depthwise.rules["fixed"] == "GeneralReduction"
+    assert depthwise.rules == {"default": "GeneralReduction", "fixed": "WindowReduction"}
     only_flagged(analysis, depthwise)
 
 
@@ -115,7 +115,7 @@ def test_dense_transition_pool_gets_one_block_of_four_threads_per_output():
     _, analysis = imported("dense_transition")
     pool = kernel(analysis, "avg_pool2d")
     assert pool.window == 4
-    assert pool.rules == {"default": "Reduction", "fixed": "Reduction"}
+    assert pool.rules == {"default": "Reduction", "fixed": "WindowReduction"}
     assert (pool.launches["default"].grid, pool.launches["default"].block) == (pool.outputs, 4)
     assert warp_lanes(4) == 32
     only_flagged(analysis, pool)
@@ -128,7 +128,7 @@ def test_analysis_is_plain_data():
     assert data["target"]["kind"] == "cuda"
     row = {k["name"]: k for k in data["kernels"]}["avg_pool2d"]
     assert row["launches"]["default"] == {"grid": 288, "block": 4}
-    assert row["rules"] == {"default": "Reduction", "fixed": "Reduction"}
+    assert row["rules"] == {"default": "Reduction", "fixed": "WindowReduction"}
 
 
 @pytest.mark.parametrize(

@@ -70,15 +70,15 @@ def test_max_pool_add():
             # with T.sblock("root"):
             pool_max_intermediate_local = T.sblock_alloc_buffer((T.int64(1), T.int64(144), T.int64(32), T.int64(32)), scope="local")
             lv15_local = T.sblock_alloc_buffer((T.int64(1), T.int64(144), T.int64(64), T.int64(64)), scope="local")
-            for ax0_ax1_ax2_0_ax3_0_fused_0 in T.thread_binding(T.int64(576), thread="blockIdx.x"):
-                for ax0_ax1_ax2_0_ax3_0_fused_1 in T.thread_binding(T.int64(256), thread="threadIdx.x"):
+            for ax0_ax1_ax2_ax3_fused_0 in T.thread_binding(T.int64(576), thread="blockIdx.x"):
+                for ax0_ax1_ax2_ax3_fused_1 in T.thread_binding(T.int64(256), thread="threadIdx.x"):
                     for ax0, ax1, ax2, ax3_0 in T.grid(T.int64(1), T.int64(1), T.int64(2), T.int64(1)):
                         for ax3_1 in T.vectorized(T.int64(2)):
                             with T.sblock("lv15_local"):
                                 v0 = T.axis.spatial(T.int64(1), ax0)
-                                v1 = T.axis.spatial(T.int64(144), ax0_ax1_ax2_0_ax3_0_fused_0 // T.int64(4) + ax1)
-                                v2 = T.axis.spatial(T.int64(64), ax0_ax1_ax2_0_ax3_0_fused_0 % T.int64(4) * T.int64(16) + ax0_ax1_ax2_0_ax3_0_fused_1 // T.int64(32) * T.int64(2) + ax2)
-                                v3 = T.axis.spatial(T.int64(64), ax0_ax1_ax2_0_ax3_0_fused_1 % T.int64(32) * T.int64(2) + ax3_0 * T.int64(2) + ax3_1)
+                                v1 = T.axis.spatial(T.int64(144), ax0_ax1_ax2_ax3_fused_0 // T.int64(4) + ax1)
+                                v2 = T.axis.spatial(T.int64(64), ax0_ax1_ax2_ax3_fused_0 % T.int64(4) * T.int64(16) + ax0_ax1_ax2_ax3_fused_1 // T.int64(32) * T.int64(2) + ax2)
+                                v3 = T.axis.spatial(T.int64(64), ax0_ax1_ax2_ax3_fused_1 % T.int64(32) * T.int64(2) + ax3_0 * T.int64(2) + ax3_1)
                                 T.reads(lv15[v0, v1, v2, v3])
                                 T.writes(lv15_local[v0, v1, v2, v3])
                                 lv15_local[v0, v1, v2, v3] = lv15[v0, v1, v2, v3]
@@ -90,9 +90,9 @@ def test_max_pool_add():
                                         for ax5 in T.unroll(T.int64(2)):
                                             with T.sblock("pool_max"):
                                                 v_ax0 = T.axis.spatial(T.int64(1), ax0)
-                                                v_ax1 = T.axis.spatial(T.int64(144), ax0_ax1_ax2_0_ax3_0_fused_0 // T.int64(4) + ax1)
-                                                v_ax2 = T.axis.spatial(T.int64(32), ax0_ax1_ax2_0_ax3_0_fused_0 % T.int64(4) * T.int64(8) + ax0_ax1_ax2_0_ax3_0_fused_1 // T.int64(32) + ax2)
-                                                v_ax3 = T.axis.spatial(T.int64(32), ax0_ax1_ax2_0_ax3_0_fused_1 % T.int64(32) + ax3)
+                                                v_ax1 = T.axis.spatial(T.int64(144), ax0_ax1_ax2_ax3_fused_0 // T.int64(4) + ax1)
+                                                v_ax2 = T.axis.spatial(T.int64(32), ax0_ax1_ax2_ax3_fused_0 % T.int64(4) * T.int64(8) + ax0_ax1_ax2_ax3_fused_1 // T.int64(32) + ax2)
+                                                v_ax3 = T.axis.spatial(T.int64(32), ax0_ax1_ax2_ax3_fused_1 % T.int64(32) + ax3)
                                                 v_rv0, v_rv1 = T.axis.remap("RR", [ax4, ax5])
                                                 T.reads(lv15_local[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, v_ax3 * T.int64(2) + v_rv1])
                                                 T.writes(pool_max_intermediate_local[v_ax0, v_ax1, v_ax2, v_ax3])
@@ -100,16 +100,14 @@ def test_max_pool_add():
                                                 with T.init():
                                                     pool_max_intermediate_local[v_ax0, v_ax1, v_ax2, v_ax3] = T.float32(-340282346638528859811704183484516925440.0)
                                                 pool_max_intermediate_local[v_ax0, v_ax1, v_ax2, v_ax3] = T.max(pool_max_intermediate_local[v_ax0, v_ax1, v_ax2, v_ax3], lv15_local[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, v_ax3 * T.int64(2) + v_rv1])
-                    for ax2_1 in T.unroll(T.int64(1)):
-                        for ax3_1 in T.unroll(T.int64(1)):
-                            with T.sblock("T_add"):
-                                v_ax0 = T.axis.spatial(T.int64(1), T.int64(0))
-                                v_ax1 = T.axis.spatial(T.int64(144), (ax0_ax1_ax2_0_ax3_0_fused_0 * T.int64(256) + ax0_ax1_ax2_0_ax3_0_fused_1) // T.int64(1024))
-                                v_ax2 = T.axis.spatial(T.int64(32), (ax0_ax1_ax2_0_ax3_0_fused_0 * T.int64(256) + ax0_ax1_ax2_0_ax3_0_fused_1) % T.int64(1024) // T.int64(32) + ax2_1)
-                                v_ax3 = T.axis.spatial(T.int64(32), (ax0_ax1_ax2_0_ax3_0_fused_0 * T.int64(256) + ax0_ax1_ax2_0_ax3_0_fused_1) % T.int64(32) + ax3_1)
-                                T.reads(pool_max_intermediate_local[v_ax0, v_ax1, v_ax2, v_ax3], param_0[()])
-                                T.writes(T_add_intermediate[v_ax0, v_ax1, v_ax2, v_ax3])
-                                T_add_intermediate[v_ax0, v_ax1, v_ax2, v_ax3] = pool_max_intermediate_local[v_ax0, v_ax1, v_ax2, v_ax3] + param_0[()]
+                    with T.sblock("T_add"):
+                        v_ax0 = T.axis.spatial(T.int64(1), T.int64(0))
+                        v_ax1 = T.axis.spatial(T.int64(144), (ax0_ax1_ax2_ax3_fused_0 * T.int64(256) + ax0_ax1_ax2_ax3_fused_1) // T.int64(1024))
+                        v_ax2 = T.axis.spatial(T.int64(32), (ax0_ax1_ax2_ax3_fused_0 * T.int64(256) + ax0_ax1_ax2_ax3_fused_1) % T.int64(1024) // T.int64(32))
+                        v_ax3 = T.axis.spatial(T.int64(32), (ax0_ax1_ax2_ax3_fused_0 * T.int64(256) + ax0_ax1_ax2_ax3_fused_1) % T.int64(32))
+                        T.reads(pool_max_intermediate_local[v_ax0, v_ax1, v_ax2, v_ax3], param_0[()])
+                        T.writes(T_add_intermediate[v_ax0, v_ax1, v_ax2, v_ax3])
+                        T_add_intermediate[v_ax0, v_ax1, v_ax2, v_ax3] = pool_max_intermediate_local[v_ax0, v_ax1, v_ax2, v_ax3] + param_0[()]
     # fmt: on
     _check(Before, After)
 

@@ -1,0 +1,472 @@
+"""The window rule across the #20401 class (window_reduction.py), the alternative fix beside it
+(serial_reduction.py), and the benchmark that compares them (window_bench.py): the rule each kind
+of kernel gets under each list, every schedule's numerics on llvm against PyTorch, the launch,
+declining, and ptxas's report of the CUDA kernels."""
+
+import ast
+import dataclasses
+import json
+import math
+import shutil
+import sys
+
+import pytest
+import tvm
+from tvm import relax, s_tir, te
+from tvm.relax import op as R
+
+import baselines.rules
+import baselines.serial_reduction
+import baselines.window_reduction
+from baselines.anatomy import cuda_source, launch_configs, ptxas_resources
+from baselines.pipeline import make_target, unscheduled
+from baselines.rules import RULE_LISTS, WindowReduction, first_rule, rule_assignment
+from baselines.serial_reduction import SerialGeneralReduction
+from baselines.window_bench import (
+    _F,
+    KERNELS,
+    REPEAT,
+    Kernel,
+    _batch_norm,
+    _conv,
+    _torch_batch_norm,
+    _torch_conv,
+    build,
+    fused,
+    main,
+    measure,
+    reduction_function,
+    schedule,
+    time_kernel,
+)
+from baselines.window_reduction import Launch, analyze_window, block_threads, multiprocessors
+
+CUDA = make_target("cuda")
+H200_SMS = 132
+
+
+def _small(name: str, **inputs) -> Kernel:
+    return dataclasses.replace(KERNELS[name], inputs=inputs)
+
+
+def _bn(channels: int) -> dict:
+    return {name: (channels,) for name in ("gamma", "beta", "mean", "var")}
+
+
+def _add_one(emit, value):
+    return emit(R.add(value, relax.const(1.0, "float32")))
+
+
+def _hardswish(emit, value):
+    three, six = relax.const(3.0, "float32"), relax.const(6.0, "float32")
+    return emit(
+        R.multiply(value, emit(R.divide(emit(R.clip(emit(R.add(value, three)), 0, 6)), six)))
+    )
+
+
+# The benchmark's kernels at small sizes, and more of the class: every kind the rule must take.
+CLASS = [
+    _small("issue-maxpool-add", x=(1, 8, 16, 16)),
+    _small("densenet-avgpool-relu", x=(2, 8, 12, 12)),
+    _small("inception-avgpool3-pad", x=(1, 8, 11, 11)),
+    _small("convnext-dw7-bias", x=(1, 8, 14, 14), weight=(8, 1, 7, 7), bias=(8,)),
+    # 16 x 33 x 33 outputs: two rows per thread, the last row of 33 alone (a predicate).
+    _small("convnext-dw7-bias", x=(1, 16, 33, 33), weight=(16, 1, 7, 7), bias=(16,)),
+    _small("mobilenet-dw3-bn-relu6", x=(1, 8, 12, 12), weight=(8, 1, 3, 3), **_bn(8)),
+    _small("resnext-group3-bn-relu", x=(1, 16, 10, 10), weight=(16, 4, 3, 3), **_bn(16)),
+    _small("maxpool1d-relu", x=(2, 8, 64)),
+    _small("maxpool3d-add", x=(1, 4, 6, 10, 10)),
+    _small("nhwc-maxpool3-relu", x=(2, 12, 12, 8)),
+    Kernel(
+        "mobilenetv3-dw5-bn-hardswish",
+        "",
+        {"x": (1, 8, 12, 12), "weight": (8, 1, 5, 5), **_bn(8)},
+        lambda emit, x, w, *bn: _hardswish(emit, _batch_norm(emit, _conv(emit, x, w, 2), *bn)),
+        lambda x, w, *bn: _F().hardswish(_torch_batch_norm(_torch_conv(x, w, padding=2), *bn)),
+    ),
+    Kernel(
+        "avgpool-ceil-mode",
+        "",
+        {"x": (1, 8, 11, 11)},
+        lambda emit, x: emit(R.nn.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=True)),
+        lambda x: _F().avg_pool2d(x, 3, 2, 1, ceil_mode=True),
+    ),
+    Kernel(
+        "maxpool-dilated-ceil-add",
+        "",
+        {"x": (1, 8, 17, 17)},
+        lambda emit, x: _add_one(
+            emit, emit(R.nn.max_pool2d(x, 3, 2, 1, dilation=2, ceil_mode=True))
+        ),
+        lambda x: _F().max_pool2d(x, 3, 2, 1, dilation=2, ceil_mode=True) + 1,
+    ),
+    Kernel(
+        "nhwc-avgpool-add",
+        "",
+        {"x": (1, 8, 8, 16)},
+        lambda emit, x: _add_one(emit, emit(R.nn.avg_pool2d(x, 2, 2, layout="NHWC"))),
+        lambda x: _F().avg_pool2d(x.permute(0, 3, 1, 2), 2, 2).permute(0, 2, 3, 1) + 1,
+    ),
+    Kernel(
+        "nhwc-dw3-relu",
+        "",
+        {"x": (1, 10, 10, 8), "weight": (3, 3, 8, 1)},
+        lambda emit, x, w: emit(
+            R.nn.relu(
+                emit(
+                    R.nn.conv2d(x, w, padding=1, groups=8, data_layout="NHWC", kernel_layout="HWOI")
+                )
+            )
+        ),
+        lambda x, w: (
+            _F()
+            .relu(_F().conv2d(x.permute(0, 3, 1, 2), w.permute(2, 3, 0, 1), padding=1, groups=8))
+            .permute(0, 2, 3, 1)
+        ),
+    ),
+    Kernel(
+        "adaptive-avgpool-add",
+        "",
+        {"x": (1, 8, 14, 14)},
+        lambda emit, x: _add_one(emit, emit(R.nn.adaptive_avg_pool2d(x, (7, 7)))),
+        lambda x: _F().adaptive_avg_pool2d(x, (7, 7)) + 1,
+    ),
+    Kernel(
+        "avgpool3d-relu",
+        "",
+        {"x": (1, 4, 6, 8, 8)},
+        lambda emit, x: emit(R.nn.relu(emit(R.nn.avg_pool3d(x, 2, 2)))),
+        lambda x: _F().relu(_F().avg_pool3d(x, 2, 2)),
+    ),
+]
+# Kernels outside the class: the fixed list must schedule them exactly as the default list.
+OUTSIDE = [
+    _small("control-global-avgpool", x=(1, 64, 7, 7)),
+    _small("control-window1-avgpool", x=(1, 8, 6, 6)),
+    Kernel(
+        "lone-maxpool",
+        "",
+        {"x": (1, 8, 12, 12)},
+        lambda emit, x: emit(R.nn.max_pool2d(x, 3, 2, 1)),
+        lambda x: _F().max_pool2d(x, 3, 2, 1),
+    ),
+    Kernel(
+        "conv3x3-relu",
+        "",
+        {"x": (1, 32, 8, 8), "weight": (16, 32, 3, 3)},
+        lambda emit, x, w: emit(R.nn.relu(_conv(emit, x, w, 1))),
+        lambda x, w: _F().relu(_torch_conv(x, w, padding=1)),
+    ),
+    Kernel(
+        "matmul-relu",
+        "",
+        {"x": (16, 32), "w": (32, 24)},
+        lambda emit, x, w: emit(R.nn.relu(emit(R.matmul(x, w)))),
+        lambda x, w: _F().relu(x @ w),
+    ),
+    Kernel(
+        "softmax",
+        "",
+        {"x": (4, 64)},
+        lambda emit, x: emit(R.nn.softmax(x)),
+        lambda x: _F().softmax(x, -1),
+    ),
+]
+# The rule each list gives the kernels outside the class (the class: WindowReduction under
+# `fixed`, the default's own rule made serial under `reduction-fix`).
+OUTSIDE_RULES = {
+    "control-global-avgpool": "Reduction",
+    "control-window1-avgpool": "Fallback",
+    "lone-maxpool": "Fallback",
+    "conv3x3-relu": "Matmul",
+    "matmul-relu": "Matmul",
+    "softmax": "GeneralReduction",
+}
+SERIAL = {"Reduction": "SerialReduction", "GeneralReduction": "SerialGeneralReduction"}
+
+
+def _ids(kernels):
+    return [f"{k.name}-{'x'.join(map(str, k.inputs['x']))}" for k in kernels]
+
+
+def _rules(kernel) -> dict:
+    """The rule of the kernel's reduction under each list."""
+    mod = fused(kernel)
+    name = reduction_function(mod).name_hint
+    return {lst: rule_assignment(mod, CUDA, rules(CUDA))[name] for lst, rules in RULE_LISTS.items()}
+
+
+@pytest.mark.parametrize("kernel", CLASS, ids=_ids(CLASS))
+def test_every_kernel_of_the_class_gets_the_window_rule(kernel):
+    rules = _rules(kernel)
+    assert rules["default"] in SERIAL  # the #20401 schedule, or Reduction's block of few threads
+    assert rules["fixed"] == "WindowReduction"
+    assert rules["reduction-fix"] == SERIAL[rules["default"]]
+
+
+@pytest.mark.parametrize("kernel", OUTSIDE, ids=_ids(OUTSIDE))
+def test_kernels_outside_the_class_keep_their_default_schedule(kernel):
+    rules = _rules(kernel)
+    expected = OUTSIDE_RULES[kernel.name]
+    assert (rules["default"], rules["fixed"]) == (expected, expected)
+    assert rules["reduction-fix"] == SERIAL.get(expected, expected)
+    mod = fused(kernel)
+    with CUDA:
+        default, fixed = (
+            tvm.s_tir.dlight.ApplyDefaultSchedule(*RULE_LISTS[name](CUDA))(
+                tvm.IRModule(dict(mod.functions))
+            )
+            for name in ("default", "fixed")
+        )
+    tvm.ir.assert_structural_equal(default, fixed)
+
+
+@pytest.mark.parametrize("kernel", CLASS, ids=_ids(CLASS))
+def test_every_schedule_is_right_on_llvm(kernel):
+    """Each list's CUDA schedules, replayed without their thread bindings, against PyTorch."""
+    row = measure(kernel, list(RULE_LISTS), "llvm")
+    assert {name: entry["correct"] for name, entry in row["lists"].items()} == dict.fromkeys(
+        RULE_LISTS, True
+    ), row
+
+
+def _window(kernel):
+    mod = fused(kernel)
+    return analyze_window(s_tir.Schedule(mod[reduction_function(mod)]))
+
+
+def test_the_window_is_read_off_each_layout():
+    issue = _window(CLASS[0])  # 2x2, stride 2, read from memory: aligned columns
+    assert (issue.shape, issue.size, issue.vector, issue.inlined_input) == (
+        (1, 8, 8, 8),
+        4,
+        True,
+        False,
+    )
+    padded = _window(CLASS[4])  # 7x7 over a padded input: rows shared, no vector loads
+    assert (padded.size, padded.shares_rows, padded.vector, padded.inlined_input) == (
+        49,
+        True,
+        False,
+        True,
+    )
+    nhwc = _window(CLASS[9])  # channels innermost: neither rows nor vectors
+    assert (nhwc.shape, nhwc.shares_rows, nhwc.vector) == ((2, 6, 6, 8), False, False)
+    one_d = _window(CLASS[7])  # the axis before W is C: no rows to share
+    assert (one_d.shape, one_d.shares_rows) == ((2, 8, 32), False)
+
+
+def test_two_rows_per_thread_only_where_the_outputs_still_fill_the_gpu():
+    window = _window(CLASS[4])
+    launch = baselines.window_reduction.choose_launch(window, CUDA)
+    assert launch.rows == 2  # 17424 outputs >= 2 x 132 multiprocessors x 32 threads
+    small = baselines.window_reduction.choose_launch(_window(CLASS[3]), CUDA)
+    assert _window(CLASS[3]).shares_rows and small == Launch(threads=32, rows=1)
+
+
+@pytest.mark.parametrize("outputs", [100, 2000, 4224, 8192, 20000, 33792, 147456, 10**6])
+def test_small_outputs_fill_the_h200(outputs):
+    threads = block_threads(outputs, CUDA)
+    blocks = math.ceil(outputs / threads)
+    assert threads in (32, 64, 128, 256)
+    if outputs >= H200_SMS * 32:
+        assert blocks >= H200_SMS  # every multiprocessor gets a block
+    else:
+        assert threads == 32  # no smaller block than a warp
+    if outputs >= H200_SMS * 256:
+        assert threads == 256
+
+
+@pytest.mark.parametrize(
+    "channels, launch", [(32, {"grid": 196, "block": 128}), (64, {"grid": 196, "block": 64})]
+)
+def test_a_small_kernel_is_launched_on_every_multiprocessor(channels, launch):
+    """A 2x2 pool of 28x28 (32 channels) or 14x14 (64) outputs: 256 threads a block would
+    leave the H200's 132 multiprocessors 98 or 49 blocks."""
+    size = 56 if channels == 32 else 28
+    mod = fused(_small("issue-maxpool-add", x=(1, channels, size, size)))
+    gv = reduction_function(mod)
+    _, sch = first_rule(mod[gv], CUDA, RULE_LISTS["fixed"](CUDA))
+    assert launch_configs(tvm.IRModule({gv: sch.mod["main"]})) == {f"{gv.name_hint}_kernel": launch}
+
+
+def test_threads_follow_the_target():
+    assert block_threads(10**6, CUDA) == 256
+    limited = tvm.target.Target({"kind": "cuda", "arch": "sm_90", "max_threads_per_block": 128})
+    assert block_threads(10**6, limited) == 128
+    rocm = tvm.target.Target({"kind": "rocm", "mcpu": "gfx90a"})  # warps of 64, 256 threads
+    assert (block_threads(10**6, rocm), block_threads(10, rocm)) == (256, 64)
+
+
+@pytest.mark.skipif(tvm.cuda(0).exist, reason="a GPU here answers for itself")
+def test_multiprocessors_by_architecture_without_a_gpu():
+    assert multiprocessors(CUDA) == H200_SMS
+    assert multiprocessors(tvm.target.Target("nvidia/geforce-rtx-3090-ti")) == 84
+    assert multiprocessors(tvm.target.Target({"kind": "cuda", "arch": "sm_90a"})) == H200_SMS
+    assert multiprocessors(tvm.target.Target({"kind": "cuda", "arch": "sm_52"})) is None
+    # Unknown: blocks shrink only until half the block has work.
+    unknown = tvm.target.Target({"kind": "cuda", "arch": "sm_52"})
+    assert (block_threads(10**6, unknown), block_threads(100, unknown)) == (256, 128)
+
+
+def _reduction(kernel):
+    mod = fused(kernel)
+    return mod[reduction_function(mod)]
+
+
+def test_window_one_is_declined():
+    func = _reduction(OUTSIDE[1])
+    assert analyze_window(s_tir.Schedule(func)).size == 1
+    with CUDA:
+        assert baselines.window_reduction.WindowReduction().apply(func, CUDA, False) is None
+        assert WindowReduction().apply(func, CUDA, False) is None
+
+
+@pytest.mark.xfail(
+    strict=True, reason="TVM 0.27's Fallback computes a 1x1 average pool + 1 as x + 2"
+)
+def test_the_default_rules_compute_a_1x1_average_pool_and_add():
+    row = measure(OUTSIDE[1], ["default"], "llvm")
+    assert row["lists"]["default"]["correct"]
+
+
+def _pool(index) -> tvm.tirx.PrimFunc:
+    """A 2x2 max pool + 1 whose input index is `index(n, c, h, w, rh, rw)`."""
+    x = te.placeholder((1, 4, 16, 16), name="x")
+    rh, rw = te.reduce_axis((0, 2), "rh"), te.reduce_axis((0, 2), "rw")
+    shape = (1, 4, 8, 8)
+    pool = te.compute(
+        shape, lambda n, c, h, w: te.max(x[index(n, c, h, w, rh, rw)], axis=[rh, rw]), "pool"
+    )
+    out = te.compute(shape, lambda *i: pool(*i) + 1, "out")
+    return te.create_prim_func([x, out])
+
+
+def test_a_layout_the_rule_does_not_know_is_declined():
+    nchw = _pool(lambda n, c, h, w, rh, rw: (n, c, h * 2 + rh, w * 2 + rw))
+    transposed = _pool(lambda n, c, h, w, rh, rw: (n, c, w * 2 + rw, h * 2 + rh))
+    rule = baselines.window_reduction.WindowReduction()
+    with CUDA:
+        assert rule.apply(nchw, CUDA, False) is not None
+        assert rule.apply(transposed, CUDA, False) is None
+
+
+def test_symbolic_shapes_are_declined():
+    batch = tvm.tirx.Var("n", "int64")
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((batch, 8, 16, 16), "float32"))
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(_add_one(bb.emit, bb.emit(R.nn.max_pool2d(x, 2, 2))))
+        bb.emit_func_output(out)
+    mod = unscheduled(bb.get(), CUDA)
+    (func,) = [f for f in mod.functions.values() if isinstance(f, tvm.tirx.PrimFunc)]
+    with CUDA:
+        assert baselines.window_reduction.WindowReduction().apply(func, CUDA, False) is None
+        assert WindowReduction().apply(func, CUDA, False) is None
+    assert rule_assignment(mod, CUDA, RULE_LISTS["fixed"](CUDA)) == rule_assignment(
+        mod, CUDA, RULE_LISTS["default"](CUDA)
+    )
+
+
+def test_an_error_while_scheduling_returns_none(monkeypatch):
+    """A launch of 0 threads makes `split` fail inside the schedule, after the analysis."""
+    func = _reduction(CLASS[0])
+
+    def no_threads(window, target):
+        return Launch(threads=0, rows=1)
+
+    for module in (baselines.window_reduction, baselines.rules):
+        monkeypatch.setattr(module, "choose_launch", no_threads)
+    with CUDA:
+        assert baselines.window_reduction.WindowReduction().apply(func, CUDA, False) is None
+        assert WindowReduction().apply(func, CUDA, False) is None
+
+
+def test_the_serial_fix_falls_back_to_its_rule_on_an_error(monkeypatch):
+    func = _reduction(CLASS[0])
+    monkeypatch.setattr(baselines.serial_reduction, "block_threads", lambda units, target: 0)
+    with CUDA:
+        ours = SerialGeneralReduction().apply(func, CUDA, False)
+        theirs = tvm.s_tir.dlight.gpu.GeneralReduction().apply(func, CUDA, False)
+    tvm.ir.assert_structural_equal(ours.mod, theirs.mod)
+
+
+def test_the_lists_change_the_default_list_in_one_place():
+    names = {name: [type(r).__name__ for r in rules(CUDA)] for name, rules in RULE_LISTS.items()}
+    default = names["default"]
+    position = default.index("Reduction")
+    assert names["fixed"] == default[:position] + ["WindowReduction"] + default[position:]
+    assert names["reduction-fix"] == [SERIAL.get(name, name) for name in default]
+
+
+def test_the_projects_rule_schedules_the_class_as_the_shipped_rule():
+    for kernel in [*KERNELS.values(), *CLASS]:
+        func = _reduction(kernel)
+        with CUDA:
+            ours = WindowReduction().apply(func, CUDA, False)
+            shipped = baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
+        assert (ours is None) == (shipped is None), kernel.name
+        if ours is not None:
+            tvm.ir.assert_structural_equal(ours.mod, shipped.mod)
+
+
+def test_the_shipped_rule_needs_only_tvm():
+    tree = ast.parse(open(baselines.window_reduction.__file__).read())
+    imported = {
+        alias.name for n in ast.walk(tree) if isinstance(n, ast.Import) for alias in n.names
+    }
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert {name.split(".")[0] for name in imported} - sys.stdlib_module_names == {"tvm"}
+    assert all(n.level == 0 for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_the_kernels_of_both_candidates_keep_everything_in_registers():
+    """The benchmark's kernels at their real sizes, as each candidate list schedules them, in
+    one CUDA module: no shared memory, no local memory, no spills."""
+    functions = {}
+    for name in ("fixed", "reduction-fix"):
+        rules = RULE_LISTS[name](CUDA)
+        for kernel in KERNELS.values():
+            func = _reduction(kernel)
+            rule, sch = first_rule(func, CUDA, rules)
+            if rule != "Fallback":
+                symbol = f"{name}_{kernel.name}".replace("-", "_")
+                functions[symbol] = sch.mod["main"].with_attr("global_symbol", symbol)
+    resources = ptxas_resources(cuda_source(tvm.compile(tvm.IRModule(functions), target=CUDA)))
+    assert len(resources) == len(functions)
+    for name, found in resources.items():
+        assert (found["shared_bytes"], found["local_bytes"], found["spill_bytes"]) == (0, 0, 0), (
+            name
+        )
+
+
+def test_the_benchmark_writes_its_tables_on_llvm(tmp_path):
+    names = "issue-maxpool-add,control-window1-avgpool"
+    assert main([str(tmp_path), "--target", "llvm", "--kernels", names]) == 0
+    table = (tmp_path / "window_bench.md").read_text()
+    assert "| issue-maxpool-add | GeneralReduction 147456x256 | WindowReduction 576x256 |" in table
+    assert table.count("Fallback 196x1024 WRONG") == 3  # TVM's own bug in every list: exit 0
+    result = json.loads((tmp_path / "window_bench.json").read_text())
+    assert [row["kernel"] for row in result["kernels"]] == names.split(",")
+    assert list(result["kernels"][0]["lists"]) == list(RULE_LISTS)
+
+
+def test_the_benchmark_times_a_built_kernel():
+    """The timing path the GPU run takes, on the CPU: the reduction's function from the build."""
+    kernel = CLASS[0]
+    mod = fused(kernel)
+    gv = reduction_function(mod)
+    scheduled, _ = schedule(mod, RULE_LISTS["fixed"](CUDA), "llvm")
+    samples = time_kernel(build(scheduled, "llvm"), gv.name_hint, scheduled[gv], tvm.cpu())
+    assert len(samples) == REPEAT and min(samples) > 0
+
+
+def test_the_benchmark_builds_every_kernel_for_cuda():
+    """Everything the GPU run does before it runs anything: each list's CUDA build."""
+    for kernel in KERNELS.values():
+        mod = fused(kernel)
+        for name in RULE_LISTS:
+            scheduled, _ = schedule(mod, RULE_LISTS[name](CUDA), "cuda")
+            assert "__global__" in cuda_source(build(scheduled, "cuda"))
