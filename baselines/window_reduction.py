@@ -45,6 +45,11 @@ MAX_WINDOW = 64
 # share once. 3 lies between the stride-1 pools (2x2 and 3x3: about 4 and 9 reads) of the H200
 # sweep that chose two rows per thread and its stride-2 pools (1 and 2.25 reads).
 ROW_REUSE = 3
+# Largest window for which a thread takes two rows of outputs. On the H200 (baselines/
+# window_bench.py, 2026-12-01), two rows per thread against one output per thread (the
+# `reduction-fix` list) gained on 3x3 windows (ResNeXt's grouped 3x3 conv: 6.35 against 7.32 us)
+# and lost on ConvNeXt's 7x7 depthwise conv (9.01 against 7.15 us).
+ROW_WINDOW = 9
 # Threads per block where the outputs fill the GPU: the block of every pool kernel of that sweep,
 # each within 6 % of the best of 20 tuned schedules or faster; at most the target's limit.
 BLOCK_THREADS = 256
@@ -138,6 +143,7 @@ def analyze_window(sch: s_tir.Schedule) -> Window | None:
         nchw
         and count >= 2
         and _mixes(read.region[-2].min, {axes[-2]}, reduce)
+        and size <= ROW_WINDOW
         and math.prod(shape) * size >= ROW_REUSE * math.prod(input_shape)
     )
     vector = (

@@ -71,7 +71,7 @@ CLASS = [
     _small("inception-avgpool3-pad", x=(1, 8, 11, 11)),
     _small("convnext-dw7-bias", x=(1, 8, 14, 14), weight=(8, 1, 7, 7), bias=(8,)),
     # 16 x 33 x 33 outputs: two rows per thread, the last row of 33 alone (a predicate).
-    _small("convnext-dw7-bias", x=(1, 16, 33, 33), weight=(16, 1, 7, 7), bias=(16,)),
+    _small("mobilenet-dw3-bn-relu6", x=(1, 16, 33, 33), weight=(16, 1, 3, 3), **_bn(16)),
     _small("mobilenet-dw3-bn-relu6", x=(1, 8, 12, 12), weight=(8, 1, 3, 3), **_bn(8)),
     _small("resnext-group3-bn-relu", x=(1, 16, 10, 10), weight=(16, 4, 3, 3), **_bn(16)),
     _small("maxpool1d-relu", x=(2, 8, 64)),
@@ -243,9 +243,9 @@ def test_the_window_is_read_off_each_layout():
         True,
         False,
     )
-    padded = _window(CLASS[4])  # 7x7 over a padded input: rows shared, no vector loads
+    padded = _window(CLASS[4])  # 3x3 over a padded input: rows shared, no vector loads
     assert (padded.size, padded.shares_rows, padded.vector, padded.inlined_input) == (
-        49,
+        9,
         True,
         False,
         True,
@@ -260,8 +260,16 @@ def test_two_rows_per_thread_only_where_the_outputs_still_fill_the_gpu():
     window = _window(CLASS[4])
     launch = baselines.window_reduction.choose_launch(window, CUDA)
     assert launch.rows == 2  # 17424 outputs >= 2 x 132 multiprocessors x 32 threads
-    small = baselines.window_reduction.choose_launch(_window(CLASS[3]), CUDA)
-    assert _window(CLASS[3]).shares_rows and small == Launch(threads=32, rows=1)
+    small = baselines.window_reduction.choose_launch(_window(CLASS[5]), CUDA)
+    assert _window(CLASS[5]).shares_rows and small == Launch(threads=32, rows=1)
+
+
+def test_a_window_larger_than_row_window_takes_one_row_per_thread():
+    """ConvNeXt's 7x7: its windows overlap, but two rows of 49 values per thread lost on the
+    H200 (ROW_WINDOW)."""
+    large = _small("convnext-dw7-bias", x=(1, 16, 33, 33), weight=(16, 1, 7, 7), bias=(16,))
+    assert not _window(large).shares_rows
+    assert baselines.window_reduction.choose_launch(_window(large), CUDA).rows == 1
 
 
 @pytest.mark.parametrize("outputs", [100, 2000, 4224, 8192, 20000, 33792, 147456, 10**6])
