@@ -54,6 +54,10 @@ def render_sweep(out: Path, names: list[str]) -> dict:
         ],
         "tuner_failures": {c["case"]: c["tuner_failures"] for c in cases if c["tuner_failures"]},
     }
+    if any("inductor" in c for c in cases):  # sweeps from before it ran inductor render as then
+        sweep["one_kernel_slower_than_inductor"] = [
+            c["case"] for c in cases if "inductor" in c and c["inductor"]["slower"]
+        ]
     write_json(out / "sweep.json", sweep)
     write_text(out / "sweep.md", markdown(sweep))
     try:
@@ -62,6 +66,10 @@ def render_sweep(out: Path, names: list[str]) -> dict:
         return sweep
     sweep_plot(sweep, out / "sweep.png")
     return sweep
+
+
+# The whole graph as one kernel, against inductor's (plain and captured whole).
+WHOLE, INDUCTOR, CAPTURED = "one-kernel", "torch-compile", "+capture"
 
 
 def _case_row(name: str, report: dict, meta: dict) -> dict:
@@ -75,7 +83,7 @@ def _case_row(name: str, report: dict, meta: dict) -> dict:
         for row in report.get("fused_kernel", [])
     }
     rules = meta.get("fused_kernel_rules", {})  # None where a sweep before it did not record
-    return {
+    row = {
         "case": name,
         "shape": report["case"],
         "device": report["device"],
@@ -100,6 +108,31 @@ def _case_row(name: str, report: dict, meta: dict) -> dict:
         # Slower only when the interval says so (both ends above 1).
         "fixed_slower_than_on": bool(fixed_vs_on) and (fixed_vs_on.get("low") or 0) > 1,
         "one_kernel_slower_than_fixed": bool(one_vs_fixed) and (one_vs_fixed.get("low") or 0) > 1,
+    }
+    inductor = _against_inductor(report)
+    if inductor is not None:
+        row["inductor"] = inductor
+    return row
+
+
+def _against_inductor(report: dict) -> dict | None:
+    """`one-kernel` against inductor's graph (`torch-compile`) by GPU time with calls queued,
+    and both captured whole; None where the Case ran no inductor."""
+    ratios, arms = report["ratios_by_figure"], report["arms"]
+    plain = ratios.get("gpu_queued", {}).get(f"{WHOLE}/{INDUCTOR}")
+    if plain is None:
+        return None
+    return {
+        "gpu_us": {arm: arms[arm]["queued_gpu_us"] for arm in (WHOLE, INDUCTOR)},
+        "gpu_ratio": plain,
+        "captured_us": {
+            arm: arms.get(arm + CAPTURED, {}).get("median_us") for arm in (WHOLE, INDUCTOR)
+        },
+        "captured_ratio": ratios.get("call_path", {}).get(
+            f"{WHOLE}{CAPTURED}/{INDUCTOR}{CAPTURED}"
+        ),
+        # Slower only when the interval says so (both ends above 1).
+        "slower": (plain.get("low") or 0) > 1,
     }
 
 

@@ -63,7 +63,8 @@ def markdown(sweep: dict) -> str:
         f"Case {name}: {'; '.join(errors.values())}; no tuned optimum.\n"
         for name, errors in sweep["tuner_failures"].items()
     ]
-    lines += _one_kernel_table(sweep) + _reductions_section(sweep.get("large_reductions"))
+    lines += _one_kernel_table(sweep) + _inductor_table(sweep)
+    lines += _reductions_section(sweep.get("large_reductions"))
     return "\n".join(lines) + "\n"
 
 
@@ -123,6 +124,56 @@ def _one_kernel_table(sweep: dict) -> list[str]:
     return lines + _findings(
         sweep, "one_kernel", "fixed", "one-kernel", "Optuna's best of the same kernel"
     )
+
+
+def _inductor_table(sweep: dict) -> list[str]:
+    """`one-kernel` against inductor's graph, where the sweep ran inductor (a GPU with PyTorch)."""
+    cases = [c for c in sweep["cases"] if "inductor" in c]
+    if not cases:
+        return []
+    rows = [
+        [
+            c["case"],
+            _launch(c["one_kernel_launch"]),
+            us(c["inductor"]["gpu_us"]["one-kernel"]),
+            us(c["inductor"]["gpu_us"]["torch-compile"]),
+            _ratio(c["inductor"]["gpu_ratio"]),
+            us(c["inductor"]["captured_us"]["one-kernel"]),
+            us(c["inductor"]["captured_us"]["torch-compile"]),
+            _ratio(c["inductor"]["captured_ratio"] or {}),
+        ]
+        for c in cases
+    ]
+    slower = sweep.get("one_kernel_slower_than_inductor", [])
+    verdict = (
+        f"`one-kernel` is slower than inductor by GPU time in: {', '.join(slower)}."
+        if slower
+        else "`one-kernel` is slower than inductor by GPU time in no Case (no interval above 1)."
+    )
+    return [
+        "",
+        "## One kernel against inductor",
+        "",
+        "`torch-compile` (inductor, default mode, fp32) fuses these graphs too; both by GPU time "
+        "with calls queued (the whole call: for a graph of one kernel, that kernel and its "
+        "launch), and both captured whole into a CUDA graph, end to end.",
+        "",
+        *table(
+            [
+                "case",
+                "one-kernel launch",
+                "GPU us: one-kernel",
+                "torch-compile",
+                "ratio (95% CI)",
+                "captured us: one-kernel",
+                "torch-compile",
+                "captured ratio (95% CI)",
+            ],
+            rows,
+        ),
+        "",
+        verdict,
+    ]
 
 
 def _findings(sweep: dict, key: str, against: str, arm: str, optimum: str) -> list[str]:

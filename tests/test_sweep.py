@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT, python_without_tvm, tune
 
 from reports.sweep import _case_row
+from reports.sweep_md import _inductor_table
 
 CASES = "small-16x16,odd-23x29"
 SWEEP = ["sweep", "--target", "llvm", "--budget", "3", "--cases", CASES, "--blocks", "1"]
@@ -244,3 +245,38 @@ def test_a_bad_cases_file_is_one_line_and_exit_2(tmp_path, name, text, message):
     )
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "sweep").exists()
+
+
+def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
+    """A Case that ran `torch-compile` (a GPU with PyTorch) gets a row in the inductor table,
+    by GPU time with calls queued and captured whole; a slower verdict needs the interval."""
+    stored = ROOT / "reports" / "h200" / "sweep"
+    with tarfile.open(stored / "cases.tar.xz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    report = json.loads((tmp_path / "sweep" / "issue" / "report.json").read_text())
+    meta = json.loads((tmp_path / "sweep" / "issue" / "run.json").read_text())
+    assert "inductor" not in _case_row("issue", report, meta)  # an older sweep: no inductor
+    report["arms"]["torch-compile"] = {"queued_gpu_us": 6.0}
+    report["arms"]["torch-compile+capture"] = {"median_us": 6.1}
+    ratio = {"ratio": 1.05, "low": 1.02, "high": 1.08}
+    report["ratios_by_figure"]["gpu_queued"]["one-kernel/torch-compile"] = ratio
+    case = _case_row("issue", report, meta)
+    row = case["inductor"]
+    assert row["gpu_us"]["torch-compile"] == 6.0 and row["slower"]
+    assert row["captured_us"]["torch-compile"] == 6.1
+    table = "\n".join(
+        _inductor_table({"cases": [case], "one_kernel_slower_than_inductor": ["issue"]})
+    )
+    assert "| issue | 576 x 256 |" in table and "1.050 (1.020–1.080)" in table
+    assert "slower than inductor by GPU time in: issue." in table
+    report["ratios_by_figure"]["gpu_queued"]["one-kernel/torch-compile"]["low"] = 0.99
+    assert not _case_row("issue", report, meta)["inductor"]["slower"]
+
+
+def test_the_sweep_runs_inductor_on_cuda_with_pytorch():
+    from baselines.torch_peer import torch_available
+    from tuning.sweep import sweep_arms
+
+    assert "torch-compile" not in sweep_arms("llvm")
+    if torch_available():
+        assert {"torch-compile", "torch-compile+capture"} <= set(sweep_arms("cuda"))

@@ -30,6 +30,9 @@ from .rule_choice import fused_kernel_rules, reduction_rules
 
 SWEEP_ARMS = ["partial", "on", "fixed", "serial", "one-kernel"]
 CAPTURED_ARMS = ["fixed+capture", "one-kernel+capture"]
+# Inductor, plain and captured whole: where it fuses a Case into one kernel too, `one-kernel`
+# is held against that kernel by GPU time with calls queued (like for like).
+INDUCTOR_PEERS = ["torch-compile", "torch-compile+capture"]
 SWEEP_TUNERS = [OPTUNA.name, OPTUNA_ONE_KERNEL.name]
 # Window 2 and 3, stride 1 and 2, channels, spatial sizes, prelude on and off, tail 1 and 2.
 SWEEP_CASES = {
@@ -50,18 +53,19 @@ CASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def sweep_arms(target_kind: str) -> list[str]:
-    """The sweep's arms; on a GPU with PyTorch, the captured arms too (like for like)."""
+    """The sweep's arms; on a GPU with PyTorch, the captured arms and inductor too."""
     if target_kind != "cuda":
         return SWEEP_ARMS
     try:
         import torch  # noqa: F401  (the captured arms replay through PyTorch's CUDA graphs)
     except ImportError:
         print(
-            "tune sweep: PyTorch is missing; leaving out " + ", ".join(CAPTURED_ARMS),
+            "tune sweep: PyTorch is missing; leaving out "
+            + ", ".join(CAPTURED_ARMS + INDUCTOR_PEERS),
             file=sys.stderr,
         )
         return SWEEP_ARMS
-    return SWEEP_ARMS + CAPTURED_ARMS
+    return SWEEP_ARMS + CAPTURED_ARMS + INDUCTOR_PEERS
 
 
 def user_cases(path: str | None = None, groups: list[list[str]] | None = None) -> dict:
