@@ -19,7 +19,7 @@ from .run import recorded_command
 def sweep_main(argv: list[str]) -> int:
     """`tune sweep`: arms partial, on, fixed, serial, one-kernel and Optuna's best (of the
     fused pool kernel and of the one kernel) for each of a set of Cases, with the captured arms
-    on a GPU; the same command again finishes an interrupted sweep."""
+    and inductor on a GPU with PyTorch; the same command again finishes an interrupted sweep."""
     from tuning.sweep import SWEEP_CASES, run_sweep, select_cases, user_cases
 
     parser = Parser(prog="tune sweep", description=sweep_main.__doc__)
