@@ -101,6 +101,17 @@ def render_pr(figures: Figures, author: tuple[str, str]) -> str:
         "",
         declines,
         "",
+        "## How it is built",
+        "",
+        "One file, one class with one `apply`, and only the default path: no option, no "
+        "alternative schedule. The analysis runs once, on the schedule it then changes, and "
+        "every step of it and of the schedule runs inside `apply`'s one `try`: a function the "
+        "analysis misjudges goes on to the next rule instead of failing the compile. The "
+        "schedule uses schedule primitives only (no `sch.state.replace`), so its trace records "
+        "every step and replays. Threads per block are `BLOCK_THREADS` at most and never more "
+        "than the target's `max_threads_per_block`, halved down to its `thread_warp_size` "
+        "where the outputs are few; nothing assumes one backend.",
+        "",
         "## Its constants",
         "",
         *constants,
