@@ -335,9 +335,17 @@ def markdown(result: dict) -> str:
         + (", the kernel's median time (IQR) and its ratio to the default list" if timed else "")
         + "; a wrong result is marked WRONG.",
         "",
-        "| kernel | " + " | ".join(lists) + " |",
-        "|---|" + "---|" * len(lists),
+        *table(result),
     ]
+    return "\n".join(lines) + "\n"
+
+
+def table(result: dict) -> list[str]:
+    """The Markdown table of `markdown`, and what each kernel is (also in tune upstream's
+    PR text)."""
+    lists = list(result["kernels"][0]["lists"])
+    timed = "median_us" in result["kernels"][0]["lists"][lists[0]]
+    lines = ["| kernel | " + " | ".join(lists) + " |", "|---|" + "---|" * len(lists)]
     for row in result["kernels"]:
         base = row["lists"].get("default", {}).get("median_us")
         cells = []
@@ -350,8 +358,7 @@ def markdown(result: dict) -> str:
                     cell += f" x{entry['median_us'] / base:.2f}"
             cells.append(cell + ("" if entry["correct"] else " WRONG"))
         lines.append(f"| {row['kernel']} | " + " | ".join(cells) + " |")
-    lines += ["", *[f"- {row['kernel']}: {row['where']}" for row in result["kernels"]]]
-    return "\n".join(lines) + "\n"
+    return [*lines, "", *[f"- {row['kernel']}: {row['where']}" for row in result["kernels"]]]
 
 
 def main(argv: list[str] | None = None) -> int:

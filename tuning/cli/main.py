@@ -10,7 +10,8 @@ fused kernel, report.
     tune worker --storage URL ...     join a shared Optuna study as one more worker
     tune sweep --budget 40            the candidate rule (`fixed`) and the whole graph as one
                                       kernel (`one-kernel`) across a set of Cases
-    tune upstream --out DIR           the candidate rule as a patch to apache/tvm, with its test
+    tune upstream --out DIR           the candidate rule as a pull request to apache/tvm: the
+                                      patch, its files and PR.md (--run, --sweep, --bench)
     tune --rpc-tracker HOST:PORT --rpc-key KEY
                                       measure MetaSchedule's candidates on RPC servers
 """

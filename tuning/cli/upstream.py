@@ -1,35 +1,60 @@
-"""`tune upstream --out DIR`: the candidate rule as a pull request to apache/tvm
-(tuning/upstream/patch.py writes it)."""
+"""`tune upstream --out DIR`: the candidate rule as a pull request to apache/tvm: the patch,
+the files it adds or changes as TVM lays them out, and PR.md, the description, with the figures
+of the run folders given (tuning/upstream/ makes them)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
-import tvm
-
-from tuning.upstream.patch import write_upstream
+from tuning.upstream.author import patch_author
+from tuning.upstream.bundle import PR, upstream_files
+from tuning.upstream.evidence import gather_figures
+from tuning.upstream.output import write_outputs
+from tuning.upstream.patch import PATCH
+from tuning.upstream.tvm_tree import BASE_COMMIT
 
 from .options import Parser
+
+
+def _path(text: str) -> Path:
+    """A path given on the command line: an empty or blank one (an unset variable) is refused,
+    not read as the current folder."""
+    if not text.strip() or "\n" in text:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a path")
+    return Path(text)
 
 
 def main(argv: list[str]) -> int:
     parser = Parser(
         prog="tune upstream",
-        description="The candidate rule as a pull request to "
-        f"apache/tvm {tvm.__version__}: a git format-patch file and the files it "
-        "adds or changes, as TVM lays them out.",
+        description="The candidate rule as a pull request to apache/tvm: a git format-patch "
+        "file against TVM main, the files it adds or changes as TVM lays them out, and PR.md, "
+        "its description with the figures of the folders given.",
+    )
+    parser.add_argument("--out", required=True, type=_path, metavar="DIR", help="folder to write")
+    for option, made_by in (
+        ("--run", "a `tune` run folder (its report.json)"),
+        ("--sweep", "a `tune sweep` folder (its sweep.json)"),
+        ("--models", "a `tune models` folder (its models.json)"),
+        ("--bench", "a `python3 -m baselines.window_bench` folder (its window_bench.json)"),
+    ):
+        parser.add_argument(option, type=_path, metavar="FOLDER", help=f"figures from {made_by}")
+    parser.add_argument(
+        "--author", help='"Name <email>" of the patch (default: git\'s user.name and user.email)'
     )
     parser.add_argument(
-        "--out",
-        required=True,
-        type=Path,
-        metavar="DIR",
-        help="folder for the patch and the files (created if missing)",
+        "--force", action="store_true", help="overwrite files under DIR that hold other text"
     )
     args = parser.parse_args(argv)
-    patch = write_upstream(args.out)
+    author = patch_author(args.author)
+    figures = gather_figures(args.run, args.sweep, args.models, args.bench)
+    fates = write_outputs(args.out, upstream_files(author, figures), args.force)
+    unchanged = sum(fate == "unchanged" for fate in fates.values())
+    patch = args.out / PATCH
     print(
-        f"{patch}\n  in a checkout of TVM {tvm.__version__}: git am {patch}; the files "
-        f"themselves are under {args.out}"
+        f"{patch}\n  the patch: in a TVM checkout at {BASE_COMMIT[:12]} or later, "
+        f"git am --keep-non-patch {patch}\n{args.out / PR}\n  the pull request's description"
+        f"\n  {len(fates) - unchanged} files written, {unchanged} unchanged, under {args.out}"
     )
     return 0

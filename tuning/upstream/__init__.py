@@ -1,2 +1,9 @@
-"""The candidate rule as a patch to apache/tvm: the rule as one dlight file (`rule`), TVM's kind of
-test of it (`tvm_test`, `tvm_tests/`), and the patch with the files it adds or changes (`patch`)."""
+"""The candidate rule as a pull request to apache/tvm (`tune upstream --out DIR`).
+
+tvm_tree.py (the base commit and the TVM files touched), rule.py (the rule file, the project's
+baselines/window_reduction.py as TVM ships it), tvm_test.py and tvm_tests/ (TVM's kind of test,
+rendered), patch.py (the edited files and the `git format-patch` text), pr_text.py with
+evidence.py and models_section.py (the PR description from run folders), bundle.py (all of it,
+by path), author.py (who sends it), output.py (writing into --out without following links or
+overwriting edits).
+"""

@@ -1,10 +1,13 @@
-"""The candidate rule as a pull request to apache/tvm 0.27 (`tune upstream --out DIR`).
+"""The patch to apache/tvm: the files it adds and edits, and one commit as `git format-patch`
+writes it, made against the base commit's files (tvm_tree.py).
 
-DIR gets the files as they would be in TVM's tree (`python/...`, `tests/...`) and one
-`git format-patch` file against TVM's files as the installed package ships them: the rule
-(`rule.py` makes it from the project's code), its import in dlight's `gpu` package,
-its place right before `GeneralReduction` in the CUDA backend's default rules, and TVM's kind
-of test (`tvm_test.py`).
+It adds the rule (rule.py) and its test (tvm_test.py), exports the rule from dlight's `gpu`
+package, and puts it right before `Reduction` in the CUDA backend's rule list: Reduction would
+give a 2x2 average pool one block of 4 threads per output. The other GPU pipelines and
+MetaSchedule's fallback list keep theirs (pr_text.py says why).
+
+The output depends on its inputs only (the author, the files): no date, no commit hash of this
+machine's, so writing it again gives the same bytes.
 """
 
 from __future__ import annotations
@@ -14,47 +17,41 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import tvm
-
-from baselines.rules import MAX_WINDOW
+from baselines.window_reduction import MAX_WINDOW
 from tuning.errors import UsageError
 
 from .rule import rule_source
 from .tvm_test import TVM_TEST
-
-RULE = "python/tvm/s_tir/dlight/gpu/window_reduction.py"
-GPU_INIT = "python/tvm/s_tir/dlight/gpu/__init__.py"
-CUDA_PIPELINE = "python/tvm/relax/backend/cuda/pipeline.py"
-TEST = "tests/python/s_tir/dlight/test_gpu_window_reduction.py"
-EDITED = (GPU_INIT, CUDA_PIPELINE)  # TVM files the patch changes (the others it adds)
+from .tvm_tree import (
+    BASE_COMMIT,
+    BASE_DATE,
+    CUDA_PIPELINE,
+    EDITED,
+    GPU_INIT,
+    RULE,
+    TEST,
+    base_text,
+)
 
 SUBJECT = "[Dlight] Add WindowReduction, a GPU rule for small-window reductions such as pooling"
 BODY = f"""\
 A reduction over a small constant window followed by elementwise work
-(MaxPool + Add, fused) falls to GeneralReduction, which spreads each
-window of a few elements over a block of 256 threads and synchronizes
-them: the fused kernel is slower than the pool and the add apart
-(apache/tvm#20401).
+(a MaxPool and the Add after it, an average pool with its padding, a
+depthwise convolution with its bias, BatchNorm and activation) falls to
+GeneralReduction, which gives each output a block of 256 threads and
+reduces its few elements across them, or to Reduction, which gives a
+2x2 average pool a block of 4 threads per output (apache/tvm#20401).
 
-WindowReduction takes such functions (a window of at most {MAX_WINDOW}
-elements, NCHW outputs, a chain of elementwise blocks over them) and
-gives each thread one output, or two rows of outputs where windows
-overlap. The window is unrolled in registers and loaded with vector
-instructions where its columns are aligned, and the elementwise chain
-is applied in place. Any other function is left to the rules after it.
-The CUDA backend tries it right before GeneralReduction.
+WindowReduction gives each thread one output (two rows of outputs
+where windows overlap much), reduces the window in registers, unrolled,
+loads its rows as vectors where they are aligned, and applies the
+elementwise epilogue in place. Blocks are sized from the target's
+thread limit and the GPU's multiprocessors, so small outputs still fill
+the GPU. It takes windows of 2 to {MAX_WINDOW} elements in any rank, NCHW-like
+or NHWC, with constant shapes; anything else is left to the rules after
+it. The CUDA backend tries it right before Reduction.
 """
-# Who the patch is from where git knows no one: the maintainer who sends it amends it.
-FALLBACK_AUTHOR = {
-    f"GIT_{role}_{key}": value
-    for role in ("AUTHOR", "COMMITTER")
-    for key, value in (("NAME", "tune upstream"), ("EMAIL", "tune-upstream@localhost"))
-}
-
-
-def pristine(path: str) -> str:
-    """A TVM file as the installed package ships it (`python/tvm/...` in TVM's tree)."""
-    return (Path(tvm.__file__).parent / Path(path).relative_to("python/tvm")).read_text()
+PATCH = "window_reduction.patch"
 
 
 def _insert(text: str, anchor: str, line: str, before: bool) -> str:
@@ -63,8 +60,7 @@ def _insert(text: str, anchor: str, line: str, before: bool) -> str:
     found = [i for i, existing in enumerate(lines) if existing.rstrip("\n") == anchor]
     if len(found) != 1:
         raise RuntimeError(
-            f"the installed TVM has {len(found)} lines {anchor.strip()!r} "
-            "where tune upstream expects one"
+            f"the base file has {len(found)} lines {anchor.strip()!r} where the patch expects one"
         )
     at = found[0] if before else found[0] + 1
     return "".join(lines[:at] + [line + "\n"] + lines[at:])
@@ -75,14 +71,14 @@ def patched_files() -> dict[str, str]:
     return {
         RULE: rule_source(),
         GPU_INIT: _insert(
-            pristine(GPU_INIT),
+            base_text(GPU_INIT),
             "from .general_reduction import GeneralReduction",
             "from .window_reduction import WindowReduction",
             before=False,
         ),
         CUDA_PIPELINE: _insert(
-            pristine(CUDA_PIPELINE),
-            " " * 12 + "dl.gpu.GeneralReduction(),",
+            base_text(CUDA_PIPELINE),
+            " " * 12 + "dl.gpu.Reduction(),",
             " " * 12 + "dl.gpu.WindowReduction(),",
             before=True,
         ),
@@ -90,7 +86,7 @@ def patched_files() -> dict[str, str]:
     }
 
 
-def _git(repo: Path, *args: str, env: dict | None = None) -> str:
+def _git(repo: Path, *args: str, env: dict) -> str:
     command = ["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args]
     try:
         done = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -101,39 +97,40 @@ def _git(repo: Path, *args: str, env: dict | None = None) -> str:
     return done.stdout
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
+def _identity(author: tuple[str, str]) -> dict:
+    """git's environment for a commit by `author` (name, email), the user's and the system's
+    git configuration left out so that they cannot change the patch's form."""
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    for role in ("AUTHOR", "COMMITTER"):
+        env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = author
+    return env
+
+
+def format_patch(files: dict[str, str], author: tuple[str, str]) -> str:
+    """One commit by `author` on top of the base commit's files, as `git format-patch` writes
+    it, with the base commit named (after `---`, where `git am` ignores it, and as the
+    `base-commit:` trailer) and without a date (`git am` stamps the day it is applied)."""
+    env = _identity(author)
+    with tempfile.TemporaryDirectory() as scratch:
+        repo = Path(scratch)
+        _git(repo, "init", "-q", env=env)
+        _write_tree(repo, {path: base_text(path) for path in EDITED})
+        _git(repo, "add", "-A", env=env)
+        _git(repo, "commit", "-q", "-m", f"apache/tvm {BASE_COMMIT}", env=env)
+        _write_tree(repo, files)
+        _git(repo, "add", "-A", env=env)
+        _git(repo, "commit", "-q", "-m", f"{SUBJECT}\n\n{BODY}", env=env)
+        text = _git(
+            repo, "format-patch", "-1", "--stdout", "--zero-commit", "--no-signature", env=env
+        )
+    header, separator, rest = text.partition("\n---\n")
+    header = "\n".join(line for line in header.split("\n") if not line.startswith("Date: "))
+    note = f"Made against apache/tvm main at {BASE_COMMIT} ({BASE_DATE}).\n\n"
+    return f"{header}{separator}{note}{rest}\nbase-commit: {BASE_COMMIT}\n"
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    """Files of the scratch repository (a fresh temporary folder: nothing is planted there)."""
     for path, text in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
-
-
-def format_patch(files: dict[str, str], out: Path) -> Path:
-    """One commit on top of the pristine files, as `git format-patch` writes it into `out`."""
-    env = dict(os.environ)
-    with tempfile.TemporaryDirectory() as scratch:
-        repo = Path(scratch)
-        _git(repo, "init", "-q")
-        if not all(
-            _git(repo, "config", "--default", "", key).strip()
-            for key in ("user.name", "user.email")
-        ):
-            env.update(FALLBACK_AUTHOR)
-        _write(repo, {path: pristine(path) for path in EDITED})
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", f"TVM {tvm.__version__} as installed", env=env)
-        _write(repo, files)
-        _git(repo, "add", "-A")
-        _git(repo, "commit", "-q", "-m", f"{SUBJECT}\n\n{BODY}", env=env)
-        return Path(_git(repo, "format-patch", "-1", "-o", str(out.resolve())).strip())
-
-
-def write_upstream(out: Path) -> Path:
-    """Write the patched and added files under `out` and the patch beside them."""
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out} is a file; give a folder (new or existing)")
-    files = patched_files()
-    try:
-        _write(out, files)
-    except OSError as error:
-        raise UsageError(f"cannot write under --out {out}: {error.strerror}") from None
-    return format_patch(files, out)

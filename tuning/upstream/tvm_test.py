@@ -1,25 +1,34 @@
-"""TVM's own kind of test for the window rule: `Before` and `After` TVMScript modules.
+"""TVM's own kind of test for the window rule, as the patch ships it.
 
-The checked-in file (`TVM_TEST`) is what `tune upstream` ships. Its `After` is the rule's real
-output when the file was rendered, and the project's tests run it against the rule: a change to
-the rule's schedules fails them until the file is rendered again, with
+A `Before`/`After` TVMScript pair for each path of the schedule (TVM's dlight tests compare the
+rule's output with `tvm.ir.assert_structural_equal`), the kernels the rule declines left as they
+were, the rule's place in the CUDA pipeline, and the numerics on a CUDA GPU. Each `Before` is a
+kernel as the CUDA pipeline makes it (`EXAMPLES`), each `After` the rule's real output when the
+file was rendered; the project's tests run the rendered file against the installed TVM with the
+rule registered as the patch registers it, and fail on a rendering that is not today's. Render
+it again after a change to the rule with
 
     python -m tuning.upstream.tvm_test > tuning/upstream/tvm_tests/test_gpu_window_reduction.py
+
+Shapes are chosen so that every launch fills the GPU with blocks of 256 threads whatever the
+number of multiprocessors (up to 256): the `After` modules hold on any machine.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import tvm
+from tvm import te, tirx
+from tvm.relax import op as R
 from tvm.s_tir import dlight as dl
 
-from baselines.arms import ARMS
-from baselines.case import Case
-from baselines.graph import REDUCTION_GRAPHS
-from baselines.pipeline import fused_pool_function, fused_stage, make_target, unscheduled
-from baselines.rules import WindowReduction
+from baselines.window_bench import KERNELS, Kernel, fused, reduction_function
+from baselines.window_reduction import WindowReduction
 
 from .rule import ASF_HEADER
 
@@ -27,95 +36,306 @@ TVM_TEST = Path(__file__).parent / "tvm_tests" / "test_gpu_window_reduction.py"
 TARGET = "nvidia/geforce-rtx-3090-ti"  # the target of TVM's own dlight tests
 INDENT = " " * 4
 
-TEMPLATE = """\
+
+@dataclass(frozen=True)
+class Example:
+    """One test: its name, what it shows (comment lines), and its `Before` module."""
+
+    name: str
+    comment: str
+    before: Callable[[], tvm.IRModule]
+    scheduled: bool = True  # False: the rule declines, the module is left as it was
+
+
+def _main(func: tirx.PrimFunc) -> tvm.IRModule:
+    return tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+
+
+def _kernel(name: str, **inputs) -> Callable[[], tvm.IRModule]:
+    """The reduction's function of a window_bench kernel at the given input shapes."""
+    kernel = dataclasses.replace(KERNELS[name], inputs=inputs)
+    return lambda: _graph_kernel(kernel)
+
+
+def _graph_kernel(kernel: Kernel) -> tvm.IRModule:
+    mod = fused(kernel)
+    return _main(mod[reduction_function(mod)])
+
+
+def _relu(emit, value):
+    return emit(R.nn.relu(value))
+
+
+def _padded_max_pool() -> tvm.IRModule:
+    """MaxPool2d 3x3, stride 2, padding 1, then ReLU (a ResNet stem's pool)."""
+    return _graph_kernel(
+        Kernel(
+            "padded",
+            "",
+            {"x": (1, 64, 64, 64)},
+            lambda emit, x: _relu(emit, emit(R.nn.max_pool2d(x, 3, 2, 1))),
+            None,
+        )
+    )
+
+
+def _several_outputs() -> tvm.IRModule:
+    """A 2x2 max pool + 1, returned, and that sum + 2 returned too: the issue's graph with its
+    shared output, as one kernel."""
+    x = te.placeholder((1, 64, 64, 64), name="x")
+    rh, rw = te.reduce_axis((0, 2), "rh"), te.reduce_axis((0, 2), "rw")
+    pool = te.compute(
+        (1, 64, 32, 32),
+        lambda n, c, h, w: te.max(x[n, c, h * 2 + rh, w * 2 + rw], axis=[rh, rw]),
+        "pool_max",
+    )
+    first = te.compute(pool.shape, lambda *i: pool(*i) + tirx.const(1, "float32"), "T_add")
+    second = te.compute(pool.shape, lambda *i: first(*i) + tirx.const(2, "float32"), "T_add_1")
+    return _main(te.create_prim_func([x, first, second]))
+
+
+EXAMPLES = [
+    Example(
+        "max_pool_add",
+        "MaxPool2d 2x2, stride 2, and the Add after it, fused (apache/tvm#20401): one thread\n"
+        "per output, the window's rows loaded from memory as vectors.",
+        _kernel("issue-maxpool-add", x=(1, 64, 64, 64)),
+    ),
+    Example(
+        "padded_max_pool",
+        "MaxPool2d 3x3, stride 2, padding 1, then ReLU: the padding is inlined into the\n"
+        "window's loads; the windows overlap too little to share rows.",
+        _padded_max_pool,
+    ),
+    Example(
+        "overlapping_windows",
+        "AvgPool2d 3x3, stride 1, padding 1 (Inception's): each input row is read by three\n"
+        "windows, so a thread computes two rows of outputs.",
+        _kernel("inception-avgpool3-pad", x=(1, 128, 32, 32)),
+    ),
+    Example(
+        "average_pool",
+        "AvgPool2d 2x2 + ReLU (DenseNet's transition): Reduction would give each output a\n"
+        "block of 4 threads; the sum, the division and the ReLU in one thread.",
+        _kernel("densenet-avgpool-relu", x=(1, 64, 64, 64)),
+    ),
+    Example(
+        "several_outputs",
+        "Two outputs, the second computed from the first: the thread that reduces a window\n"
+        "writes both.",
+        _several_outputs,
+    ),
+    Example(
+        "depthwise_conv_epilogue",
+        "Depthwise Conv2d 3x3 + BatchNorm (decomposed for inference) + ReLU6 (MobileNetV2):\n"
+        "the same schedule for a convolution's window, its epilogue in place.",
+        _kernel(
+            "mobilenet-dw3-bn-relu6",
+            x=(1, 64, 64, 64),
+            weight=(64, 1, 3, 3),
+            **{name: (64,) for name in ("gamma", "beta", "mean", "var")},
+        ),
+    ),
+    Example(
+        "nhwc",
+        "MaxPool2d 3x3, stride 2, padding 1 + ReLU in NHWC: consecutive threads take\n"
+        "consecutive channels.",
+        _kernel("nhwc-maxpool3-relu", x=(1, 64, 64, 64)),
+    ),
+    Example(
+        "window_1_declined",
+        "AvgPool2d 1x1: nothing is reduced, the rule leaves it to Fallback.",
+        _kernel("control-window1-avgpool", x=(1, 8, 6, 6)),
+        scheduled=False,
+    ),
+]
+
+HEAD = f'''\
 # pylint: disable=missing-docstring
-# ruff: noqa: E501, F841
+# ruff: noqa: E501
+"""Tests of dlight's WindowReduction rule: one thread per output of a small-window reduction
+(pooling, depthwise convolution) with its elementwise epilogue."""
+
+import numpy as np
+import pytest
 
 import tvm
 import tvm.testing
+from tvm import te, tirx
 from tvm.ir import IRModule, assert_structural_equal
 from tvm.relax.backend.cuda import pipeline as cuda_pipeline
 from tvm.s_tir import dlight as dl
 from tvm.script import ir as I
 from tvm.script import tirx as T
 from tvm.target import Target
+from tvm.testing import env
 
 
 def _check(mod_before: IRModule, mod_after: IRModule):
-    target = Target("{target}")
+    target = Target("{TARGET}")
     with target:
         mod = dl.ApplyDefaultSchedule(  # pylint: disable=not-callable
             dl.gpu.WindowReduction(),
         )(mod_before)
     assert_structural_equal(mod, mod_after)
+'''
 
+# TVMScript as TVM's tests write a symbolic shape (0.27's printer gives it as a module-level
+# TypeVar, which does not parse back): the rule must decline it.
+SYMBOLIC = """
 
-def test_max_pool_add():
-    # MaxPool2d (2x2 window, stride 2) and the Add after it, fused: apache/tvm#20401.
+def test_symbolic_shape_declined():
+    # A batch of symbolic size: the launch cannot be sized from it, the rule declines.
     # fmt: off
-{issue_before}
-
-{issue_after}
-    # fmt: on
-    _check(Before, After)
-
-
-def test_global_pool_is_left_alone():
-    # A 64x64 window is too long for one thread to reduce: GeneralReduction keeps it.
-    # fmt: off
-{global_before}
+    @I.ir_module(s_tir=True)
+    class Before:
+        @T.prim_func(s_tir=True)
+        def main(p_x: T.handle, p_out: T.handle):
+            T.func_attr({"tirx.noalias": True})
+            n = T.int64()
+            x = T.match_buffer(p_x, (n, T.int64(8), T.int64(16), T.int64(16)))
+            T_add = T.match_buffer(p_out, (n, T.int64(8), T.int64(8), T.int64(8)))
+            # with T.sblock("root"):
+            pool_max = T.sblock_alloc_buffer((n, T.int64(8), T.int64(8), T.int64(8)))
+            for ax0, ax1, ax2, ax3, rv0, rv1 in T.grid(n, T.int64(8), T.int64(8), T.int64(8), T.int64(2), T.int64(2)):
+                with T.sblock("pool_max"):
+                    v_ax0, v_ax1, v_ax2, v_ax3, v_rv0, v_rv1 = T.axis.remap("SSSSRR", [ax0, ax1, ax2, ax3, rv0, rv1])
+                    T.reads(x[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, v_ax3 * T.int64(2) + v_rv1])
+                    T.writes(pool_max[v_ax0, v_ax1, v_ax2, v_ax3])
+                    with T.init():
+                        pool_max[v_ax0, v_ax1, v_ax2, v_ax3] = T.float32(-3.4028234663852886e38)
+                    pool_max[v_ax0, v_ax1, v_ax2, v_ax3] = T.max(pool_max[v_ax0, v_ax1, v_ax2, v_ax3], x[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, v_ax3 * T.int64(2) + v_rv1])
+            for ax0, ax1, ax2, ax3 in T.grid(n, T.int64(8), T.int64(8), T.int64(8)):
+                with T.sblock("T_add"):
+                    v_ax0, v_ax1, v_ax2, v_ax3 = T.axis.remap("SSSS", [ax0, ax1, ax2, ax3])
+                    T.reads(pool_max[v_ax0, v_ax1, v_ax2, v_ax3])
+                    T.writes(T_add[v_ax0, v_ax1, v_ax2, v_ax3])
+                    T_add[v_ax0, v_ax1, v_ax2, v_ax3] = pool_max[v_ax0, v_ax1, v_ax2, v_ax3] + T.float32(1.0)
     # fmt: on
     _check(Before, Before)
+"""  # noqa: E501
 
+TAIL = f'''
 
-def test_cuda_pipeline_tries_window_reduction_before_general_reduction():
+def test_cuda_pipeline_tries_window_reduction_right_before_reduction():
     (schedule,) = [
         transform
-        for transform in cuda_pipeline.legalize_passes(Target("{target}"))
+        for transform in cuda_pipeline.legalize_passes(Target("{TARGET}"))
         if isinstance(transform, dl.ApplyDefaultSchedule)
     ]
     rules = [type(rule) for rule in schedule.rules]
-    assert rules.index(dl.gpu.WindowReduction) + 1 == rules.index(dl.gpu.GeneralReduction)
+    assert rules.index(dl.gpu.WindowReduction) + 1 == rules.index(dl.gpu.Reduction)
+
+
+def _max_pool_add():
+    x = te.placeholder((1, 32, 64, 64), name="x")
+    rh, rw = te.reduce_axis((0, 2), "rh"), te.reduce_axis((0, 2), "rw")
+    pool = te.compute(
+        (1, 32, 32, 32),
+        lambda n, c, h, w: te.max(x[n, c, h * 2 + rh, w * 2 + rw], axis=[rh, rw]),
+        "pool_max",
+    )
+    out = te.compute(pool.shape, lambda *i: pool(*i) + tirx.const(1, "float32"), "T_add")
+
+    def reference(a):
+        return a.reshape(1, 32, 32, 2, 32, 2).max(axis=(3, 5)) + 1
+
+    return te.create_prim_func([x, out]), (1, 32, 64, 64), reference
+
+
+def _avg_pool_relu():
+    # 35 rows of outputs, two per thread: the last row alone, under a predicate.
+    x = te.placeholder((1, 64, 35, 35), name="x")
+    padded = te.compute(
+        (1, 64, 37, 37),
+        lambda n, c, h, w: tirx.if_then_else(
+            tirx.all(h >= 1, h < 36, w >= 1, w < 36),
+            x[n, c, h - 1, w - 1],
+            tirx.const(0, "float32"),
+        ),
+        "pad_temp",
+    )
+    rh, rw = te.reduce_axis((0, 3), "rh"), te.reduce_axis((0, 3), "rw")
+    total = te.compute(
+        (1, 64, 35, 35),
+        lambda n, c, h, w: te.sum(padded[n, c, h + rh, w + rw], axis=[rh, rw]),
+        "pool_sum",
+    )
+    out = te.compute(
+        total.shape,
+        lambda *i: tirx.max(total(*i) / tirx.const(9, "float32"), tirx.const(0, "float32")),
+        "relu",
+    )
+
+    def reference(a):
+        padded = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        total = sum(padded[:, :, i : i + 35, j : j + 35] for i in range(3) for j in range(3))
+        return np.maximum(total / 9, 0)
+
+    return te.create_prim_func([x, out]), (1, 64, 35, 35), reference
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not env.has_cuda(), reason="need cuda")
+def test_numerics_on_cuda():
+    device = tvm.cuda()
+    target = Target.from_device(device)
+    for func, shape, reference in (_max_pool_add(), _avg_pool_relu()):
+        with target:
+            mod = dl.ApplyDefaultSchedule(dl.gpu.WindowReduction())(IRModule({{"main": func}}))
+        assert mod["main"].attrs["tirx.is_scheduled"]
+        kernel = tvm.compile(mod, target=target)
+        data = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
+        want = reference(data)
+        got = tvm.runtime.empty(want.shape, "float32", device)
+        kernel["main"](tvm.runtime.tensor(data, device), got)
+        tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
 if __name__ == "__main__":
     tvm.testing.main()
-"""
-
-
-def issue_kernel() -> tvm.IRModule:
-    """The fused MaxPool + Add function of the issue's graph, as the CUDA pipeline makes it."""
-    _, func = fused_pool_function(fused_stage(Case(), ARMS["on"], make_target("cuda")))
-    return tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
-
-
-def global_pool_kernel() -> tvm.IRModule:
-    """A global average pool + Add: a reduction whose window is not small."""
-    mod = unscheduled(REDUCTION_GRAPHS["global_avg_pool"](), make_target("cuda"))
-    (func,) = [f for f in mod.functions.values() if isinstance(f, tvm.tirx.PrimFunc)]
-    return tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
+'''
 
 
 def scheduled(mod: tvm.IRModule) -> tvm.IRModule:
+    """`mod` as ApplyDefaultSchedule with the window rule alone gives it for TARGET (the pass
+    changes `mod` itself too)."""
     with tvm.target.Target(TARGET):
         return dl.ApplyDefaultSchedule(WindowReduction())(mod)
 
 
 def _module_class(mod: tvm.IRModule, name: str) -> str:
-    """The module's TVMScript as `class name`, indented into a test function."""
+    """The module's TVMScript as `class name`, as TVM's dlight tests write it, indented into a
+    test function."""
     lines = [line for line in mod.script().splitlines() if not line.startswith("# from ")]
-    text = "\n".join(lines).strip().replace("class Module:", f"class {name}:", 1)
+    text = "\n".join(lines).strip()
+    text = text.replace("@I.ir_module\nclass Module:", f"@I.ir_module(s_tir=True)\nclass {name}:")
     return textwrap.indent(text, INDENT)
 
 
-def render() -> str:
-    issue = issue_kernel()
-    return ASF_HEADER + TEMPLATE.format(
-        target=TARGET,
-        issue_before=_module_class(issue, "Before"),
-        issue_after=_module_class(scheduled(issue), "After"),
-        global_before=_module_class(global_pool_kernel(), "Before"),
+def _test(example: Example) -> str:
+    before = example.before()
+    before_class = _module_class(before, "Before")  # before scheduling, which changes `before`
+    after = scheduled(before)
+    if ("tirx.is_scheduled" in after["main"].attrs) != example.scheduled:
+        taken = "declines" if example.scheduled else "schedules"
+        raise AssertionError(f"the rule {taken} {example.name}: change EXAMPLES")
+    comment = textwrap.indent(example.comment, INDENT + "# ")
+    modules = [before_class]
+    if example.scheduled:
+        modules.append(_module_class(after, "After"))
+    check = "_check(Before, After)" if example.scheduled else "_check(Before, Before)"
+    return (
+        f"\n\ndef test_{example.name}():\n{comment}\n{INDENT}# fmt: off\n"
+        + "\n\n".join(modules)
+        + f"\n{INDENT}# fmt: on\n{INDENT}{check}\n"
     )
+
+
+def render() -> str:
+    """The test file as the patch ships it."""
+    tests = "".join(_test(example) for example in EXAMPLES)
+    return ASF_HEADER + HEAD + tests + SYMBOLIC + TAIL
 
 
 if __name__ == "__main__":

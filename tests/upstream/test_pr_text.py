@@ -1,0 +1,161 @@
+"""PR.md, the pull request's description: what it says without run folders (and which command
+gives each missing section), and the figures it takes from the folders given, checked against
+the files they come from (the H200 study and sweep kept in reports/h200/)."""
+
+import json
+import re
+import shutil
+import tarfile
+
+import pytest
+from conftest import ROOT
+
+from baselines.window_bench import main as window_bench
+from baselines.window_reduction import BLOCK_THREADS, MAX_WINDOW, ROW_REUSE
+from tuning.cli.main import main
+from tuning.upstream.bundle import PR
+from tuning.upstream.evidence import _verdict
+from tuning.upstream.models_section import models_section
+from tuning.upstream.tvm_tree import BASE_COMMIT, BASE_DATE
+
+AUTHOR = ["--author", "Ada Lovelace <ada@example.org>"]
+H200 = ROOT / "reports" / "h200"
+
+
+def _pr(tmp_path, *folders) -> str:
+    out = tmp_path / "out"
+    assert main(["upstream", "--out", str(out), *AUTHOR, *map(str, folders)]) == 0
+    return (out / PR).read_text()
+
+
+def test_without_folders_every_section_names_the_command_that_measures_it(tmp_path):
+    text = _pr(tmp_path)
+    for command, option in (
+        ("python3 -m baselines.window_bench OUT", "--bench"),
+        ("tune", "--run"),
+        ("tune sweep", "--sweep"),
+        ("tune models", "--models"),
+    ):
+        assert (
+            f"`{command}` on a CUDA GPU writes it; then `tune upstream --out DIR {option}" in text
+        )
+    assert not re.search(r"\d us\b|\d ms\b", text)  # no figure without a folder
+
+
+def test_the_text_answers_the_reviewer(tmp_path):
+    text = _pr(tmp_path)
+    assert "Author: Ada Lovelace <ada@example.org>" in text
+    assert f"`{BASE_COMMIT}` ({BASE_DATE}" in text
+    assert "apache/tvm#20401" in text
+    assert "The rule declines, leaving the function to the rules after it:" in text
+    for name, value in (
+        ("MAX_WINDOW", MAX_WINDOW),
+        ("ROW_REUSE", ROW_REUSE),
+        ("BLOCK_THREADS", BLOCK_THREADS),
+    ):
+        assert re.search(rf"- `{name}` = {value}: \w", text), name
+    for place in ("gpu_generic", "rocm", "adreno", "relax_integration.py", "Pool2D"):
+        assert place in text, place
+    assert "right before `dl.gpu.Reduction()`" in text
+    assert "A new rule, or GeneralReduction and Reduction fixed?" in text
+    assert "`test_numerics_on_cuda`" in text and "`test_symbolic_shape_declined`" in text
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """The H200 study of 2026-11-30 (reports/h200/run.tar.xz), its report rendered here."""
+    folder = tmp_path_factory.mktemp("study")
+    with tarfile.open(H200 / "run.tar.xz") as archive:
+        archive.extractall(folder, filter="data")
+    assert main(["report", str(folder / "run")]) == 0
+    return folder / "run"
+
+
+def test_the_study_section_gives_the_runs_own_figures(tmp_path, study):
+    text = _pr(tmp_path, "--run", study)
+    report = json.loads((study / "report.json").read_text())
+    on, fixed = report["arms"]["on"], report["arms"]["fixed"]
+    kernels = {row["arm"]: row for row in report["fused_kernel"]}
+    assert f"| fused kernel | {on['kernel_us']:.2f} us | {fixed['kernel_us']:.2f} us |" in text
+    assert (
+        f"| fused kernel's launch (blocks x threads) | {kernels['on']['grid']} x "
+        f"{kernels['on']['block']} | {kernels['fixed']['grid']} x {kernels['fixed']['block']} |"
+    ) in text
+    assert f"{on['median_us']:.2f} us ({on['q1_us']:.2f}–{on['q3_us']:.2f})" in text
+    ratio = report["ratios"]["fixed/on"]
+    assert f"fixed/on = {ratio['ratio']:.3f} (95% CI {ratio['low']:.3f}–{ratio['high']:.3f})" in (
+        text
+    )
+    assert report["command"] in text and "Not given. The study run" not in text
+
+
+def test_the_sweep_section_gives_a_row_per_case(tmp_path):
+    text = _pr(tmp_path, "--sweep", H200 / "sweep")
+    sweep = json.loads((H200 / "sweep" / "sweep.json").read_text())
+    for case in sweep["cases"]:
+        row = next(line for line in text.splitlines() if line.startswith(f"| {case['case']} |"))
+        assert f"{case['kernel_us']['fixed']:.2f} us" in row
+        assert f"{case['end_to_end_us']['on']:.2f} us" in row
+        assert f"{case['fixed_over_on']['ratio']:.3f}" in row
+
+
+def test_the_bench_section_gives_the_benchmarks_table(tmp_path):
+    """A real (CPU) run of the benchmark: rules and launches, nothing timed, and the text says
+    so; on the GPU the same table carries times (window_bench's own tests)."""
+    bench = tmp_path / "bench"
+    assert window_bench([str(bench), "--target", "llvm", "--kernels", "issue-maxpool-add"]) == 0
+    text = _pr(tmp_path, "--bench", bench / "window_bench.json")
+    assert "| issue-maxpool-add | GeneralReduction 147456x256 | WindowReduction 576x256 |" in text
+    assert "nothing was timed" in text
+
+
+def test_the_verdict_counts_lower_medians_and_overlapping_ranges():
+    def entry(q1, median, q3):
+        return {"q1_us": q1, "median_us": median, "q3_us": q3}
+
+    rows = [
+        {"kernel": "a", "lists": {"fixed": entry(1, 2, 3), "reduction-fix": entry(5, 6, 7)}},
+        {"kernel": "b", "lists": {"fixed": entry(4, 5, 6), "reduction-fix": entry(3, 4, 5)}},
+    ]
+    assert _verdict(rows) == (
+        "WindowReduction (`fixed`) has the lower median on 1 of 2 kernels timed under both; "
+        "their interquartile ranges overlap on 1 (b)."
+    )
+    assert _verdict([{"kernel": "c", "lists": {"fixed": {"rule": "x"}}}]) is None
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"models": [{"model": "torchvision:x", "end_to_end_ms": {"default": 8.0, "fixed": 6.0}}]},
+        {"models": {"torchvision:x": {"e2e_us": {"default": {"median_us": 8000.0}, "fixed": 6e3}}}},
+    ],
+    ids=["list-ms", "mapping-us"],
+)
+def test_the_models_reader_takes_either_form(data, tmp_path):
+    lines = models_section(data, tmp_path / "models.json")
+    assert "| torchvision:x | 8.000 ms | 6.000 ms | 0.750 |" in lines
+
+
+def test_the_models_reader_says_where_to_adapt_it(tmp_path):
+    lines = models_section({"models": [{"name": "y", "times": [1, 2]}]}, tmp_path)
+    assert "| y | not found | not found | not found |" in lines
+    assert "tuning/upstream/models_section.py" in lines[-1]
+    assert "models_section.py" in models_section({"other": 1}, tmp_path)[0]
+
+
+def test_a_models_folder_is_read(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    data = {"models": [{"model": "m", "end_to_end_ms": {"default": 2.0, "fixed": 1.0}}]}
+    (models / "models.json").write_text(json.dumps(data))
+    assert "| m | 2.000 ms | 1.000 ms | 0.500 |" in _pr(tmp_path, "--models", models)
+
+
+def test_a_damaged_figures_file_is_one_line(tmp_path, capsys):
+    sweep = tmp_path / "sweep"
+    shutil.copytree(H200 / "sweep", sweep, ignore=shutil.ignore_patterns("*.xz", "*.png"))
+    (sweep / "sweep.json").write_text('{"cases": [')
+    assert main(["upstream", "--out", str(tmp_path / "out"), *AUTHOR, "--sweep", str(sweep)]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "sweep.json is damaged" in error

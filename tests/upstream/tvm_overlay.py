@@ -1,0 +1,42 @@
+"""A pytest plugin that registers the patch's TVM files in place of the installed TVM's modules,
+as the patched tree would import them, so that TVM's test of the rule runs against the patch:
+
+    TVM_OVERLAY=DIR python -m pytest -p tvm_overlay DIR/tests/python/s_tir/dlight/...
+
+DIR is `tune upstream --out DIR`. The added rule module is registered first, then the edited
+`dlight.gpu` package (its other submodules stay the installed ones) and the CUDA pipeline.
+"""
+
+import importlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+from tuning.upstream.tvm_tree import CUDA_PIPELINE, GPU_INIT, RULE
+
+
+def module_name(path: str) -> str:
+    """`python/tvm/a/b/__init__.py` -> `tvm.a.b`, `python/tvm/a/c.py` -> `tvm.a.c`."""
+    parts = path.removeprefix("python/").removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def register(out: Path) -> None:
+    for path in (RULE, GPU_INIT, CUDA_PIPELINE):
+        name = module_name(path)
+        parent, _, leaf = name.rpartition(".")
+        installed = sys.modules.get(name) or (
+            importlib.import_module(name) if path != RULE else None
+        )
+        search = installed.__path__ if path.endswith("__init__.py") else None
+        spec = importlib.util.spec_from_file_location(
+            name, out / path, submodule_search_locations=search
+        )
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        setattr(importlib.import_module(parent), leaf, module)
+
+
+register(Path(os.environ["TVM_OVERLAY"]))

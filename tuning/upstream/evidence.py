@@ -1,0 +1,185 @@
+"""The PR text's figures, read from the folders the project's own commands wrote: the study
+(`tune`: report.json), the sweep (`tune sweep`: sweep.json) and the benchmark of the two
+candidate fixes (`python3 -m baselines.window_bench`: window_bench.json). Every number in the
+PR text comes from one of these files; a section whose folder was not given says which command
+produces it. `tune models`' figures are read by models_section.py, kept apart while its format
+settles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from baselines.window_bench import table
+from reports.comparisons import ratio_text
+from tuning.errors import UsageError
+
+from .models_section import models_section
+from .pr_text import Figures
+
+# What writes each file the PR text reads.
+WRITTEN_BY = {
+    "report.json": "`tune report RUN` renders it from a run folder",
+    "sweep.json": "`tune sweep` writes it",
+    "models.json": "`tune models` writes it",
+    "window_bench.json": "`python3 -m baselines.window_bench OUT` writes it",
+}
+
+
+def read_figures(given: Path, name: str, option: str) -> dict:
+    """The JSON file `name` in the folder `given` (or `given` itself, the file); one line
+    naming it and what to give instead where it is missing, not a regular file or damaged."""
+    path = given / name if given.is_dir() else given
+    if not path.is_file():  # a FIFO or a device would block or mislead: never opened
+        found = "is missing" if not path.exists() else "is not a regular file"
+        raise UsageError(
+            f"{path} {found}; {option} takes a folder holding {name}, or the file "
+            f"({WRITTEN_BY[name]})"
+        )
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        detail = str(error).splitlines()[0][:120] if str(error) else "empty"
+        raise UsageError(f"{path} is damaged ({detail}); give {option} another {name}") from None
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path} is not a {name} (not a JSON object); give {option} another")
+    return data
+
+
+def _us(value) -> str:
+    return f"{value:.2f} us" if isinstance(value, int | float) else "not timed"
+
+
+def _launch(kernel: dict | None) -> str:
+    return f"{kernel['grid']} x {kernel['block']}" if kernel else "not recorded"
+
+
+def study_section(report: dict, source: Path) -> list[str]:
+    """ON (the default rules) against `fixed` (with the rule) on the issue's graph."""
+    arms = report.get("arms", {})
+    if "on" not in arms or "fixed" not in arms:
+        return [f"The run in `{source}` has no `on` and `fixed` arms to compare."]
+    environment = report.get("environment", {})
+    kernels = {row.get("arm"): row for row in report.get("fused_kernel", [])}
+    on, fixed = arms["on"], arms["fixed"]
+    lines = [
+        f"`{report.get('command')}` on {environment.get('gpu', report.get('device'))}, "
+        f"{str(environment.get('date', ''))[:10]}, TVM {environment.get('tvm')}, "
+        f"{report.get('trials')} processes (`{source}`). The fused pool kernel at kernel level"
+        " (the tuners' timer), and the whole graph end to end (median and interquartile range"
+        " of every sample; GPU time with the calls queued):",
+        "",
+        "| | default rules (`on`) | with WindowReduction (`fixed`) |",
+        "|---|---|---|",
+        f"| fused kernel's launch (blocks x threads) | {_launch(kernels.get('on'))} "
+        f"| {_launch(kernels.get('fixed'))} |",
+        f"| fused kernel | {_us(on.get('kernel_us'))} | {_us(fixed.get('kernel_us'))} |",
+        f"| end to end | {_range(on)} | {_range(fixed)} |",
+        f"| GPU time, calls queued | {_us(on.get('queued_gpu_us'))} "
+        f"| {_us(fixed.get('queued_gpu_us'))} |",
+    ]
+    ratio = report.get("ratios", {}).get("fixed/on")
+    if ratio:
+        lines += ["", f"End to end, fixed/on = {ratio_text(ratio)}."]
+    return lines
+
+
+def _range(arm: dict) -> str:
+    if not isinstance(arm.get("median_us"), int | float):
+        return "not timed"
+    return f"{arm['median_us']:.2f} us ({arm['q1_us']:.2f}–{arm['q3_us']:.2f})"
+
+
+def sweep_section(sweep: dict, source: Path) -> list[str]:
+    """Per Case of the sweep: the fused kernel and the graph under both rule lists."""
+    cases = sweep.get("cases", [])
+    if not cases:
+        return [f"The sweep in `{source}` holds no Case."]
+    lines = [
+        f"`{sweep.get('command')}` on {sweep.get('device')} (`{source}`): per Case, the fused "
+        "pool kernel at kernel level and the graph end to end (medians), under the default "
+        "rules (`on`) and with WindowReduction (`fixed`).",
+        "",
+        "| Case | kernel, on | kernel, fixed | end to end, on | end to end, fixed "
+        "| fixed/on end to end |",
+        "|---|---|---|---|---|---|",
+    ]
+    for case in cases:
+        kernel, whole = case.get("kernel_us", {}), case.get("end_to_end_us", {})
+        ratio = case.get("fixed_over_on")
+        lines.append(
+            f"| {case.get('case')} | {_us(kernel.get('default'))} | {_us(kernel.get('fixed'))} "
+            f"| {_us(whole.get('on'))} | {_us(whole.get('fixed'))} "
+            f"| {ratio_text(ratio) if ratio else 'not measured'} |"
+        )
+    slower = sweep.get("fixed_slower_than_on") or []
+    lines += ["", f"Cases where `fixed` is slower than `on`: {', '.join(slower) or 'none'}."]
+    return lines
+
+
+def bench_section(bench: dict, source: Path) -> list[str]:
+    """The two candidate fixes kernel by kernel, and how often each is faster."""
+    rows = bench.get("kernels", [])
+    if not rows:
+        return [f"`{source}` holds no kernel."]
+    environment = bench.get("environment", {})
+    lists = list(rows[0]["lists"])
+    lines = [
+        f"`python3 -m baselines.window_bench` on {environment.get('gpu', 'the CPU')}, "
+        f"{str(environment.get('date', ''))[:10]}, TVM {environment.get('tvm')} (`{source}`). "
+        "Each cell: the rule that takes the kernel, its launch (blocks x threads)"
+        + (
+            ", its median time at kernel level (interquartile range) and the ratio to the "
+            "default list"
+            if "median_us" in rows[0]["lists"][lists[0]]
+            else "; nothing was timed (a run without a GPU checks the numerics only)"
+        )
+        + ":",
+        "",
+        *table(bench),
+    ]
+    verdict = _verdict(rows)
+    return lines + (["", verdict] if verdict else [])
+
+
+def _verdict(rows: list[dict]) -> str | None:
+    """How often the new rule's median is below the in-place fix's, and where their
+    interquartile ranges overlap (there they cannot be told apart)."""
+    pairs = [
+        (row["kernel"], row["lists"]["fixed"], row["lists"]["reduction-fix"])
+        for row in rows
+        if "median_us" in row["lists"].get("fixed", {})
+        and "median_us" in row["lists"].get("reduction-fix", {})
+    ]
+    if not pairs:
+        return None
+    faster = [name for name, new, fix in pairs if new["median_us"] < fix["median_us"]]
+    overlap = [
+        name
+        for name, new, fix in pairs
+        if new["q1_us"] <= fix["q3_us"] and fix["q1_us"] <= new["q3_us"]
+    ]
+    return (
+        f"WindowReduction (`fixed`) has the lower median on {len(faster)} of {len(pairs)} "
+        f"kernels timed under both; their interquartile ranges overlap on {len(overlap)}"
+        + (f" ({', '.join(overlap)})" if overlap else "")
+        + "."
+    )
+
+
+def gather_figures(
+    run: Path | None, sweep: Path | None, models: Path | None, bench: Path | None
+) -> Figures:
+    """The PR text's sections from the folders given (each a folder or its JSON file)."""
+    return Figures(
+        study=_section(run, "report.json", "--run", study_section),
+        sweep=_section(sweep, "sweep.json", "--sweep", sweep_section),
+        models=_section(models, "models.json", "--models", models_section),
+        bench=_section(bench, "window_bench.json", "--bench", bench_section),
+    )
+
+
+def _section(given: Path | None, name: str, option: str, render) -> list[str] | None:
+    return None if given is None else render(read_figures(given, name, option), given)

@@ -1,0 +1,94 @@
+"""Writing what `tune upstream` makes into --out, which may be a folder the user owns (a TVM
+checkout) or one that someone else prepared.
+
+Every file is written as the run folder writes its own (`runfolder.store.write_text`: a fresh
+temporary file renamed over the name), so a link planted at a file's name is replaced and its
+target left untouched; a link planted where a folder of the output goes is replaced by a real
+folder the same way. A file that already holds other text (an edited file of a TVM checkout,
+a PR text touched by hand) is not overwritten unless the user says so (`--force`): everything
+is checked before anything is written, and a refusal is one line.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tuning.errors import UsageError
+from tuning.runfolder.store import write_text
+
+
+def _parents(out: Path, relative: str) -> list[Path]:
+    """The folders below `out` that `relative` goes through, outermost first."""
+    parts = Path(relative).parts[:-1]
+    return [out.joinpath(*parts[: i + 1]) for i in range(len(parts))]
+
+
+def _problem(out: Path, relative: str, text: str, force: bool) -> str | None:
+    """Why `text` may not be written at `out/relative`: "differs" for other text there (unless
+    `force`), a sentence for what can never be replaced; None where it may."""
+    for folder in _parents(out, relative):
+        if folder.is_symlink():
+            return None  # replaced by a real folder: nothing below it is read
+        if folder.exists() and not folder.is_dir():
+            return f"{folder} is not a folder, and tune upstream writes {relative} below it"
+    path = out / relative
+    if path.is_symlink() or not path.exists():
+        return None
+    if not path.is_file():
+        return f"{path} is not a regular file; move it away"
+    try:
+        same = path.read_bytes() == text.encode("utf-8")
+    except OSError as error:
+        return f"cannot read {path}: {error.strerror}"
+    return None if same or force else "differs"
+
+
+def _holds(out: Path, relative: str, text: str) -> bool:
+    """Whether `out/relative` is a regular file, reached through no link, holding `text`."""
+    path = out / relative
+    if any(p.is_symlink() for p in [*_parents(out, relative), path]) or not path.is_file():
+        return False
+    return path.read_bytes() == text.encode("utf-8")
+
+
+def _real_folders(out: Path, relative: str) -> None:
+    """Make the folders of `relative` under `out`, each link planted among them replaced by a
+    folder (the link's target untouched)."""
+    for folder in _parents(out, relative):
+        if folder.is_symlink():
+            os.unlink(folder)
+        if not folder.is_dir():
+            folder.mkdir()
+
+
+def write_outputs(out: Path, files: dict[str, str], force: bool) -> dict[str, str]:
+    """Write `files` (path under `out` -> text) into `out`; returns each path's fate, "written"
+    or "unchanged". Refuses, writing nothing, where a file holds other text (without `force`)
+    or something in the way cannot be replaced."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; give a folder (new or existing)")
+    problems = {path: _problem(out, path, text, force) for path, text in files.items()}
+    fixed = [found for found in problems.values() if found not in (None, "differs")]
+    if fixed:
+        raise UsageError(fixed[0])
+    differ = [out / path for path, found in problems.items() if found == "differs"]
+    if differ:
+        more = f" (and {len(differ) - 1} more)" if len(differ) > 1 else ""
+        raise UsageError(
+            f"{differ[0]}{more} already holds other text than tune upstream writes there; "
+            "move it away, or give --force to overwrite"
+        )
+    fates = {}
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for path, text in files.items():
+            if _holds(out, path, text):
+                fates[path] = "unchanged"
+                continue
+            _real_folders(out, path)
+            write_text(out / path, text)
+            fates[path] = "written"
+    except OSError as error:
+        raise UsageError(f"cannot write under --out {out}: {error.strerror}") from None
+    return fates
