@@ -224,8 +224,7 @@ def test_a_password_never_reaches_a_file_or_a_message_when_the_server_is_away(tm
     captured = capsys.readouterr()
     assert code == 2 and "cannot open the Optuna storage" in captured.err
     assert "S3CRET" not in captured.err + captured.out
-    assert [p for p in out.rglob("*") if p.is_file() and b"S3CRET" in p.read_bytes()] == []
-    assert "tuner:***@" in json.loads((out / "run.json").read_text())["command"]
+    assert not out.exists()  # the storage is tried before the run folder is made
 
 
 @pytest.mark.skipif(
