@@ -9,7 +9,7 @@ import optuna
 
 from tuning.runfolder.store import RunError
 
-from .storages import check_untouched, said, storage_for
+from .storages import check_untouched, said, storage_file, storage_for
 
 STUDY_NAME = "fused-pool"
 STORAGE_ATTEMPTS = 3
@@ -33,6 +33,12 @@ def open_study(
     run's study, and leave it as it is. Without `create` (a worker joining a study), a study
     the storage does not hold is refused: a misspelt name must not start a study of its own."""
     check_untouched(url)
+    path = storage_file(url)
+    if not create and path is not None and not path.exists():  # opening would create it
+        raise RunError(
+            f"the Optuna storage {path} does not exist; name the storage of a run's study "
+            "with --storage"
+        )
     for attempt in range(STORAGE_ATTEMPTS):
         try:
             storage = storage_for(None, url, password_env)
