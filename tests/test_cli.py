@@ -508,3 +508,10 @@ def test_a_worker_joins_only_a_study_its_storage_holds(tmp_path, capsys):
     code = main([*worker, "--storage", f"journal://{tmp_path / 'typo.journal'}"])
     _refused(capsys, code, "typo.journal does not exist")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["study.journal"]
+
+
+def test_an_interrupted_report_does_not_claim_the_run_folder_was_not_written():
+    from tuning.cli.main import _interrupted
+
+    line = _interrupted(["report", "runs/x"], None)
+    assert line.startswith("tune report: interrupted") and "not written" not in line
