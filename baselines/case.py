@@ -80,6 +80,22 @@ class Case:
         return dataclasses.replace(self, **changes)
 
 
+# An integer as a user types one: ASCII digits, an optional minus. Python's int() also takes
+# other digits (Arabic-Indic "٣"), underscores ("1_0") and spaces, which no user means as a count.
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
+def plain_integer(text: str) -> int | None:
+    """The integer `text` spells in ASCII digits (an optional minus), else None (also where
+    it has more digits than Python converts)."""
+    if not _INTEGER.fullmatch(text):
+        return None
+    try:
+        return int(text)
+    except ValueError:  # over sys.get_int_max_str_digits()
+        return None
+
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -101,8 +117,8 @@ def parse_case(assignments: list[str] | None) -> Case:
             if text not in _TRUE | _FALSE:
                 raise CaseError(f"{key} must be true or false, got {text!r}")
             changes[key] = text in _TRUE
-        elif re.fullmatch(r"-?[0-9]+", text):  # ASCII digits only: int() takes others too
-            changes[key] = int(text)
+        elif plain_integer(text) is not None:
+            changes[key] = plain_integer(text)
         else:
             raise CaseError(f"{key} must be an integer (digits 0-9), got {text!r}")
     return Case(**changes)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from baselines.case import Case
-from tuning.runfolder.store import Run, read_json
+from tuning.runfolder.store import Run, RunError, read_json
 
 from .comparisons import ratio_pairs
 from .samples import LABELS, has_samples, samples_by_figure
@@ -24,6 +24,7 @@ def summarize_run(run: Run) -> dict:
     trials = run.trials()
     _require_every_trial(run, meta, len(trials))
     arm_names = [arm["name"] for arm in meta["arms"]]
+    _require_every_arm(run, arm_names, trials)
     peers = [arm["name"] for arm in meta["arms"] if arm.get("peer")]
     samples = samples_by_figure(trials, arm_names, meta["protocol"]["repeat"])
     arms = {name: _arm_summary(name, trials, samples) for name in arm_names}
@@ -154,6 +155,18 @@ def _require_every_trial(run: Run, meta: dict, found: int) -> None:
     for index in range(meta["protocol"].get("trials", found)):
         if not run.trial_path(index).exists():
             read_json(run.trial_path(index))  # says which, and what to do
+
+
+def _require_every_arm(run: Run, arm_names: list[str], trials: list[dict]) -> None:
+    """Every trial checks every arm of the run (a wrong one too): an arm no trial holds is one
+    this tool never measured, and is said, not reported as wrong nor dropped."""
+    found = {name for trial in trials for name in trial["checks"]}
+    missing = [name for name in arm_names if trials and name not in found]
+    if missing:
+        raise RunError(
+            f"{run.path / 'run.json'} names arm {missing[0]!r}, which no trial of the run "
+            "measured; the run cannot be continued from it: start a new run with --out"
+        )
 
 
 def _tuners(run: Run, meta: dict) -> dict:

@@ -10,6 +10,9 @@ from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
 from .summary import kernel_times
 from .sweep_md import GOAL_GAP, markdown
 
+# The files a sweep writes into its folder, beside one folder per Case.
+SWEEP_JSON, SWEEP_MD, SWEEP_PNG = "sweep.json", "sweep.md", "sweep.png"
+OUTPUTS = (SWEEP_JSON, SWEEP_MD, SWEEP_PNG)
 END_TO_END = (
     "partial",
     "on",
@@ -31,7 +34,7 @@ KERNELS = {
 
 
 def render_sweep(out: Path, names: list[str]) -> dict:
-    stored = read_json(out / "sweep.json")  # with `large_reductions` where the sweep recorded it
+    stored = read_json(out / SWEEP_JSON)  # with `large_reductions` where the sweep recorded it
     cases = [
         _case_row(name, read_json(out / name / "report.json"), read_json(out / name / RUN_FILE))
         for name in names
@@ -58,13 +61,13 @@ def render_sweep(out: Path, names: list[str]) -> dict:
         sweep["one_kernel_slower_than_inductor"] = [
             c["case"] for c in cases if "inductor" in c and c["inductor"]["slower"]
         ]
-    write_json(out / "sweep.json", sweep)
-    write_text(out / "sweep.md", markdown(sweep))
+    write_json(out / SWEEP_JSON, sweep)
+    write_text(out / SWEEP_MD, markdown(sweep))
     try:
         from .plots import sweep_plot
     except ImportError:  # matplotlib is optional; the tables are enough
         return sweep
-    sweep_plot(sweep, out / "sweep.png")
+    sweep_plot(sweep, out / SWEEP_PNG)
     return sweep
 
 

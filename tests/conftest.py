@@ -1,3 +1,4 @@
+import contextlib
 import os
 import signal
 import subprocess
@@ -122,3 +123,54 @@ def python_without_tvm(code: str) -> subprocess.CompletedProcess:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return done
+
+
+class TookTooLong(Exception):
+    """A call that should return at once blocked (a FIFO opened for reading, say)."""
+
+
+@contextlib.contextmanager
+def within(seconds: int):
+    """Fail, instead of hanging the test run, where the block takes longer than `seconds`: the
+    alarm interrupts a system call blocked in this (the main) thread."""
+
+    def expire(signum, frame):
+        raise TookTooLong(f"still blocked after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def plant(path: Path, kind: str, victim: Path | None = None) -> None:
+    """Put a special file or a link at `path`, where the run has (or would have) a file: a FIFO,
+    a Unix socket, a folder, a hard or symbolic link to `victim`."""
+    import shutil
+    import socket
+
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":  # bound from its folder: a socket's path is at most 107 bytes
+        here = os.getcwd()
+        os.chdir(path.parent)
+        try:
+            socket.socket(socket.AF_UNIX).bind(path.name)
+        finally:
+            os.chdir(here)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "hard link":
+        os.link(victim, path)
+    elif kind == "symbolic link":
+        path.symlink_to(victim)
+    else:
+        raise ValueError(kind)

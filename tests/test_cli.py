@@ -137,9 +137,9 @@ def test_resume_measures_only_what_is_missing(finished_run):
         (["--case", "window=99"], "window 99 is larger than the input"),
         (["--case", "colour=1"], "unknown case key 'colour'"),
         (["--budget", "-1"], "--budget must be between 0 and"),
-        (["--blocks", "0"], "--blocks must be auto or >= 1"),
+        (["--blocks", "0"], "argument --blocks: takes auto or an integer >= 1"),
         (["--tuners", "autotvm"], "unknown tuner 'autotvm'"),
-        (["--budget", "zero"], "invalid int value"),
+        (["--budget", "zero"], "argument --budget: takes an integer in digits 0-9, got 'zero'"),
         (["--sampler", "bayes"], "invalid choice: 'bayes'"),
         (["--out", "/etc/hostname/run"], "cannot write the run folder"),
     ],
@@ -155,8 +155,9 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--warmup-s", "inf"], "--warmup-s must be between 0 and 3600, got inf"),
-        (["--warmup-s", "nan"], "--warmup-s must be between 0 and 3600, got nan"),
+        (["--warmup-s", "inf"], "argument --warmup-s: takes a number in digits 0-9, got 'inf'"),
+        (["--warmup-s", "nan"], "argument --warmup-s: takes a number in digits 0-9, got 'nan'"),
+        (["--warmup-s", "1e999"], "--warmup-s must be between 0 and 3600, got inf"),
         (["--seed", "-1"], "--seed must be between 0 and 2147483647, got -1"),
         (["--trials", "0"], "--trials must be between 1 and 1000"),
         (["--tuners", "", "--budget", "3"], "--tuners names no tuner and --budget is 3"),
@@ -329,3 +330,188 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
         "assert 'tvm' not in sys.modules"
     )
     assert (copy / "report.md").read_text() == with_tvm
+
+
+# Round 3 (issue 26): every option's text, every integer's digits, the machine's bounds.
+
+
+def _refused(capsys, code: int, *parts: str) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert all(part in lines[0] for part in parts), lines[0]
+    return lines[0]
+
+
+# (command, option): every option that names a folder, file, URL, name or list of names.
+NAMING_OPTIONS = [
+    ([], "--out"),
+    ([], "--resume"),
+    ([], "--storage"),
+    ([], "--storage-password-env"),
+    ([], "--arms"),
+    ([], "--target"),
+    ([], "--rpc-tracker"),
+    ([], "--rpc-key"),
+    (["sweep"], "--out"),
+    (["sweep"], "--cases"),
+    (["sweep"], "--cases-file"),
+    (["sweep"], "--target"),
+    (["worker", "--budget", "1"], "--storage"),
+    (["worker", "--budget", "1", "--storage", "journal:///nowhere"], "--study"),
+]
+
+
+@pytest.mark.parametrize("text", ["", "  ", "\t"], ids=["empty", "blank", "tab"])
+@pytest.mark.parametrize("command, option", NAMING_OPTIONS)
+def test_an_empty_or_blank_name_is_refused_before_anything_runs(
+    command, option, text, tmp_path, capsys, monkeypatch
+):
+    """`tune --resume "$DIR"` with DIR unset must not start a new study in runs/."""
+    from tuning.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    code = main([*command, option, text])
+    _refused(capsys, code, option)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text", ["run\nx", "run\rx", "run\x1b[2Jx", "run\u2028x", "run\x00x"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--out", "{}"],
+        ["--resume", "{}"],
+        ["--storage", "sqlite:///{}"],
+        ["--case", "channels=2{}"],
+        ["sweep", "--out", "{}"],
+        ["sweep", "--case", "{}", "channels=2"],
+        ["report", "{}"],
+        ["worker", "--budget", "1", "--storage", "journal:///x", "--study", "{}"],
+    ],
+    ids=lambda args: " ".join(args[:-1]).strip(),
+)
+def test_a_control_character_in_any_option_is_refused(args, text, tmp_path, capsys, monkeypatch):
+    from tuning.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    code = main([a.format(text) if "{}" in a else a for a in args])
+    line = _refused(capsys, code, "holds a control character")
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line
+    assert list(tmp_path.iterdir()) == []
+
+
+# Integer options of every command, with texts Python's int() or float() would take.
+NUMBER_OPTIONS = [
+    ([], option)
+    for option in (
+        "--budget",
+        "--trials",
+        "--blocks",
+        "--number",
+        "--repeat",
+        "--min-repeat-ms",
+        "--seed",
+        "--workers",
+        "--warmup-s",
+    )
+] + [(["sweep"], option) for option in ("--budget", "--trials", "--blocks")]
+NOT_ASCII_DIGITS = {"arabic-indic": "\u0663", "fullwidth": "\uff13", "underscore": "1_0"}
+
+
+@pytest.mark.parametrize("text", NOT_ASCII_DIGITS.values(), ids=NOT_ASCII_DIGITS)
+@pytest.mark.parametrize("command, option", NUMBER_OPTIONS)
+def test_numbers_in_other_digits_are_refused_by_every_option(
+    command, option, text, tmp_path, capsys, monkeypatch
+):
+    """As a Case value is (`channels=١٢`): `--blocks ٣` is not 3."""
+    from tuning.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    code = main([*command, "--target", "llvm", option, text])
+    _refused(capsys, code, f"argument {option}:", "in digits 0-9", repr(text))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", ["--budget", "--seed"])
+def test_a_worker_s_numbers_are_ascii_digits_too(option, capsys):
+    from tuning.cli.main import main
+
+    args = ["worker", "--storage", "journal:///x", "--budget", "1", option, "\u0663"]
+    _refused(capsys, main(args), f"argument {option}:", "in digits 0-9")
+
+
+def test_workers_beyond_what_the_machine_holds_are_refused(tmp_path, capsys, monkeypatch):
+    from tuning.cli.main import main
+    from tuning.limits import max_workers
+
+    monkeypatch.chdir(tmp_path)
+    most = max_workers()
+    code = main(["--target", "llvm", "--budget", "3", "--workers", str(most + 1)])
+    _refused(capsys, code, f"--workers {most + 1} is more than this machine holds: at most {most}")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "cores, available, most",
+    [(2, 100e9, 2), (16, 100e9, 12), (64, 8e9, 1), (8, 0, 1)],
+)
+def test_the_workers_bound_is_the_cores_and_the_memory_they_need(cores, available, most):
+    """At most one per core, and as many as 60 % of the available memory holds at the measured
+    size of a worker with one builder per core (limits.py)."""
+    from baselines.case import CaseError
+    from tuning.limits import check_workers_fit, max_workers, worker_bytes
+
+    assert max_workers(cores, available) == most
+    assert most == max(1, min(cores, int(0.6 * available // worker_bytes(cores))))
+    check_workers_fit(most, cores, available)
+    if most > 1 or cores > 1:
+        with pytest.raises(CaseError, match=f"at most {most} "):
+            check_workers_fit(max(most + 1, 2), cores, available)
+
+
+@pytest.mark.parametrize(
+    "storage",
+    [
+        "sqlite:///{tmp}/missing/folder/study.db",
+        "journal://{tmp}/missing/study.journal",
+        "nope://x",
+    ],
+)
+def test_a_storage_that_cannot_be_used_leaves_no_run_folder(storage, tmp_path, capsys):
+    """Tried before the folder is made, so the same command works once the storage does."""
+    from tuning.cli.main import main
+
+    out = tmp_path / "run"
+    args = ["--storage", storage.format(tmp=tmp_path), "--out", str(out), "--budget", "2"]
+    _refused(capsys, main([*args, "--tuners", "optuna", *FAST]), "cannot open the Optuna storage")
+    assert not out.exists()
+
+
+def test_a_worker_joins_only_a_study_its_storage_holds(tmp_path, capsys):
+    """A misspelt --study (or storage file) creates nothing: no study, no file."""
+    import optuna
+
+    from tuning.cli.main import main
+    from tuning.tuners.optuna.samplers import make_sampler
+    from tuning.tuners.optuna.study import STUDY_NAME, open_study
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # as the worker sets it
+    url = f"journal://{tmp_path / 'study.journal'}"
+    open_study(url, STUDY_NAME, make_sampler("tpe", 0), {"case": "x"})
+    capsys.readouterr()
+    before = (tmp_path / "study.journal").read_bytes()
+    worker = ["worker", "--budget", "1", "--target", "llvm"]
+    code = main([*worker, "--storage", url, "--study", "fused-pol"])
+    _refused(capsys, code, "holds no study 'fused-pol' (it holds 'fused-pool')", "--study")
+    assert (tmp_path / "study.journal").read_bytes() == before
+    code = main([*worker, "--storage", f"journal://{tmp_path / 'typo.journal'}"])
+    _refused(capsys, code, "typo.journal does not exist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["study.journal"]
+
+
+def test_an_interrupted_report_does_not_claim_the_run_folder_was_not_written():
+    from tuning.cli.main import _interrupted
+
+    line = _interrupted(["report", "runs/x"], None)
+    assert line.startswith("tune report: interrupted") and "not written" not in line

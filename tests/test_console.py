@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tuning.progress import Progress, details_to
+from tuning.runfolder.store import RunError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,9 +67,17 @@ def test_the_log_is_never_written_through_a_planted_link(tmp_path):
     target = tmp_path / "elsewhere.txt"
     target.write_text("keep\n")
     (tmp_path / "details.log").symlink_to(target)
-    try:
+    with pytest.raises(RunError, match="details.log is a symbolic link"):
         with details_to(tmp_path / "details.log", Progress(stream=sys.stderr)):
             pass
-    except OSError:
-        pass
+    assert target.read_text() == "keep\n"
+
+
+def test_the_log_is_never_appended_through_a_hard_link(tmp_path):
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep\n")
+    os.link(target, tmp_path / "details.log")
+    with pytest.raises(RunError, match="details.log has 2 hard links"):
+        with details_to(tmp_path / "details.log", Progress(stream=sys.stderr)):
+            print("lost")
     assert target.read_text() == "keep\n"

@@ -3,12 +3,16 @@ nothing. (On llvm `fixed` equals `on`: the rule is a GPU rule; its rule choice i
 `one-kernel` is one kernel on llvm too, unscheduled.)"""
 
 import json
+import os
 import shutil
+import signal
+import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, python_without_tvm, tune
+from conftest import ROOT, TUNE, python_without_tvm, tune, within
 
 from reports.sweep import _case_row
 from reports.sweep_md import _inductor_table
@@ -280,3 +284,193 @@ def test_the_sweep_runs_inductor_on_cuda_with_pytorch():
     assert "torch-compile" not in sweep_arms("llvm")
     if torch_available():
         assert {"torch-compile", "torch-compile+capture"} <= set(sweep_arms("cuda"))
+
+
+# Round 3 (issue 26): folders the sweep does not own, Case names and sizes, special files.
+
+
+def _refused(capsys, code: int, *parts: str) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert all(part in lines[0] for part in parts), lines[0]
+    return lines[0]
+
+
+def _sweep(*args) -> int:
+    from tuning.cli.main import main
+
+    return main(["sweep", "--target", "llvm", "--budget", "0", "--blocks", "1", *args])
+
+
+def _foreign_run(folder: Path) -> None:
+    (folder / "run.json").write_text('{"format": 1}')
+
+
+FOREIGN = {
+    "a user's sweep.md": lambda folder: (folder / "sweep.md").write_text("mine"),
+    "a user's details.log": lambda folder: (folder / "details.log").write_text("mine"),
+    "notes": lambda folder: (folder / "notes.txt").write_text("mine"),
+    "a run folder": _foreign_run,
+    "another tool's sweep.json": lambda folder: (folder / "sweep.json").write_text('{"a": 1}'),
+    "sweep.json a FIFO": lambda folder: os.mkfifo(folder / "sweep.json"),
+    "a folder": lambda folder: (folder / "data").mkdir(),
+}
+
+
+@pytest.mark.parametrize("plant", FOREIGN.values(), ids=FOREIGN)
+def test_a_folder_that_is_not_a_sweep_s_is_refused_and_left_as_it_is(plant, tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    plant(out)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    code = _sweep("--cases", "small-16x16", "--out", str(out))
+    _refused(capsys, code, f"{out} exists and is not a sweep folder", "choose another --out")
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert len(list(out.iterdir())) == 1
+
+
+def test_a_sweep_folder_is_known_by_its_marker_and_an_older_one_by_its_shape(sweep_dir, tmp_path):
+    from tuning.runfolder.shapes import SWEEP_KIND
+    from tuning.sweep import check_sweep_folder
+
+    assert json.loads((sweep_dir / "sweep.json").read_text())["kind"] == SWEEP_KIND
+    check_sweep_folder(sweep_dir)
+    older = tmp_path / "older"  # the H200 sweep, written before the marker
+    older.mkdir()
+    shutil.copy(ROOT / "reports" / "h200" / "sweep" / "sweep.json", older / "sweep.json")
+    assert "kind" not in json.loads((older / "sweep.json").read_text())
+    check_sweep_folder(older)
+    stopped = tmp_path / "stopped"  # a sweep killed before it wrote its sweep.json
+    stopped.mkdir()
+    (stopped / "tune.lock").write_text("1\n")
+    check_sweep_folder(stopped)
+    check_sweep_folder(tmp_path / "new")
+
+
+def test_a_marked_sweep_json_of_the_wrong_shape_is_damage_in_one_line(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / "sweep.json").write_text('{"kind": "tune sweep", "settings": []}')
+    code = _sweep("--cases", "small-16x16", "--out", str(out))
+    _refused(capsys, code, "sweep.json is damaged (settings should be an object, not a list)")
+
+
+def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_path):
+    """The H200 sweep's folders, one Case's report.json of another shape (no TVM needed)."""
+    from reports.sweep import render_sweep
+    from tuning.runfolder.store import RunError
+
+    stored = ROOT / "reports" / "h200" / "sweep"
+    with tarfile.open(stored / "cases.tar.xz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    out = tmp_path / "sweep"
+    shutil.copy(stored / "sweep.json", out / "sweep.json")
+    names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
+    report = json.loads((out / names[0] / "report.json").read_text())
+    (out / names[0] / "report.json").write_text(json.dumps({**report, "arms": []}))
+    with pytest.raises(RunError, match=r"report.json is damaged \(arms should be an object"):
+        render_sweep(out, names)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        *(
+            (["--case", name, "channels=2"], f"case name '{name}' is a file the sweep writes")
+            for name in ("sweep.md", "sweep.json", "sweep.png", "tune.lock", "details.log")
+        ),
+        (["--case", "issue", "channels=2"], "case name 'issue' is a built-in Case's"),
+        (
+            ["--case", "a", "channels=2", "--case", "a", "channels=3"],
+            "case 'a' is given twice in --case",
+        ),
+        (
+            ["--case", "big", "channels=200", "height=1024", "width=1024"],
+            "case big: the Case needs about",
+        ),
+        (
+            ["--case", "huge", "channels=100000", "height=4096", "width=4096"],
+            "case huge: the Case's largest tensor",
+        ),
+        (["--cases", ""], "--cases is empty"),
+        (["--cases", " , "], "unknown sweep case"),
+    ],
+)
+def test_case_names_and_sizes_are_checked_before_anything_runs(args, message, tmp_path, capsys):
+    out = tmp_path / "sweep"
+    _refused(capsys, _sweep(*args, "--out", str(out)), message)
+    assert not out.exists()
+
+
+def test_a_name_in_the_cases_file_and_in_case_is_refused(tmp_path, capsys):
+    (tmp_path / "cases.json").write_text('{"a": {"channels": 2}}')
+    args = ["--cases-file", str(tmp_path / "cases.json"), "--case", "a", "channels=3"]
+    code = _sweep(*args, "--out", str(tmp_path / "sweep"))
+    _refused(capsys, code, f"case 'a' is given in {tmp_path / 'cases.json'} and in --case")
+
+
+CASES_FILES = {
+    "fifo": (lambda path: os.mkfifo(path), "is a FIFO, not a regular file"),
+    "folder": (lambda path: path.mkdir(), "is a folder, not a regular file"),
+    "deep json": (lambda path: path.write_text("[" * 200_000), "nested too deeply"),
+    "deep toml": (
+        lambda path: path.with_suffix(".toml").write_text("a = " + "[" * 200_000),
+        "nested too deeply",
+    ),
+    "NaN": (lambda path: path.write_text('{"a": {"channels": NaN}}'), "NaN is not a number"),
+    "a name twice": (
+        lambda path: path.write_text('{"a": {"channels": 2}, "a": {"channels": 3}}'),
+        "key 'a' is given twice",
+    ),
+    "built-in name": (
+        lambda path: path.write_text('{"issue": {"channels": 2}}'),
+        "case name 'issue' is a built-in Case's",
+    ),
+    "an output's name": (
+        lambda path: path.write_text('{"sweep.md": {"channels": 2}}'),
+        "case name 'sweep.md' is a file the sweep writes",
+    ),
+}
+
+
+@pytest.mark.parametrize("make, message", CASES_FILES.values(), ids=CASES_FILES)
+def test_a_cases_file_that_cannot_be_read_as_cases_is_one_line(make, message, tmp_path, capsys):
+    path = tmp_path / "cases.json"
+    make(path)
+    path = path if path.exists() else path.with_suffix(".toml")
+    with within(30):
+        code = _sweep("--cases-file", str(path), "--out", str(tmp_path / "sweep"))
+    _refused(capsys, code, message)
+    assert not (tmp_path / "sweep").exists()
+
+
+def test_a_cases_file_that_is_a_device_is_one_line(tmp_path, capsys):
+    with within(30):
+        code = _sweep("--cases-file", "/dev/zero", "--out", str(tmp_path / "sweep"))
+    _refused(capsys, code, "/dev/zero is a character device, not a regular file")
+
+
+def test_a_sweep_stopped_by_sigterm_leaves_nothing_in_tmpdir(tmp_path):
+    """Builders killed mid-export used to leave tmpXXXX/lib0.o in TMPDIR: every temporary file
+    of the command and its children is in its own folder (`tuning/scratch.py`), removed."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    process = subprocess.Popen(
+        [*TUNE, "sweep", "--target", "llvm", "--budget", "0", "--blocks", "1"]
+        + ["--cases", "odd-23x29", "--out", str(tmp_path / "sweep")],
+        cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline, exporting = time.monotonic() + 600, False
+    while time.monotonic() < deadline and process.poll() is None and not exporting:
+        exporting = any(p.suffix in (".o", ".so") for p in scratch.rglob("*"))
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert exporting and process.returncode == 130, err[-2000:]
+    assert "tune: interrupted" in err
+    assert list(scratch.iterdir()) == []

@@ -6,9 +6,10 @@ import json
 import os
 import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
-from conftest import SMALL, tune
+from conftest import SMALL, plant, tune, within
 
 from baselines.arms import ARMS
 from baselines.case import Case
@@ -224,8 +225,7 @@ def test_a_password_never_reaches_a_file_or_a_message_when_the_server_is_away(tm
     captured = capsys.readouterr()
     assert code == 2 and "cannot open the Optuna storage" in captured.err
     assert "S3CRET" not in captured.err + captured.out
-    assert [p for p in out.rglob("*") if p.is_file() and b"S3CRET" in p.read_bytes()] == []
-    assert "tuner:***@" in json.loads((out / "run.json").read_text())["command"]
+    assert not out.exists()  # the storage is tried before the run folder is made
 
 
 @pytest.mark.skipif(
@@ -278,3 +278,255 @@ def test_a_run_file_of_another_format_is_refused_in_one_line(copy, capsys):
     meta = json.loads((copy / "run.json").read_text())
     (copy / "run.json").write_text(json.dumps({**meta, "format": 99}))
     _one_line(capsys, main(["--resume", str(copy)]), "format 99", "reads format 1")
+
+
+# Round 3 (issue 26): special files, links written through, values out of range, deep nesting.
+
+# The files `tune report` reads (a resume reads these and kernels.json, the tuners' kernels).
+READ_FILES = [
+    "run.json",
+    "environment.json",
+    "trials/trial_0.json",
+    "tuners/optuna/summary.json",
+    "tuners/optuna/trials.json",
+]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "folder"])
+@pytest.mark.parametrize("name", READ_FILES)
+def test_a_special_file_where_a_run_file_is_read_is_named_in_one_line(copy, capsys, name, kind):
+    plant(copy / name, kind)
+    with within(30):
+        code = main(["report", str(copy)])
+    line = _one_line(capsys, code, str(copy / name))
+    assert {"fifo": "a FIFO", "socket": "a socket", "folder": "a folder"}[kind] in line
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "folder", "character device"])
+def test_the_reader_opens_nothing_but_a_regular_file_and_never_blocks(tmp_path, kind):
+    """Every read goes through `store.read_bytes`, checked after a non-blocking open (a FIFO
+    with no writer would block a plain open for ever)."""
+    from tuning.runfolder.store import NotRegular, read_bytes, read_json
+
+    path = Path("/dev/zero") if kind == "character device" else tmp_path / "kernels.json"
+    if kind != "character device":
+        plant(path, kind)
+    with within(10):
+        with pytest.raises(NotRegular, match=f"{path} is a"):
+            read_bytes(path)
+        with pytest.raises(RunError, match="not a regular file"):
+            read_json(path)
+
+
+def test_the_kernel_cache_of_a_resume_never_blocks_on_a_fifo(tmp_path):
+    """The tuner thread that hung opening a FIFO at kernels.json (Ctrl-C could not stop it)."""
+    from tuning.candidates.kernel_cache import KernelCache
+
+    plant(tmp_path / "kernels.json", "fifo")
+    with within(10), pytest.raises(RunError, match="kernels.json is a FIFO, not a regular file"):
+        KernelCache(tmp_path / "kernels.json")
+
+
+@pytest.mark.parametrize("name", ["kernels.json", "run.json", "environment.json"])
+def test_a_resume_names_a_fifo_in_the_run_in_one_line(copy, name):
+    plant(copy / name, "fifo")
+    done = tune("--resume", str(copy), check_exit=2, timeout=120)
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"tune: error: {copy / name} is a FIFO; a run folder holds only its own files: remove it"
+    )
+
+
+@pytest.mark.parametrize("kind", ["hard link", "symbolic link", "fifo"])
+def test_the_lock_is_never_taken_through_a_link_nor_truncated(copy, tmp_path, capsys, kind):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n" * 100)
+    plant(copy / "tune.lock", kind, victim)
+    with within(30):
+        code = main(["report", str(copy)])
+    _one_line(capsys, code, str(copy / "tune.lock"))
+    assert victim.read_text() == "precious\n" * 100
+
+
+def test_a_lock_file_is_written_over_its_first_line_only(tmp_path):
+    from tuning.runfolder.lock import LOCK_FILE, hold, release
+
+    before = "0" * 30 + "\nleft as it was\n"
+    (tmp_path / LOCK_FILE).write_text(before)
+    hold(tmp_path)
+    try:
+        text = (tmp_path / LOCK_FILE).read_text()
+        assert text.splitlines()[0] == str(os.getpid()) and len(text) == len(before)
+        assert text.endswith("\nleft as it was\n")
+    finally:
+        release(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["hard link", "fifo"])
+@pytest.mark.parametrize("name", ["details.log", "tuners/optuna/study.db"])
+def test_a_file_appended_in_place_is_never_written_through_a_link(copy, tmp_path, name, kind):
+    """A resume appends to details.log and Optuna writes the study: neither through a hard
+    link (a file outside the folder) or a FIFO (a hang). (A symbolic link anywhere in the
+    folder is refused when it is opened.)"""
+    victim = tmp_path / "victim.db"
+    victim.write_bytes((copy / name).read_bytes())
+    kept = victim.read_bytes()
+    plant(copy / name, kind, victim)
+    done = tune("--resume", str(copy), check_exit=2, timeout=300)
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"tune: error: {copy / name} ") and "Traceback" not in done.stderr
+    assert victim.read_bytes() == kept
+
+
+@pytest.mark.parametrize("kind", ["hard link", "symbolic link", "fifo"])
+def test_metaschedule_s_log_and_database_are_checked_before_they_are_opened(tmp_path, kind):
+    from tuning.tuners.metaschedule.database import FILES, open_database
+    from tuning.tuners.metaschedule.tune import logs_to
+
+    victim = tmp_path / "victim.json"
+    victim.write_text("{}\n")
+    folder = tmp_path / "ms-default"
+    for name in (FILES[0], "tuning.log"):
+        plant(folder / name, kind, victim)
+    with within(30):
+        with pytest.raises(RunError, match=f"{FILES[0]} (is a|has 3 hard links)"):
+            open_database(folder, print)
+        with pytest.raises(RunError, match="tuning.log (is a|has 3 hard links)"):
+            with logs_to(folder / "tuning.log"):
+                pass
+    assert victim.read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("scheme", ["journal://", "sqlite:///"])
+def test_an_optuna_storage_that_is_a_fifo_is_refused_before_optuna_opens_it(tmp_path, scheme):
+    plant(tmp_path / "study", "fifo")
+    with within(30), pytest.raises(RunError, match="is a FIFO, not a regular file"):
+        _open(f"{scheme}{tmp_path / 'study'}")
+
+
+def _sample_at(path, value: str) -> None:
+    """Put `value` (JSON text, e.g. NaN) first among the first arm's samples of a trial."""
+    text = path.read_text()
+    start = text.index("[", text.index('"off"', text.index('"block_samples_us"')))
+    inner = text.index("[", start + 1)
+    path.write_text(text[: inner + 1] + value + ", " + text[inner + 1 :])
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400", "1e308", "-1"])
+def test_non_finite_or_impossible_samples_are_damage_found_before_anything_is_written(
+    copy, capsys, value
+):
+    before = {name: (copy / name).read_bytes() for name in ("report.md", "report.json")}
+    _sample_at(copy / "trials" / "trial_0.json", value)
+    line = _one_line(capsys, main(["report", str(copy)]), "trial_0.json is damaged (")
+    assert "delete it, then tune --resume" in line
+    assert {name: (copy / name).read_bytes() for name in before} == before
+
+
+@pytest.mark.parametrize(
+    "name, field",
+    [
+        ("tuners/optuna/summary.json", "best_kernel_us"),
+        ("tuners/optuna/default_kernel.json", "kernel_us"),
+        ("kernels.json", None),
+    ],
+)
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "1e308"])
+def test_non_finite_or_impossible_kernel_times_are_damage(copy, name, field, value):
+    from tuning.runfolder.store import read_json
+
+    path = copy / name
+    data = json.loads(path.read_text())
+    if field is None:  # kernels.json: the first kernel's time
+        field = "kernel_us"
+        data = data[next(iter(data))]
+    data[field] = "@@"
+    text = json.dumps(data if name != "kernels.json" else {"k": data}).replace('"@@"', value)
+    path.write_text(text)
+    with pytest.raises(RunError, match=rf"{name.split('/')[-1]} is damaged \("):
+        read_json(path)
+
+
+@pytest.mark.parametrize("name", ["run.json", "trials/trial_0.json", "tuners/optuna/summary.json"])
+def test_nesting_too_deep_for_the_parser_is_said_in_one_line(copy, capsys, name):
+    (copy / name).write_text("[" * 200_000)
+    _one_line(capsys, main(["report", str(copy)]), f"{name.split('/')[-1]} is damaged (nested")
+
+
+def test_a_key_given_twice_is_damage(copy, capsys):
+    text = (copy / "environment.json").read_text()
+    (copy / "environment.json").write_text('{"tvm": "0.1",' + text.lstrip()[1:])
+    _one_line(capsys, main(["report", str(copy)]), "environment.json is damaged (key 'tvm'")
+
+
+STORED_OUT_OF_RANGE = {
+    "trials -1": ("protocol", "trials", -1),
+    "repeat -5": ("protocol", "repeat", -5),
+    "number 0": ("protocol", "number", 0),
+    "blocks 0": ("protocol", "blocks", 0),
+    "min_repeat_ms -1": ("protocol", "min_repeat_ms", -1),
+    "warmup_s -0.5": ("protocol", "warmup_s", -0.5),
+    "checks 0": ("protocol", "checks", 0),
+    "budget -3": (None, "budget", -3),
+    "seed -1": ("options", "seed", -1),
+    "workers 0": ("options", "workers", 0),
+    "wall_s -1": (None, "wall_s", -1),
+}
+
+
+def _set_field(copy, where, name, value) -> None:
+    meta = json.loads((copy / "run.json").read_text())
+    (meta[where] if where else meta)[name] = value
+    (copy / "run.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize(
+    "where, name, value", STORED_OUT_OF_RANGE.values(), ids=STORED_OUT_OF_RANGE
+)
+def test_a_stored_value_the_command_line_refuses_is_damage(copy, capsys, where, name, value):
+    _set_field(copy, where, name, value)
+    line = _one_line(capsys, main(["report", str(copy)]), "run.json is damaged (")
+    assert f"{name} should be between" in line and f"not {value}" in line
+
+
+def test_a_resume_of_a_run_with_negative_trials_and_repeat_is_one_line(copy):
+    """The issue's case: it used to exit 0 and report every arm wrong."""
+    _set_field(copy, "protocol", "trials", -1)
+    _set_field(copy, "protocol", "repeat", -5)
+    (copy / "trials" / "trial_0.json").unlink()  # unfinished
+    done = tune("--resume", str(copy), check_exit=2, timeout=120)
+    assert "protocol.repeat should be between 1 and 100000, not -5" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        (lambda meta: meta["tuners"].append("autotvm"), "names tuner 'autotvm'"),
+        (lambda meta: meta["arm_names"].append("nope"), "names arm 'nope'"),
+        (lambda meta: meta["arms"].append({"name": "nope"}), "names arm 'nope'"),
+        (lambda meta: meta["options"].update(sampler="bayes"), "names sampler 'bayes'"),
+    ],
+)
+def test_a_name_this_tune_does_not_know_in_run_json_is_one_line_on_resume(
+    copy, capsys, change, says
+):
+    meta = json.loads((copy / "run.json").read_text())
+    change(meta)
+    (copy / "run.json").write_text(json.dumps(meta))
+    line = _one_line(capsys, main(["--resume", str(copy)]), says, "start a new run with --out")
+    assert "which this tune does not know" in line
+
+
+def test_an_arm_no_trial_measured_is_named_by_tune_report_not_reported_wrong(copy, capsys):
+    meta = json.loads((copy / "run.json").read_text())
+    meta["arms"].append({"name": "nope"})
+    (copy / "run.json").write_text(json.dumps(meta))
+    _one_line(capsys, main(["report", str(copy)]), "names arm 'nope', which no trial")
+
+
+def test_a_stored_case_too_large_for_the_machine_is_refused_on_resume(copy, capsys):
+    meta = json.loads((copy / "run.json").read_text())
+    case = {**meta["case"], "channels": 100000, "height": 4096, "width": 4096}
+    meta["case"] = meta["identity"]["case"] = case
+    (copy / "run.json").write_text(json.dumps(meta))
+    _one_line(capsys, main(["--resume", str(copy)]), "TVM indexes with int32")

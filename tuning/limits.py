@@ -1,13 +1,16 @@
-"""Cases the machine can hold, refused up front with their size and the limit.
+"""Cases and worker counts the machine can hold, refused up front with their size and the limit.
 
 TVM indexes tensors with int32, so a tensor of more than 2**31 - 1 elements overflows its
 indices; and the trial process holds every arm's tensors at once, so a Case that needs more
 memory than the machine has would be killed (or swap for hours) after minutes of building.
+Each `--workers` worker is a process with TVM, a measuring process and a builder per core, so
+workers beyond the cores only wait on each other, and beyond the memory they swap or are killed.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 from baselines.case import Case, CaseError
 
@@ -65,3 +68,53 @@ def slow_case_note(case: Case) -> str | None:
         f"tune: note: this Case's prelude has {operators:,} operators (the default Case's "
         "has 15): building each arm takes much longer; --verbose prints each step"
     )
+
+
+# A worker's processes, each with TVM loaded, as measured by tests/fixtures/worker_memory.py
+# (peak PSS over `tune --workers 2 --budget 16` on llvm, the tests' small Case, 2 cores,
+# 2026-12-01): the worker 267 MB, its measuring process 278 MB, multiprocessing's resource
+# tracker 9 MB, and one builder process per core, 262 MB each.
+WORKER_BASE_BYTES = 554_000_000
+BUILDER_BYTES = 262_000_000
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, as `taskset` or a container sets it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def max_workers(cores: int | None = None, available: int | None = None) -> int:
+    """The most `--workers` this machine holds: one per core (each builds on every core), and
+    as many as MEMORY_SHARE of the available memory holds at a worker's measured size."""
+    cores = cores or usable_cores()
+    if available is None:
+        import psutil
+
+        available = psutil.virtual_memory().available
+    by_memory = int(MEMORY_SHARE * available // worker_bytes(cores))
+    return max(1, min(cores, by_memory))
+
+
+def worker_bytes(cores: int) -> int:
+    return WORKER_BASE_BYTES + cores * BUILDER_BYTES
+
+
+def check_workers_fit(workers: int, cores: int | None = None, available: int | None = None):
+    """Raise CaseError where `workers` is more than `max_workers`."""
+    if workers <= 1:
+        return
+    cores = cores or usable_cores()
+    if available is None:
+        import psutil
+
+        available = psutil.virtual_memory().available
+    most = max_workers(cores, available)
+    if workers > most:
+        raise CaseError(
+            f"--workers {workers} is more than this machine holds: at most {most} (one per "
+            f"core, {cores} cores; about {worker_bytes(cores) / GB:.1f} GB each, "
+            f"{available / GB:.1f} GB available, at most {MEMORY_SHARE:.0%} of it used)"
+        )

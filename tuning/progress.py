@@ -16,6 +16,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from tuning.runfolder.store import open_in_place
+
 DETAILS_LOG = "details.log"
 
 
@@ -102,7 +104,7 @@ def details_to(path: Path, progress: Progress) -> Iterator[None]:
         stream.flush()
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     console_fd = os.dup(progress.stream.fileno()) if _has_fd(progress.stream) else None
-    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o644)
+    log = open_in_place(path, os.O_WRONLY | os.O_APPEND)  # never through a link
     previous = progress.stream
     if console_fd is not None:
         progress.stream = os.fdopen(console_fd, "w", buffering=1)

@@ -8,22 +8,40 @@ again finishes an interrupted sweep without re-measuring. The sweep also records
 schedules each Case's fused kernels (in the Case's run.json) and each kernel of graphs with large
 reductions, under the default and the fixed rules (in sweep.json), so that its report renders
 without TVM (`rule_choice.py`).
+
+A sweep writes only into a folder of its own: a new or empty one, or one its sweep.json marks
+as a sweep's (`check_sweep_folder`); a Case is named so that its folder is none of the sweep's
+own files, once, and not as a built-in Case is; and each Case must fit the machine, all checked
+before anything runs.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 
 from baselines.case import Case, CaseError, parse_case
 from baselines.pipeline import make_target
+from reports.sweep import OUTPUTS, SWEEP_JSON
 from tuning.measure.harness import Protocol
-from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json, write_json
+from tuning.runfolder.lock import LOCK_FILE
+from tuning.runfolder.shapes import SWEEP, SWEEP_KIND, mismatch
+from tuning.runfolder.store import (
+    RUN_FILE,
+    Run,
+    RunError,
+    check_folder_name,
+    loads,
+    read_bytes,
+    read_json,
+    read_text,
+    write_json,
+)
 from tuning.tuners.optuna import OPTUNA, OPTUNA_ONE_KERNEL
 
 from .errors import TuningFailed
+from .limits import check_case_fits
 from .plan import RunPlan
 from .progress import DETAILS_LOG, Progress, details_to
 from .rule_choice import fused_kernel_rules, reduction_rules
@@ -47,9 +65,9 @@ SWEEP_CASES = {
     "tail1": Case(tail=1),
     "odd-23x29": Case(channels=3, height=23, width=29, branches=2, shared_output=False),
 }
-SWEEP_FILE = "sweep.json"
-# A Case's name becomes its run folder's name.
+# A Case's name becomes its run folder's name: never one of the files the sweep writes beside.
 CASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+SWEEP_FILES = (*OUTPUTS, LOCK_FILE, DETAILS_LOG)
 
 
 def sweep_arms(target_kind: str) -> list[str]:
@@ -70,27 +88,42 @@ def sweep_arms(target_kind: str) -> list[str]:
 
 def user_cases(path: str | None = None, groups: list[list[str]] | None = None) -> dict:
     """The user's named Cases: a TOML or JSON file with one table of fields per name, and
-    `--case NAME KEY=VALUE ...` groups."""
+    `--case NAME KEY=VALUE ...` groups. A name given twice (in the file, in the groups, or in
+    both) is refused: the later one would silently replace the earlier."""
     cases = _cases_file(Path(path)) if path else {}
+    from_file = set(cases)
     for name, *assignments in groups or []:
-        cases[_checked_name(name, "--case")] = parse_case(assignments)
+        name = _checked_name(name, "--case")
+        if name in cases:
+            where = f"in {path} and in --case" if name in from_file else "twice in --case"
+            raise CaseError(
+                f"--case: case {name!r} is given {where}; give each Case a name of its own"
+            )
+        cases[name] = parse_case(assignments)
     return cases
 
 
 def _cases_file(path: Path) -> dict:
+    """The Cases of a file (read as every file is: a regular file, or one line saying what
+    it is); nesting too deep for the parser, a name given twice and NaN are said as
+    unreadable, never a traceback."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
         if path.suffix == ".toml":
             try:
                 import tomllib
             except ModuleNotFoundError:  # Python 3.10
                 import tomli as tomllib
-            tables = tomllib.loads(text)
+            try:
+                tables = tomllib.loads(text)
+            except RecursionError:
+                raise ValueError("nested too deeply") from None
         else:
-            tables = json.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+            tables = loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as error:  # RunError: not a regular file
+        said = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise RunError(
-            f"cannot read the Cases file {path} ({error}); it holds one table of "
+            f"cannot read the Cases file {path} ({said}); it holds one table of "
             "case fields per name, in TOML (.toml) or JSON"
         ) from None
     if not isinstance(tables, dict) or not all(isinstance(t, dict) for t in tables.values()):
@@ -108,19 +141,67 @@ def _cases_file(path: Path) -> dict:
 
 
 def _checked_name(name: str, where: str) -> str:
+    """A user's Case name: a folder name of its own in the sweep's folder."""
     if not CASE_NAME.fullmatch(name):
         raise CaseError(
             f"{where}: case name {name!r} must be 1 to 64 letters, digits, '.', "
             "'_' or '-', starting with a letter or digit"
         )
+    if name in SWEEP_FILES:
+        raise CaseError(
+            f"{where}: case name {name!r} is a file the sweep writes in its folder "
+            f"({', '.join(SWEEP_FILES)}); name the Case otherwise"
+        )
+    if name in SWEEP_CASES:
+        raise CaseError(
+            f"{where}: case name {name!r} is a built-in Case's; name yours otherwise "
+            f"(--cases {name} sweeps the built-in one)"
+        )
     return name
+
+
+def check_cases_fit(cases: dict) -> None:
+    """Every Case fits the machine, as `tune --case` checks it (`limits.check_case_fits`)."""
+    for name, case in cases.items():
+        try:
+            check_case_fits(case)
+        except CaseError as error:
+            raise CaseError(f"case {name}: {error}") from None
+
+
+def check_sweep_folder(out: Path) -> None:
+    """Refuse an --out the sweep does not own: only a new or empty folder, or one whose
+    sweep.json is a sweep's (its marker, or the shape of one made before the marker), is
+    written into. (A folder that holds only the lock is a sweep stopped before its first
+    file.) `tune --out` refuses a folder that is not a run just the same."""
+    check_folder_name(out)
+    if not out.exists():
+        return
+    entries = sorted(entry.name for entry in out.iterdir())
+    if set(entries) <= {LOCK_FILE} or (SWEEP_JSON in entries and _is_sweep(out / SWEEP_JSON)):
+        return
+    held = ", ".join(repr(name) for name in entries[:3]) + (", ..." if len(entries) > 3 else "")
+    raise RunError(
+        f"{out} exists and is not a sweep folder (it holds {held}); choose another --out"
+    )
+
+
+def _is_sweep(path: Path) -> bool:
+    try:
+        data = loads(read_bytes(path))
+    except (OSError, ValueError):  # unreadable, not JSON, or not a regular file: not a sweep's
+        return False
+    if isinstance(data, dict) and data.get("kind") == SWEEP_KIND:
+        return True  # read_json says later if it is damaged
+    return mismatch(data, SWEEP) is None
 
 
 def select_cases(text: str | None, own: dict | None = None) -> dict:
     """The Cases `--cases` names, among the built-in ones and the user's; by default the
     user's if there are any, else the built-in ones."""
     known = {**SWEEP_CASES, **(own or {})}
-    names = [n.strip() for n in (text or ",".join(own or SWEEP_CASES)).split(",") if n.strip()]
+    given = ",".join(own or SWEEP_CASES) if text is None else text
+    names = [n.strip() for n in given.split(",") if n.strip()]
     unknown = [n for n in names if n not in known]
     if unknown or not names:
         raise RunError(
@@ -151,14 +232,20 @@ def run_sweep(
         "budget": budget,
         "protocol": protocol.to_dict(),
     }
-    stored_path = out / SWEEP_FILE
+    check_sweep_folder(out)
+    stored_path = out / SWEEP_JSON
     if stored_path.exists() and read_json(stored_path)["settings"] != settings:
         raise RunError(f"{out} holds a sweep with other settings; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     _hold(out)
     write_json(
         stored_path,
-        {"settings": settings, "command": command, "large_reductions": reduction_rules()},
+        {
+            "kind": SWEEP_KIND,
+            "settings": settings,
+            "command": command,
+            "large_reductions": reduction_rules(),
+        },
     )
     tuners = SWEEP_TUNERS if budget > 0 else []
     arms = sweep_arms(target_spec["kind"])

@@ -22,6 +22,7 @@ from baselines.anatomy import cuda_source, launch_configs, ptxas_resources
 from baselines.pipeline import make_target, unscheduled
 from baselines.rules import RULE_LISTS, WindowReduction, first_rule, rule_assignment
 from baselines.serial_reduction import SerialGeneralReduction
+from baselines.torch_peer import torch_available
 from baselines.window_bench import (
     _F,
     KERNELS,
@@ -43,6 +44,10 @@ from baselines.window_reduction import Launch, analyze_window, block_threads, mu
 
 CUDA = make_target("cuda")
 H200_SMS = 132
+# The references are PyTorch's pools and convolutions (CI installs its CPU build).
+needs_torch = pytest.mark.skipif(
+    not torch_available(), reason="the window rule's references need PyTorch: pip install torch"
+)
 
 
 def _small(name: str, **inputs) -> Kernel:
@@ -221,6 +226,7 @@ def test_kernels_outside_the_class_keep_their_default_schedule(kernel):
     tvm.ir.assert_structural_equal(default, fixed)
 
 
+@needs_torch
 @pytest.mark.parametrize("kernel", CLASS, ids=_ids(CLASS))
 def test_every_schedule_is_right_on_llvm(kernel):
     """Each list's CUDA schedules, replayed without their thread bindings, against PyTorch."""
@@ -450,6 +456,7 @@ def test_the_kernels_of_both_candidates_keep_everything_in_registers():
         )
 
 
+@needs_torch
 def test_the_benchmark_writes_its_tables_on_llvm(tmp_path):
     names = "issue-maxpool-add,control-window1-avgpool"
     assert main([str(tmp_path), "--target", "llvm", "--kernels", names]) == 0

@@ -53,6 +53,9 @@ def test_local_workers_share_the_budget_exactly(tmp_path):
 def test_two_workers_on_postgresql_measure_each_trial_once():
     url = os.environ["POOL_TUNING_PG_URL"]
     name = f"ci-{uuid.uuid4().hex[:8]}"
+    # A worker joins a study the storage holds (a misspelt --study creates none): as `tune
+    # --workers` does, the study is made first; the first worker records its run identity.
+    optuna.create_study(study_name=name, storage=storage_for(None, url))
     command = [
         *TUNE,
         "worker",

@@ -1,9 +1,11 @@
-"""What a `tune` command line names, checked before anything runs: tuners, arms, the target."""
+"""What a `tune` command line names, checked before anything runs: tuners, arms, the target; and
+the names a stored run.json holds, checked before a resume continues it."""
 
 from __future__ import annotations
 
 import platform
 from collections.abc import Callable
+from pathlib import Path
 
 import tvm
 
@@ -11,8 +13,10 @@ from baselines.arms import ARMS
 from baselines.torch_peer import PEERS, require_torch, torch_available
 from tuning.environment import gpu_arch, gpu_visible
 from tuning.errors import UsageError
+from tuning.runfolder.store import RunError
 from tuning.tuners.metaschedule import METASCHEDULE
 from tuning.tuners.metaschedule.rpc import free_servers
+from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.registry import TUNERS
 
 from .options import CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES
@@ -98,3 +102,26 @@ def resolve_target(kind: str, say: Callable[[str], None] = print) -> tuple[dict,
     if kind == "cuda":
         return {"kind": "cuda", "arch": gpu_arch()}, f"{tvm.cuda(0).device_name} {gpu_arch()}"
     return {"kind": "llvm"}, f"cpu {platform.machine()} {platform.processor() or ''}".strip()
+
+
+def check_stored_names(meta: dict, run_file: Path) -> None:
+    """A run.json from elsewhere may name a tuner, an arm or a sampler this tune does not know:
+    said in one line, never a KeyError in a tuner's thread nor an arm dropped without a word.
+    (An arm may be a tuner's: `optuna` is the arm its tuner found.)"""
+    stored = [
+        ("tuner", meta["tuners"], list(TUNERS)),
+        (
+            "arm",
+            meta.get("arm_names", []) + [a["name"] for a in meta["arms"]],
+            [*ARMS, *PEERS, *TUNERS],
+        ),
+        ("sampler", [meta["options"].get("sampler", "tpe")], list(SAMPLERS)),
+    ]
+    for kind, names, known in stored:
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise RunError(
+                f"{run_file} names {kind} {unknown[0]!r}, which this tune does not know "
+                f"({', '.join(known)}); the run cannot be continued from it: start a new "
+                "run with --out"
+            )

@@ -30,6 +30,7 @@ from tuning.progress import DETAILS_LOG, Progress, details_to
 from tuning.redact import redact
 from tuning.runfolder.lock import release_all
 from tuning.runfolder.store import Run, RunError
+from tuning.scratch import own_tmpdir
 
 from .fault_lines import fault_line
 
@@ -43,8 +44,11 @@ PROCESS_STARTED = time.monotonic()
 def _report(argv: list[str]) -> int:
     from reports.render import render_run
 
+    from .options import check_text
+
     if len(argv) != 1:
         raise UsageError("tune report takes one run folder: tune report DIR")
+    check_text("tune report DIR", argv[0], "the folder of a run")
     run = Run.open(Path(argv[0]))
     run.lock()
     render_run(run)
@@ -56,6 +60,8 @@ def _interrupted(argv: list[str], run: Run | None) -> str:
     """The one line Ctrl-C (or SIGTERM) prints: where the run is and how to finish it."""
     if argv[:1] == ["worker"]:
         return "tune worker: interrupted; the trials it measured are kept in the study"
+    if argv[:1] == ["report"]:
+        return "tune report: interrupted; the run's measurements are as they were"
     if argv[:1] == ["sweep"]:
         return (
             "tune: interrupted; everything measured so far is kept. Finish with the same "
@@ -78,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
-        return _main(argv)
+        with own_tmpdir():  # builders' temporary files, removed however the command ends
+            return _main(argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
         release_all()
@@ -103,12 +110,12 @@ def _main(argv: list[str]) -> int:
             return upstream(argv[1:])
         from tuning.study import run_study
 
-        from .options import check_ranges
+        from .options import check_options
         from .options import parser as run_parser
         from .run import resume_run, start_run
 
         args = run_parser(__doc__).parse_args(argv)
-        check_ranges(args)
+        check_options(args)
         progress = Progress(verbose=args.verbose)
         run = resume_run(args) if args.resume else start_run(args, argv)
         print(f"run folder: {run.path}", file=sys.stderr)

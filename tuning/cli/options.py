@@ -1,6 +1,12 @@
 """The options of `tune`: the parser, the ranges its numbers must fall in, and what a resume
 may change. All is checked before anything is measured; bad input is one line, exit code 2.
 
+Numbers are typed in ASCII digits (as a Case value is: `--blocks ٣` is refused, not taken as 3)
+and fall in the ranges the stored run is checked against too (`runfolder/ranges.py`). A text
+option is never empty or blank where it names something (`--resume ""`, from an unset `$DIR`
+in a script, must not start a new study), and no option holds a control character (a newline
+in `--out` would split every one-line message that names the folder).
+
 A run is finished as it was started: on `--resume`, an option that defines what the run
 measures (its budget, tuners, arms, protocol, sampler, seed, workers) may be given again only
 with the value the run has; another value is refused, never silently ignored.
@@ -9,14 +15,17 @@ with the value the run has; another value is refused, never silently ignored.
 from __future__ import annotations
 
 import argparse
-import math
 import re
+import unicodedata
 from typing import NoReturn
 
 from baselines.arms import ARMS, DEFAULT_ARMS
+from baselines.case import plain_integer
 from baselines.torch_peer import PEERS
 from tuning.errors import UsageError
+from tuning.limits import BUILDER_BYTES, GB, MEMORY_SHARE, WORKER_BASE_BYTES
 from tuning.measure.protocol import Protocol
+from tuning.runfolder.ranges import RANGES, out_of_range
 from tuning.tuners.optuna.samplers import SAMPLERS
 
 
@@ -29,12 +38,34 @@ class Parser(argparse.ArgumentParser):
 AUTO = "auto"
 
 
+def integer(text: str) -> int:
+    """An integer option (argparse `type`): ASCII digits only, as a Case value."""
+    value = plain_integer(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"takes an integer in digits 0-9, got {text!r}")
+    return value
+
+
+_DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+def number(text: str) -> float:
+    """A number option (argparse `type`): ASCII digits, a point, an exponent; float() would
+    also take other digits, "inf" and "nan" (the ranges refuse what overflows)."""
+    if not _DECIMAL.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"takes a number in digits 0-9, got {text!r}")
+    return float(text)
+
+
 def _blocks(text: str) -> int | str:
     if text == AUTO:
         return AUTO
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"--blocks must be auto or >= 1, got {text!r}")
-    return int(text)
+    value = plain_integer(text)
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(
+            f"takes auto or an integer >= 1 in digits 0-9, got {text!r}"
+        )
+    return value
 
 
 def protocol_blocks(value) -> int | None:
@@ -62,18 +93,20 @@ RUN_DEFAULTS = {
     "exhaustive": False,
 }
 PROTOCOL_FIELDS = ("trials", "blocks", "number", "repeat", "min_repeat_ms", "warmup_s")
-# Inclusive ranges: large enough for any real study, small enough that nothing overflows or
-# waits for ever. Seeds feed NumPy's generators (0 <= seed < 2**32, workers add their index).
-RANGES = {
-    "budget": (0, 1_000_000),
-    "trials": (1, 1000),
-    "blocks": (1, 100_000),
-    "number": (1, 1_000_000),
-    "repeat": (1, 100_000),
-    "min_repeat_ms": (0, 600_000),
-    "warmup_s": (0, 3600),
-    "seed": (0, 2**31 - 1),
-    "workers": (1, 1024),
+# Options that name something (a folder, a file, a URL, a name, a list of names), by argparse
+# name: what to name where one is given empty or blank.
+NAMING = {
+    "out": "a folder",
+    "resume": "the folder of a run",
+    "cases_file": "a file of Cases",
+    "cases": "one or more Cases",
+    "storage": "a storage URL",
+    "storage_password_env": "an environment variable",
+    "study": "a study",
+    "arms": "one or more arms",
+    "rpc_tracker": "a tracker as HOST:PORT",
+    "rpc_key": "the servers' key",
+    "target": "a target",
 }
 DEFAULT_ARM_NAMES = (*(arm.name for arm in DEFAULT_ARMS), "fixed")
 CUDA_TORCH_ARM_NAMES = ("fixed+capture", "torch-compile", "torch-compile-max-autotune")
@@ -86,7 +119,7 @@ def parser(description: str) -> Parser:
     )
     p.add_argument(
         "--budget",
-        type=int,
+        type=integer,
         help="candidates each tuner measures, failed ones "
         "included: Optuna's search measures BUDGET, MetaSchedule's two runs (default "
         "space, template space) BUDGET//2 and the rest (default 500; 0 runs the arms "
@@ -119,7 +152,7 @@ def parser(description: str) -> Parser:
     )
     p.add_argument(
         "--trials",
-        type=int,
+        type=integer,
         help=f"independent end-to-end trials, one process each (default {Protocol.trials})",
     )
     p.add_argument(
@@ -129,14 +162,16 @@ def parser(description: str) -> Parser:
         help="interleaved timing blocks per trial (the issue used 40); auto "
         "(default): whole cycles of the balanced order, at least 6",
     )
-    p.add_argument("--number", type=int, help="time_evaluator: calls per repeat")
-    p.add_argument("--repeat", type=int, help="time_evaluator: samples per timing block")
+    p.add_argument("--number", type=integer, help="time_evaluator: calls per repeat")
+    p.add_argument("--repeat", type=integer, help="time_evaluator: samples per timing block")
     p.add_argument(
-        "--min-repeat-ms", type=int, help="time_evaluator: the least time one sample averages over"
+        "--min-repeat-ms",
+        type=integer,
+        help="time_evaluator: the least time one sample averages over",
     )
-    p.add_argument("--warmup-s", type=float, help="timed warm-up per arm before the blocks")
+    p.add_argument("--warmup-s", type=number, help="timed warm-up per arm before the blocks")
     p.add_argument("--sampler", choices=SAMPLERS, help="Optuna's sampler (default tpe)")
-    p.add_argument("--seed", type=int, help="seed of the tuners' samplers (default 0)")
+    p.add_argument("--seed", type=integer, help="seed of the tuners' samplers (default 0)")
     p.add_argument(
         "--storage",
         default=None,
@@ -148,9 +183,12 @@ def parser(description: str) -> Parser:
     add_password_env(p)
     p.add_argument(
         "--workers",
-        type=int,
+        type=integer,
         help="Optuna worker processes sharing the study, one GPU each "
-        "(CUDA_VISIBLE_DEVICES); the default is one",
+        "(CUDA_VISIBLE_DEVICES); the default is one. At most one per core (each worker "
+        f"builds on every core) and as many as {MEMORY_SHARE * 100:.0f}%% of the available memory "
+        f"holds (a worker takes about {WORKER_BASE_BYTES / GB:.2f} GB and "
+        f"{BUILDER_BYTES / GB:.2f} GB per core, measured on llvm); more is refused",
     )
     p.add_argument(
         "--exhaustive",
@@ -191,13 +229,16 @@ def add_password_env(p: argparse.ArgumentParser) -> None:
     )
 
 
-def check_ranges(args) -> None:
-    """Every number given is finite and within its range."""
+def check_options(args) -> None:
+    """Every option given: its text (`check_text`) and its number's range."""
+    for name, value in vars(args).items():
+        for text in _texts(value):
+            check_text(f"--{name.replace('_', '-')}", text, NAMING.get(name))
     for name, (low, high) in RANGES.items():
         value = getattr(args, name, None)
         if value is None or value == AUTO:
             continue
-        if not math.isfinite(value) or not low <= value <= high:
+        if out_of_range(value, low, high):
             raise UsageError(
                 f"--{name.replace('_', '-')} must be between {low} and {high}, got {value}"
             )
@@ -206,6 +247,25 @@ def check_ranges(args) -> None:
         raise UsageError(
             f"--storage-password-env takes the name of an environment variable, got {name!r}"
         )
+
+
+def check_text(flag: str, text: str, names: str | None = None) -> None:
+    """Refuse a control character (a newline, a tab, an escape) anywhere in an option's text,
+    and, where the option `names` something, an empty or blank value."""
+    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+    if bad is not None:
+        raise UsageError(f"{flag} holds a control character ({text!r}); type it without {bad!r}")
+    if names is not None and not text.strip():
+        raise UsageError(f"{flag} is {'blank' if text else 'empty'} ({text!r}): name {names}")
+
+
+def _texts(value) -> list[str]:
+    """The strings in an option's value (lists of them for nargs, of lists for append)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [text for item in value for text in _texts(item)]
+    return []
 
 
 def with_defaults(args) -> None:

@@ -7,11 +7,11 @@ import shlex
 import sys
 from pathlib import Path
 
-from baselines.case import parse_case
+from baselines.case import Case, parse_case
 from baselines.pipeline import make_target
 from baselines.torch_peer import capture_counterparts
 from tuning.errors import UsageError
-from tuning.limits import check_case_fits, slow_case_note
+from tuning.limits import check_case_fits, check_workers_fit, slow_case_note
 from tuning.measure.protocol import Protocol
 from tuning.plan import RunPlan
 from tuning.redact import redact
@@ -19,11 +19,14 @@ from tuning.runfolder.store import Run, RunError, check_folder_name, run_identit
 from tuning.study import save_environment
 from tuning.tuners.metaschedule import METASCHEDULE
 from tuning.tuners.metaschedule.rpc import free_servers
+from tuning.tuners.optuna import OPTUNA, OPTUNA_ONE_KERNEL
 from tuning.tuners.optuna.storages import remember_password, storage_file
+from tuning.tuners.optuna.study import open_study, study_name
 
 from .choices import (
     arm_names,
     check_arms_fit_target,
+    check_stored_names,
     default_arms,
     resolve_target,
     rpc_options,
@@ -42,6 +45,7 @@ def start_run(args, argv: list[str]) -> Run:
     with_defaults(args)
     case = parse_case(args.case)
     check_case_fits(case)
+    check_workers_fit(args.workers)
     note = slow_case_note(case)
     if note:
         print(note, file=sys.stderr)
@@ -81,12 +85,29 @@ def start_run(args, argv: list[str]) -> Run:
         options,
         recorded_command("tune", argv),
     )
+    if args.storage:
+        _open_studies_first(plan)
     run = Run.create(out, plan.meta())
     run.update_meta(
         peers_added=[n for n in arms if n not in requested], peers_not_measured=peers_not_measured
     )
     save_environment(run, make_target(**spec))
     return run
+
+
+def _open_studies_first(plan: RunPlan) -> None:
+    """A storage given with --storage holds the run's studies: opened (each study created, or
+    checked to be this run's) before the run folder exists, so that a storage that cannot be
+    used leaves nothing that would refuse the same command once it is fixed."""
+    for name in plan.tuners:
+        if name in (OPTUNA.name, OPTUNA_ONE_KERNEL.name):
+            open_study(
+                plan.options["storage"],
+                study_name(name == OPTUNA_ONE_KERNEL.name, shared=True),
+                None,
+                plan.identity,
+                plan.options["storage_password_env"],
+            )
 
 
 def resume_run(args) -> Run:
@@ -97,6 +118,9 @@ def resume_run(args) -> Run:
     run = Run.open(Path(args.resume))
     run.lock()
     meta = run.meta
+    check_stored_names(meta, run.path / "run.json")
+    check_case_fits(Case.from_dict(meta["case"]))
+    check_workers_fit(meta["options"].get("workers", 1))
     stored = meta["identity"]
     case = parse_case(args.case).to_dict() if args.case else stored["case"]
     kind = stored["target"] if args.target == "auto" else args.target

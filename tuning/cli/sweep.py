@@ -9,10 +9,9 @@ from pathlib import Path
 from tuning.errors import EXIT_TUNING_FAILED
 from tuning.measure.protocol import Protocol
 from tuning.progress import Progress
-from tuning.runfolder.store import check_folder_name
 
 from .choices import resolve_target
-from .options import Parser, check_ranges
+from .options import Parser, check_options, integer
 from .run import recorded_command
 
 
@@ -20,7 +19,14 @@ def sweep_main(argv: list[str]) -> int:
     """`tune sweep`: arms partial, on, fixed, serial, one-kernel and Optuna's best (of the
     fused pool kernel and of the one kernel) for each of a set of Cases, with the captured arms
     and inductor on a GPU with PyTorch; the same command again finishes an interrupted sweep."""
-    from tuning.sweep import SWEEP_CASES, run_sweep, select_cases, user_cases
+    from tuning.sweep import (
+        SWEEP_CASES,
+        check_cases_fit,
+        check_sweep_folder,
+        run_sweep,
+        select_cases,
+        user_cases,
+    )
 
     parser = Parser(prog="tune sweep", description=sweep_main.__doc__)
     parser.add_argument(
@@ -45,18 +51,19 @@ def sweep_main(argv: list[str]) -> int:
         metavar="NAME KEY=VALUE",
         help="one more named Case, e.g. --case mine window=3 stride=1 (repeatable)",
     )
-    parser.add_argument("--budget", type=int, default=40, help="Optuna trials per case")
+    parser.add_argument("--budget", type=integer, default=40, help="Optuna trials per case")
     parser.add_argument("--target", default="auto")
-    parser.add_argument("--trials", type=int, default=1, help="end-to-end trials per case")
-    parser.add_argument("--blocks", type=int, default=6, help="timing blocks per trial")
+    parser.add_argument("--trials", type=integer, default=1, help="end-to-end trials per case")
+    parser.add_argument("--blocks", type=integer, default=6, help="timing blocks per trial")
     parser.add_argument("--out", default=None, help="sweep folder (default runs/sweep-<date>)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    check_ranges(args)
+    check_options(args)
     cases = select_cases(args.cases, user_cases(args.cases_file, args.case))
+    check_cases_fit(cases)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     out = Path(args.out or f"runs/sweep-{datetime.date.today()}-{spec['kind']}")
-    check_folder_name(out)
+    check_sweep_folder(out)
     protocol = Protocol(trials=args.trials, blocks=args.blocks)
     command = recorded_command("tune sweep", argv)
     sweep = run_sweep(

@@ -18,7 +18,7 @@ from tuning.tuners.optuna.study import STUDY_NAME
 from tuning.tuners.optuna.workers import run_worker
 
 from .choices import resolve_target
-from .options import Parser, add_password_env, check_ranges
+from .options import Parser, add_password_env, check_options, integer
 
 
 def worker_main(argv: list[str]) -> int:
@@ -30,21 +30,21 @@ def worker_main(argv: list[str]) -> int:
         help="the study's storage URL (postgresql://..., sqlite:///..., journal:///PATH)",
     )
     parser.add_argument("--study", default=STUDY_NAME)
-    parser.add_argument("--budget", type=int, required=True, help="trials this worker measures")
+    parser.add_argument("--budget", type=integer, required=True, help="trials this worker measures")
     parser.add_argument("--target", default="auto")
     parser.add_argument("--case", nargs="*", default=[], metavar="KEY=VALUE")
     parser.add_argument("--sampler", default="tpe", choices=SAMPLERS)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=integer, default=0)
     add_password_env(parser)
     parser.add_argument("--verbose", action="store_true")
     # Given by `tune --workers K`: this worker stops when the run that started it is gone.
-    parser.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--parent-pid", type=integer, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.parent_pid is not None:
         die_with_parent(args.parent_pid)
     if args.budget < 1:
         raise UsageError(f"--budget must be >= 1, got {args.budget}")
-    check_ranges(args)
+    check_options(args)
     case = parse_case(args.case)
     check_case_fits(case)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))

@@ -3,6 +3,10 @@
 Two commands writing one run folder at once would fail each other's trials in flight and lose
 measurements; the second is refused in one line naming the process that holds the folder. The
 kernel drops the lock when that process ends, however it ends, so a lock is never stale.
+
+The lock file is written in place, so it is opened as every such file is (`store.open_in_place`:
+never through a symbolic or hard link, never a FIFO) and never truncated: the pid is written
+over its first line, and only that line is read back.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
+
+from .store import RunError, open_in_place
 
 LOCK_FILE = "tune.lock"
 
@@ -28,15 +34,16 @@ def hold(folder: Path) -> None:
     if name in _held:
         return
     try:
-        fd = os.open(
-            folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644
-        )
+        fd = open_in_place(folder / LOCK_FILE, os.O_RDWR)
+    except RunError as error:
+        raise FolderBusy(str(error)) from None
     except OSError as error:
         raise FolderBusy(f"cannot lock {folder / LOCK_FILE}: {error.strerror}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        first = os.pread(fd, 32, 0).decode(errors="replace").split("\n")[0].strip()
+        holder = first if first.isdigit() else "unknown"
         os.close(fd)
         raise FolderBusy(
             f"{folder} is in use by another tune (process {holder}); wait for it "
@@ -44,7 +51,6 @@ def hold(folder: Path) -> None:
         ) from None
     _held[name] = fd
     try:  # the pid is for the message only: a full disk must not stop the lock
-        os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     except OSError:
         pass

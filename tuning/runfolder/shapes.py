@@ -4,7 +4,8 @@ A file that is valid JSON of the wrong shape (a list where a record goes, a key 
 where a number goes) is said in one line naming the file, as a garbled one is, instead of a
 traceback far from it. A shape holds what the commands read without a default; a key marked
 `?` may be absent (older runs lack it) and is checked for its type where present. Other keys
-are left alone.
+are left alone. A number that defines the run, or a time it measured, is checked for its range
+too (`ranges.py`): a value the command line refuses is as damaged as text where a number goes.
 """
 
 from __future__ import annotations
@@ -14,12 +15,26 @@ from pathlib import Path
 
 from baselines.case import Case, CaseError
 
+from .ranges import RANGES, STORED_RANGES, TIME_US, WALL_S
+
 
 class Each:
     """An object whose every value has `shape` (its keys are names: arms, figures, kernels)."""
 
     def __init__(self, shape):
         self.shape = shape
+
+
+class Within:
+    """A number of `kind` (int or NUMBER) between `low` and `high`, inclusive."""
+
+    def __init__(self, kind, low: float, high: float):
+        self.kind, self.low, self.high = kind, low, high
+
+
+def option(name: str, kind=int) -> Within:
+    """The range of a run-defining option, as the command line checks it (`ranges.py`)."""
+    return Within(kind, *{**RANGES, **STORED_RANGES}[name])
 
 
 NUMBER = "number"  # an int or a float (not true or false)
@@ -35,16 +50,20 @@ _WHAT = {
 }
 _FOUND = [(kind, _WHAT[kind]) for kind in (dict, list, str, bool, NUMBER, None)]
 
+TIME = Within(NUMBER, *TIME_US)
+TIME_OR_NONE = (TIME, None)
+SECONDS = Within(NUMBER, *WALL_S)
+COUNT = Within(int, 0, 2**53)
 PROTOCOL = {
-    "repeat": int,
-    "number?": int,
-    "trials?": int,
-    "min_repeat_ms?": NUMBER,
-    "warmup_s?": NUMBER,
-    "blocks?": (int, None),
-    "checks?": int,
-    "warmup_calls?": int,
-    "queued_calls?": int,
+    "repeat": option("repeat"),
+    "number?": option("number"),
+    "trials?": option("trials"),
+    "min_repeat_ms?": option("min_repeat_ms", NUMBER),
+    "warmup_s?": option("warmup_s", NUMBER),
+    "blocks?": (option("blocks"), None),
+    "checks?": option("checks"),
+    "warmup_calls?": option("warmup_calls"),
+    "queued_calls?": option("queued_calls"),
 }
 RUN = {
     "format?": int,
@@ -53,44 +72,85 @@ RUN = {
     "target_spec": {"kind": str, "arch?": str},
     "protocol": PROTOCOL,
     "tuners": [str],
-    "budget": int,
-    "options": dict,
+    "budget": option("budget"),
+    "options": {
+        "seed?": option("seed"),
+        "workers?": option("workers"),
+        "sampler?": str,
+        "exhaustive?": (bool, None),
+        "storage?": (str, None),
+    },
     "arms": [{"name": str, "peer?": bool, "whole_graph?": bool}],
     "arm_names?": [str],
     "command?": str,
-    "wall_s?": NUMBER,
-    "phase_wall_s?": Each(NUMBER),
+    "wall_s?": SECONDS,
+    "phase_wall_s?": Each(SECONDS),
     "tuner_failures?": Each(str),
     "peers_added?": [str],
     "peers_not_measured?": dict,
+    "fused_kernel_rules?": Each((Each(str), None)),
 }
 TRIAL = {
-    "trial": int,
+    "trial": Within(int, 0, RANGES["trials"][1] - 1),
     "checks": Each({"correct": bool, "max_abs_err?": NUMBER_OR_NONE}),
-    "design?": {"blocks": int},
+    "design?": {"blocks": option("blocks")},
     "block_orders?": [[str]],
-    "block_samples_us?": Each(Each([[NUMBER]])),
-    "samples_us?": Each([NUMBER]),
-    "queued_gpu_us?": Each([NUMBER]),
+    "block_samples_us?": Each(Each([[TIME]])),
+    "samples_us?": Each([TIME]),
+    "queued_gpu_us?": Each([TIME]),
     "kernels?": Each([{"name": str}]),
     "cuda_graph_launches?": dict,
 }
 TUNER_RUN = {
-    "trials": int,
-    "valid": int,
-    "failed_by_reason": Each(int),
-    "wall_s?": NUMBER,
-    "best_kernel_us?": NUMBER_OR_NONE,
-    "best_trial?": (int, None),
+    "trials": COUNT,
+    "valid": COUNT,
+    "failed_by_reason": Each(COUNT),
+    "wall_s?": SECONDS,
+    "best_kernel_us?": TIME_OR_NONE,
+    "best_trial?": (COUNT, None),
     "timer?": (str, None),
-    "default_kernel_us?": NUMBER_OR_NONE,
-    "fixed_kernel_us?": NUMBER_OR_NONE,
-    "serial_kernel_us?": NUMBER_OR_NONE,
-    "exhaustive_best_kernel_us?": NUMBER_OR_NONE,
-    "exhaustive_points?": int,
+    "default_kernel_us?": TIME_OR_NONE,
+    "fixed_kernel_us?": TIME_OR_NONE,
+    "serial_kernel_us?": TIME_OR_NONE,
+    "exhaustive_best_kernel_us?": TIME_OR_NONE,
+    "exhaustive_points?": COUNT,
 }
-SUMMARY = {**TUNER_RUN, "source?": str, "runs?": Each(TUNER_RUN)}
-MEASUREMENT = {"status": str, "kernel_us?": NUMBER_OR_NONE}
+SUMMARY = {**TUNER_RUN, "source?": str, "runs?": Each(TUNER_RUN), "kernel_times?": Each(str)}
+MEASUREMENT = {"status": str, "kernel_us?": TIME_OR_NONE}
+# A sweep's own file: written with its marker (`kind`) since 2026-12; a sweep.json made before
+# has no marker and is known by its settings.
+SWEEP_KIND = "tune sweep"
+SWEEP_SETTINGS = {
+    "cases": [str],
+    "definitions": Each(dict),
+    "target": str,
+    "device": str,
+    "budget": option("budget"),
+    "protocol": dict,
+}
+SWEEP = {
+    "kind?": str,
+    "settings": SWEEP_SETTINGS,
+    "command?": str,
+    "large_reductions?": Each({"default": Each(str), "fixed": Each(str), "unchanged": bool}),
+}
+# What a sweep reads of each Case's report.json (`reports/sweep.py`).
+REPORT = {
+    "case": dict,
+    "device": str,
+    "arms": Each(
+        {
+            "correct?": bool,
+            "max_abs_err?": NUMBER_OR_NONE,
+            "median_us?": TIME_OR_NONE,
+            "queued_gpu_us?": TIME_OR_NONE,
+        }
+    ),
+    "tuners": Each(dict),
+    "ratios": Each({"ratio?": NUMBER, "low?": NUMBER_OR_NONE, "high?": NUMBER_OR_NONE}),
+    "tuner_failures?": Each(str),
+    "fused_kernel?": [dict],
+}
 
 
 def file_problem(path: Path, data) -> str | None:
@@ -119,6 +179,10 @@ def shape_of(path: Path) -> object | None:
         return dict  # the whole shape is checked where a run is opened (`Run.open`)
     if path.name == "environment.json":
         return dict
+    if path.name == "sweep.json":
+        return SWEEP
+    if path.name == "report.json":
+        return REPORT
     if path.name == "kernels.json":
         return Each(MEASUREMENT)
     if path.parent.name == "trials" and re.fullmatch(r"trial_\d+\.json", path.name):
@@ -129,14 +193,27 @@ def shape_of(path: Path) -> object | None:
         return [MEASUREMENT]
     if in_tuner and path.name.endswith("_kernel.json"):
         return MEASUREMENT
+    if in_tuner and path.name == "exhaustive.json":
+        return Each(TIME_OR_NONE)
     return None
 
 
 def mismatch(value, shape, where: str = "") -> str | None:
     """Where `value` departs from `shape`, in words; None where it has the shape."""
-    if isinstance(shape, tuple):  # any one of these
-        options = [mismatch(value, option, where) for option in shape]
-        return None if None in options else _wrong(value, shape, where)
+    if isinstance(shape, tuple):  # any one of these: the first whose type the value has
+        fitting = next((option for option in shape if _fits(value, option)), _NO_FIT)
+        if fitting is _NO_FIT:
+            return _wrong(value, shape, where)
+        return mismatch(value, fitting, where)
+    if isinstance(shape, Within):
+        if not _is(value, shape.kind):
+            return _wrong(value, shape.kind, where)
+        if not shape.low <= value <= shape.high:
+            return (
+                f"{where or 'the value'} should be between {_plain(shape.low)} and "
+                f"{_plain(shape.high)}, not {value!r}"
+            )
+        return None
     if isinstance(shape, list):
         if not isinstance(value, list):
             return _wrong(value, list, where)
@@ -163,6 +240,24 @@ def mismatch(value, shape, where: str = "") -> str | None:
     return None if _is(value, shape) else _wrong(value, shape, where)
 
 
+_NO_FIT = object()
+
+
+def _plain(bound: float) -> str:
+    return str(int(bound)) if float(bound).is_integer() else str(bound)
+
+
+def _fits(value, shape) -> bool:
+    """Whether `value` has the type `shape` asks for (not yet its contents or range)."""
+    if isinstance(shape, Within):
+        return _is(value, shape.kind)
+    if isinstance(shape, list):
+        return isinstance(value, list)
+    if isinstance(shape, (dict, Each)):
+        return isinstance(value, dict)
+    return _is(value, shape)
+
+
 def _is(value, kind) -> bool:
     if kind is None:
         return value is None
@@ -175,9 +270,20 @@ def _is(value, kind) -> bool:
 
 def _wrong(value, shape, where: str) -> str:
     kinds = shape if isinstance(shape, tuple) else (shape,)
-    wanted = " or ".join(_WHAT.get(kind, "an object") for kind in kinds)
+    wanted = " or ".join(_words(kind) for kind in kinds)
     found = next(words for kind, words in _FOUND if _is(value, kind))
     return f"{where or 'the file'} should be {wanted}, not {found}"
+
+
+def _words(shape) -> str:
+    """What a value of `shape` is, in words."""
+    if isinstance(shape, Within):
+        return _WHAT[shape.kind]
+    if isinstance(shape, list):
+        return _WHAT[list]
+    if isinstance(shape, (dict, Each)):
+        return _WHAT[dict]
+    return _WHAT[shape]
 
 
 def _key(where: str, name) -> str:

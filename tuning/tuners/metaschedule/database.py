@@ -5,6 +5,10 @@ last line is cut short, which is what a kill or a full disk in the middle of an 
 That line is the record being written when the run stopped, and the run's own trial rows are
 written after it, so the resume drops it (keeping the original as `<name>.damaged`) and
 measures on. Damage anywhere else is refused in one line, and the file left as it is.
+
+TVM opens and appends these files itself, so each is checked before TVM sees it: a link of any
+kind (TVM would append to the file outside the folder) or a FIFO (TVM would hang opening it)
+is refused in one line (`store.check_in_place`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pathlib import Path
 from tvm.s_tir import meta_schedule as ms
 
 from tuning.candidates.evaluator import error_line
-from tuning.runfolder.store import RunError, write_bytes
+from tuning.runfolder.store import RunError, check_in_place, read_bytes, write_bytes
 
 FILES = ("database_workload.json", "database_tuning_record.json")
 DAMAGED_SUFFIX = ".damaged"
@@ -25,6 +29,8 @@ def open_database(directory: Path, say) -> ms.database.JSONDatabase:
     """The database in `directory`, repaired where a stopped append cut its last line short;
     `say(line)` hears each repair. A database the repair does not make readable is put back
     as it was and refused."""
+    for name in FILES:
+        check_in_place(directory / name)
     try:
         return _open(directory)
     except RunError:
@@ -36,7 +42,7 @@ def open_database(directory: Path, say) -> ms.database.JSONDatabase:
     except RunError:
         for name in repaired:
             damaged = directory / (name + DAMAGED_SUFFIX)
-            write_bytes(directory / name, damaged.read_bytes())
+            write_bytes(directory / name, read_bytes(damaged))
             damaged.unlink()
         raise
     for name in repaired:
@@ -61,7 +67,7 @@ def _drop_partial_last_line(path: Path) -> bool:
     """Cut a file of JSON lines after its last whole line, where only the last one is cut
     short (the original kept beside it); True where it did."""
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)
     except FileNotFoundError:
         return False
     if not data or data.endswith(b"\n"):

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tuning.runfolder.store import open_in_place
 
 if TYPE_CHECKING:
     from tvm.s_tir import meta_schedule as ms
@@ -73,7 +76,8 @@ def logs_to(path: Path) -> Iterator[logging.Logger]:
     model's iterations) go to `path`, not to the console; the logger is restored when the last
     run ends."""
     logger = logging.getLogger(LOGGER)
-    handler = logging.FileHandler(path, mode="a")
+    stream = os.fdopen(open_in_place(path, os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
+    handler = logging.StreamHandler(stream)  # appended, never through a link
     handler.set_name(f"pool-tuning:{path}")
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     handler.addFilter(_ThisThread())
@@ -82,6 +86,7 @@ def logs_to(path: Path) -> Iterator[logging.Logger]:
         yield logger
     finally:
         _SETTINGS.leave(logger, handler)
+        stream.close()
 
 
 def tune_kernel(

@@ -40,7 +40,7 @@ from tuning.candidates.outcome import Status
 from tuning.candidates.side_by_side import side_by_side
 from tuning.errors import TuningFailed
 from tuning.progress import Progress
-from tuning.runfolder.store import Run, read_json, write_json, write_text
+from tuning.runfolder.store import Run, read_json, read_text, write_json, write_text
 
 from . import METASCHEDULE, rpc
 from .bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
@@ -211,5 +211,5 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
     source = ranked[0][1]
     combined = {**summaries[source], "source": source, "runs": summaries}
     METASCHEDULE.write_summary(run, combined)
-    best = tvm.ir.load_json((run.tuner_dir(source) / "best_module.json").read_text())
+    best = tvm.ir.load_json(read_text(run.tuner_dir(source) / "best_module.json"))
     return Arm(METASCHEDULE.name, schedule=ScheduledModule(best, origin=source))

@@ -3,7 +3,9 @@
 `sqlite:///PATH` and other SQLAlchemy URLs are RDB storages (with heartbeats, `heartbeat.py`);
 `journal://PATH` is a journal file. A storage file that is damaged is refused in one line
 before Optuna touches it, because Optuna would write to it: a study it cannot find in a
-garbled journal is created anew at its end. A password is taken from the environment variable
+garbled journal is created anew at its end; so is one that is not a regular file (Optuna would
+hang opening a FIFO), and one in the run folder that is a link of any kind (Optuna would write
+through it). A password is taken from the environment variable
 `password_env` names, so that none is ever stored (`redact.py`).
 """
 
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuning.redact import has_password, redact, with_password, without_password
-from tuning.runfolder.store import RunError
+from tuning.runfolder.store import RunError, check_in_place, not_regular, read_bytes
 
 from .heartbeat import heartbeat_options
 
@@ -110,10 +112,23 @@ def storage_for(
         return optuna.storages.RDBStorage(url, **heartbeat_options())
 
 
-def check_untouched(url: str) -> None:
-    """Refuse a damaged storage file before Optuna opens (and writes to) it."""
+def check_in_folder(url: str, folder: Path) -> None:
+    """Refuse a storage file inside the run folder that Optuna would write through a link."""
     path = storage_file(url)
-    if path is None or not path.is_file() or path.stat().st_size == 0:
+    if path is not None and path.parent.resolve().is_relative_to(folder.resolve()):
+        check_in_place(path)  # the name itself, not what a link at it points to
+
+
+def check_untouched(url: str) -> None:
+    """Refuse a damaged storage file, or one that is not a regular file, before Optuna opens
+    (and writes to) it."""
+    path = storage_file(url)
+    if path is None:
+        return
+    special = not_regular(path)
+    if special:
+        raise RunError(f"the Optuna storage {special}; pass another --storage")
+    if not path.is_file() or path.stat().st_size == 0:
         return
     problem = _journal_problem(path) if url.startswith(JOURNAL) else _sqlite_problem(path)
     if problem:
@@ -124,14 +139,13 @@ def check_untouched(url: str) -> None:
 
 
 def _journal_problem(path: Path) -> str | None:
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.endswith(b"\n"):
-                return f"line {number} is cut short"
-            try:
-                json.loads(line)
-            except ValueError:
-                return f"line {number} is not a journal entry"
+    for number, line in enumerate(read_bytes(path).splitlines(keepends=True), 1):
+        if not line.endswith(b"\n"):
+            return f"line {number} is cut short"
+        try:
+            json.loads(line)
+        except (ValueError, RecursionError):
+            return f"line {number} is not a journal entry"
     return None
 
 

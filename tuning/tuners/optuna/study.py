@@ -9,25 +9,46 @@ import optuna
 
 from tuning.runfolder.store import RunError
 
-from .storages import check_untouched, said, storage_for
+from .storages import check_untouched, said, storage_file, storage_for
 
 STUDY_NAME = "fused-pool"
 STORAGE_ATTEMPTS = 3
 
 
+def study_name(whole: bool, shared: bool) -> str:
+    """The study of tuner `optuna` (or, `whole`, `optuna-one-kernel`): a storage the user gives
+    (`shared`) holds both tuners' studies; the default one in the run folder is a tuner's own."""
+    return f"{STUDY_NAME}-one-kernel" if whole and shared else STUDY_NAME
+
+
 def open_study(
-    url: str, name: str, sampler, identity: dict, password_env: str | None = None
+    url: str,
+    name: str,
+    sampler,
+    identity: dict,
+    password_env: str | None = None,
+    create: bool = True,
 ) -> optuna.Study:
     """Load or create a study; refuse storage that is damaged, unreadable or holds another
-    run's study, and leave it as it is."""
+    run's study, and leave it as it is. Without `create` (a worker joining a study), a study
+    the storage does not hold is refused: a misspelt name must not start a study of its own."""
     check_untouched(url)
+    path = storage_file(url)
+    if not create and path is not None and not path.exists():  # opening would create it
+        raise RunError(
+            f"the Optuna storage {path} does not exist; name the storage of a run's study "
+            "with --storage"
+        )
     for attempt in range(STORAGE_ATTEMPTS):
         try:
+            storage = storage_for(None, url, password_env)
+            if not create:
+                _require_study(storage, name)
             study = optuna.create_study(
                 study_name=name,
                 direction="minimize",
                 load_if_exists=True,
-                storage=storage_for(None, url, password_env),
+                storage=storage,
                 sampler=sampler,
             )
             break
@@ -52,3 +73,13 @@ def open_study(
     if stored is None:
         study.set_user_attr("identity", mine)
     return study
+
+
+def _require_study(storage, name: str) -> None:
+    names = [summary.study_name for summary in storage.get_all_studies()]
+    if name not in names:
+        held = ", ".join(repr(n) for n in names[:5]) or "none"
+        raise RunError(
+            f"the Optuna storage holds no study {name!r} (it holds {held}); name one with "
+            "--study, or start the run first (tune --workers K creates its study)"
+        )

@@ -27,8 +27,8 @@ from .record import close_interrupted
 from .replay import compare_samplers
 from .samplers import make_sampler
 from .search_loop import OptunaSearch
-from .storages import default_storage_url
-from .study import STUDY_NAME, open_study
+from .storages import check_in_folder, default_storage_url
+from .study import open_study, study_name
 from .summary import records, summarize
 from .workers import run_workers
 
@@ -53,11 +53,10 @@ def run_optuna(
     progress.start(name)
     workers = 1 if whole else options.get("workers", 1)  # the workers tune the pool kernel
     url = options.get("storage") or default_storage_url(directory, workers)
-    # A storage the user gives holds both tuners' studies; the default one is this tuner's own.
-    study_name = f"{STUDY_NAME}-one-kernel" if whole and options.get("storage") else STUDY_NAME
+    check_in_folder(url, run.path)
     study = open_study(
         url,
-        study_name,
+        study_name(whole, shared=bool(options.get("storage"))),
         make_sampler(options.get("sampler", "tpe"), options.get("seed", 0)),
         run.meta["identity"],
         options.get("storage_password_env"),

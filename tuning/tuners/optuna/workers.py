@@ -36,7 +36,7 @@ def run_worker(
     """One worker of a shared study: measure `budget` trials of its own, then stop."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     space = Space.for_target(case, make_target(**target_spec))
-    study = open_study(url, name, make_sampler(sampler, seed), identity, password_env)
+    study = open_study(url, name, make_sampler(sampler, seed), identity, password_env, create=False)
     with CandidateEvaluator(case, target_spec) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, shared=True)
         search.run(budget, own=True)
