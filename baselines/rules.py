@@ -30,7 +30,9 @@ from .window_reduction import MAX_WINDOW, analyze_window, choose_launch, schedul
 class WindowReduction(GPUScheduleRule):
     """window_reduction.WindowReduction, and the one kernel of the whole graph."""
 
-    def apply(self, func: tirx.PrimFunc, target: tvm.target.Target, _: bool):
+    def apply(
+        self, func: tirx.PrimFunc, target: tvm.target.Target, _: bool
+    ) -> s_tir.Schedule | None:
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
             return None
         sch = s_tir.Schedule(func)
@@ -69,16 +71,18 @@ def reduction_fix_rules(target: tvm.target.Target) -> list:
 RULE_LISTS = {"default": default_rules, "fixed": fixed_rules, "reduction-fix": reduction_fix_rules}
 
 
-def schedule_pass(rules: str, target: tvm.target.Target):
+def schedule_pass(rules: str, target: tvm.target.Target) -> tvm.transform.Pass:
     """ApplyDefaultSchedule with the rule list named `rules`."""
     return dlight.ApplyDefaultSchedule(*RULE_LISTS[rules](target))
 
 
-def fixed_schedule_pass(target: tvm.target.Target):
+def fixed_schedule_pass(target: tvm.target.Target) -> tvm.transform.Pass:
     return schedule_pass("fixed", target)
 
 
-def first_rule(func: tirx.PrimFunc, target: tvm.target.Target, rules: list):
+def first_rule(
+    func: tirx.PrimFunc, target: tvm.target.Target, rules: list
+) -> tuple[str | None, s_tir.Schedule | None]:
     """(name, schedule) of the first rule that schedules `func`, as ApplyDefaultSchedule picks
     it; (None, None) if none does."""
     with target:

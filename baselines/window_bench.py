@@ -244,7 +244,7 @@ def schedule(mod: tvm.IRModule, rules: list, target_kind: str) -> tuple[tvm.IRMo
     return scheduled, chosen
 
 
-def build(mod: tvm.IRModule, target_kind: str):
+def build(mod: tvm.IRModule, target_kind: str) -> tvm.runtime.Executable:
     """The scheduled module through the rest of the target's pipeline, compiled."""
     target = make_target(target_kind)
     backend = backend_pipeline(target)

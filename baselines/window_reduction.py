@@ -283,7 +283,7 @@ def _multiprocessors(kind: str, arch: str) -> int | None:
     return MULTIPROCESSORS.get(arch)
 
 
-def schedule_window(sch: s_tir.Schedule, window: Window, launch: Launch):
+def schedule_window(sch: s_tir.Schedule, window: Window, launch: Launch) -> s_tir.schedule.LoopRV:
     """One thread per output (per `launch.rows` outputs along the second-to-last axis), the
     reduced value in a register, every loop inside the thread unrolled; returns the thread loop.
     Consecutive threads take consecutive outputs along the innermost axis."""

@@ -102,7 +102,7 @@ def worker_bytes(cores: int) -> int:
     return WORKER_BASE_BYTES + cores * BUILDER_BYTES
 
 
-def check_workers_fit(workers: int, cores: int | None = None, available: int | None = None):
+def check_workers_fit(workers: int, cores: int | None = None, available: int | None = None) -> None:
     """Raise CaseError where `workers` is more than `max_workers`."""
     if workers <= 1:
         return
