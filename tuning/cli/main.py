@@ -6,7 +6,8 @@ fused kernel, report.
                                       and MetaSchedule measure 500 candidates each
     tune --budget 0                   the arms only
     tune --resume DIR                 finish an interrupted run without re-measuring
-    tune report DIR                   re-render a run's report (no GPU needed)
+    tune report DIR [--comment]       re-render a run's report (no GPU needed); --comment
+                                      prints comment.md, the run for the issue thread
     tune worker --storage URL ...     join a shared Optuna study as one more worker
     tune sweep --budget 40            the candidate rule (`fixed`) and the whole graph as one
                                       kernel (`one-kernel`) across a set of Cases
@@ -40,14 +41,19 @@ PROCESS_STARTED = time.monotonic()
 
 
 def _report(argv: list[str]) -> int:
-    from reports.render import render_run
+    from reports.render import COMMENT, render_run
 
-    if len(argv) != 1:
-        raise UsageError("tune report takes one run folder: tune report DIR")
-    run = Run.open(Path(argv[0]))
+    comment = "--comment" in argv
+    folders = [arg for arg in argv if arg != "--comment"]
+    if len(folders) != 1 or any(arg.startswith("--") for arg in folders):
+        raise UsageError("tune report takes one run folder: tune report DIR [--comment]")
+    run = Run.open(Path(folders[0]))
     run.lock()
     render_run(run)
-    print(run.path / "report.md")
+    if comment:  # the comment itself, ready to paste into the issue thread
+        print((run.path / COMMENT).read_text(), end="")
+    else:
+        print(run.path / "report.md")
     return 0
 
 
@@ -138,5 +144,5 @@ def _main(argv: list[str]) -> int:
     from reports.markdown import headline
 
     print(headline(report))
-    print(f"report: {run.path / 'report.md'}")
+    print(f"report: {run.path / 'report.md'} (for the issue thread: comment.md beside it)")
     return 0
