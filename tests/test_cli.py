@@ -293,22 +293,36 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
     assert "Tuner `optuna` gave no arm" in (out / "report.md").read_text()
 
 
-def test_the_default_arms_carry_the_fix_and_on_cuda_with_pytorch_its_fair_peers(monkeypatch):
+def test_the_default_arms_carry_the_fix_and_on_cuda_the_one_kernel_with_its_fair_peers(
+    monkeypatch,
+):
     from tuning.cli import choices
 
-    assert choices.default_arms("llvm") == ["off", "partial", "on", "serial", "fixed"]
+    issue_and_fix = ["off", "partial", "on", "serial", "fixed"]
+    assert choices.default_arms("llvm") == issue_and_fix
     monkeypatch.setattr(choices, "torch_available", lambda: False)
-    assert choices.default_arms("cuda") == ["off", "partial", "on", "serial", "fixed"]
+    assert choices.default_arms("cuda") == [*issue_and_fix, "one-kernel"]
     monkeypatch.setattr(choices, "torch_available", lambda: True)
     arms = choices.default_arms("cuda")
-    assert arms[:5] == ["off", "partial", "on", "serial", "fixed"]
-    assert {"fixed+capture", "torch-compile", "torch-compile-max-autotune"} <= set(arms)
-    # the captured fix brings PyTorch's captured peers with it
+    assert arms == [
+        *issue_and_fix,
+        "fixed+capture",
+        "one-kernel",
+        "one-kernel+capture",
+        "torch-compile",
+        "torch-compile-max-autotune",
+    ]
+    # the captured arms bring PyTorch's captured peers with them: the whole graph captured is
+    # held against torch.compile captured, as the fix captured is
     from baselines import torch_peer
+    from reports.comparisons import like_for_like
 
     monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
     with_peers, _ = torch_peer.capture_counterparts(arms, "cuda")
     assert {"torch-eager+capture", "torch-compile+capture"} <= set(with_peers)
+    pairs = like_for_like(with_peers, [n for n in with_peers if n in torch_peer.PEERS])
+    assert ("one-kernel", "torch-compile") in pairs
+    assert ("one-kernel+capture", "torch-compile+capture") in pairs
 
 
 def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_path, capsys):
@@ -329,3 +343,22 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
         "assert 'tvm' not in sys.modules"
     )
     assert (copy / "report.md").read_text() == with_tvm
+
+
+def test_tune_report_comment_prints_the_comment_for_the_thread(finished_run, tmp_path, capsys):
+    """A CPU run's comment: within its limit, no GPU column, the environment folded."""
+    import shutil
+
+    from tuning.cli.main import main
+
+    copy = tmp_path / "run"
+    shutil.copytree(finished_run, copy, ignore=shutil.ignore_patterns("tune.lock"))
+    capsys.readouterr()
+    assert main(["report", str(copy), "--comment"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == (copy / "comment.md").read_text() and len(printed) <= 2500
+    assert printed.startswith("`tune --budget 0 --out ")
+    assert "| arm | end to end, us | / ON (95% CI) |" in printed and "GPU time" not in printed
+    assert "<details><summary>Environment</summary>" in printed and "tvm: " in printed
+    assert main(["report", str(copy), "--commnt"]) == 2
+    assert "tune report takes one run folder" in capsys.readouterr().err
