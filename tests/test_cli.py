@@ -92,8 +92,19 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
     # The run's wall time counts from the process's start: its setup (TVM's import) is in it.
     assert walls["setup"] > 0
     assert meta["wall_s"] >= walls["setup"] + walls["tuning"] + walls["comparison"]
-    # Each trial's process start and imports, before its arms load.
-    assert all(record["wall_s"]["startup_s"] > 0 for record in records)
+    # Each trial's process start and imports, before its arms load; its process started with
+    # the run and waited for its trial without a CUDA context; where each trial's time went.
+    for record in records:
+        walls = record["wall_s"]
+        assert walls["startup_s"] > 0 and walls["waited_s"] >= 0
+        assert walls["compiler_import_s"] >= 0 and record["cuda_before_trial"] is False
+        assert set(walls["load_s"]) == set(walls["check_by_arm_s"]) == set(record["checks"])
+        assert walls["warmup_s"] >= 0 and walls["timing_s"] > 0
+        assert set(walls["timing_by_arm_s"]) == set(record["checks"])
+        assert sum(walls["timing_by_arm_s"].values()) <= walls["timing_s"]
+    section = (finished_run / "report.md").read_text().split("## Wall time")[1]
+    assert "Where each trial's time went" in section and "| timing: every arm's" in section
+    assert "Timing by arm, all its figures, summed over trials: `" in section
 
 
 def test_report_is_rerendered_from_the_stored_run(finished_run):
@@ -255,6 +266,14 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     assert 1 <= optuna["best_trial"] <= 6
     assert set(optuna["sampler_replay"]) == {"tpe", "random"}
     assert report["arms"]["optuna"]["correct"] is True
+    # Where the tuner's time went, from its loop, its builders and its measuring process.
+    spent = optuna["time_spent"]
+    assert spent["asks"] >= 6 and spent["ask_s"] > 0 and spent["storage_s"] > 0
+    assert spent["builds"] >= 6 and spent["build_cpu_s"] > 0 and spent["device_s"] > 0
+    assert spent["measured"] >= 1 and spent["wait_s"] > 0
+    section = (out / "report.md").read_text().split("## Wall time")[1]
+    assert "Where each tuner's time went" in section
+    assert "| asking the sampler (Optuna's ask, with the storage writes it makes) | " in section
     # The tuned arm was built as the tuner returned it, and the trial loaded it with the rest.
     trial = json.loads((out / "trials" / "trial_0.json").read_text())
     assert sorted(trial["wall_s"]["libraries_loaded"]) == sorted(report["arms"])

@@ -498,3 +498,43 @@ def test_the_comment_of_a_cpu_run_has_no_gpu_column(tmp_path):
     assert "GPU time" not in text and "fused kernel" not in text
     assert "cannot be told apart" in text  # fixed is on, on llvm
     assert "The issue's slowdown" in text  # room for it without PyTorch's sentences
+
+
+def test_the_wall_time_section_says_where_each_tuner_and_trial_spent_its_time():
+    from reports.markdown import wall_text
+
+    optuna = {"wall_s": 80.4, "time_spent": {"build_cpu_s": 410.2, "asks": 690, "ask_s": 21.5}}
+    ms_run = {"wall_s": 120.0, "time_spent": {"build_cpu_s": 300.0, "search_s": 61.2}}
+    trial = {
+        "startup_s": 5.1,
+        "compiler_import_s": 6.5,
+        "waited_s": 120.0,
+        "load_s": {"on": 0.1, "fixed": 0.2},
+        "check_s": 1.5,
+        "timing_s": 20.0,
+        "timing_by_arm_s": {"on": 12.0, "fixed": 8.0},
+    }
+    report = {
+        "phase_wall_s": {"tuning": 120.6, "comparison": 60.2},
+        "wall_s": 190.0,
+        "tuners": {
+            "optuna": optuna,
+            "metaschedule": {**ms_run, "runs": {"ms-space": ms_run}},  # its runs hold it
+            "ms-space": ms_run,
+        },
+        "trial_wall_s": [trial, {**trial, "timing_by_arm_s": {"on": 10.0, "fixed": 9.0}}],
+    }
+    text = "\n".join(wall_text(report))
+    assert "|  | `optuna` | `ms-space` |" in text  # the combined summary is not repeated
+    assert "| wall time | 80.4 | 120.0 |" in text
+    building = "building: CPU seconds of the builder processes and their children (nvcc)"
+    assert f"| {building} | 410.2 | 300.0 |" in text
+    assert "| asks | 690 | — |" in text
+    assert "| MetaSchedule's own work: search, cost model, database (derived: its wall " in text
+    assert "less the builder's and the callbacks') | — | 61.2 |" in text
+    assert "|  | trial 0 | trial 1 |" in text
+    assert "| loading the arms' libraries | 0.3 | 0.3 |" in text
+    assert "| warm-up |" not in text  # not recorded: no row
+    assert "summed over trials: `on` 22.0 s, `fixed` 17.0 s." in text
+    # a run recorded before these were kept: only the phases
+    assert "Where each" not in "\n".join(wall_text({**report, "tuners": {}, "trial_wall_s": []}))

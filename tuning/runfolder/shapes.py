@@ -74,6 +74,18 @@ TRIAL = {
     "queued_gpu_us?": Each([NUMBER]),
     "kernels?": Each([{"name": str}]),
     "cuda_graph_launches?": dict,
+    # Where the trial's time went (`harness.run_trial`); the report reads these.
+    "wall_s?": {
+        "startup_s?": NUMBER,
+        "compiler_import_s?": NUMBER,
+        "waited_s?": NUMBER,
+        "load_s?": Each(NUMBER),
+        "peer_s?": Each(NUMBER),
+        "check_s?": NUMBER,
+        "warmup_s?": NUMBER,
+        "timing_s?": NUMBER,
+        "timing_by_arm_s?": Each(NUMBER),
+    },
 }
 TUNER_RUN = {
     "trials": int,
@@ -88,6 +100,7 @@ TUNER_RUN = {
     "serial_kernel_us?": NUMBER_OR_NONE,
     "exhaustive_best_kernel_us?": NUMBER_OR_NONE,
     "exhaustive_points?": int,
+    "time_spent?": Each(NUMBER),
 }
 SUMMARY = {**TUNER_RUN, "source?": str, "runs?": Each(TUNER_RUN)}
 MEASUREMENT = {"status": str, "kernel_us?": NUMBER_OR_NONE}
