@@ -6,7 +6,7 @@ from __future__ import annotations
 
 # Each total a summary's `time_spent` may hold, and what it is (the report prints these).
 SPENT = {
-    "build_cpu_s": "building: CPU seconds of the builder processes and their children (nvcc)",
+    "build_cpu_s": "building: CPU seconds of the builder processes, their compiler included",
     "build_wall_s": "building: seconds each build took in its builder, summed",
     "builds": "candidates built",
     "builder_start_cpu_s": "builder processes starting: CPU seconds (imports)",
