@@ -85,6 +85,19 @@ def capture_counterparts(names: list[str], target_kind: str) -> tuple[list[str],
     return names, {}
 
 
+def load_compilers(names) -> None:
+    """Import what torch.compile loads for these peers' modes (dynamo, inductor) by wrapping a
+    function that is never called: nothing is compiled and the GPU is not touched. A trial's
+    process does this while it waits for its trial (`tuning.measure.harness`)."""
+    modes = {COMPILE_MODES.get(n.removesuffix(CAPTURE)) for n in names} - {None}
+    if not modes:
+        return
+    import torch
+
+    for mode in sorted(modes):
+        torch.compile(lambda x: x, mode=mode)
+
+
 def peer_arm(name: str, case: Case, target_kind: str) -> PeerArm:
     """The built peer `name` (`+capture` peers are captured on their first input)."""
     if name.endswith(CAPTURE):

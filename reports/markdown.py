@@ -7,6 +7,7 @@ from .arms_md import arm_notes, arms_table
 from .kernels_md import fused_kernel_table, kernels_table
 from .measurement_md import design_text, noise_section, ratios_section
 from .paragraph import headline
+from .time_md import trials_time, tuners_time
 from .tuners_md import tuners_section
 
 __all__ = ["headline", "render"]
@@ -22,7 +23,7 @@ def wall_text(report: dict) -> list[str]:
     tuning phase, and the arms' builds overlap it too."""
     walls = report.get("phase_wall_s") or {}
     if not walls:
-        return []
+        return tuners_time(report) + trials_time(report)
     parts = [f"{phase} {seconds:.0f} s" for phase, seconds in walls.items()]
     whole = f"; the whole run {report['wall_s']:.0f} s" if report.get("wall_s") else ""
     builds = (
@@ -36,6 +37,8 @@ def wall_text(report: dict) -> list[str]:
         "",
         f"Per phase (tuners run side by side within `tuning`{builds}; "
         "summed over resumes): " + ", ".join(parts) + whole + ".",
+        *tuners_time(report),
+        *trials_time(report),
     ]
 
 

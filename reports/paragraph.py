@@ -1,5 +1,8 @@
 """The paragraph a maintainer pastes into apache/tvm#20401: the candidate fix first, each fact
-once, every verdict with the figure it uses, "cannot be told apart" wherever an interval holds 1.
+once, every verdict with the figure it uses, "cannot be told apart" wherever an interval holds 1;
+at most eight sentences.
+
+Each sentence is built by one function here, which `comment.py` reuses for the shorter comment.
 """
 
 from __future__ import annotations
@@ -15,23 +18,28 @@ SLOWDOWN = ("on/partial", "on/off")
 FAIR_PEERS = ("fixed/torch-compile", "fixed+capture/torch-compile+capture")
 PEER_FIGURES = ("python_call", "gpu_queued")
 ONE_KERNEL = ("one-kernel/fixed", "one-kernel+capture/fixed+capture")
+# The whole graph against PyTorch like for like (issue 25): plain by GPU time against
+# torch.compile's, captured against torch.compile captured, end to end (a replay on both sides).
+WHOLE_GRAPH_PEERS = (
+    ("one-kernel/torch-compile", ("gpu_queued",), "plain"),
+    ("one-kernel+capture/torch-compile+capture", ("call_path",), "captured"),
+)
 
 
 def headline(report: dict) -> str:
     timed = {name for name, arm in report["arms"].items() if arm["median_us"] is not None}
     sentences = [
-        _setting(report),
-        _pairs(report, SLOWDOWN, "The issue's slowdown"),
+        setting(report),
+        slowdown(report),
         *(_candidate(report) if CANDIDATE in timed else _best_tuned(report, timed)),
         *(_like_for_like(report, pair) for pair in FAIR_PEERS),
-        _one_kernel(report),
-        *_not_measured(report),
-        _correctness(report),
+        whole_graph(report),
+        closing(report),
     ]
     return " ".join(s for s in sentences if s)
 
 
-def _setting(report: dict) -> str:
+def setting(report: dict) -> str:
     method, trials = report["ratio_method"], report["trials"]
     notes = []
     if method.get("coverage"):
@@ -57,7 +65,12 @@ def _ratio(report: dict, pair: str) -> dict | None:
     return report["ratios"].get(pair)
 
 
-def _pairs(report: dict, pairs: tuple, opening: str) -> str:
+def slowdown(report: dict) -> str:
+    """The issue's slowdown: ON against PARTIAL and OFF."""
+    return pairs_sentence(report, SLOWDOWN, "The issue's slowdown")
+
+
+def pairs_sentence(report: dict, pairs: tuple, opening: str) -> str:
     """One sentence of the pairs' verdicts, end to end through the arms' own call paths."""
     found = [verdict(pair, ratio) for pair in pairs if (ratio := _ratio(report, pair))]
     return f"{opening}, {LABELS['call_path']}: {'; '.join(found)}." if found else ""
@@ -113,13 +126,22 @@ def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[s
             f"its kernel takes {us(arms[name]['kernel_us'])} us, "
             f"{arms[name]['kernel_us'] / best:.2f}x the best tuned kernel ({finds})"
         )
-    timed = [t for t in tuned if arms[t]["median_us"] is not None]
-    if end_to_end and timed:
-        fastest = min(timed, key=lambda t: arms[t]["median_us"])
-        ratio = _ratio(report, f"{name}/{fastest}")
-        if ratio:
-            clauses.append(f"{LABELS['call_path']}, {verdict(f'{name}/{fastest}', ratio)}")
+    pair = against_fastest_tuned(report, name) if end_to_end else None
+    if pair:
+        clauses.append(f"{LABELS['call_path']}, {verdict(pair, report['ratios'][pair])}")
     return clauses
+
+
+def against_fastest_tuned(report: dict, name: str) -> str | None:
+    """`name/T` for the fastest timed tuned arm T of the same kernel, where that ratio exists."""
+    arms = report["arms"]
+    if name not in arms:
+        return None
+    timed = [t for t in _tuned_alike(report, name) if arms[t]["median_us"] is not None]
+    if not timed:
+        return None
+    pair = f"{name}/{min(timed, key=lambda t: arms[t]['median_us'])}"
+    return pair if _ratio(report, pair) else None
 
 
 def _best_tuned(report: dict, timed: set) -> list[str]:
@@ -129,7 +151,7 @@ def _best_tuned(report: dict, timed: set) -> list[str]:
         return []
     best = min(tuned, key=lambda t: report["arms"][t]["median_us"])
     return [
-        _pairs(report, (f"{best}/on",), f"The fastest tuned arm, `{best}`"),
+        pairs_sentence(report, (f"{best}/on",), f"The fastest tuned arm, `{best}`"),
         _tuner_find(report, best),
     ]
 
@@ -154,9 +176,13 @@ def _like_for_like(report: dict, pair: str) -> str:
     )
 
 
-def _one_kernel(report: dict) -> str:
-    """The whole graph as one kernel against `fixed`, and against its own tuned optimum."""
+def whole_graph(report: dict) -> str:
+    """The whole graph as one kernel: against `fixed`, against PyTorch like for like, and
+    against its own tuned optimum."""
     found = [verdict(pair, ratio) for pair in ONE_KERNEL if (ratio := _ratio(report, pair))]
+    against = whole_graph_against_pytorch(report)
+    if against:
+        found.append(f"like for like against PyTorch, {against}")
     if not found:
         return ""
     found += _against_optimum(report, "one-kernel", end_to_end=False)
@@ -167,25 +193,44 @@ def _one_kernel(report: dict) -> str:
     )
 
 
-def _not_measured(report: dict) -> list[str]:
+def whole_graph_against_pytorch(report: dict) -> str:
+    """`one-kernel` against torch.compile by GPU time, and both captured whole, end to end."""
+    parts = []
+    for pair, figures, how in WHOLE_GRAPH_PEERS:
+        verdicts = figure_verdicts(report, pair, figures)
+        if verdicts:
+            parts.append(f"{how}, {verdicts}")
+    return "; ".join(parts)
+
+
+def not_measured(report: dict) -> list[str]:
+    """What the run meant to measure and could not, each with its reason."""
     found = [
-        f"Tuner `{name}` gave no arm: {reason}."
+        f"Tuner `{name}` gave no arm: {reason}"
         for name, reason in report.get("tuner_failures", {}).items()
     ]
     by_reason: dict[str, list[str]] = {}
     for name, reason in report.get("peers_not_measured", {}).items():
         by_reason.setdefault(reason, []).append(f"`{name}`")
     return found + [
-        f"Not measured: {', '.join(names)} ({reason})." for reason, names in by_reason.items()
+        f"Not measured: {', '.join(names)} ({reason})" for reason, names in by_reason.items()
     ]
 
 
-def _correctness(report: dict) -> str:
+def correctness(report: dict) -> str:
     arms = report["arms"]
     wrong = [name for name, arm in arms.items() if not arm["correct"]]
     if wrong:
-        return "Wrong against the NumPy reference, not timed: " + ", ".join(wrong) + "."
+        return "Wrong against the NumPy reference, not timed: " + ", ".join(wrong)
     return (
         "Every arm matched the independent NumPy reference (largest max-abs error "
-        f"{max(a['max_abs_err'] or 0 for a in arms.values()):.3g})."
+        f"{max(a['max_abs_err'] or 0 for a in arms.values()):.3g})"
     )
+
+
+def closing(report: dict) -> str:
+    """The last sentence: what was not measured, then the correctness check (one sentence, so
+    that the paragraph stays within eight)."""
+    clauses = [*not_measured(report), correctness(report)]
+    clauses[1:] = [clause[0].lower() + clause[1:] for clause in clauses[1:]]
+    return "; ".join(clauses) + "."

@@ -1,4 +1,5 @@
-"""Write a run's report files (report.json, report.md, report.csv, plots) from its stored data."""
+"""Write a run's report files (report.json, report.md, comment.md, report.csv, plots) from its
+stored data."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import io
 from tuning.runfolder.store import Run, write_json, write_text
 
 from . import markdown
+from .comment import render_comment
 from .summary import summarize_run
 
 # median_us, iqr_us, cv: end to end through the arm's own call path (the figure earlier
 # reports gave); python_call_us and queued_gpu_us: the other two figures' medians.
+# The run as a comment for the issue thread (`tune report DIR --comment` prints it).
+COMMENT = "comment.md"
 CSV_FIELDS = (
     "arm",
     "median_us",
@@ -31,6 +35,7 @@ def render_run(run: Run) -> dict:
     report = summarize_run(run)
     write_json(run.path / "report.json", report)
     write_text(run.path / "report.md", markdown.render(report))
+    write_text(run.path / COMMENT, render_comment(report))
     table = io.StringIO(newline="")
     writer = csv.DictWriter(table, fieldnames=CSV_FIELDS, extrasaction="ignore")
     writer.writeheader()

@@ -69,6 +69,9 @@ def summarize_run(run: Run) -> dict:
         arm["kernel_us"] = times.get(name)
         arm["whole_graph"] = name in whole_arms
     _add_fused_kernel_table(report)
+    walls = [t.get("wall_s", {}) for t in trials]
+    if any("timing_by_arm_s" in wall for wall in walls):  # runs that kept where it went
+        report["trial_wall_s"] = walls
     return report
 
 

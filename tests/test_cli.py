@@ -92,8 +92,19 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
     # The run's wall time counts from the process's start: its setup (TVM's import) is in it.
     assert walls["setup"] > 0
     assert meta["wall_s"] >= walls["setup"] + walls["tuning"] + walls["comparison"]
-    # Each trial's process start and imports, before its arms load.
-    assert all(record["wall_s"]["startup_s"] > 0 for record in records)
+    # Each trial's process start and imports, before its arms load; its process started with
+    # the run and waited for its trial without a CUDA context; where each trial's time went.
+    for record in records:
+        walls = record["wall_s"]
+        assert walls["startup_s"] > 0 and walls["waited_s"] >= 0
+        assert walls["compiler_import_s"] >= 0 and record["cuda_before_trial"] is False
+        assert set(walls["load_s"]) == set(walls["check_by_arm_s"]) == set(record["checks"])
+        assert walls["warmup_s"] >= 0 and walls["timing_s"] > 0
+        assert set(walls["timing_by_arm_s"]) == set(record["checks"])
+        assert sum(walls["timing_by_arm_s"].values()) <= walls["timing_s"]
+    section = (finished_run / "report.md").read_text().split("## Wall time")[1]
+    assert "Where each trial's time went" in section and "| timing: every arm's" in section
+    assert "Timing by arm, all its figures, summed over trials: `" in section
 
 
 def test_report_is_rerendered_from_the_stored_run(finished_run):
@@ -256,6 +267,14 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     assert 1 <= optuna["best_trial"] <= 6
     assert set(optuna["sampler_replay"]) == {"tpe", "random"}
     assert report["arms"]["optuna"]["correct"] is True
+    # Where the tuner's time went, from its loop, its builders and its measuring process.
+    spent = optuna["time_spent"]
+    assert spent["asks"] >= 6 and spent["ask_s"] > 0 and spent["storage_s"] > 0
+    assert spent["builds"] >= 6 and spent["build_cpu_s"] > 0 and spent["device_s"] > 0
+    assert spent["measured"] >= 1 and spent["wait_s"] > 0
+    section = (out / "report.md").read_text().split("## Wall time")[1]
+    assert "Where each tuner's time went" in section
+    assert "| asking the sampler (Optuna's ask, with the storage writes it makes) | " in section
     # The tuned arm was built as the tuner returned it, and the trial loaded it with the rest.
     trial = json.loads((out / "trials" / "trial_0.json").read_text())
     assert sorted(trial["wall_s"]["libraries_loaded"]) == sorted(report["arms"])
@@ -294,22 +313,36 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
     assert "Tuner `optuna` gave no arm" in (out / "report.md").read_text()
 
 
-def test_the_default_arms_carry_the_fix_and_on_cuda_with_pytorch_its_fair_peers(monkeypatch):
+def test_the_default_arms_carry_the_fix_and_on_cuda_the_one_kernel_with_its_fair_peers(
+    monkeypatch,
+):
     from tuning.cli import choices
 
-    assert choices.default_arms("llvm") == ["off", "partial", "on", "serial", "fixed"]
+    issue_and_fix = ["off", "partial", "on", "serial", "fixed"]
+    assert choices.default_arms("llvm") == issue_and_fix
     monkeypatch.setattr(choices, "torch_available", lambda: False)
-    assert choices.default_arms("cuda") == ["off", "partial", "on", "serial", "fixed"]
+    assert choices.default_arms("cuda") == [*issue_and_fix, "one-kernel"]
     monkeypatch.setattr(choices, "torch_available", lambda: True)
     arms = choices.default_arms("cuda")
-    assert arms[:5] == ["off", "partial", "on", "serial", "fixed"]
-    assert {"fixed+capture", "torch-compile", "torch-compile-max-autotune"} <= set(arms)
-    # the captured fix brings PyTorch's captured peers with it
+    assert arms == [
+        *issue_and_fix,
+        "fixed+capture",
+        "one-kernel",
+        "one-kernel+capture",
+        "torch-compile",
+        "torch-compile-max-autotune",
+    ]
+    # the captured arms bring PyTorch's captured peers with them: the whole graph captured is
+    # held against torch.compile captured, as the fix captured is
     from baselines import torch_peer
+    from reports.comparisons import like_for_like
 
     monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
     with_peers, _ = torch_peer.capture_counterparts(arms, "cuda")
     assert {"torch-eager+capture", "torch-compile+capture"} <= set(with_peers)
+    pairs = like_for_like(with_peers, [n for n in with_peers if n in torch_peer.PEERS])
+    assert ("one-kernel", "torch-compile") in pairs
+    assert ("one-kernel+capture", "torch-compile+capture") in pairs
 
 
 def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_path, capsys):
@@ -515,3 +548,22 @@ def test_an_interrupted_report_does_not_claim_the_run_folder_was_not_written():
 
     line = _interrupted(["report", "runs/x"], None)
     assert line.startswith("tune report: interrupted") and "not written" not in line
+
+
+def test_tune_report_comment_prints_the_comment_for_the_thread(finished_run, tmp_path, capsys):
+    """A CPU run's comment: within its limit, no GPU column, the environment folded."""
+    import shutil
+
+    from tuning.cli.main import main
+
+    copy = tmp_path / "run"
+    shutil.copytree(finished_run, copy, ignore=shutil.ignore_patterns("tune.lock"))
+    capsys.readouterr()
+    assert main(["report", str(copy), "--comment"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == (copy / "comment.md").read_text() and len(printed) <= 2500
+    assert printed.startswith("`tune --budget 0 --out ")
+    assert "| arm | end to end, us | / ON (95% CI) |" in printed and "GPU time" not in printed
+    assert "<details><summary>Environment</summary>" in printed and "tvm: " in printed
+    assert main(["report", str(copy), "--commnt"]) == 2
+    assert "tune report takes one run folder" in capsys.readouterr().err

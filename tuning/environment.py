@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import importlib.metadata
 import os
 import platform
 import shutil
@@ -49,6 +50,9 @@ def capture(target) -> dict:
         "target": str(target.export()) if hasattr(target, "export") else str(target),
         "target_kind": target.kind.name,
     }
+    torch = _installed("torch")
+    if torch is not None:  # the PyTorch peers' version, read without importing it
+        env["torch"] = torch
     if target.kind.name == "cuda":
         device = tvm.cuda(0)
         env.update(
@@ -61,6 +65,13 @@ def capture(target) -> dict:
             }
         )
     return env
+
+
+def _installed(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def _cuda_runtime_version() -> str | None:

@@ -14,7 +14,7 @@ from baselines.case import Case
 from baselines.pipeline import make_target
 from tuning.candidates.side_by_side import side_by_side
 from tuning.measure.arm_libraries import ArmLibraries, with_builds
-from tuning.measure.harness import run_trial_process
+from tuning.measure.harness import TrialProcesses, run_trial_process
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.registry import TUNERS
 
@@ -40,13 +40,18 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
     if process_started is not None:
         run.add_wall("setup", started - process_started)
     arms, peers = split_arms(plan.arm_names)
-    with ArmLibraries.for_run(run, plan) as libraries:
+    left = [i for i in range(plan.protocol.trials) if not run.trial_path(i).exists()]
+    with (
+        ArmLibraries.for_run(run, plan) as libraries,
+        # Each trial's process starts now and imports while the tuners run (`harness`).
+        TrialProcesses(left, peers) as processes,
+    ):
         libraries.start(arms)  # built while the tuners run; each tuned arm once it is found
         tuned, failures = _tune(run, plan, target, progress, libraries.start)
         run.add_wall("tuning", time.monotonic() - started)
         arms += tuned
         run.update_meta(arms=describe_arms(arms, peers), tuner_failures=failures)
-        _compare(run, plan, arms, peers, progress, libraries)
+        _compare(run, plan, arms, peers, progress, libraries, processes)
     if target.kind.name == "cuda":
         environment = read_json(run.path / "environment.json")
         write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
@@ -62,17 +67,24 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
 
 
 def _compare(
-    run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress, libraries
+    run: Run,
+    plan: RunPlan,
+    arms: list[Arm],
+    peers: tuple,
+    progress: Progress,
+    libraries,
+    processes: TrialProcesses,
 ) -> None:
-    """The final comparison: every trial not yet measured, each in a fresh process that loads
-    the arms' libraries (`arm_libraries`), once every one is built."""
+    """The final comparison: every trial not yet measured, each in a fresh process (started
+    with the run, `processes`) that loads the arms' libraries (`arm_libraries`), once every
+    one is built."""
     protocol = plan.protocol
     started = time.monotonic()
     progress.start("comparison")
     libraries.built()  # every one, before the first trial
     if libraries.wall_s is not None:
         run.add_wall("arm builds", libraries.wall_s)
-    _trials(run, plan, arms, peers, progress, libraries)
+    _trials(run, plan, arms, peers, progress, libraries, processes)
     run.add_wall("comparison", time.monotonic() - started)
     progress.finish(
         "comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials in fresh processes"
@@ -80,7 +92,13 @@ def _compare(
 
 
 def _trials(
-    run: Run, plan: RunPlan, arms: list[Arm], peers: tuple, progress: Progress, libraries
+    run: Run,
+    plan: RunPlan,
+    arms: list[Arm],
+    peers: tuple,
+    progress: Progress,
+    libraries,
+    processes: TrialProcesses,
 ) -> None:
     protocol = plan.protocol
     for index in range(protocol.trials):
@@ -111,6 +129,7 @@ def _trials(
             progress.say,
             step,
             libraries.path,
+            processes.take(index, peers),
         )
         run.save_trial(with_builds(record, libraries.built()) if index == 0 else record)
 

@@ -12,6 +12,7 @@ from tuning.candidates.kernel import fused_function, kernel_module
 from tuning.candidates.kernel_cache import KernelCache, kernel_key
 from tuning.candidates.runner import KernelRunner
 from tuning.measure.protocol import KernelProtocol
+from tuning.runfolder.spent import SPENT
 
 SPEC = {"kind": "llvm"}
 
@@ -96,3 +97,31 @@ def test_tuners_in_threads_never_measure_at_the_same_time(tmp_path, monkeypatch)
     assert len(spans) == 2 * len(schedules)  # separate caches: every kernel timed by each
     spans.sort()
     assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:]))
+
+
+def test_submitted_candidates_are_measured_in_the_measuring_thread_and_booked(monkeypatch):
+    """`submit` returns at once; the candidate is built, then checked and timed by the
+    evaluator's own thread, so the thread that submitted it can ask for the next points. Where
+    the time went is in the evaluator's book."""
+    threads, real = [], KernelRunner.measure
+
+    def measure(runner, path):
+        threads.append(threading.current_thread().name)
+        return real(runner, path)
+
+    monkeypatch.setattr(KernelRunner, "measure", measure)
+    with CandidateEvaluator(SMALL_CASE, SPEC, QUICK, workers=2) as evaluator:
+        futures = [evaluator.submit(PoolSchedule(outputs_w=w)) for w in (1, 2, 2)]
+        records = [evaluator.finish(future) for future in futures]
+        spent = evaluator.book.totals()
+    assert all(record["status"] == "ok" for record in records)
+    assert threads and all(name.startswith("measuring") for name in threads)
+    assert records[2].get("reused") or records[1].get("reused")  # one kernel timed once
+    assert spent["builds"] == 3 and spent["measured"] == 2
+    assert spent["build_cpu_s"] > 0 and spent["build_wall_s"] >= spent["build_cpu_s"] / 2
+    assert spent["builder_starts"] >= 1 and spent["builder_start_cpu_s"] > 0
+    assert spent["device_s"] > 0 and spent["device_wait_s"] >= 0
+    assert spent["runner_start_s"] > 0
+    assert list(spent) == [name for name in SPENT if name in spent]  # in SPENT's order
+    assert all("start_cpu_s" not in record for record in records)
+    assert all(record["build_cpu_s"] > 0 for record in records)

@@ -351,3 +351,190 @@ def test_the_report_says_where_the_run_s_time_went():
     text = "\n".join(wall_text({"phase_wall_s": walls, "wall_s": 230.1}))
     assert "the arms' libraries build beside them (`arm builds`" in text
     assert "tuning 121 s, arm builds 9 s, comparison 95 s" in text
+
+
+# The default arms of a CUDA run with PyTorch (issue 25): the issue's four, `fixed` and the one
+# kernel of the whole graph, each plain and captured, both tuners' arms, and PyTorch's peers.
+# Figures from the H200 runs of 2026-11-30 (reports/h200/ and fair/).
+WHOLE_FIGURES = {
+    **DEFAULT_FIGURES,
+    **FIGURES,
+    "one-kernel": (6.64, 8.86, 2.41),
+    "one-kernel+capture": (3.27, 9.37, 2.33),
+}
+WHOLE_REQUESTED = [
+    "off",
+    "partial",
+    "on",
+    "serial",
+    "fixed",
+    "fixed+capture",
+    "one-kernel",
+    "one-kernel+capture",
+    "torch-compile",
+    "torch-compile-max-autotune",
+    "torch-eager+capture",
+    "torch-compile+capture",
+    "torch-compile-max-autotune+capture",
+]
+
+
+@pytest.fixture(scope="module")
+def whole_report(tmp_path_factory):
+    run = _write_run(
+        tmp_path_factory.mktemp("whole") / "run",
+        "cuda",
+        WHOLE_FIGURES,
+        WHOLE_REQUESTED,
+        {"optuna": OPTUNA, "metaschedule": MS, **MS["runs"]},
+        budget=500,
+        host_bound=(set(DEFAULT_FIGURES) - {"on"}) | HOST_BOUND,
+    )
+    peers = [name for name in WHOLE_REQUESTED if name.startswith("torch-")]
+    run.update_meta(
+        arms=[
+            {"name": name, "whole_graph": name.startswith("one-kernel"), "peer": name in peers}
+            for name in [*WHOLE_REQUESTED, "optuna", "metaschedule"]
+        ]
+    )
+    write_json(
+        run.path / "environment.json",
+        {"gpu": "NVIDIA H200", "tvm": "0.27.0.post1", "date": "2026-12-01T10:00:00+00:00"},
+    )
+    return summarize_run(run)
+
+
+def test_the_paragraph_states_the_whole_graph_against_pytorch_like_for_like(whole_report):
+    """Plain by GPU time against torch.compile's, captured against captured; still at most
+    eight sentences, every verdict the one its interval gives."""
+    paragraph = render(whole_report).split("\n\n")[1]
+    verdicts = _check_paragraph(paragraph)
+    pairs = [f"{top}/{bottom}" for top, bottom, *_ in verdicts]
+    assert pairs.count("one-kernel/torch-compile") == 1
+    assert pairs.count("one-kernel+capture/torch-compile+capture") == 1
+    assert "like for like against PyTorch, plain, GPU time, calls queued: one-kernel/" in paragraph
+    assert (
+        "captured, end to end, own call path: one-kernel+capture/torch-compile+capture = "
+    ) in paragraph
+    # 2.41 against 6.83 us of GPU time: `one-kernel` ahead, as its interval says
+    assert "`one-kernel` is faster" in paragraph
+    assert pairs.count("fixed/on") == 1 and pairs.count("one-kernel/fixed") == 1
+
+
+def test_what_was_not_measured_joins_the_last_sentence(whole_report):
+    from reports.paragraph import headline
+
+    failed = {
+        **whole_report,
+        "tuner_failures": {"metaschedule": "it measured nothing"},
+        "peers_not_measured": {"torch-eager": "PyTorch is not installed"},
+    }
+    sentences = _sentences(headline(failed))
+    assert len(sentences) <= 8, sentences
+    assert sentences[-1].startswith("Tuner `metaschedule` gave no arm: it measured nothing; ")
+    assert (
+        "; not measured: `torch-eager` (PyTorch is not installed); every arm matched"
+        in (sentences[-1])
+    )
+
+
+def _check_comment(text: str) -> list[str]:
+    """Within 2,500 characters, verdicts as the paragraph gives them, one table, the
+    environment folded; the table's rows."""
+    from reports.comment import LIMIT
+
+    assert len(text) <= LIMIT, len(text)
+    bullets = [line[2:] for line in text.splitlines() if line.startswith("- ")]
+    assert 3 <= len(bullets) <= 4, bullets
+    _check_paragraph(" ".join(bullets))
+    assert "`report.md`" in text and "tune report DIR" in text
+    header = next(line for line in text.splitlines() if line.startswith("| arm |"))
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert all(row.count("|") == header.count("|") for row in rows)
+    assert "| — | — |" not in text.replace("| — | — | — |", "")  # no column left empty
+    return rows
+
+
+def test_the_comment_holds_the_default_run_within_its_limit(whole_report):
+    from reports.comment import render_comment
+
+    text = render_comment(whole_report)
+    rows = _check_comment(text)
+    assert len(rows) == len(whole_report["arms"])  # every arm fits
+    assert "<details><summary>Environment</summary>" in text and "gpu: NVIDIA H200" in text
+    assert text.startswith("`tune ...` on a cuda device, TVM 0.27.0.post1, 2026-12-01")
+    assert "| arm | end to end, us | GPU time, us | fused kernel, us | / ON (95% CI) |" in text
+    assert "one-kernel/torch-compile = " in text and "`one-kernel` is faster" in text
+    assert "| `on` | " in text and " | 1 |" in text
+    # the unfused arms against ON: the inverse of ON's ratio over them, interval inverted
+    ratio = whole_report["ratios"]["on/partial"]
+    assert "| `partial` | " in text
+    assert f"{1 / ratio['ratio']:.3f} ({1 / ratio['high']:.3f}–{1 / ratio['low']:.3f})" in text
+
+
+def test_the_comment_leaves_arms_no_verdict_names_to_the_full_report(whole_report):
+    from reports.comment import render_comment
+
+    long = {**whole_report, "command": "tune " + "--case channels=16 " * 30}
+    text = render_comment(long)
+    rows = _check_comment(text)
+    assert len(rows) < len(whole_report["arms"])
+    left = len(whole_report["arms"]) - len(rows)
+    assert f"{left} more arm" in text
+    for named in ("`fixed`", "`torch-compile+capture`", "`one-kernel+capture`"):
+        assert any(row.startswith(f"| {named} |") for row in rows), named
+
+
+def test_the_comment_of_a_cpu_run_has_no_gpu_column(tmp_path):
+    from reports.comment import render_comment
+
+    run = _write_run(
+        tmp_path / "run", "llvm", CPU_FIGURES, list(CPU_FIGURES), host_bound=set(CPU_FIGURES)
+    )
+    text = render_comment(summarize_run(run))
+    _check_comment(text)
+    assert "| arm | end to end, us | / ON (95% CI) |" in text
+    assert "a GPU rule: on llvm it builds what ON builds" in text
+    assert "GPU time" not in text and "fused kernel" not in text
+    assert "cannot be told apart" in text  # fixed is on, on llvm
+    assert "The issue's slowdown" in text  # room for it without PyTorch's sentences
+
+
+def test_the_wall_time_section_says_where_each_tuner_and_trial_spent_its_time():
+    from reports.markdown import wall_text
+
+    optuna = {"wall_s": 80.4, "time_spent": {"build_cpu_s": 410.2, "asks": 690, "ask_s": 21.5}}
+    ms_run = {"wall_s": 120.0, "time_spent": {"build_cpu_s": 300.0, "search_s": 61.2}}
+    trial = {
+        "startup_s": 5.1,
+        "compiler_import_s": 6.5,
+        "waited_s": 120.0,
+        "load_s": {"on": 0.1, "fixed": 0.2},
+        "check_s": 1.5,
+        "timing_s": 20.0,
+        "timing_by_arm_s": {"on": 12.0, "fixed": 8.0},
+    }
+    report = {
+        "phase_wall_s": {"tuning": 120.6, "comparison": 60.2},
+        "wall_s": 190.0,
+        "tuners": {
+            "optuna": optuna,
+            "metaschedule": {**ms_run, "runs": {"ms-space": ms_run}},  # its runs hold it
+            "ms-space": ms_run,
+        },
+        "trial_wall_s": [trial, {**trial, "timing_by_arm_s": {"on": 10.0, "fixed": 9.0}}],
+    }
+    text = "\n".join(wall_text(report))
+    assert "|  | `optuna` | `ms-space` |" in text  # the combined summary is not repeated
+    assert "| wall time | 80.4 | 120.0 |" in text
+    building = "building: CPU seconds of the builder processes, their compiler included"
+    assert f"| {building} | 410.2 | 300.0 |" in text
+    assert "| asks | 690 | — |" in text
+    assert "| MetaSchedule's own work: search, cost model, database (derived: its wall " in text
+    assert "less the builder's and the callbacks') | — | 61.2 |" in text
+    assert "|  | trial 0 | trial 1 |" in text
+    assert "| loading the arms' libraries | 0.3 | 0.3 |" in text
+    assert "| warm-up |" not in text  # not recorded: no row
+    assert "summed over trials: `on` 22.0 s, `fixed` 17.0 s." in text
+    # a run recorded before these were kept: only the phases
+    assert "Where each" not in "\n".join(wall_text({**report, "tuners": {}, "trial_wall_s": []}))

@@ -17,7 +17,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import (
+    Future,
+    InvalidStateError,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+    as_completed,
+)
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TypeVar
@@ -33,6 +39,7 @@ from .kernel import bias_count, compile_kernel, fused_function, kernel_module
 from .kernel_cache import KernelCache, kernel_key
 from .outcome import Outcome, Reason, Status, failed
 from .runner import KernelRunner
+from .time_book import TimeBook
 from .turns import TurnLock
 
 # A tuner's trial row: a candidate's Outcome with where it came from (trial, point, launch).
@@ -91,11 +98,25 @@ def stop_all() -> None:
         evaluator.close(kill=True)
 
 
+# In a builder process: whether it has built before (its first build reports its start-up).
+_BUILT_BEFORE = False
+
+
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children that ended (the compiler, nvcc)."""
+    times = os.times()
+    return time.process_time() + times.children_user + times.children_system
+
+
 def _build(
     case: Case, target_spec: dict, schedule: Schedule, path: str, whole: bool = False
 ) -> Outcome:
     """In a builder process: schedule the fused function and compile it to `path`."""
-    started = time.monotonic()
+    global _BUILT_BEFORE
+    started, cpu = time.monotonic(), _cpu_s()
+    # A new builder's first build: the CPU its start-up took (imports, TVM's above all).
+    start = {} if _BUILT_BEFORE else {"start_cpu_s": cpu}
+    _BUILT_BEFORE = True
     try:
         target = make_target(**target_spec)
         _, func = fused_function(case, target_spec, whole)
@@ -107,12 +128,16 @@ def _build(
             Reason.BUILD_ERROR,
             f"{type(error).__name__}: {error_line(str(error))}",
             build_s=time.monotonic() - started,
+            build_cpu_s=_cpu_s() - cpu,
+            **start,
         )
     return {
         "status": Status.BUILT,
         "path": path,
         "kernel_key": key,
         "build_s": time.monotonic() - started,
+        "build_cpu_s": _cpu_s() - cpu,
+        **start,
     }
 
 
@@ -139,14 +164,19 @@ class CandidateEvaluator:
         self.case, self.target_spec, self.whole = case, target_spec, whole
         self.protocol = protocol or KernelProtocol()
         self.cache = cache if cache is not None else KernelCache()
+        self.book = TimeBook()  # where its time went (`time_book.SPENT`)
         _, func = fused_function(case, target_spec, whole)
         self.runner = KernelRunner(
-            case, bias_count(func), target_spec["kind"], self.protocol, whole
+            case, bias_count(func), target_spec["kind"], self.protocol, whole, self.book
         )
         self.workers = workers or max(1, (os.cpu_count() or 2))
+        self._pool_lock = threading.Lock()  # the pool is renewed from the measuring thread
         self._pool = self._new_pool()
         self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
-        self._submitted: dict = {}  # future of `submit` -> (library path, its pool)
+        # `submit`'s candidates are measured here as they are built, one at a time, while the
+        # thread that submitted them goes on (asking for the next points, storing results).
+        self._measuring = ThreadPoolExecutor(1, thread_name_prefix="measuring")
+        self._pending: set[Future] = set()  # outcomes of `submit` not yet known
         _LIVE.add(self)
 
     def evaluate(self, schedules: list[Schedule]) -> list[Outcome]:
@@ -163,21 +193,42 @@ class CandidateEvaluator:
         return records
 
     def submit(self, schedule: Schedule) -> Future:
-        """Start building one candidate; `finish` checks and times it once built. A search
-        keeps the builders busy this way while it asks for its next points."""
-        ((future, (_, path)),) = self._submit([schedule]).items()
-        self._submitted[future] = (path, self._pool)
-        return future
+        """Start building one candidate; the future's result is its outcome, checked and timed
+        by the measuring thread as soon as it is built. A search keeps the builders busy this
+        way, and asks for its next points while candidates build and measure."""
+        ((built, (_, path)),) = self._submit([schedule]).items()
+        outcome: Future = Future()
+        pool = self._pool
+        self._pending.add(outcome)
+        outcome.add_done_callback(self._pending.discard)
+
+        def measure_when_built(done: Future) -> None:
+            try:
+                self._measuring.submit(self._finish_into, done, path, pool, outcome)
+            except RuntimeError:  # the evaluator is closed: the run is stopping
+                with contextlib.suppress(InvalidStateError):
+                    outcome.set_exception(Stopped("the run is stopping"))
+
+        built.add_done_callback(measure_when_built)
+        return outcome
 
     def finish(self, future: Future) -> Outcome:
         """The outcome of a candidate `submit` started: its build, then its measurement."""
-        path, pool = self._submitted.pop(future)
-        record = self._built(future, path)
-        if record["status"] == Status.BUILT:
-            return self._measure(record)
-        if pool is self._pool:  # a later future of a pool replaced already renews nothing
-            self._renew_pool_if_broken([record])
-        return record
+        return future.result()
+
+    def _finish_into(self, built: Future, path: str, pool, outcome: Future) -> None:
+        """In the measuring thread: the built candidate's outcome into `outcome`."""
+        try:
+            record = self._built(built, path)
+            if record["status"] == Status.BUILT:
+                record = self._measure(record)
+            elif pool is self._pool:  # a later future of a pool replaced already renews nothing
+                self._renew_pool_if_broken([record])
+            with contextlib.suppress(InvalidStateError):  # `close` stopped it meanwhile
+                outcome.set_result(record)
+        except BaseException as error:  # Stopped, or a bug: the submitting thread raises it
+            with contextlib.suppress(InvalidStateError):
+                outcome.set_exception(error)
 
     def build(self, schedules: list[Schedule]) -> list[Outcome]:
         """Build all in parallel; a built record's `path` is its library, the caller's to
@@ -191,12 +242,13 @@ class CandidateEvaluator:
         """future -> (index, library path), one build per schedule."""
         self._check_running()
         futures = {}
-        for index, schedule in enumerate(schedules):
-            path = os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{index}.so")
-            future = self._pool.submit(
-                _build, self.case, self.target_spec, schedule, path, self.whole
-            )
-            futures[future] = (index, path)
+        with self._pool_lock:
+            for index, schedule in enumerate(schedules):
+                path = os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{index}.so")
+                future = self._pool.submit(
+                    _build, self.case, self.target_spec, schedule, path, self.whole
+                )
+                futures[future] = (index, path)
         return futures
 
     def _built(self, future, path: str) -> dict:
@@ -207,19 +259,35 @@ class CandidateEvaluator:
             record = failed(Reason.BUILDER_CRASHED, "a builder process died")
         if record["status"] != Status.BUILT and os.path.exists(path):  # half a library
             os.remove(path)
+        self._book_build(record)
         return record
+
+    def _book_build(self, record: dict) -> None:
+        if "build_s" not in record:  # a builder that crashed reports nothing
+            return
+        self.book.add("builds")
+        self.book.add("build_wall_s", record["build_s"])
+        self.book.add("build_cpu_s", record.get("build_cpu_s", 0.0))
+        if "start_cpu_s" in record:
+            self.book.add("builder_starts")
+            self.book.add("builder_start_cpu_s", record.pop("start_cpu_s"))
 
     def _measure(self, record: Outcome) -> Outcome:
         """Check and time a built candidate, or reuse its kernel's measurement."""
         path = record.pop("path")
+        asked = time.monotonic()
         try:
             with DEVICE:
+                taken = time.monotonic()
+                self.book.add("device_wait_s", taken - asked)
                 self._check_running()
                 result = self.cache.get(record.get("kernel_key"))
                 if result is None:
                     result = self.runner.measure(path)
                     self._check_running()  # a runner killed by `stop_all` measured nothing
                     self.cache.put(record.get("kernel_key"), result)
+                    self.book.add("measured")
+                self.book.add("device_s", time.monotonic() - taken)
         finally:
             with contextlib.suppress(FileNotFoundError):  # `stop_all` may have removed it
                 os.remove(path)
@@ -231,8 +299,9 @@ class CandidateEvaluator:
 
     def _renew_pool_if_broken(self, records: list[dict]) -> None:
         if any(record.get("reason") == Reason.BUILDER_CRASHED for record in records):
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = self._new_pool()
+            with self._pool_lock:
+                self._pool.shutdown(cancel_futures=True)
+                self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return process_pool(self.workers)
@@ -247,6 +316,11 @@ class CandidateEvaluator:
             kill_pool(self._pool)
         else:
             self._pool.shutdown(cancel_futures=True)
+        # Without waiting: a measurement in flight ends with the runner, closed next.
+        self._measuring.shutdown(wait=not kill, cancel_futures=True)
+        for outcome in list(self._pending):  # never measured now: a waiting search stops
+            with contextlib.suppress(InvalidStateError):  # decided meanwhile
+                outcome.set_exception(Stopped("the run is stopping"))
         self.runner.close(kill)
         self._tmp.cleanup()
 

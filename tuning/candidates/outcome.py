@@ -54,6 +54,8 @@ class Outcome(TypedDict, total=False):
     max_abs_err: float | None
     timer: str
     build_s: float
+    build_cpu_s: float  # the builder's CPU and its compiler's (nvcc)
+    start_cpu_s: float  # a new builder's first build: its start-up's CPU (read by the evaluator)
     run_s: float
     path: str
 

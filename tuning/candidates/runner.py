@@ -16,6 +16,7 @@ from tuning.children import die_with_parent, stop
 from tuning.measure.protocol import KernelProtocol
 
 from .outcome import Outcome, Reason, failed
+from .time_book import TimeBook
 
 
 def _runner_loop(requests, replies, parent: int):
@@ -52,9 +53,12 @@ class KernelRunner:
         target_kind: str,
         protocol: KernelProtocol,
         whole: bool = False,
+        book: TimeBook | None = None,
     ):
+        """`book`: where the time starting measuring processes is added (`runner_start_s`)."""
         self.case, self.biases, self.kind, self.protocol = case, biases, target_kind, protocol
         self.whole = whole
+        self.book = book if book is not None else TimeBook()
         self._context = multiprocessing.get_context("spawn")
         self._process = None
         self.restarts = 0
@@ -79,7 +83,8 @@ class KernelRunner:
 
     def measure(self, path: str) -> Outcome:
         if self._process is None or not self._process.is_alive():
-            self._start()
+            with self.book.timing("runner_start_s"):
+                self._start()
         key = str(path)
         started = time.monotonic()
         self._requests.put(

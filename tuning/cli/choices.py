@@ -19,7 +19,7 @@ from tuning.tuners.metaschedule.rpc import free_servers
 from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.registry import TUNERS
 
-from .options import CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES
+from .options import CUDA_ARM_NAMES, CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES
 
 
 def tuner_names(text: str) -> list[str]:
@@ -75,9 +75,12 @@ def arm_names(text: str) -> list[str]:
 
 def default_arms(target_kind: str) -> list[str]:
     """The arms of a run that names none: the issue's four and the candidate fix (`fixed`); on
-    CUDA with PyTorch, also `fixed` captured whole and PyTorch's peers, so that the report
-    compares like with like (the +capture peers come with `fixed+capture`)."""
-    extra = CUDA_TORCH_ARM_NAMES if target_kind == "cuda" and torch_available() else ()
+    CUDA also the whole graph as one kernel (`one-kernel`), the project's best answer; on CUDA
+    with PyTorch, both candidates captured whole and PyTorch's peers, so that the report
+    compares like with like (the +capture peers come with the +capture arms)."""
+    if target_kind != "cuda":
+        return list(DEFAULT_ARM_NAMES)
+    extra = CUDA_TORCH_ARM_NAMES if torch_available() else CUDA_ARM_NAMES
     return [*DEFAULT_ARM_NAMES, *extra]
 
 

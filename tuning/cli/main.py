@@ -6,7 +6,8 @@ fused kernel, report.
                                       and MetaSchedule measure 500 candidates each
     tune --budget 0                   the arms only
     tune --resume DIR                 finish an interrupted run without re-measuring
-    tune report DIR                   re-render a run's report (no GPU needed)
+    tune report DIR [--comment]       re-render a run's report (no GPU needed); --comment
+                                      prints comment.md, the run for the issue thread
     tune worker --storage URL ...     join a shared Optuna study as one more worker
     tune sweep --budget 40            the candidate rule (`fixed`) and the whole graph as one
                                       kernel (`one-kernel`) across a set of Cases
@@ -29,7 +30,7 @@ from tuning.errors import EXIT_TUNING_FAILED, EXIT_USAGE, TrackerError, TuningFa
 from tuning.progress import DETAILS_LOG, Progress, details_to
 from tuning.redact import redact
 from tuning.runfolder.lock import release_all
-from tuning.runfolder.store import Run, RunError
+from tuning.runfolder.store import Run, RunError, read_text
 from tuning.scratch import own_tmpdir
 
 from .fault_lines import fault_line
@@ -42,17 +43,22 @@ PROCESS_STARTED = time.monotonic()
 
 
 def _report(argv: list[str]) -> int:
-    from reports.render import render_run
+    from reports.render import COMMENT, render_run
 
     from .options import check_text
 
-    if len(argv) != 1:
-        raise UsageError("tune report takes one run folder: tune report DIR")
-    check_text("tune report DIR", argv[0], "the folder of a run")
-    run = Run.open(Path(argv[0]))
+    comment = "--comment" in argv
+    folders = [arg for arg in argv if arg != "--comment"]
+    if len(folders) != 1 or folders[0].startswith("--"):
+        raise UsageError("tune report takes one run folder: tune report DIR [--comment]")
+    check_text("tune report DIR", folders[0], "the folder of a run")
+    run = Run.open(Path(folders[0]))
     run.lock()
     render_run(run)
-    print(run.path / "report.md")
+    if comment:  # the comment itself, ready to paste into the issue thread
+        print(read_text(run.path / COMMENT), end="")
+    else:
+        print(run.path / "report.md")
     return 0
 
 
@@ -146,5 +152,5 @@ def _main(argv: list[str]) -> int:
     from reports.markdown import headline
 
     print(headline(report))
-    print(f"report: {run.path / 'report.md'}")
+    print(f"report: {run.path / 'report.md'} (for the issue thread: comment.md beside it)")
     return 0

@@ -75,8 +75,9 @@ def protocol_blocks(value) -> int | None:
 
 # The options that define what a run measures, with their defaults (None in the parser, so
 # that a resume can tell an option given from one left out).
-# Arms: the issue's four and the candidate fix; on CUDA with PyTorch, also the fix captured whole
-# and PyTorch's peers (choices.default_arms). None here: they depend on the target.
+# Arms: the issue's four and the candidate fix; on CUDA also the whole graph as one kernel, and
+# with PyTorch both captured whole and PyTorch's peers (choices.default_arms). None here: they
+# depend on the target.
 RUN_DEFAULTS = {
     "budget": 500,
     "arms": None,
@@ -109,7 +110,18 @@ NAMING = {
     "target": "a target",
 }
 DEFAULT_ARM_NAMES = (*(arm.name for arm in DEFAULT_ARMS), "fixed")
-CUDA_TORCH_ARM_NAMES = ("fixed+capture", "torch-compile", "torch-compile-max-autotune")
+# The project's best answer, the whole graph as one kernel, is a GPU arm (on llvm it is a CPU
+# loop nest that says nothing about the issue).
+CUDA_ARM_NAMES = ("one-kernel",)
+# With PyTorch: both candidates captured whole, and the peers they are held against like for
+# like (the captured peers come with the +capture arms).
+CUDA_TORCH_ARM_NAMES = (
+    "fixed+capture",
+    "one-kernel",
+    "one-kernel+capture",
+    "torch-compile",
+    "torch-compile-max-autotune",
+)
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -131,8 +143,8 @@ def parser(description: str) -> Parser:
         f"{', '.join(ARMS)}, or the PyTorch peers {', '.join(PEERS)} (the peers and "
         "the +capture arms need the extra [torch]); the tuners add their own, and a "
         "TVM +capture arm on CUDA brings PyTorch's +capture peers (default "
-        f"{','.join(DEFAULT_ARM_NAMES)}; on CUDA with PyTorch also "
-        f"{','.join(CUDA_TORCH_ARM_NAMES)} and their +capture peers)",
+        f"{','.join(DEFAULT_ARM_NAMES)}; on CUDA also {','.join(CUDA_ARM_NAMES)}, with "
+        f"PyTorch {','.join(CUDA_TORCH_ARM_NAMES)} and their +capture peers)",
     )
     p.add_argument(
         "--tuners",

@@ -52,26 +52,42 @@ def _warm_up(built, timers, order, protocol, index, say) -> None:
 
 
 def measure_blocks(
-    case, built: dict[str, TimedArm], protocol, index: int, on_gpu: bool, say, step=None
+    case,
+    built: dict[str, TimedArm],
+    protocol,
+    index: int,
+    on_gpu: bool,
+    say,
+    step=None,
+    spent: dict | None = None,
 ) -> dict:
-    """Time every arm of `built` (name -> built arm) in one trial; its record's timing part."""
+    """Time every arm of `built` (name -> built arm) in one trial; its record's timing part.
+    `spent` gets where the time went: `warmup_s`, and `timing_by_arm_s` (each arm's figures
+    over all blocks)."""
+    spent = {} if spent is None else spent
     names = sorted(built)
     blocks = protocol.blocks or auto_blocks(len(names))
     first_row = start_row(index, len(names))
     orders = block_orders(names, blocks, first_row) if names else []
     x = random_input(case, 0)
     timers = {name: _timers(arm, x, protocol, on_gpu) for name, arm in built.items()}
+    started = time.monotonic()
     _warm_up(built, timers, orders[0] if orders else [], protocol, index, say)
+    spent["warmup_s"] = time.monotonic() - started
     figures = FIGURES if on_gpu else FIGURES[:2]
     samples = {figure: {name: [] for name in names} for figure in figures}
+    by_arm = dict.fromkeys(names, 0.0)
     for block, order in enumerate(orders):
         say(f"trial {index}: timing block {block + 1}/{blocks}")
         if step is not None:
             step(block, blocks)
         for name in order:
+            started = time.monotonic()
             for figure, timer in timers[name].items():
                 built[name].sync()
                 samples[figure][name].append(timer() or [])  # None: the host never got ahead
+            by_arm[name] += time.monotonic() - started
+    spent["timing_by_arm_s"] = by_arm
     design = {
         "arms": names,
         "rows": len(williams_rows(len(names))),

@@ -4,6 +4,12 @@ A trial loads every arm's library (`arm_libraries`) in one fresh process, in an 
 between trials, checks each against the NumPy reference, then times the correct ones in
 interleaved blocks whose arm order follows a Williams design (`blocks.py`): each arm's
 three figures in every block.
+
+A trial's process is started before its trial (`TrialProcess`, started with the run): it
+imports TVM, and where the trial has PyTorch peers what torch.compile loads, then waits for its
+trial without touching the GPU. Its start-up so overlaps the tuners instead of the comparison;
+the process is as fresh as before where it counts (its own CUDA context, allocator, caches).
+The trial's record says where its time went (`wall_s`).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue as queue_module
+import sys
 import time
 from pathlib import Path
 
@@ -33,12 +40,18 @@ from .vm_arms import CapturedVMArm, VMArm, device_for
 TRIAL_FORMAT = 2
 
 
-def check(case: Case, arm: TimedArm, checks: int) -> dict:
-    """Max abs error over `checks` input draws; `correct` if every output is within tolerance."""
+def references(case: Case, checks: int) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+    """The `checks` input draws and the reference's outputs for each, computed once a trial."""
+    inputs = [random_input(case, seed) for seed in range(checks)]
+    return [(x, reference(case, x)) for x in inputs]
+
+
+def check(case: Case, arm: TimedArm, checks: int, expected: list | None = None) -> dict:
+    """Max abs error over `checks` input draws; `correct` if every output is within tolerance.
+    `expected`: the draws and their reference outputs (`references`), else computed here."""
     worst, correct = 0.0, True
-    for seed in range(checks):
-        x = random_input(case, seed)
-        got, want = arm.outputs(x), reference(case, x)
+    for x, want in expected or references(case, checks):
+        got = arm.outputs(x)
         if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
             return {"correct": False, "max_abs_err": None, "reason": "output shapes differ"}
         for g, w in zip(got, want):
@@ -99,19 +112,32 @@ def run_trial(
             built[name] = peer_arm(name, case, target.kind.name)
             build_s[name] = time.monotonic() - started
     started = time.monotonic()
+    expected = references(case, protocol.checks)
+    check_by_arm = {}
     for name, arm in built.items():
-        checks[name] = check(case, arm, protocol.checks)
+        began = time.monotonic()
+        checks[name] = check(case, arm, protocol.checks, expected)
+        check_by_arm[name] = time.monotonic() - began
     check_s, started = time.monotonic() - started, time.monotonic()
     timed = {
         name: built[name]
         for name in [a.name for a in arms] + list(peers)
         if checks[name]["correct"]
     }
-    timing = measure_blocks(case, timed, protocol, index, target.kind.name == "cuda", say, step)
+    spent: dict = {}
+    timing = measure_blocks(
+        case, timed, protocol, index, target.kind.name == "cuda", say, step, spent
+    )
     walls = {
         "build_s": build_s,
+        # Loading each arm's library and making its VM here (trial 0's `build_s` is replaced
+        # by the builders' times), and each check's time.
+        "load_s": {a.name: build_s[a.name] for a in arms},
+        "peer_s": {name: build_s[name] for name in peers},  # torch.compile's wrappers, ...
         "check_s": check_s,
+        "check_by_arm_s": check_by_arm,
         "timing_s": time.monotonic() - started,
+        **spent,
         "libraries_loaded": loaded,
     }
     return {
@@ -126,27 +152,121 @@ def run_trial(
     }
 
 
-def _trial_entry(queue, args, peers, library_dir, parent: int, spawned_at: float):
+def _trial_entry(jobs, replies, warm_peers: tuple, parent: int, spawned_at: float):
+    """A trial's process: imports, then its trial when it comes (None: no trial, exit)."""
     die_with_parent(parent)
+    imported = time.time()  # the process and the imports its entry needs (TVM)
+    if warm_peers:
+        from baselines.torch_peer import load_compilers
+
+        try:
+            load_compilers(warm_peers)
+        except Exception:  # only a head start: the trial makes its peers and says what fails
+            pass
+    # Whether anything before the trial made a CUDA context (it must not: a waiting process
+    # sits beside the tuners' measurements); the record says so.
+    cuda_before_trial = _cuda_initialized()
+    ready = time.time()
+    job = jobs.get()
+    if job is None:
+        os._exit(0)
+    args, peers, library_dir = job
     started = time.time()
     try:
         result = run_trial(
             *args,
-            progress=lambda message: queue.put(("say", message)),
+            progress=lambda message: replies.put(("say", message)),
             peers=peers,
-            step=lambda done, total: queue.put(("step", done, total)),
+            step=lambda done, total: replies.put(("step", done, total)),
             library_dir=library_dir,
         )
-        result["wall_s"]["startup_s"] = started - spawned_at  # the process and its imports
+        result["wall_s"].update(
+            startup_s=imported - spawned_at,
+            compiler_import_s=ready - imported,
+            waited_s=started - ready,
+        )
+        result["cuda_before_trial"] = cuda_before_trial
         message = ("ok", result)
     except BaseException as error:  # reported to the parent, which fails the run loudly
         message = ("error", f"{type(error).__name__}: {error}")
-    queue.put(message)
+    replies.put(message)
     # The trial is over once its message is out: the process ends without tearing down
     # PyTorch, CUDA and TVM, which would hold the next trial back for seconds.
-    queue.close()
-    queue.join_thread()
+    replies.close()
+    replies.join_thread()
     os._exit(0)
+
+
+def _cuda_initialized() -> bool:
+    torch = sys.modules.get("torch")
+    return bool(torch is not None and torch.cuda.is_initialized())
+
+
+class TrialProcess:
+    """A trial's fresh process, started now and given its trial later (`run`). `warm_peers`:
+    the PyTorch peers it will time, whose compiler it imports while it waits."""
+
+    def __init__(self, index: int, warm_peers: tuple = ()):
+        context = multiprocessing.get_context("spawn")
+        self.index = index
+        self._jobs, self._replies = context.Queue(), context.Queue()
+        self._process = context.Process(
+            target=_trial_entry,
+            args=(self._jobs, self._replies, tuple(warm_peers), os.getpid(), time.time()),
+        )
+        self._process.start()
+
+    def run(self, args: tuple, peers: tuple, library_dir, say=None, step=None) -> dict:
+        """Run the trial (`run_trial`'s leading arguments) and return its record. `say` and
+        `step` hear its progress, as `run_trial` gives it."""
+        self._jobs.put((args, peers, library_dir))
+        listeners = {"say": say, "step": step}
+        try:
+            while True:
+                try:
+                    kind, *payload = self._replies.get(timeout=1)
+                except queue_module.Empty:
+                    if not self._process.is_alive():
+                        code = self._process.exitcode
+                        status, payload = "error", f"process died with exit code {code}"
+                        break
+                    continue
+                if kind in listeners:
+                    if listeners[kind] is not None:
+                        listeners[kind](*payload)
+                    continue
+                status, payload = kind, payload[0]
+                break
+        except BaseException:  # Ctrl-C or an error here: the trial is not waited for
+            self.stop()
+            raise
+        self._process.join()
+        if status != "ok":
+            raise RuntimeError(f"trial {self.index} failed: {payload}")
+        return payload
+
+    def stop(self) -> None:
+        stop(self._process)
+
+
+class TrialProcesses:
+    """The run's trial processes, one per trial left to measure, started at once (from the
+    thread that will use them: a child dies with the thread that started it); on leaving, any
+    not used is stopped."""
+
+    def __init__(self, indices: list[int], warm_peers: tuple = ()):
+        self._waiting = {index: TrialProcess(index, warm_peers) for index in indices}
+
+    def take(self, index: int, warm_peers: tuple = ()) -> TrialProcess:
+        return self._waiting.pop(index, None) or TrialProcess(index, warm_peers)
+
+    def __enter__(self) -> "TrialProcesses":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for process in self._waiting.values():
+            process.stop()
+        self._waiting.clear()
 
 
 def run_trial_process(
@@ -160,36 +280,11 @@ def run_trial_process(
     say=None,
     step=None,
     library_dir: str | None = None,
+    process: TrialProcess | None = None,
 ) -> dict:
-    """Run one trial in a fresh process: independent CUDA context, allocator and caches.
-    `say` and `step` hear the trial's progress, as `run_trial` gives it."""
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
+    """Run one trial in a fresh process (`process`, started earlier, or a new one): an
+    independent CUDA context, allocator and caches. `say` and `step` hear the trial's
+    progress, as `run_trial` gives it."""
+    process = process or TrialProcess(index, peers)
     args = (case, arms, target_spec, protocol, index, ir_dir)
-    process = context.Process(
-        target=_trial_entry, args=(queue, args, peers, library_dir, os.getpid(), time.time())
-    )
-    process.start()
-    listeners = {"say": say, "step": step}
-    try:
-        while True:
-            try:
-                kind, *payload = queue.get(timeout=1)
-            except queue_module.Empty:
-                if not process.is_alive():
-                    status, payload = "error", f"process died with exit code {process.exitcode}"
-                    break
-                continue
-            if kind in listeners:
-                if listeners[kind] is not None:
-                    listeners[kind](*payload)
-                continue
-            status, payload = kind, payload[0]
-            break
-    except BaseException:  # Ctrl-C or an error here: the trial is not waited for
-        stop(process)
-        raise
-    process.join()
-    if status != "ok":
-        raise RuntimeError(f"trial {index} failed: {payload}")
-    return payload
+    return process.run(args, peers, library_dir, say, step)

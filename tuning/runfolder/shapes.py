@@ -100,6 +100,18 @@ TRIAL = {
     "queued_gpu_us?": Each([TIME]),
     "kernels?": Each([{"name": str}]),
     "cuda_graph_launches?": dict,
+    # Where the trial's time went (`harness.run_trial`); the report reads these.
+    "wall_s?": {
+        "startup_s?": SECONDS,
+        "compiler_import_s?": SECONDS,
+        "waited_s?": SECONDS,
+        "load_s?": Each(SECONDS),
+        "peer_s?": Each(SECONDS),
+        "check_s?": SECONDS,
+        "warmup_s?": SECONDS,
+        "timing_s?": SECONDS,
+        "timing_by_arm_s?": Each(SECONDS),
+    },
 }
 TUNER_RUN = {
     "trials": COUNT,
@@ -114,6 +126,7 @@ TUNER_RUN = {
     "serial_kernel_us?": TIME_OR_NONE,
     "exhaustive_best_kernel_us?": TIME_OR_NONE,
     "exhaustive_points?": COUNT,
+    "time_spent?": Each(SECONDS),
 }
 SUMMARY = {**TUNER_RUN, "source?": str, "runs?": Each(TUNER_RUN), "kernel_times?": Each(str)}
 MEASUREMENT = {"status": str, "kernel_us?": TIME_OR_NONE}

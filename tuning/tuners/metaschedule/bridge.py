@@ -18,6 +18,7 @@ from tvm.s_tir.meta_schedule.runner import PyRunner, RunnerFuture, RunnerResult
 from baselines.anatomy import launch_configs
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.outcome import Reason, Status, failed
+from tuning.candidates.time_book import TimeBook
 from tuning.runfolder.store import write_json
 
 
@@ -42,16 +43,22 @@ class ScheduledModule:
 
 
 def evaluating_builder(
-    evaluator: CandidateEvaluator, outcomes: dict, measure: bool = True
+    evaluator: CandidateEvaluator,
+    outcomes: dict,
+    measure: bool = True,
+    book: TimeBook | None = None,
 ) -> PyBuilder:
     """A builder that builds each batch through `evaluator` and, if `measure`, measures it
-    there too; `outcomes` keeps each candidate's record under its artifact handle."""
+    there too; `outcomes` keeps each candidate's record under its artifact handle. The time
+    MetaSchedule waits for a batch goes to `book` (`wait_s`)."""
+    book = book if book is not None else TimeBook()
 
     @derived_object
     class EvaluatingBuilder(PyBuilder):
         def build(self, build_inputs):
             schedules = [ScheduledModule(b.mod) for b in build_inputs]
-            records = (evaluator.evaluate if measure else evaluator.build)(schedules)
+            with book.timing("wait_s"):
+                records = (evaluator.evaluate if measure else evaluator.build)(schedules)
             results = []
             for record in records:
                 handle = record.get("path", f"candidate-{len(outcomes)}")
@@ -88,15 +95,27 @@ def recorded_runner(outcomes: dict) -> PyRunner:
 
 
 def trial_recorder(
-    outcomes: dict, rows: list, path: Path, runner: str = "local", finish=None, step=None
+    outcomes: dict,
+    rows: list,
+    path: Path,
+    runner: str = "local",
+    finish=None,
+    step=None,
+    book: TimeBook | None = None,
 ) -> PyMeasureCallback:
     """A measure callback: one row per candidate, with its launch configuration and what
     measured it. `finish(handle, record, runner_result)` completes a record built here and
-    measured by another runner; `step(rows)` follows each batch."""
+    measured by another runner; `step(rows)` follows each batch. Its time goes to `book`
+    (`storage_s`)."""
+    book = book if book is not None else TimeBook()
 
     @derived_object
     class RecordTrials(PyMeasureCallback):
         def apply(self, task_scheduler, task_id, candidates, builder_results, runner_results):
+            with book.timing("storage_s"):
+                self._record(candidates, builder_results, runner_results)
+
+        def _record(self, candidates, builder_results, runner_results):
             for candidate, built, ran in zip(candidates, builder_results, runner_results):
                 record = outcomes.get(built.artifact_path) or failed(
                     Reason.BUILD_ERROR, (built.error_msg or "")[:300]

@@ -38,6 +38,7 @@ from tuning.candidates.kernel import bias_count, fused_function, kernel_module
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.outcome import Status
 from tuning.candidates.side_by_side import side_by_side
+from tuning.candidates.time_book import TimeBook
 from tuning.errors import TuningFailed
 from tuning.progress import Progress
 from tuning.runfolder.store import Run, read_json, read_text, write_json, write_text
@@ -79,6 +80,7 @@ def tune_one(
     started = time.monotonic()
     kind = target.kind.name
     database = open_database(directory, say)
+    spent: dict = {}
     if remaining > 0:
         space = (
             "post-order-apply"
@@ -88,6 +90,7 @@ def tune_one(
             )
         )
         outcomes: dict = {}
+        book = TimeBook()  # the bridge's waits and writes; the evaluator keeps its own
         remote = bool(options.get("rpc_tracker"))
         with (
             CandidateEvaluator(case, target_spec, cache=cache) as evaluator,
@@ -98,11 +101,12 @@ def tune_one(
                     rpc.remote_runner(options, case, bias_count(func), evaluator.protocol)
                 )
                 recorder = trial_recorder(
-                    outcomes, rows, rows_path, rpc.label(options), rpc.remote_record, step
+                    outcomes, rows, rows_path, rpc.label(options), rpc.remote_record, step, book
                 )
             else:
                 runner = recorded_runner(outcomes)
-                recorder = trial_recorder(outcomes, rows, rows_path, step=step)
+                recorder = trial_recorder(outcomes, rows, rows_path, step=step, book=book)
+            tuning_started = time.monotonic()
             tune_kernel(
                 kernel_module(func),
                 _ms_target(target),
@@ -112,7 +116,7 @@ def tune_one(
                 num_tuning_cores=evaluator.workers,
                 max_trials_global=remaining,
                 num_trials_per_iter=min(64, remaining),
-                builder=evaluating_builder(evaluator, outcomes, measure=not remote),
+                builder=evaluating_builder(evaluator, outcomes, not remote, book),
                 runner=runner,
                 database=database,
                 cost_model="xgb",
@@ -124,8 +128,14 @@ def tune_one(
                     recorder,
                 ],
             )
+            spent = book.totals(evaluator.book)
+            # What MetaSchedule's own loop took: its wall less the bridge's calls.
+            bridge = spent.get("wait_s", 0) + spent.get("storage_s", 0)
+            spent["search_s"] = time.monotonic() - tuning_started - bridge
     write_json(rows_path, rows)
     summary = _summary(rows, time.monotonic() - started)
+    if spent:  # the session that tuned (a finished run resumed has none to add)
+        summary["time_spent"] = spent
     best = _best_module(database, func, _ms_target(target))
     if best is not None:
         write_text(directory / "best_module.json", tvm.ir.save_json(best))

@@ -4,7 +4,9 @@ Points are checked against the space's constraints before building (pruned with 
 repeated point is answered from its first measurement, and failed candidates are FAIL trials
 with their reason. Every measured figure is a trial's user attribute, so a resumed search
 re-measures nothing. The search keeps the evaluator's builders busy: a point is asked for as
-soon as a candidate in flight is measured, not once a whole batch is.
+soon as a candidate in flight is measured, not once a whole batch is, and the evaluator measures
+each candidate in its own thread as soon as it is built, so asking overlaps measuring. Where
+the loop's time goes (asks, storage writes, reading the study, waiting) is added to `book`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, wait
 import optuna
 
 from tuning.candidates.evaluator import CandidateEvaluator
+from tuning.candidates.time_book import TimeBook
 from tuning.runfolder.store import read_json, write_json
 from tuning.tuners.space import Space, key
 
@@ -44,6 +47,7 @@ class OptunaSearch:
         self.batch = batch or evaluator.workers
         self.mine: set[int] = set()
         self.shared = shared
+        self.book = TimeBook()
         self.heartbeat = Heartbeat(study)
         if not shared:
             close_interrupted(study)
@@ -65,10 +69,11 @@ class OptunaSearch:
     def measured(self) -> dict:
         """Measured points by key: the trial that measured them (and holds their record)."""
         found = {}
-        for trial in self.study.get_trials(deepcopy=False):
-            record = measurement(trial)
-            if record is not None:
-                found[record.get("key", trial.user_attrs.get("key"))] = trial
+        with self.book.timing("read_s"):
+            for trial in self.study.get_trials(deepcopy=False):
+                record = measurement(trial)
+                if record is not None:
+                    found[record.get("key", trial.user_attrs.get("key"))] = trial
         return found
 
     def run(self, budget: int, own: bool = False) -> None:
@@ -107,7 +112,9 @@ class OptunaSearch:
                 and not valid <= set(measured) | set(self._in_flight(building))  # space spent
             ):
                 asks += 1
-                trial = self.study.ask(dists)
+                with self.book.timing("ask_s"):
+                    trial = self.study.ask(dists)
+                self.book.add("asks")
                 self.heartbeat.add(trial)
                 if self._triage(trial, measured, self._in_flight(building)):
                     building[self.evaluator.submit(self.space.config(trial.params))] = trial
@@ -115,7 +122,8 @@ class OptunaSearch:
                     self.heartbeat.remove(trial)  # told already
             if not building:
                 return
-            finished, _ = wait(building, return_when=FIRST_COMPLETED)
+            with self.book.timing("wait_s"):
+                finished, _ = wait(building, return_when=FIRST_COMPLETED)
             for future in finished:
                 self._store(building.pop(future), self.evaluator.finish(future))
 
@@ -129,28 +137,30 @@ class OptunaSearch:
         flight by point); True for a point to measure."""
         params = trial.params
         point = key(params)
-        trial.set_user_attr("key", point)
+        with self.book.timing("storage_s"):
+            trial.set_user_attr("key", point)
         reason = self.space.why_invalid(params)
         elsewhere = {}
         if self.shared:  # other workers measure too: look at the study as it is now
             measured = self.measured()
             elsewhere = self._running_elsewhere(trial.number, batch)
-        if reason:
-            trial.set_user_attr("pruned", reason)
-            self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-        elif point in measured or point in batch:
-            first = measured.get(point)
-            value = recorded_value(measurement(first)) if first else None
-            trial.set_user_attr("duplicate_of", first.number if first else None)
-            if value is None:  # repeat within a batch, or of a failure
-                self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-            else:
-                self.study.tell(trial, value)
-        elif point in elsewhere:  # another worker is measuring it
-            trial.set_user_attr("duplicate_of", elsewhere[point])
-            self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-        else:
+        if not reason and point not in measured and point not in batch and point not in elsewhere:
             return True
+        with self.book.timing("storage_s"):
+            if reason:
+                trial.set_user_attr("pruned", reason)
+                self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+            elif point in measured or point in batch:
+                first = measured.get(point)
+                value = recorded_value(measurement(first)) if first else None
+                trial.set_user_attr("duplicate_of", first.number if first else None)
+                if value is None:  # repeat within a batch, or of a failure
+                    self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+                else:
+                    self.study.tell(trial, value)
+            else:  # another worker is measuring it
+                trial.set_user_attr("duplicate_of", elsewhere[point])
+                self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
         return False
 
     def _running_elsewhere(self, number: int, batch: dict) -> dict:
@@ -166,7 +176,8 @@ class OptunaSearch:
 
     def _store(self, trial, record: Mapping) -> None:
         self.mine.add(trial.number)
-        store_measurement(self.study, trial, {"key": key(trial.params), **record})
+        with self.book.timing("storage_s"):
+            store_measurement(self.study, trial, {"key": key(trial.params), **record})
         self.heartbeat.remove(trial)
 
     def best_value(self, measured: dict | None = None) -> float | None:

@@ -78,6 +78,7 @@ def run_optuna(
     run.add_wall(name, time.monotonic() - started)
     wall_s = run.meta["phase_wall_s"][name]
     summary = summarize(study, rows, wall_s, rule_kernels, exhaustive, key(space.seeds()[0]))
+    summary["time_spent"] = search.book.totals(evaluator.book)
     if exhaustive is not None and summary.get("exhaustive_best_kernel_us"):
         summary["sampler_replay"] = compare_samplers(space, exhaustive)
     write_json(directory / "trials.json", rows)

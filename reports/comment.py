@@ -1,0 +1,196 @@
+"""comment.md: a run as a comment for the apache/tvm#20401 thread, in GitHub-flavoured Markdown
+of at most 2,500 characters: what was run, three or four sentences of verdicts, one table, the
+environment folded away, and where the full report is.
+
+The verdicts are made by the paragraph's helpers (`paragraph.py`, `comparisons.py`), so they
+follow the same rules: each names its figure, and an interval that holds 1 says "cannot be told
+apart". Where the table would take the comment past the limit, the last arms are left to the
+full report, and the comment says how many.
+"""
+
+from __future__ import annotations
+
+from .cells import MISSING, table, three, us
+from .comparisons import verdict
+from .paragraph import CANDIDATE, against_fastest_tuned, closing, pairs_sentence, slowdown
+from .samples import LABELS
+
+LIMIT = 2500
+# Like for like against PyTorch, one sentence per treatment: plain by GPU time with calls queued
+# (the host's share aside), captured whole end to end (a replay on both sides).
+AGAINST_PYTORCH = (
+    ("Against PyTorch, plain", ("fixed/torch-compile", "one-kernel/torch-compile"), "gpu_queued"),
+    (
+        "Against PyTorch, both captured whole",
+        ("fixed+capture/torch-compile+capture", "one-kernel+capture/torch-compile+capture"),
+        "call_path",
+    ),
+)
+# The environment's lines the comment keeps (the target's JSON is in the full report).
+ENVIRONMENT = (
+    "gpu",
+    "driver",
+    "cuda_runtime",
+    "tvm",
+    "tvm_ffi",
+    "torch",
+    "cpu_count",
+    "sm_clock_before",
+    "sm_clock_after",
+)
+
+
+def render_comment(report: dict) -> str:
+    """The comment, within LIMIT characters: where the table would take it past, the arms no
+    verdict names leave it first, the last of them first."""
+    sentences = verdicts(report)
+    rows = _rows(report)
+    named = {f"`{arm}`" for s in sentences for arm in _named_arms(s)}
+    spare = [row for row in reversed(rows) if row[0] not in named]
+    for count in range(len(spare) + 1):
+        left = {id(row) for row in spare[:count]}
+        text = _comment(report, sentences, [r for r in rows if id(r) not in left], count)
+        if len(text) <= LIMIT:
+            return text
+    return text[:LIMIT]
+
+
+def _named_arms(sentence: str) -> list[str]:
+    """The arms of the ratios a sentence gives (`a/b = ...`)."""
+    return [arm for word in sentence.split() if "/" in word for arm in word.split("/")]
+
+
+def verdicts(report: dict) -> list[str]:
+    """Three or four sentences: the candidate against ON and the tuned optimum, then against
+    PyTorch like for like (the whole graph as one kernel beside it), then what was not measured
+    and the correctness check; the issue's slowdown opens where there is room."""
+    pairs = [f"{CANDIDATE}/on"]
+    optimum = against_fastest_tuned(report, CANDIDATE)
+    pairs += [optimum] if optimum else []
+    opening = f"The candidate rule `{CANDIDATE}`"
+    if report["target"] != "cuda":
+        opening += f" (a GPU rule: on {report['target']} it builds what ON builds)"
+    sentences = [pairs_sentence(report, tuple(pairs), opening)]
+    for opening, peer_pairs, figure in AGAINST_PYTORCH:
+        ratios = report["ratios_by_figure"].get(figure, {})
+        found = [verdict(pair, ratios[pair]) for pair in peer_pairs if pair in ratios]
+        if found:
+            sentences.append(f"{opening}, {LABELS[figure]}: {'; '.join(found)}.")
+    sentences = [s for s in sentences if s] + [closing(report)]
+    if len(sentences) < 4:
+        sentences.insert(0, slowdown(report))
+    return [s for s in sentences if s]
+
+
+def _setting(report: dict) -> list[str]:
+    env = report.get("environment") or {}
+    method = report.get("ratio_method") or {}
+    date = str(env.get("date", ""))[:10]
+    what = ", ".join(
+        part
+        for part in (
+            report["device"],
+            f"TVM {env['tvm']}" if env.get("tvm") else "",
+            date,
+            f"{report['wall_s']:.0f} s" if report.get("wall_s") else "",
+        )
+        if part
+    )
+    blocks = method.get("blocks")
+    trials = report["trials"]
+    design = f"{trials} process{'es' if trials != 1 else ''}" + (
+        f" × {blocks} blocks" if blocks else ""
+    )
+    if trials > 1:
+        interval = "95% CIs paired within blocks, Student t over processes"
+    elif (blocks or 1) > 1:
+        interval = "95% CIs over one process's paired blocks (blind to other processes)"
+    else:
+        interval = "no intervals, so no verdicts"
+    coverage = sorted((method.get("coverage") or {}).values())
+    if coverage and trials > 1:
+        interval += f" (simulated coverage {coverage[0]:.0%}–{coverage[-1]:.0%})"
+    return [
+        f"`{report.get('command')}` on {what}.",
+        f"{design}; {interval}.",
+    ]
+
+
+def _to_on(report: dict, name: str) -> str:
+    """The arm's time over ON's, end to end through its own call path, with its interval."""
+    if name == "on":
+        return "1"
+    ratios = report["ratios"]
+    if f"{name}/on" in ratios:
+        ratio = ratios[f"{name}/on"]
+        low, high, value = ratio.get("low"), ratio.get("high"), ratio["ratio"]
+    elif f"on/{name}" in ratios:  # the issue's unfused arms are given as ON over them
+        ratio = ratios[f"on/{name}"]
+        value = 1 / ratio["ratio"]
+        low = 1 / ratio["high"] if ratio.get("high") else None
+        high = 1 / ratio["low"] if ratio.get("low") else None
+    else:
+        return MISSING
+    return three(value) + (f" ({low:.3f}–{high:.3f})" if low and high else "")
+
+
+def _rows(report: dict) -> list[list]:
+    rows = []
+    for name, arm in report["arms"].items():
+        if arm.get("median_us") is None:
+            continue
+        rows.append(
+            [
+                f"`{name}`",
+                us(arm["median_us"]),
+                us(arm.get("queued_gpu_us")),
+                us(arm.get("kernel_us")),
+                _to_on(report, name),
+            ]
+        )
+    return rows
+
+
+COLUMNS = ("arm", "end to end, us", "GPU time, us", "fused kernel, us", "/ ON (95% CI)")
+# What each column but the arm's name is, said under the table where the column is shown.
+COLUMN_NOTES = (
+    "end to end: own call path",
+    "GPU time: calls queued behind a sleep",
+    "fused kernel: timed alone",
+    "/ ON: end to end",
+)
+
+
+def _table(rows: list[list], left_out: int) -> list[str]:
+    # A column no arm has a figure for (GPU time on a CPU, kernel times without a tuner) is
+    # left out rather than shown empty.
+    keep = [c for c in range(1, len(COLUMNS)) if any(row[c] != MISSING for row in rows)]
+    lines = table([COLUMNS[c] for c in [0, *keep]], [[row[c] for c in [0, *keep]] for row in rows])
+    notes = "; ".join(COLUMN_NOTES[c - 1] for c in keep)
+    more = f" {left_out} more arm{'s are' if left_out > 1 else ' is'} in the full report."
+    more = more if left_out else ""
+    return [*lines, "", notes[0].upper() + notes[1:] + "." + more]
+
+
+def _environment(report: dict) -> list[str]:
+    env = report.get("environment") or {}
+    lines = [f"{key}: {env[key]}" for key in ENVIRONMENT if env.get(key) is not None]
+    if not lines:
+        return []
+    return ["<details><summary>Environment</summary>", "", "```", *lines, "```", "", "</details>"]
+
+
+def _comment(report: dict, sentences: list[str], rows: list[list], left_out: int) -> str:
+    lines = [
+        *_setting(report),
+        "",
+        *(f"- {sentence}" for sentence in sentences),
+        "",
+        *_table(rows, left_out),
+        "",
+        *_environment(report),
+        *([""] if _environment(report) else []),
+        "Full report: `report.md` beside this file (every sample, noise by level, kernels); "
+        "`tune report DIR` renders it again without a GPU.",
+    ]
+    return "\n".join(lines) + "\n"

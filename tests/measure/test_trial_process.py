@@ -1,0 +1,42 @@
+"""Trial processes start with the run and wait for their trial: their start-up (TVM, and
+torch.compile's imports where the trial has PyTorch peers) overlaps the tuners, never a CUDA
+context before the trial, and a process left without a trial is stopped."""
+
+import time
+
+from baselines.arms import ARMS
+from baselines.case import Case
+from tuning.measure.harness import TrialProcesses, run_trial_process
+from tuning.measure.protocol import Protocol
+
+CASE = Case(channels=2, height=8, width=8, branches=2)
+PROTOCOL = Protocol(number=1, repeat=1, min_repeat_ms=0, warmup_s=0, blocks=2, trials=2, checks=1)
+
+
+def test_a_trial_process_waits_for_its_trial_and_says_where_its_time_went():
+    with TrialProcesses([0, 1], warm_peers=("torch-compile",)) as processes:
+        waiting = [processes._waiting[0]._process, processes._waiting[1]._process]
+        assert all(process.is_alive() for process in waiting)
+        time.sleep(1)  # importing or waiting: alive, no trial given yet
+        first = processes.take(0, ("torch-compile",))
+        assert first._process is waiting[0]
+        record = run_trial_process(
+            CASE, [ARMS["on"], ARMS["fixed"]], {"kind": "llvm"}, PROTOCOL, 0, process=first
+        )
+    assert not waiting[0].is_alive()  # ended after its result
+    assert not waiting[1].is_alive()  # never given a trial: stopped on leaving
+    walls = record["wall_s"]
+    assert walls["startup_s"] > 0 and walls["compiler_import_s"] > 0 and walls["waited_s"] >= 0
+    assert record["cuda_before_trial"] is False  # imports only, while it waited
+    assert set(walls["load_s"]) == {"on", "fixed"} and walls["peer_s"] == {}
+    assert set(walls["check_by_arm_s"]) == {"on", "fixed"} and walls["check_s"] > 0
+    assert set(walls["timing_by_arm_s"]) == {"on", "fixed"} and walls["warmup_s"] >= 0
+    assert all(check["correct"] for check in record["checks"].values())
+
+
+def test_a_trial_without_a_process_started_for_it_gets_a_fresh_one():
+    with TrialProcesses([]) as processes:
+        record = run_trial_process(
+            CASE, [ARMS["on"]], {"kind": "llvm"}, PROTOCOL, 1, process=processes.take(1)
+        )
+    assert record["trial"] == 1 and record["wall_s"]["compiler_import_s"] >= 0

@@ -1,0 +1,112 @@
+"""The committed H200 runs (reports/h200/run.tar.xz and fair/run.tar.xz) render again without
+TVM to their committed report.md, byte for byte, and give a comment for the issue thread within
+its limit, with its table and verdicts."""
+
+import json
+import tarfile
+
+import pytest
+from conftest import ROOT, python_without_tvm
+from test_report import _check_comment
+
+STORED = ROOT / "reports" / "h200"
+# (archive, the folder it holds, the committed report.md)
+RUNS = {
+    "default": (STORED / "run.tar.xz", "run", STORED / "report.md"),
+    "fair": (STORED / "fair" / "run.tar.xz", "fair", STORED / "fair" / "report.md"),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(RUNS))
+def rendered(request, tmp_path_factory):
+    archive, folder, committed = RUNS[request.param]
+    out = tmp_path_factory.mktemp(request.param)
+    with tarfile.open(archive) as stored:
+        stored.extractall(out, filter="data")
+    run = out / folder
+    stored_json = run / "report.json"
+    before = json.loads(stored_json.read_text()) if stored_json.exists() else None
+    python_without_tvm(
+        "from reports.render import render_run\nfrom tuning.runfolder.store import Run\n"
+        f"render_run(Run({str(run)!r}))"
+    )
+    return request.param, run, committed, before
+
+
+def test_a_committed_run_renders_its_committed_report_again(rendered):
+    _, run, committed, before = rendered
+    assert (run / "report.md").read_text() == committed.read_text()
+    if before is not None:  # the same figures; the last digit of a float may differ by machine
+        assert _close(json.loads((run / "report.json").read_text()), before)
+
+
+def test_a_committed_run_gives_a_comment_for_the_thread(rendered):
+    name, run, _, _ = rendered
+    text = (run / "comment.md").read_text()
+    rows = _check_comment(text)
+    assert text.startswith("`tune --budget ") and "on NVIDIA H200 sm_90, TVM 0.27.0.post1" in text
+    assert "gpu: NVIDIA H200" in text and "driver: 580.159.04" in text
+    if name == "default":
+        assert len(rows) == 13
+        assert "fixed/on = 0.138 (95% CI 0.126–0.150): `fixed` is faster" in text
+        assert "fixed/optuna = 1.003 (95% CI 0.946–1.064), cannot be told apart" in text
+        assert "| `fixed` | 14.34 | 8.44 | 2.32 | 0.138 (0.126–0.150) |" in text
+    else:
+        assert len(rows) == 9
+        assert "one-kernel/torch-compile = 0.355 (95% CI 0.353–0.357): `one-kernel` is faster" in (
+            text
+        )
+        assert "one-kernel+capture/torch-compile+capture = 0.646 (95% CI 0.565–0.739)" in text
+
+
+def _close(a, b) -> bool:
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(_close, a, b))
+    if isinstance(a, float) and isinstance(b, (int, float)):
+        return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+    return a == b
+
+
+# The median half-width of every ratio's interval, re-estimated from the first 2 of each block's
+# 3 samples, against all 3 (`Protocol.repeat`'s docstring quotes these).
+TWO_OF_THREE = {"default": (75, 0.998), "fair": (36, 0.991)}
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_two_samples_per_block_leave_the_intervals_as_tight_as_three(name, tmp_path):
+    """Why the default `repeat` is 2: the intervals come from the spread between blocks and
+    trials, so a third sample per block does not tighten them (each ratio's half-width moves
+    either way by chance; their median stays)."""
+    from statistics import median
+
+    from reports.summary import summarize_run
+    from tuning.runfolder.store import Run
+
+    archive, folder, _ = RUNS[name]
+    widths = []
+    for keep in (3, 2):
+        out = tmp_path / str(keep)
+        with tarfile.open(archive) as stored:
+            stored.extractall(out, filter="data")
+        for path in (out / folder / "trials").glob("trial_*.json"):
+            trial = json.loads(path.read_text())
+            for arms in trial["block_samples_us"].values():
+                for arm, blocks in arms.items():
+                    assert all(len(block) == 3 for block in blocks)  # the run took 3
+                    arms[arm] = [block[:keep] for block in blocks]
+            path.write_text(json.dumps(trial))
+        report = summarize_run(Run(out / folder))
+        widths.append(
+            {
+                (figure, pair): ratio["half_width"]
+                for figure, ratios in report["ratios_by_figure"].items()
+                for pair, ratio in ratios.items()
+                if ratio and ratio.get("half_width")
+            }
+        )
+    three, two = widths
+    count, quoted = TWO_OF_THREE[name]
+    assert len(three) == count and two.keys() == three.keys()
+    assert round(median(two[k] / three[k] for k in three), 3) == quoted
