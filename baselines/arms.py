@@ -36,7 +36,7 @@ class Arm:
     capture: bool = False
 
     def describe(self) -> dict:
-        return {
+        described = {
             "name": self.name,
             "fuse": self.fuse,
             "split_after_pool": self.split_after_pool,
@@ -46,6 +46,11 @@ class Arm:
             "cuda_graph": self.cuda_graph,
             "capture": self.capture,
         }
+        if self.rules == "fixed":  # where the list puts the candidate rule (reports name it)
+            from .rules import FIXED_RULE_BEFORE
+
+            described["rule_before"] = FIXED_RULE_BEFORE
+        return described
 
 
 DEFAULT_ARMS = (

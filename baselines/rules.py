@@ -54,11 +54,15 @@ def default_rules(target: tvm.target.Target) -> list:
     return list(default_schedule_pass(target).rules)
 
 
+# `WindowReduction` goes right before this rule, which would give a 2x2 average pool one block of
+# 4 threads per output (before 2026-12-01: before `GeneralReduction`; run folders record it).
+FIXED_RULE_BEFORE = "Reduction"
+
+
 def fixed_rules(target: tvm.target.Target) -> list:
-    """The default list with `WindowReduction` right before `Reduction`, which would give a
-    2x2 average pool one block of 4 threads per output."""
+    """The default list with `WindowReduction` right before `FIXED_RULE_BEFORE`."""
     rules = default_rules(target)
-    position = [type(rule).__name__ for rule in rules].index("Reduction")
+    position = [type(rule).__name__ for rule in rules].index(FIXED_RULE_BEFORE)
     return rules[:position] + [WindowReduction()] + rules[position:]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .cells import MISSING, table, three, us
+from .summary import fixed_rule_before
 
 
 def arms_table(report: dict) -> list[str]:
@@ -56,7 +57,7 @@ def arm_notes(report: dict) -> list[str]:
     if any(n.startswith("fixed") for n in names):
         notes.append(
             "`fixed`: the default rules with the candidate `WindowReduction` rule "
-            "before `GeneralReduction` (a GPU rule: on llvm it equals `on`)."
+            f"before `{fixed_rule_before(report)}` (a GPU rule: on llvm it equals `on`)."
         )
     if any("one-kernel" in n for n in names):
         notes.append(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from .cells import us
 from .comparisons import figure_verdicts, treatment, verdict
 from .samples import LABELS
+from .summary import fixed_rule_before
 
 CANDIDATE = "fixed"
 # The issue's slowdown: the fused arm against the unfused ones.
@@ -79,7 +80,7 @@ def pairs_sentence(report: dict, pairs: tuple, opening: str) -> str:
 def _candidate(report: dict) -> list[str]:
     """`fixed` against ON, then against the tuned optimum of its kernel."""
     arms, pair = report["arms"], f"{CANDIDATE}/on"
-    rule = "the default rules with `WindowReduction` before `GeneralReduction`"
+    rule = f"the default rules with `WindowReduction` before `{fixed_rule_before(report)}`"
     if report["target"] != "cuda":
         rule += f", a GPU rule: on {report['target']} it builds what ON builds"
     sentence = (

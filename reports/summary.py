@@ -57,6 +57,9 @@ def summarize_run(run: Run) -> dict:
         "tuner_failures": meta.get("tuner_failures", {}),
         "cuda_graph_launches": trials[0].get("cuda_graph_launches", {}) if trials else {},
     }
+    before = [arm["rule_before"] for arm in meta["arms"] if "rule_before" in arm]
+    if before:  # runs before 2026-12-01 put the rule before GeneralReduction and say nothing
+        report["fixed_rule_before"] = before[0]
     if timed:
         best = min(timed, key=lambda name: arms[name]["median_us"])
         report["best_arm"] = best
@@ -241,3 +244,8 @@ def _add_fused_kernel_table(report: dict) -> None:
             }
         )
     report["fused_kernel"] = rows
+
+
+def fixed_rule_before(report: dict) -> str:
+    """The rule that `WindowReduction` runs right before in the run's `fixed` list."""
+    return report.get("fixed_rule_before", "GeneralReduction")

@@ -80,7 +80,7 @@ RUN = {
         "exhaustive?": (bool, None),
         "storage?": (str, None),
     },
-    "arms": [{"name": str, "peer?": bool, "whole_graph?": bool}],
+    "arms": [{"name": str, "peer?": bool, "whole_graph?": bool, "rule_before?": str}],
     "arm_names?": [str],
     "command?": str,
     "wall_s?": SECONDS,
