@@ -538,3 +538,14 @@ def test_the_wall_time_section_says_where_each_tuner_and_trial_spent_its_time():
     assert "summed over trials: `on` 22.0 s, `fixed` 17.0 s." in text
     # a run recorded before these were kept: only the phases
     assert "Where each" not in "\n".join(wall_text({**report, "tuners": {}, "trial_wall_s": []}))
+
+
+def test_the_report_names_the_rule_the_run_put_window_reduction_before(default_report):
+    """New runs record it with the fixed arm; a run that recorded nothing ran it before
+    GeneralReduction, as the rule list then did."""
+    from baselines.arms import ARMS
+
+    assert ARMS["fixed"].describe()["rule_before"] == "Reduction"
+    assert "`WindowReduction` before `GeneralReduction`" in render(default_report)
+    text = render({**default_report, "fixed_rule_before": "Reduction"})
+    assert "`WindowReduction` before `Reduction`" in text and "GeneralReduction" not in text
