@@ -14,6 +14,8 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from .errors import MissingPackage, ModelError, UnknownModel, first_line
 from .spec import FILE, ModelOptions, ModelSpec
 
@@ -32,6 +34,17 @@ class LoadedModel:
     options: ModelOptions
     module: object  # torch.nn.Module
     inputs: tuple
+
+    def random_inputs(self, seed: int) -> list[np.ndarray]:
+        """Inputs for a check or a timing: floating ones drawn from N(0, 1) by `seed`; others
+        (indices, masks) are the example's, since no draw is known to be valid for them."""
+        rng = np.random.default_rng(seed)
+        return [
+            rng.standard_normal(x.shape).astype(str(x.dtype).removeprefix("torch."))
+            if x.is_floating_point()
+            else x.numpy()
+            for x in self.inputs
+        ]
 
 
 def require(package: str, needed_by: str):
