@@ -92,19 +92,7 @@ def check_and_time(
             if not matches(got, want):
                 return wrong(Reason.WRONG_RESULT, error)
             worst = max(worst, error)
-    # The GPU timer where there is one; `time_evaluator` (host-side, launches included) only
-    # where there is none: each costs the device `repeat` x `min_repeat_ms` per candidate.
-    samples = gpu_time_us(function, args, protocol.repeat) if gpu_timer else None
-    timer = GPU_TIMER
-    if samples is None:
-        evaluator = module.time_evaluator(
-            "main",
-            device,
-            number=protocol.number,
-            repeat=protocol.repeat,
-            min_repeat_ms=protocol.min_repeat_ms,
-        )
-        samples, timer = [s * 1e6 for s in evaluator(*args).results], "time_evaluator"
+    samples, timer = time_kernel(module, "main", args, device, protocol, gpu_timer)
     return {
         "status": Status.OK,
         "kernel_us": float(np.median(samples)),
@@ -112,3 +100,22 @@ def check_and_time(
         "max_abs_err": worst,
         "timer": timer,
     }
+
+
+def time_kernel(
+    module, name: str, args: list, device, protocol: KernelProtocol, gpu_timer: bool
+) -> tuple[list[float], str]:
+    """(samples in us per launch, the timer's name) of function `name` of `module` on `args`.
+    The GPU timer where there is one; `time_evaluator` (host-side, launches included) only
+    where there is none: each costs the device `repeat` x `min_repeat_ms` per kernel."""
+    samples = gpu_time_us(module[name], args, protocol.repeat) if gpu_timer else None
+    if samples is not None:
+        return samples, GPU_TIMER
+    evaluator = module.time_evaluator(
+        name,
+        device,
+        number=protocol.number,
+        repeat=protocol.repeat,
+        min_repeat_ms=protocol.min_repeat_ms,
+    )
+    return [s * 1e6 for s in evaluator(*args).results], "time_evaluator"

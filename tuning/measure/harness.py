@@ -1,9 +1,9 @@
 """The one end-to-end harness: every arm of the graph, the same protocol, all samples kept.
 
 A trial loads every arm's library (`arm_libraries`) in one fresh process, in an order alternating
-between trials, checks each against the NumPy reference, then times the correct ones in
-interleaved blocks whose arm order follows a Williams design (`blocks.py`): each arm's
-three figures in every block.
+between trials, checks each against its reference (a Case's NumPy reference, a real network's
+PyTorch eager: `workload.py`), then times the correct ones in interleaved blocks whose arm order
+follows a Williams design (`blocks.py`): each arm's three figures in every block.
 """
 
 from __future__ import annotations
@@ -14,41 +14,30 @@ import queue as queue_module
 import time
 from pathlib import Path
 
-import numpy as np
 import tvm
 from tvm import relax
 
-from baselines.case import Case
 from baselines.pipeline import make_target
 from baselines.protocols import TimedArm
-from baselines.reference import matches, random_input, reference
 from tuning.children import die_with_parent, stop
 
 from .arm_libraries import build_arm
 from .blocks import measure_blocks
 from .protocol import Protocol
 from .vm_arms import CapturedVMArm, VMArm, device_for
+from .workload import as_workload
 
 # 2: every figure's samples per block, and every block's order (1: figure 1 only, flat).
 TRIAL_FORMAT = 2
 
 
-def check(case: Case, arm: TimedArm, checks: int) -> dict:
-    """Max abs error over `checks` input draws; `correct` if every output is within tolerance."""
-    worst, correct = 0.0, True
-    for seed in range(checks):
-        x = random_input(case, seed)
-        got, want = arm.outputs(x), reference(case, x)
-        if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
-            return {"correct": False, "max_abs_err": None, "reason": "output shapes differ"}
-        for g, w in zip(got, want):
-            worst = max(worst, float(np.max(np.abs(g.astype(np.float64) - w))))
-            correct = correct and matches(g, w)
-    return {"correct": correct, "max_abs_err": worst}
+def check(subject, arm: TimedArm, checks: int) -> dict:
+    """`subject` (a Case or a workload) checks `arm` over `checks` input draws."""
+    return as_workload(subject).check(arm, checks)
 
 
 def run_trial(
-    case: Case,
+    case,
     arms: list,
     target_spec: dict,
     protocol: Protocol,
@@ -60,7 +49,7 @@ def run_trial(
     library_dir: str | None = None,
 ) -> dict:
     """One trial in the current process: check results, every figure's samples (us) per arm and
-    block, and every block's order.
+    block, and every block's order. `case`: a Case, or a workload (`workload.py`).
 
     `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`, ...),
     checked and timed with the arms. `progress(message)` hears each step, `step(done, blocks)`
@@ -68,6 +57,7 @@ def run_trial(
     before the trials by `arm_libraries`); an arm without one there is built here, and its
     library left there for later trials."""
     say = progress or (lambda message: None)
+    workload = as_workload(case)
     target = make_target(**target_spec)
     device = device_for(target)
     order = arms if index % 2 == 0 else list(reversed(arms))
@@ -81,7 +71,7 @@ def run_trial(
             loaded.append(arm.name)
         else:  # no library built for it: built here, and left for later trials
             say(f"trial {index}: building {arm.name}")
-            executable, found = build_arm(case, arm, target, ir_dir, library, index == 0)
+            executable, found = build_arm(workload, arm, target, ir_dir, library, index == 0)
             if "kernels" in found:
                 kernels[arm.name] = found["kernels"]
             if "cuda_graph_launches" in found:
@@ -90,24 +80,21 @@ def run_trial(
             relax.VirtualMachine(executable, device), device
         )
         build_s[arm.name] = time.monotonic() - started
-    if peers:
-        from baselines.torch_peer import peer_arm
-
-        for name in peers:
-            say(f"trial {index}: building {name}")
-            started = time.monotonic()
-            built[name] = peer_arm(name, case, target.kind.name)
-            build_s[name] = time.monotonic() - started
+    for name in peers:
+        say(f"trial {index}: building {name}")
+        started = time.monotonic()
+        built[name] = workload.peer(name, target.kind.name)
+        build_s[name] = time.monotonic() - started
     started = time.monotonic()
     for name, arm in built.items():
-        checks[name] = check(case, arm, protocol.checks)
+        checks[name] = workload.check(arm, protocol.checks)
     check_s, started = time.monotonic() - started, time.monotonic()
     timed = {
         name: built[name]
         for name in [a.name for a in arms] + list(peers)
         if checks[name]["correct"]
     }
-    timing = measure_blocks(case, timed, protocol, index, target.kind.name == "cuda", say, step)
+    timing = measure_blocks(workload, timed, protocol, index, target.kind.name == "cuda", say, step)
     walls = {
         "build_s": build_s,
         "check_s": check_s,
