@@ -129,8 +129,15 @@ def kernel_module(func: tirx.PrimFunc) -> tvm.IRModule:
 def kernel_reference(func: tirx.PrimFunc, arguments: list[np.ndarray]) -> list[np.ndarray]:
     """What the unscheduled `func` writes for `arguments`, computed on the host (llvm); one
     array per output, in parameter order."""
+    return kernel_references(func, [arguments])[0]
+
+
+def kernel_references(func: tirx.PrimFunc, draws: list[list[np.ndarray]]) -> list[list]:
+    """`kernel_reference` for each argument list of `draws`, compiling the kernel once."""
     executable = tvm.compile(kernel_module(func), target=tvm.target.Target(HOST))
-    device = tvm.cpu(0)
-    tensors = [tvm.runtime.tensor(a, device=device) for a in arguments]
-    executable["main"](*tensors)
-    return [tensors[i].numpy() for i in output_positions(func)]
+    device, found = tvm.cpu(0), []
+    for arguments in draws:
+        tensors = [tvm.runtime.tensor(a, device=device) for a in arguments]
+        executable["main"](*tensors)
+        found.append([tensors[i].numpy() for i in output_positions(func)])
+    return found

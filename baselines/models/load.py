@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,6 +125,8 @@ def _from_file(spec: ModelSpec, options: ModelOptions):
         raise ModelError(f"model spec {spec.text!r}: no file {spec.path}")
     loader = importlib.util.spec_from_file_location(f"tune_model_{path.stem}", path)
     user = importlib.util.module_from_spec(loader)
+    # Registered by its name, as an import would: torch.compile looks the module up there.
+    sys.modules[loader.name] = user
     loader.loader.exec_module(user)  # the user's own code: its errors keep their traceback
     function = getattr(user, spec.name, None)
     if not callable(function):
