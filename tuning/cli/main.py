@@ -11,6 +11,10 @@ fused kernel, report.
     tune sweep --budget 40            the candidate rule (`fixed`) and the whole graph as one
                                       kernel (`one-kernel`) across a set of Cases
     tune upstream --out DIR           the candidate rule as a patch to apache/tvm, with its test
+    tune model SPEC                   a real network (torchvision:NAME, timm:NAME,
+                                      FILE.py:FUNCTION): its #20401 kernels, per kernel and
+                                      end to end, against PyTorch
+    tune models                       the built-in list of networks, one run per model
     tune --rpc-tracker HOST:PORT --rpc-key KEY
                                       measure MetaSchedule's candidates on RPC servers
 """
@@ -24,6 +28,7 @@ import time
 from pathlib import Path
 
 from baselines.case import CaseError
+from baselines.models.errors import ModelError
 from tuning.errors import EXIT_TUNING_FAILED, EXIT_USAGE, TrackerError, TuningFailed, UsageError
 from tuning.progress import DETAILS_LOG, Progress, details_to
 from tuning.redact import redact
@@ -40,13 +45,25 @@ PROCESS_STARTED = time.monotonic()
 
 
 def _report(argv: list[str]) -> int:
-    from reports.render import render_run
-
+    """A study run, a model run (`tune model`) or a folder of model runs (`tune models`)."""
     if len(argv) != 1:
         raise UsageError("tune report takes one run folder: tune report DIR")
-    run = Run.open(Path(argv[0]))
+    folder = Path(argv[0])
+    if (folder / "models.json").is_file():
+        from reports.models import rerender_models
+
+        print(rerender_models(folder))
+        return 0
+    run = Run.open(folder)
     run.lock()
-    render_run(run)
+    if run.meta.get("kind") == "model":
+        from reports.model import render_model_run
+
+        render_model_run(run)
+    else:
+        from reports.render import render_run
+
+        render_run(run)
     print(run.path / "report.md")
     return 0
 
@@ -55,10 +72,10 @@ def _interrupted(argv: list[str], run: Run | None) -> str:
     """The one line Ctrl-C (or SIGTERM) prints: where the run is and how to finish it."""
     if argv[:1] == ["worker"]:
         return "tune worker: interrupted; the trials it measured are kept in the study"
-    if argv[:1] == ["sweep"]:
+    if argv[:1] in (["sweep"], ["model"], ["models"]):
         return (
             "tune: interrupted; everything measured so far is kept. Finish with the same "
-            "tune sweep command"
+            f"tune {argv[0]} command"
         )
     if run is None:
         return "tune: interrupted before the run folder was written; nothing was measured"
@@ -96,6 +113,14 @@ def _main(argv: list[str]) -> int:
             from .sweep import sweep_main
 
             return sweep_main(argv[1:])
+        if argv[:1] == ["model"]:
+            from .model import model_main
+
+            return model_main(argv[1:])
+        if argv[:1] == ["models"]:
+            from .models import models_main
+
+            return models_main(argv[1:])
         if argv[:1] == ["upstream"]:
             from .upstream import main as upstream
 
@@ -113,7 +138,7 @@ def _main(argv: list[str]) -> int:
         print(f"run folder: {run.path}", file=sys.stderr)
         with details_to(run.path / DETAILS_LOG, progress):
             report = run_study(run, progress, PROCESS_STARTED)
-    except (UsageError, CaseError, RunError, TrackerError) as error:
+    except (UsageError, CaseError, ModelError, RunError, TrackerError) as error:
         print(f"tune: error: {redact(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except TuningFailed as error:
