@@ -11,7 +11,6 @@ import os
 import queue as queue_module
 import time
 
-from baselines.case import Case
 from tuning.children import die_with_parent, stop
 from tuning.measure.protocol import KernelProtocol
 
@@ -45,16 +44,9 @@ STARTUP_LIMIT_S = 300
 class KernelRunner:
     """One measuring process, replaced when a candidate kills it or runs past the time limit."""
 
-    def __init__(
-        self,
-        case: Case,
-        biases: int,
-        target_kind: str,
-        protocol: KernelProtocol,
-        whole: bool = False,
-    ):
-        self.case, self.biases, self.kind, self.protocol = case, biases, target_kind, protocol
-        self.whole = whole
+    def __init__(self, task, target_kind: str, protocol: KernelProtocol):
+        """`task`: what the candidates are kernels of (`task.KernelTask`)."""
+        self.task, self.kind, self.protocol = task, target_kind, protocol
         self._context = multiprocessing.get_context("spawn")
         self._process = None
         self.restarts = 0
@@ -82,9 +74,7 @@ class KernelRunner:
             self._start()
         key = str(path)
         started = time.monotonic()
-        self._requests.put(
-            (key, (key, self.case, self.biases, self.kind, self.protocol, self.whole))
-        )
+        self._requests.put((key, (key, self.task, self.kind, self.protocol)))
         while True:
             try:
                 _, result = self._replies.get(timeout=0.5)
