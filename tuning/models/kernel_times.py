@@ -5,12 +5,13 @@ behind a sleeping kernel; on a CPU, `time_evaluator`).
 Each kernel is called from the very library its end-to-end arm loads (a VM executable exports
 every PrimFunc by name), on arguments `kernels.kernel_arguments` draws (floating inputs N(0, 1),
 outputs poisoned with NaN). Before its time counts, each list's kernel is checked:
-- where the rule lists schedule the kernel differently (what a candidate list changes: windows
-  of at most 64 elements, cheap on a CPU), every list's kernel, the default's included, against
-  the host reference: the unscheduled kernel compiled for llvm (`kernels.kernel_reference`);
-- elsewhere, every other list's kernel against the default list's on the same arguments on the
-  device, and the default list's own through the end-to-end check of the `tvm-default` arm
-  against PyTorch eager.
+- where the rule lists schedule the kernel differently (by rule or launch: what a candidate list
+  changes, windows of at most 64 elements, cheap on a CPU), every list's kernel, the default's
+  included, against the host reference: the unscheduled kernel compiled for llvm
+  (`kernels.kernel_reference`);
+- elsewhere every list has the same schedule: the default list's kernel is timed once and its
+  time stands for each list, checked through the `tvm-default` arm's end-to-end check against
+  PyTorch eager.
 One measuring process calls every kernel, one at a time; kernel_times.json is written after
 each, so an interrupted run keeps what was measured, and a crashed process is replaced.
 """
@@ -30,10 +31,12 @@ from tuning.measure.protocol import KernelProtocol
 from tuning.runfolder.store import Run, read_json, write_json
 
 FILE = "kernel_times.json"
-HOST_REFERENCE = "host reference (the unscheduled kernel on llvm)"
-DEFAULT_KERNEL = "the default list's kernel on the same arguments"
-END_TO_END = "the tvm-default arm's end-to-end check against PyTorch eager"
-CHECKS = {"host": HOST_REFERENCE, "default": DEFAULT_KERNEL, "end_to_end": END_TO_END}
+CHECKS = {
+    "host": "the host reference (the unscheduled kernel compiled for llvm)",
+    "end_to_end": "the tvm-default arm's end-to-end check against PyTorch eager",
+    "same": "the default list's kernel itself (the same rule and launch: the same schedule, "
+    "timed once)",
+}
 
 
 @dataclass(frozen=True)
@@ -74,22 +77,23 @@ def _measure(job: KernelJob) -> dict:
     func = funcs[job.name]
     device = tvm.cuda(0) if job.target_kind == "cuda" else tvm.cpu(0)
     positions = output_positions(func)
-    draws = [kernel_arguments(func, seed) for seed in range(job.protocol.checks)]
+    checks = job.protocol.checks if job.changed else 1  # one call to time on
+    draws = [kernel_arguments(func, seed) for seed in range(checks)]
     references = kernel_references(func, draws) if job.changed else None
+    # A kernel every list schedules alike (same rule, same launch) is the same schedule under
+    # each: timed once, from the default list's library, and that time stands for each list.
+    measured = list(libraries.items()) if job.changed else list(libraries.items())[:1]
     results: dict = {}
-    baseline: list = []
-    for index, (rules, library) in enumerate(libraries.items()):
+    for rules, library in measured:
         outcome, worst, tensors = None, None, []
         for seed, arguments in enumerate(draws):
             tensors = [tvm.runtime.tensor(a, device=device) for a in arguments]
             library[job.name](*tensors)
             device.sync()
-            got = [tensors[i].numpy() for i in positions]
-            if references is None and index == 0:
-                baseline.append(got)
+            if references is None:  # checked through the default arm's end-to-end check
                 continue
-            want = references[seed] if references is not None else baseline[seed]
-            found = _check(got, want, job.dtype)
+            got = [tensors[i].numpy() for i in positions]
+            found = _check(got, references[seed], job.dtype)
             if not found.correct:
                 outcome = {
                     **found.to_dict(),
@@ -100,8 +104,9 @@ def _measure(job: KernelJob) -> dict:
             worst = found if worst is None or found.max_abs_err > worst.max_abs_err else worst
         if outcome is None:
             outcome = _timed(library, job, tensors, device, worst)
-        kind = "host" if references is not None else "end_to_end" if index == 0 else "default"
-        results[rules] = {**outcome, "checked_against": kind}
+        results[rules] = {**outcome, "checked_against": "host" if references else "end_to_end"}
+    for rules in libraries:
+        results.setdefault(rules, {**results[measured[0][0]], "checked_against": "same"})
     return results
 
 
