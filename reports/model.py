@@ -137,12 +137,20 @@ def _pairs(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _total_ms(kernels: list[dict], rules: str, only=lambda k: True) -> float | None:
+def _time_us(kernel: dict, rules: str, base: str | None = None) -> float | None:
+    """A kernel's time under `rules`; under "tuned", its tuned time where it was tuned, else
+    its time under the tuned build's `base` list."""
+    if rules == "tuned":
+        return kernel["kernel_us"].get("tuned") or kernel["kernel_us"].get(base or "")
+    return kernel["kernel_us"].get(rules)
+
+
+def _total_ms(kernels: list[dict], rules: str, base: str | None = None) -> float | None:
     """Sum of launches x kernel time under `rules`, in ms; None if a kernel lacks a time."""
-    chosen = [k for k in kernels if only(k)]
-    if not chosen or any(k["kernel_us"].get(rules) is None for k in chosen):
+    times = [_time_us(k, rules, base) for k in kernels]
+    if not kernels or None in times:
         return None
-    return sum(k["calls"] * k["kernel_us"][rules] for k in chosen) / 1e3
+    return sum(k["calls"] * t for k, t in zip(kernels, times)) / 1e3
 
 
 def _gpu_ms(report: dict, arm: str) -> float | None:
@@ -170,10 +178,12 @@ def _recovered(report: dict, rules: str, arm: str | None = None) -> dict:
     predict (launches x time, default minus this) against the end-to-end GPU time's gain."""
     arm = arm or arm_of(rules)
     base = arm_of(DEFAULT)
-    changed = [k for k in report["kernels"] if k["kernel_us"].get(rules) is not None]
-    if rules != "tuned":
-        changed = [k for k in changed if k["name"] in report["rule_changes"].get(rules, [])]
-    before, after = _total_ms(changed, DEFAULT), _total_ms(changed, rules)
+    tuned_base = report["tuned"].get("base")
+    names = set(report["rule_changes"].get(tuned_base if rules == "tuned" else rules, []))
+    if rules == "tuned":
+        names |= {k["name"] for k in report["kernels"] if k["kernel_us"].get("tuned")}
+    changed = [k for k in report["kernels"] if k["name"] in names]
+    before, after = _total_ms(changed, DEFAULT), _total_ms(changed, rules, tuned_base)
     predicted = None if before is None or after is None else before - after
     base_ms, arm_ms = _gpu_ms(report, base), _gpu_ms(report, arm)
     measured = None if base_ms is None or arm_ms is None else base_ms - arm_ms

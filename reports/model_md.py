@@ -6,7 +6,7 @@ from __future__ import annotations
 from .cells import MISSING, table
 from .comparisons import ratio_text, verdict
 from .markdown import environment_block
-from .model import AGREEMENT, DEFAULT, arm_of
+from .model import AGREEMENT, DEFAULT, TUNED, arm_of
 
 MAX_KERNEL_ROWS = 40
 COSTLIEST = 10
@@ -34,6 +34,7 @@ def render(report: dict) -> str:
     lines += _pattern_section(report)
     if report["arms"]:
         lines += _arms_section(report)
+    lines += _tuned_section(report)
     lines += _changes_section(report)
     lines += _costliest_section(report)
     lines += ["", "## The #20401 pattern", "", report["criterion"]]
@@ -282,6 +283,44 @@ def _median_ms(arm: dict, figure: str) -> float | None:
 
 def _ratio_cell(ratio: dict | None) -> str:
     return MISSING if ratio is None else ratio_text(ratio)
+
+
+def _tuned_section(report: dict) -> list[str]:
+    """--tune-top: per kernel, the tuners' evaluator's times of the lists' schedules and of
+    each tuner's best (one timer, the kernel compiled alone)."""
+    kernels = report["tuned"].get("kernels", {})
+    if not kernels:
+        return []
+    rows = []
+    for name, found in kernels.items():
+        cells = []
+        for tuner in ("optuna", "metaschedule"):
+            got = found.get(tuner, {})
+            cells.append(
+                f"{_us(got.get('best_kernel_us'))} ({got.get('valid', 0)} of "
+                f"{got.get('trials', 0)} valid)"
+                if "error" not in got
+                else f"none ({got['error']})"
+            )
+        rows.append(
+            [
+                f"`{name}`",
+                _us(found["default_us"]),
+                _us(found["fixed_us"]),
+                *cells,
+                found["best"] or MISSING,
+            ]
+        )
+    budget = next(iter(kernels.values()))["budget"]
+    return [
+        "",
+        f"## Tuned kernels (--tune-top {len(kernels)}, {budget} candidates per tuner; us, each "
+        "kernel compiled alone and timed by the tuners' evaluator)",
+        "",
+        *table(["kernel", "default", "fixed", "Optuna", "MetaSchedule", "into tvm-tuned"], rows),
+        "",
+        f"`{TUNED}` is the `{report['tuned'].get('base')}` list's build with these kernels put in.",
+    ]
 
 
 def _changes_section(report: dict) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import python_without_tvm, tune
+from conftest import python_without_tvm, tune, tune_killed_when
 
 torch = pytest.importorskip("torch", reason="the model tests need PyTorch: pip install torch")
 
@@ -150,6 +150,58 @@ def test_analyze_needs_no_gpu_and_runs_nothing(tmp_path):
     assert report["analysis_target"]["arch"] == "sm_90"
     assert not (out / "trials").exists() and not (out / "kernel_times.json").exists()
     assert "analysed without running anything" in (out / "report.md").read_text()
+
+
+def _optuna_measured(out: Path) -> dict:
+    """The Optuna trials of the tuned kernel measured so far (number -> value); a trial the
+    kill left running is closed as failed on resume, without a measurement."""
+    import optuna
+
+    from tuning.tuners.optuna.record import measurement
+    from tuning.tuners.optuna.study import STUDY_NAME
+
+    url = f"sqlite:///{out / 'tuners' / 'avg_pool2d' / 'optuna' / 'study.db'}"
+    study = optuna.load_study(study_name=STUDY_NAME, storage=url)
+    finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
+    trials = study.get_trials(deepcopy=False, states=finished)
+    return {t.number: t.value for t in trials if measurement(t)}
+
+
+def test_tune_top_killed_mid_search_resumes_and_reports_default_rule_and_tuned(tmp_path):
+    out = tmp_path / "tuned"
+    args = [*QUICK, "--trials", "1", "--peers", "torch-eager", "--tune-top", "1", "--budget", "3"]
+    before: dict = {}
+
+    def one_measured() -> bool:
+        try:
+            before.update(_optuna_measured(out))
+        except Exception:  # broad: the study is not created yet, or is being written
+            pass
+        return len(before) >= 1
+
+    tune_killed_when(one_measured, "model", DENSE, *args, "--out", str(out))
+    assert 1 <= len(before) < 3, "the run was not killed in the middle of the search"
+    assert "tuned" not in _json(out / "run.json")
+    tune("model", DENSE, *args, "--out", str(out), check_exit=0)
+    after = _optuna_measured(out)
+    assert len(after) == 3 and all(after[n] == v for n, v in before.items())
+    report = _json(out / "report.json")
+    (name,) = report["tuned"]["kernels"]
+    assert name == "avg_pool2d"  # the only pattern kernel
+    summary = report["tuned"]["kernels"][name]
+    for tuner in ("optuna", "metaschedule"):  # every candidate checked on the host reference
+        assert summary[tuner]["trials"] == 3 and summary[tuner]["valid"] >= 1
+    best = min(("optuna", "metaschedule"), key=lambda t: summary[t]["best_kernel_us"])
+    assert summary["best"] == best and summary["kernel_us"] == summary[best]["best_kernel_us"]
+    assert summary["default_us"] > 0 and summary["fixed_us"] > 0
+    assert report["arms"]["tvm-tuned"]["correct"]
+    (pool,) = [k for k in report["kernels"] if k["name"] == name]
+    assert pool["kernel_us"]["tuned"] == summary["kernel_us"]
+    text = (out / "report.md").read_text()
+    assert "## Tuned kernels" in text and "| `avg_pool2d` |" in text
+    again = tune("model", DENSE, *args, "--out", str(out), check_exit=0)
+    assert "tuning 1/1" not in again.stdout + again.stderr  # finished: nothing tuned twice
+    assert _optuna_measured(out) == after
 
 
 @pytest.fixture(scope="module")

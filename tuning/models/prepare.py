@@ -82,6 +82,20 @@ def _compile_task(plan: ModelPlan) -> dict:
     return {"compile_s": ended - started, "began": started, "ended": ended}
 
 
+def build_alone(plan: ModelPlan, arm, library_dir: str) -> str | None:
+    """One arm built in a fresh process into `library_dir` (the tuned arm, once its kernels
+    are tuned); its error's text, or None."""
+    pool = process_pool(1)
+    try:
+        found = pool.submit(_build_task, plan, arm, str(Path(library_dir) / f"{arm.name}.so"))
+        result = found.result()
+    except BaseException:
+        kill_pool(pool)
+        raise
+    pool.shutdown()
+    return result.get("error")
+
+
 @dataclass
 class Prepared:
     """One model's prepared work: its libraries' folder, its kernels, what failed to build."""

@@ -99,7 +99,8 @@ def submit(prep: Preparation, key: str, run: Run, plan: ModelPlan) -> None:
     where a trial is left with torch.compile on a GPU."""
     timing_left = not plan.analyze_only and not kernel_times_complete(run)
     left = trials_left(run, plan)
-    analysis = timing_left or not (run.path / "analysis.json").exists()
+    kernels = timing_left or tuning_left(run, plan)  # the kernels, from the analysis' process
+    analysis = kernels or not (run.path / "analysis.json").exists()
     builds = plan.arms() if timing_left or left else []
     warm = bool(left) and "torch-compile" in plan.peers and plan.target_spec["kind"] == "cuda"
     prep.submit(key, plan, analysis, builds, warm)
@@ -113,11 +114,42 @@ def measure(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> None:
     run.update_meta(build_errors={**run.meta.get("build_errors", {}), **prepared.build_errors})
     if not kernel_times_complete(run):
         _kernel_times(run, plan, prepared, built, progress)
-    arms = built  # the tuned arm joins here (tune_top)
+    arms = built + _tuned_arm(run, plan, prepared, progress)
     run.update_meta(
         arms=[a.describe() for a in arms] + [{"name": p, "peer": True} for p in plan.peers]
     )
     _trials(run, plan, arms, prepared, progress)
+
+
+def tuning_left(run: Run, plan: ModelPlan) -> bool:
+    return bool(plan.tune_top) and "tuned" not in run.meta
+
+
+def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
+    """With --tune-top: the costliest pattern kernels tuned (`tune_top.py`), then, where
+    trials are left, the tuned arm built; [] without it, or where nothing valid was found."""
+    from .prepare import build_alone
+    from .tune_top import tune_top
+
+    if not plan.tune_top:
+        return []
+    if tuning_left(run, plan):
+        progress.start("tuning")
+        tune_top(run, plan, prepared.kernels_file, progress)
+        run.add_wall("tuning", progress.finish("tuning", f"{plan.tune_top} kernel(s)"))
+    file = run.meta["tuned"]["file"]
+    if file is None:
+        return []
+    (arm,) = plan.arms(str(run.path / file))[len(plan.rule_lists) :]
+    if not trials_left(run, plan):
+        return [arm]
+    progress.start("tuned build")
+    error = build_alone(plan, arm, prepared.library_dir)
+    run.add_wall("tuned build", progress.finish("tuned build", error or arm.name))
+    if error:
+        run.update_meta(build_errors={**run.meta.get("build_errors", {}), arm.name: error})
+        return []
+    return [arm]
 
 
 def _kernel_times(run: Run, plan: ModelPlan, prepared: Prepared, built: list, progress) -> None:
