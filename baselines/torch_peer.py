@@ -106,47 +106,56 @@ def peer_arm(name: str, case: Case, target_kind: str) -> PeerArm:
 
 
 class PeerArm:
-    """A peer in the harness: `call_timer` for its call path, `wall_timer` for `model(x)`."""
+    """A peer in the harness: `call_timer` for its call path, `wall_timer` for `model(x)`.
 
-    def __init__(self, name: str, case: Case, target_kind: str):
+    `source` is a Case (its graph written with torch ops) or any function of torch tensors
+    returning a tuple of tensors (a real network's module, `tuning/measure/model_workload.py`);
+    an input `x` is one array or a sequence of arrays, one per argument."""
+
+    def __init__(self, name: str, source: Case | Callable[..., tuple], target_kind: str):
         require_torch(name)
         import torch
 
         self.torch = torch
         self.device = "cuda" if target_kind == "cuda" else "cpu"
-        graph = torch_graph(case)
+        graph = torch_graph(source) if isinstance(source, Case) else source
         self.graph = (
             torch.compile(graph, mode=COMPILE_MODES[name]) if name in COMPILE_MODES else graph
         )
-        self.x = None
+        self.x: tuple = ()
 
-    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
+    def tensors(self, x) -> tuple:
+        """`x` (an array, or one per argument) as tensors on the peer's device."""
+        arrays = (x,) if isinstance(x, np.ndarray) else tuple(x)
+        return tuple(self.torch.from_numpy(a).to(self.device) for a in arrays)
+
+    def outputs(self, x) -> list[np.ndarray]:
         with self.torch.no_grad():
-            result = self.graph(self.torch.from_numpy(x).to(self.device))
+            result = self.graph(*self.tensors(x))
         self.sync()
         return [value.cpu().numpy() for value in result]
 
     def call(self) -> None:
         with self.torch.no_grad():
-            self.graph(self.x)
+            self.graph(*self.x)
 
     def sync(self) -> None:
         if self.device == "cuda":
             self.torch.cuda.synchronize()
 
-    def timer(self, x: np.ndarray, protocol) -> Sampler:
-        self.x = self.torch.from_numpy(x).to(self.device)
+    def timer(self, x, protocol) -> Sampler:
+        self.x = self.tensors(x)
         return call_timer(self.call, self.device == "cuda", protocol)
 
-    def python_call(self, source) -> tuple:
+    def python_call(self, *source) -> tuple:
         """`model(x)`, `x` already on the device."""
-        return self.graph(source)
+        return self.graph(*source)
 
-    def python_timer(self, x: np.ndarray, protocol) -> Sampler:
+    def python_timer(self, x, protocol) -> Sampler:
         """`python_call` inside one `torch.no_grad()`, as inference code runs (grad mode
         changing between calls would make dynamo recompile)."""
-        source = self.torch.from_numpy(x).to(self.device)
-        sample = wall_timer(lambda: self.python_call(source), self.sync, protocol)
+        source = self.tensors(x)
+        sample = wall_timer(lambda: self.python_call(*source), self.sync, protocol)
 
         def timer():
             with self.torch.no_grad():
@@ -162,33 +171,37 @@ class CapturedPeerArm(PeerArm):
 
     WARMUP_CALLS = 3
 
-    def __init__(self, name: str, case: Case, target_kind: str):
-        super().__init__(name, case, target_kind)
+    def __init__(self, name: str, source: Case | Callable[..., tuple], target_kind: str):
+        super().__init__(name, source, target_kind)
         self.cuda_graph = None
 
-    def _capture(self, x) -> None:
+    def _capture(self, source: tuple) -> None:
         torch = self.torch
-        self.static_input = x.clone()
+        self.static_inputs = tuple(x.clone() for x in source)
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream), torch.no_grad():
             for _ in range(self.WARMUP_CALLS):  # compiles, autotunes, fills the allocator
-                self.graph(self.static_input)
+                self.graph(*self.static_inputs)
         torch.cuda.current_stream().wait_stream(stream)
         self.cuda_graph = torch.cuda.CUDAGraph()
         with torch.no_grad(), torch.cuda.graph(self.cuda_graph):
-            self.static_outputs = self.graph(self.static_input)
+            self.static_outputs = self.graph(*self.static_inputs)
 
-    def _load(self, x: np.ndarray):
-        """`x` on the device, copied into the static input (captured on the first input)."""
-        source = self.torch.from_numpy(x).to(self.device)
+    def _copy_in(self, source: tuple) -> None:
+        for static, x in zip(self.static_inputs, source):
+            static.copy_(x)
+
+    def _load(self, x) -> tuple:
+        """`x` on the device, copied into the static inputs (captured on the first input)."""
+        source = self.tensors(x)
         if self.cuda_graph is None:
             self._capture(source)
         else:
-            self.static_input.copy_(source)
+            self._copy_in(source)
         return source
 
-    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
+    def outputs(self, x) -> list[np.ndarray]:
         self._load(x)
         self.call()
         self.sync()
@@ -197,17 +210,17 @@ class CapturedPeerArm(PeerArm):
     def call(self) -> None:
         self.cuda_graph.replay()
 
-    def timer(self, x: np.ndarray, protocol) -> Sampler:
+    def timer(self, x, protocol) -> Sampler:
         self._load(x)
         return call_timer(self.call, True, protocol)
 
-    def python_call(self, source) -> tuple:
+    def python_call(self, *source) -> tuple:
         """As the recipe is used: the new input copied into the static one, the graph replayed."""
-        self.static_input.copy_(source)
+        self._copy_in(source)
         self.cuda_graph.replay()
         return self.static_outputs
 
-    def python_timer(self, x: np.ndarray, protocol) -> Sampler:
+    def python_timer(self, x, protocol) -> Sampler:
         self._load(x)  # captures on the first input
         return super().python_timer(x, protocol)
 

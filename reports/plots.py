@@ -13,7 +13,7 @@ from tuning.runfolder.store import Run, read_json, write_bytes  # noqa: E402
 
 
 def write_all(run: Run, report: dict) -> None:
-    _arms(run, report)
+    arms_plot(run, report)
     _best_so_far(run, report)
     _importances(run, report)
 
@@ -34,7 +34,7 @@ def save_figure(figure, path) -> None:
     write_bytes(path, image.getvalue())
 
 
-def _arms(run: Run, report: dict) -> None:
+def arms_plot(run: Run, report: dict) -> None:
     """Per arm, one bar per figure (median, IQR), on a log scale: the arms span 5 to 250 us."""
     timed = [(name, arm) for name, arm in report["arms"].items() if arm["median_us"] is not None]
     if not timed:

@@ -22,15 +22,15 @@ FLOAT_BYTES = 4
 def summarize_run(run: Run) -> dict:
     meta = run.meta
     trials = run.trials()
-    _require_every_trial(run, meta, len(trials))
+    require_every_trial(run, meta, len(trials))
     arm_names = [arm["name"] for arm in meta["arms"]]
     _require_every_arm(run, arm_names, trials)
     peers = [arm["name"] for arm in meta["arms"] if arm.get("peer")]
     samples = samples_by_figure(trials, arm_names, meta["protocol"]["repeat"])
-    arms = {name: _arm_summary(name, trials, samples) for name in arm_names}
+    arms = {name: arm_summary(name, trials, samples) for name in arm_names}
     timed = [name for name in arm_names if arms[name].get("median_us") is not None]
     pairs = ratio_pairs(timed, peers)
-    by_figure = {figure: _ratios(per_arm, pairs) for figure, per_arm in samples.items()}
+    by_figure = {figure: paired_ratios(per_arm, pairs) for figure, per_arm in samples.items()}
     report = {
         "command": meta.get("command"),
         "case": meta["case"],
@@ -44,7 +44,7 @@ def summarize_run(run: Run) -> dict:
         # The end-to-end figure through each arm's own call path, as earlier reports gave it.
         "ratios": by_figure.get("call_path", {}),
         "ratios_by_figure": by_figure,
-        "ratio_method": _method(trials, meta["protocol"]),
+        "ratio_method": ratio_method(trials, meta["protocol"]),
         "design": [{"trial": t["trial"], **t["design"]} for t in trials if "design" in t],
         "peers_not_measured": meta.get("peers_not_measured", {}),
         "peers_added": meta.get("peers_added", []),
@@ -78,7 +78,7 @@ def summarize_run(run: Run) -> dict:
     return report
 
 
-def _ratios(per_arm: dict, pairs: list) -> dict:
+def paired_ratios(per_arm: dict, pairs: list) -> dict:
     ratios = {}
     for top, bottom in pairs:
         found = paired_ratio(per_arm[top], per_arm[bottom])
@@ -87,7 +87,7 @@ def _ratios(per_arm: dict, pairs: list) -> dict:
     return ratios
 
 
-def _method(trials: list[dict], protocol: dict) -> dict:
+def ratio_method(trials: list[dict], protocol: dict) -> dict:
     """The interval's method, and its coverage simulated at this run's numbers."""
     if not trials:
         return {"method": METHOD, "confidence": CONFIDENCE}
@@ -112,7 +112,7 @@ def _figure_summary(per_trial: list) -> dict:
     }
 
 
-def _arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
+def arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
     checks = [t["checks"][name] for t in trials if name in t["checks"]]
     errors = [c["max_abs_err"] for c in checks if c.get("max_abs_err") is not None]
     figures = {
@@ -156,7 +156,7 @@ def _environment(run: Run) -> dict:
     return read_json(run.path / "environment.json")  # missing or damaged: said, not dropped
 
 
-def _require_every_trial(run: Run, meta: dict, found: int) -> None:
+def require_every_trial(run: Run, meta: dict, found: int) -> None:
     """A report is of the whole run: a trial file missing is named, never silently dropped."""
     for index in range(meta["protocol"].get("trials", found)):
         if not run.trial_path(index).exists():

@@ -16,10 +16,10 @@ import tvm_ffi
 from tvm import s_tir, tirx
 
 from baselines.anatomy import launch_configs
-from baselines.pipeline import make_target
+from baselines.pipeline import make_target, unscheduled
 
+from .kernels import kernel_calls, prim_funcs, schedule_kernel
 from .kernels import rule_lists as named_rule_lists
-from .kernels import schedule_kernel, unscheduled_kernels
 from .pattern import CRITERION, PATTERN_LIST, has_pattern
 
 
@@ -36,6 +36,7 @@ class KernelAnalysis:
     window        elements reduced into each output by its largest reduction; None when it has
                   no reduction, or one of non-constant extent
     outputs       the values that reduction writes
+    calls         launches of the kernel per call of the model (layers of one shape share one)
     rules         per rule list, the rule that takes the kernel (None: none does)
     launches      per rule list, its launch (None: no thread is bound, as on no GPU schedule)
     cross_thread  per rule list, whether a reduction loop is bound to threadIdx
@@ -45,6 +46,7 @@ class KernelAnalysis:
     name: str
     window: int | None
     outputs: int | None
+    calls: int
     rules: dict[str, str | None]
     launches: dict[str, Launch | None]
     cross_thread: dict[str, bool]
@@ -83,14 +85,25 @@ def analyze(
     pattern is a property of its schedule)."""
     target = make_target("cuda", arch)
     lists = named_rule_lists(target) if rule_lists is None else rule_lists
+    return analyze_lowered(unscheduled(mod, target), target, lists)
+
+
+def analyze_lowered(
+    lowered: tvm.IRModule, target: tvm.target.Target, rule_lists: dict[str, list]
+) -> ModelAnalysis:
+    """`analyze` of a module already through the backend's passes for the CUDA `target`
+    (`pipeline.unscheduled`)."""
+    calls = kernel_calls(lowered)
     kernels = tuple(
-        _analyze_kernel(name, func, target, lists)
-        for name, func in sorted(unscheduled_kernels(mod, target).items())
+        _analyze_kernel(name, func, calls.get(name, 0), target, rule_lists)
+        for name, func in sorted(prim_funcs(lowered).items())
     )
     return ModelAnalysis(dict(target.export()), CRITERION, kernels)
 
 
-def _analyze_kernel(name: str, func: tirx.PrimFunc, target, lists: dict) -> KernelAnalysis:
+def _analyze_kernel(
+    name: str, func: tirx.PrimFunc, calls: int, target, lists: dict
+) -> KernelAnalysis:
     window, outputs = reduction_window(func)
     rules, launches, cross = {}, {}, {}
     for list_name, rules_of_list in lists.items():
@@ -102,7 +115,7 @@ def _analyze_kernel(name: str, func: tirx.PrimFunc, target, lists: dict) -> Kern
     pattern = default is not None and has_pattern(
         window, outputs, cross[PATTERN_LIST], default.grid, default.block
     )
-    return KernelAnalysis(name, window, outputs, rules, launches, cross, pattern)
+    return KernelAnalysis(name, window, outputs, calls, rules, launches, cross, pattern)
 
 
 def reduction_window(func: tirx.PrimFunc) -> tuple[int | None, int | None]:

@@ -3,13 +3,16 @@
 The build is the backend's own pipeline with its default schedule pass given the rule list, as
 the study's arms are (`baselines/pipeline.py`); only the rule list changes between "default"
 and "fixed". The host (llvm) pipeline has no default schedule pass: there `rules` must be None.
+A tuned build is a rule list's build with some kernels scheduled by a tuner beforehand.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import tvm
-from tvm import relax
+from tvm import relax, tirx
 from tvm.s_tir import dlight
 
 from baselines.backend import pass_name
@@ -17,26 +20,54 @@ from baselines.pipeline import backend_passes
 
 
 def lower_model(
-    mod: tvm.IRModule, target: tvm.target.Target, rules: list | None = None
+    mod: tvm.IRModule,
+    target: tvm.target.Target,
+    rules: list | None = None,
+    replaced: dict[str, tirx.PrimFunc] | None = None,
 ) -> tvm.IRModule:
     """`mod` through the backend's passes, its default schedule pass replaced by one with
-    `rules` (None: the backend's own list)."""
+    `rules` (None: the backend's own list). `replaced`: kernels by name, scheduled already
+    (a tuner's), put in right after FuseTIR, marked scheduled: default scheduling, which
+    follows FuseTIR, skips them (`tuned_kernels`)."""
     passes = backend_passes(target)
+    names = [pass_name(transform) for transform in passes]
     if rules is not None:
-        names = [pass_name(transform) for transform in passes]
         if "ApplyDefaultSchedule" not in names:
             raise ValueError(f"the {target.kind.name} pipeline schedules with no rule list")
         passes[names.index("ApplyDefaultSchedule")] = dlight.ApplyDefaultSchedule(*rules)
     with target, tvm.transform.PassContext(opt_level=3):
-        for transform in passes:
+        for name, transform in zip(names, passes):
             mod = transform(mod)
+            if name == "FuseTIR" and replaced:
+                mod = _replace_kernels(mod, replaced)
     return mod
 
 
-def build_model(mod: tvm.IRModule, target: tvm.target.Target, rules: list | None = None):
+def _replace_kernels(mod: tvm.IRModule, replaced: dict[str, tirx.PrimFunc]) -> tvm.IRModule:
+    mod = tvm.IRModule(dict(mod.functions), attrs=mod.attrs)
+    for name, func in replaced.items():
+        # A tuner's kernel is public as "main" (kernel_module); here it is the kernel `name`.
+        func = func.with_attr("global_symbol", name).with_attr("tirx.is_scheduled", True)
+        mod.update_func(mod.get_global_var(name), func)
+    return mod
+
+
+def build_model(
+    mod: tvm.IRModule,
+    target: tvm.target.Target,
+    rules: list | None = None,
+    replaced: dict[str, tirx.PrimFunc] | None = None,
+):
     """The VM executable of `mod` (`tvm.compile`'s Executable; `export_library` writes it)."""
-    lowered = lower_model(mod, target, rules)
+    lowered = lower_model(mod, target, rules, replaced)
     return relax.build(lowered, target=target, relax_pipeline=None, tir_pipeline="default")
+
+
+def tuned_kernels(path: Path) -> dict[str, tirx.PrimFunc]:
+    """Scheduled kernels by name, from one IRModule's JSON (`tvm.ir.save_json`, as
+    `--tune-top` writes them)."""
+    mod = tvm.ir.load_json(Path(path).read_text())
+    return {gv.name_hint: func for gv, func in mod.functions.items()}
 
 
 def run_model(executable, inputs: list[np.ndarray], device) -> list[np.ndarray]:

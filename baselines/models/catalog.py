@@ -39,8 +39,8 @@ BUILTIN_MODELS = (
     CatalogEntry(
         "torchvision:convnext_tiny",
         ModelOptions(),
-        "7x7 depthwise convolutions with their bias (window 49), which the candidate rule "
-        "does not take",
+        "7x7 depthwise convolutions with their bias (window 49), given to GeneralReduction; "
+        "the window rule takes them",
     ),
     CatalogEntry(
         "torchvision:mobilenet_v2",

@@ -79,16 +79,25 @@ def tf32(enabled: bool):
     """PyTorch's TF32 switches set to `enabled` inside, restored after. Through the
     `allow_tf32` flags, not torch 2.9's `fp32_precision`: setting the new flags of only some
     backends makes later reads of `allow_tf32` (by torch.compile, among others) raise."""
-    import torch
-
     before = tf32_state()
-    torch.backends.cudnn.allow_tf32 = enabled
-    torch.backends.cuda.matmul.allow_tf32 = enabled
+    set_tf32(enabled)
     try:
         yield
     finally:
-        torch.backends.cudnn.allow_tf32 = before["cudnn_allow_tf32"]
-        torch.backends.cuda.matmul.allow_tf32 = before["matmul_allow_tf32"]
+        _set_flags(before["cudnn_allow_tf32"], before["matmul_allow_tf32"])
+
+
+def set_tf32(enabled: bool) -> None:
+    """Both TF32 switches set to `enabled` for the rest of the process: a trial process of a
+    model turns them off before its peers compile, so that PyTorch runs fp32 as TVM does."""
+    _set_flags(enabled, enabled)
+
+
+def _set_flags(cudnn: bool, matmul: bool) -> None:
+    import torch
+
+    torch.backends.cudnn.allow_tf32 = cudnn
+    torch.backends.cuda.matmul.allow_tf32 = matmul
 
 
 def torch_outputs(module, inputs: list[np.ndarray], device: str = "cpu") -> list[np.ndarray]:

@@ -36,15 +36,8 @@ class ImportedModel:
         return [(tuple(x.shape), str(x.dtype).removeprefix("torch.")) for x in self.loaded.inputs]
 
     def random_inputs(self, seed: int) -> list[np.ndarray]:
-        """Inputs for a check: floating ones drawn from N(0, 1) by `seed`; others (indices,
-        masks) are the example's, since no draw is known to be valid for them."""
-        rng = np.random.default_rng(seed)
-        return [
-            rng.standard_normal(x.shape).astype(str(x.dtype).removeprefix("torch."))
-            if x.is_floating_point()
-            else x.numpy()
-            for x in self.loaded.inputs
-        ]
+        """Inputs for a check (`LoadedModel.random_inputs`)."""
+        return self.loaded.random_inputs(seed)
 
     def to_dict(self) -> dict:
         return {

@@ -13,14 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import tvm
 import tvm_ffi
-from tvm import s_tir, tirx
+from tvm import relax, s_tir, tirx
 
+from baselines import rules
 from baselines.pipeline import HOST, unscheduled
-from baselines.rules import default_rules, fixed_rules
-
-# The rule lists by the names arms and reports use: the backend's own, and the candidate's.
-# Looked up at call time, so rules added to `baselines/rules.py` are picked up.
-RULE_LISTS = {"default": default_rules, "fixed": fixed_rules}
 
 
 @dataclass(frozen=True)
@@ -33,19 +29,41 @@ class ScheduledKernel:
     func: tirx.PrimFunc
 
 
-def rule_lists(target: tvm.target.Target, names=tuple(RULE_LISTS)) -> dict[str, list]:
-    """The rule lists `names` for `target` (a CUDA target: the lists are dlight's GPU rules)."""
-    return {name: RULE_LISTS[name](target) for name in names}
+def rule_lists(target: tvm.target.Target, names=("default", "fixed")) -> dict[str, list]:
+    """The rule lists `names` of `baselines/rules.py` (RULE_LISTS: "default", "fixed",
+    "reduction-fix") for `target` (a CUDA target: the lists are dlight's GPU rules)."""
+    return {name: rules.RULE_LISTS[name](target) for name in names}
 
 
 def unscheduled_kernels(mod: tvm.IRModule, target: tvm.target.Target) -> dict[str, tirx.PrimFunc]:
     """Every PrimFunc of the Relax module `mod` after the backend's passes up to default
     scheduling (FuseOps and FuseTIR included), by name."""
+    return prim_funcs(unscheduled(mod, target))
+
+
+def prim_funcs(lowered: tvm.IRModule) -> dict[str, tirx.PrimFunc]:
+    """Every PrimFunc of `lowered`, by name."""
     return {
         gv.name_hint: func
-        for gv, func in unscheduled(mod, target).functions.items()
+        for gv, func in lowered.functions.items()
         if isinstance(func, tirx.PrimFunc)
     }
+
+
+def kernel_calls(lowered: tvm.IRModule) -> dict[str, int]:
+    """How many times `main` of a module after the backend's passes (`unscheduled`) launches
+    each PrimFunc: identical layers share one kernel, called once per layer."""
+    calls: dict[str, int] = {}
+
+    def visit(call: relax.Call) -> None:
+        callee = call.op
+        if isinstance(callee, tvm.ir.Op) and callee.name.startswith("relax.call_tir"):
+            callee = call.args[0]
+        if isinstance(callee, tvm.ir.GlobalVar) and isinstance(lowered[callee], tirx.PrimFunc):
+            calls[callee.name_hint] = calls.get(callee.name_hint, 0) + 1
+
+    tvm_ffi.structural_walk(lowered["main"], [(relax.Call, visit)])
+    return calls
 
 
 def schedule_kernel(func: tirx.PrimFunc, target: tvm.target.Target, rules: list) -> ScheduledKernel:
@@ -111,8 +129,15 @@ def kernel_module(func: tirx.PrimFunc) -> tvm.IRModule:
 def kernel_reference(func: tirx.PrimFunc, arguments: list[np.ndarray]) -> list[np.ndarray]:
     """What the unscheduled `func` writes for `arguments`, computed on the host (llvm); one
     array per output, in parameter order."""
+    return kernel_references(func, [arguments])[0]
+
+
+def kernel_references(func: tirx.PrimFunc, draws: list[list[np.ndarray]]) -> list[list]:
+    """`kernel_reference` for each argument list of `draws`, compiling the kernel once."""
     executable = tvm.compile(kernel_module(func), target=tvm.target.Target(HOST))
-    device = tvm.cpu(0)
-    tensors = [tvm.runtime.tensor(a, device=device) for a in arguments]
-    executable["main"](*tensors)
-    return [tensors[i].numpy() for i in output_positions(func)]
+    device, found = tvm.cpu(0), []
+    for arguments in draws:
+        tensors = [tvm.runtime.tensor(a, device=device) for a in arguments]
+        executable["main"](*tensors)
+        found.append([tensors[i].numpy() for i in output_positions(func)])
+    return found

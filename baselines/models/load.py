@@ -11,8 +11,11 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from .errors import MissingPackage, ModelError, UnknownModel, first_line
 from .spec import FILE, ModelOptions, ModelSpec
@@ -32,6 +35,17 @@ class LoadedModel:
     options: ModelOptions
     module: object  # torch.nn.Module
     inputs: tuple
+
+    def random_inputs(self, seed: int) -> list[np.ndarray]:
+        """Inputs for a check or a timing: floating ones drawn from N(0, 1) by `seed`; others
+        (indices, masks) are the example's, since no draw is known to be valid for them."""
+        rng = np.random.default_rng(seed)
+        return [
+            rng.standard_normal(x.shape).astype(str(x.dtype).removeprefix("torch."))
+            if x.is_floating_point()
+            else x.numpy()
+            for x in self.inputs
+        ]
 
 
 def require(package: str, needed_by: str):
@@ -111,6 +125,8 @@ def _from_file(spec: ModelSpec, options: ModelOptions):
         raise ModelError(f"model spec {spec.text!r}: no file {spec.path}")
     loader = importlib.util.spec_from_file_location(f"tune_model_{path.stem}", path)
     user = importlib.util.module_from_spec(loader)
+    # Registered by its name, as an import would: torch.compile looks the module up there.
+    sys.modules[loader.name] = user
     loader.loader.exec_module(user)  # the user's own code: its errors keep their traceback
     function = getattr(user, spec.name, None)
     if not callable(function):

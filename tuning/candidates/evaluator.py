@@ -35,10 +35,11 @@ from baselines.protocols import Schedule
 from tuning.children import kill_pool, process_pool
 from tuning.measure.protocol import KernelProtocol
 
-from .kernel import bias_count, compile_kernel, fused_function, kernel_module
+from .kernel import compile_kernel, kernel_module
 from .kernel_cache import KernelCache, kernel_key
 from .outcome import Outcome, Reason, Status, failed
 from .runner import KernelRunner
+from .task import KernelTask, as_task
 from .time_book import TimeBook
 from .turns import TurnLock
 
@@ -108,10 +109,8 @@ def _cpu_s() -> float:
     return time.process_time() + times.children_user + times.children_system
 
 
-def _build(
-    case: Case, target_spec: dict, schedule: Schedule, path: str, whole: bool = False
-) -> Outcome:
-    """In a builder process: schedule the fused function and compile it to `path`."""
+def _build(task: KernelTask, target_spec: dict, schedule: Schedule, path: str) -> Outcome:
+    """In a builder process: schedule the task's kernel and compile it to `path`."""
     global _BUILT_BEFORE
     started, cpu = time.monotonic(), _cpu_s()
     # A new builder's first build: the CPU its start-up took (imports, TVM's above all).
@@ -119,7 +118,7 @@ def _build(
     _BUILT_BEFORE = True
     try:
         target = make_target(**target_spec)
-        _, func = fused_function(case, target_spec, whole)
+        func = task.function(target_spec)
         scheduled = schedule.apply(func, target)
         executable = compile_kernel(scheduled, target, Path(path))
         key = kernel_key(executable, launch_configs(kernel_module(scheduled)))
@@ -149,26 +148,25 @@ def error_line(text: str) -> str:
 
 
 class CandidateEvaluator:
-    """Parallel builders and one replaceable measuring process, for one Case and target; with
-    `whole`, for the one kernel of the whole graph instead of the fused pool kernel."""
+    """Parallel builders and one replaceable measuring process, for one kernel task and target:
+    a Case's fused pool kernel (with `whole`, the one kernel of the whole graph instead), or any
+    `task.KernelTask` (a real network's kernel)."""
 
     def __init__(
         self,
-        case: Case,
+        subject: Case | KernelTask,
         target_spec: dict,
         protocol: KernelProtocol | None = None,
         workers: int | None = None,
         whole: bool = False,
         cache: KernelCache | None = None,
     ):
-        self.case, self.target_spec, self.whole = case, target_spec, whole
+        self.task = as_task(subject, target_spec, whole)
+        self.target_spec = target_spec
         self.protocol = protocol or KernelProtocol()
         self.cache = cache if cache is not None else KernelCache()
         self.book = TimeBook()  # where its time went (`time_book.SPENT`)
-        _, func = fused_function(case, target_spec, whole)
-        self.runner = KernelRunner(
-            case, bias_count(func), target_spec["kind"], self.protocol, whole, self.book
-        )
+        self.runner = KernelRunner(self.task, target_spec["kind"], self.protocol, self.book)
         self.workers = workers or max(1, (os.cpu_count() or 2))
         self._pool_lock = threading.Lock()  # the pool is renewed from the measuring thread
         self._pool = self._new_pool()
@@ -245,9 +243,7 @@ class CandidateEvaluator:
         with self._pool_lock:
             for index, schedule in enumerate(schedules):
                 path = os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{index}.so")
-                future = self._pool.submit(
-                    _build, self.case, self.target_spec, schedule, path, self.whole
-                )
+                future = self._pool.submit(_build, self.task, self.target_spec, schedule, path)
                 futures[future] = (index, path)
         return futures
 

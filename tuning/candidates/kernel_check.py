@@ -1,4 +1,5 @@
-"""Check a compiled kernel against the NumPy reference, then time it (microseconds)."""
+"""Check a compiled kernel against its reference (a Case's NumPy reference, a model kernel's
+host reference: `task.py`), then time it (microseconds)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import tvm
 
 from baselines.case import Case
-from baselines.reference import distinct_outputs, fused_pool_reference, matches, random_input
+from baselines.reference import distinct_outputs, fused_pool_reference, random_input
 from tuning.measure.gpu_timer import GPU_TIMER, gpu_time_us
 from tuning.measure.protocol import KernelProtocol
 
@@ -22,8 +23,8 @@ def _inputs(case: Case, biases: int, seed: int, whole: bool = False) -> list[np.
     return [first] + [np.array(1, dtype="float32") for _ in range(biases)]
 
 
-def _expected(case: Case, biases: int, seed: int, whole: bool = False) -> list[np.ndarray]:
-    """What the kernel must write for the inputs of `seed`, output by output."""
+def expected_outputs(case: Case, biases: int, seed: int, whole: bool = False) -> list[np.ndarray]:
+    """What the Case's fused kernel must write for the inputs of `seed`, output by output."""
     first = _inputs(case, biases, seed, whole)[0]
     if whole:
         return distinct_outputs(case, first)
@@ -34,7 +35,8 @@ def upload_inputs(case: Case, biases: int, seed: int, device, whole: bool = Fals
     """One check's arguments on `device` (local or an RPC session's): the inputs of `seed`,
     and the outputs poisoned with NaN so that an element never written shows."""
     outputs = [
-        np.full(w.shape, np.nan, dtype="float32") for w in _expected(case, biases, seed, whole)
+        np.full(w.shape, np.nan, dtype="float32")
+        for w in expected_outputs(case, biases, seed, whole)
     ]
     return [
         tvm.runtime.tensor(a, device=device)
@@ -42,69 +44,40 @@ def upload_inputs(case: Case, biases: int, seed: int, device, whole: bool = Fals
     ]
 
 
-def measure_library(
-    path: str,
-    case: Case,
-    biases: int,
-    target_kind: str,
-    protocol: KernelProtocol,
-    whole: bool = False,
-) -> Outcome:
-    """Check a compiled kernel against the NumPy reference, then time it (microseconds)."""
+def measure_library(path: str, task, target_kind: str, protocol: KernelProtocol) -> Outcome:
+    """Check a compiled kernel of `task` (`task.KernelTask`) against its reference, then time
+    it (microseconds)."""
     device = tvm.cuda(0) if target_kind == "cuda" else tvm.cpu(0)
-    arguments = [
-        upload_inputs(case, biases, seed, device, whole) for seed in range(protocol.checks)
-    ]
+    arguments = [task.upload(seed, device) for seed in range(protocol.checks)]
     return check_and_time(
         tvm.runtime.load_module(path),
         device,
-        case,
-        biases,
+        task,
         protocol,
         arguments,
         gpu_timer=target_kind == "cuda",
-        whole=whole,
     )
 
 
 def check_and_time(
-    module,
-    device,
-    case: Case,
-    biases: int,
-    protocol: KernelProtocol,
-    arguments: list,
-    gpu_timer: bool = False,
-    whole: bool = False,
+    module, device, task, protocol: KernelProtocol, arguments: list, gpu_timer: bool = False
 ) -> Outcome:
-    """Run `module` on each argument list of `upload_inputs` (seeds 0, 1, ...) and compare with
-    the NumPy reference; time it only if every output is right."""
+    """Run `module` on each argument list of `task.upload` (seeds 0, 1, ...) and compare with
+    `task.expected`; time it only if every output is right."""
     function = module["main"]
     worst = 0.0
     for seed, args in enumerate(arguments):
         function(*args)
         device.sync()
-        wants = _expected(case, biases, seed, whole)
+        wants = task.expected(seed)
         for got, want in zip((a.numpy() for a in args[-len(wants) :]), wants):
-            if np.isnan(got).any():  # the output was poisoned with NaN: an element not written
+            if (np.isnan(got) & ~np.isnan(want)).any():  # NaN poison left: not written
                 return wrong(Reason.OUTPUT_NOT_WRITTEN, None)
-            error = float(np.max(np.abs(got.astype(np.float64) - want)))
-            if not matches(got, want):
+            error = float(np.nanmax(np.abs(got.astype(np.float64) - want), initial=0.0))
+            if not task.matches(got, want):
                 return wrong(Reason.WRONG_RESULT, error)
             worst = max(worst, error)
-    # The GPU timer where there is one; `time_evaluator` (host-side, launches included) only
-    # where there is none: each costs the device `repeat` x `min_repeat_ms` per candidate.
-    samples = gpu_time_us(function, args, protocol.repeat) if gpu_timer else None
-    timer = GPU_TIMER
-    if samples is None:
-        evaluator = module.time_evaluator(
-            "main",
-            device,
-            number=protocol.number,
-            repeat=protocol.repeat,
-            min_repeat_ms=protocol.min_repeat_ms,
-        )
-        samples, timer = [s * 1e6 for s in evaluator(*args).results], "time_evaluator"
+    samples, timer = time_kernel(module, "main", args, device, protocol, gpu_timer)
     return {
         "status": Status.OK,
         "kernel_us": float(np.median(samples)),
@@ -112,3 +85,22 @@ def check_and_time(
         "max_abs_err": worst,
         "timer": timer,
     }
+
+
+def time_kernel(
+    module, name: str, args: list, device, protocol: KernelProtocol, gpu_timer: bool
+) -> tuple[list[float], str]:
+    """(samples in us per launch, the timer's name) of function `name` of `module` on `args`.
+    The GPU timer where there is one; `time_evaluator` (host-side, launches included) only
+    where there is none: each costs the device `repeat` x `min_repeat_ms` per kernel."""
+    samples = gpu_time_us(module[name], args, protocol.repeat) if gpu_timer else None
+    if samples is not None:
+        return samples, GPU_TIMER
+    evaluator = module.time_evaluator(
+        name,
+        device,
+        number=protocol.number,
+        repeat=protocol.repeat,
+        min_repeat_ms=protocol.min_repeat_ms,
+    )
+    return [s * 1e6 for s in evaluator(*args).results], "time_evaluator"

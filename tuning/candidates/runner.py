@@ -11,7 +11,6 @@ import os
 import queue as queue_module
 import time
 
-from baselines.case import Case
 from tuning.children import die_with_parent, stop
 from tuning.measure.protocol import KernelProtocol
 
@@ -47,17 +46,11 @@ class KernelRunner:
     """One measuring process, replaced when a candidate kills it or runs past the time limit."""
 
     def __init__(
-        self,
-        case: Case,
-        biases: int,
-        target_kind: str,
-        protocol: KernelProtocol,
-        whole: bool = False,
-        book: TimeBook | None = None,
+        self, task, target_kind: str, protocol: KernelProtocol, book: TimeBook | None = None
     ):
-        """`book`: where the time starting measuring processes is added (`runner_start_s`)."""
-        self.case, self.biases, self.kind, self.protocol = case, biases, target_kind, protocol
-        self.whole = whole
+        """`task`: what the candidates are kernels of (`task.KernelTask`); `book`: where the time
+        starting measuring processes is added (`runner_start_s`)."""
+        self.task, self.kind, self.protocol = task, target_kind, protocol
         self.book = book if book is not None else TimeBook()
         self._context = multiprocessing.get_context("spawn")
         self._process = None
@@ -87,9 +80,7 @@ class KernelRunner:
                 self._start()
         key = str(path)
         started = time.monotonic()
-        self._requests.put(
-            (key, (key, self.case, self.biases, self.kind, self.protocol, self.whole))
-        )
+        self._requests.put((key, (key, self.task, self.kind, self.protocol)))
         while True:
             try:
                 _, result = self._replies.get(timeout=0.5)

@@ -12,7 +12,12 @@ fused kernel, report.
     tune sweep --budget 40            the candidate rule (`fixed`) and the whole graph as one
                                       kernel (`one-kernel`) across a set of Cases
     tune upstream --out DIR           the candidate rule as a pull request to apache/tvm: the
-                                      patch, its files and PR.md (--run, --sweep, --bench)
+                                      patch, its files and PR.md (--run, --sweep, --models,
+                                      --bench)
+    tune model SPEC                   a real network (torchvision:NAME, timm:NAME,
+                                      FILE.py:FUNCTION): its #20401 kernels, per kernel and
+                                      end to end, against PyTorch
+    tune models                       the built-in list of networks, one run per model
     tune --rpc-tracker HOST:PORT --rpc-key KEY
                                       measure MetaSchedule's candidates on RPC servers
 """
@@ -26,6 +31,7 @@ import time
 from pathlib import Path
 
 from baselines.case import CaseError
+from baselines.models.errors import ModelError
 from tuning.errors import EXIT_TUNING_FAILED, EXIT_USAGE, TrackerError, TuningFailed, UsageError
 from tuning.progress import DETAILS_LOG, Progress, details_to
 from tuning.redact import redact
@@ -43,8 +49,8 @@ PROCESS_STARTED = time.monotonic()
 
 
 def _report(argv: list[str]) -> int:
-    from reports.render import COMMENT, render_run
-
+    """A study run (`--comment`: print its comment for the issue thread), a model run
+    (`tune model`) or a folder of model runs (`tune models`)."""
     from .options import check_text
 
     comment = "--comment" in argv
@@ -52,8 +58,24 @@ def _report(argv: list[str]) -> int:
     if len(folders) != 1 or folders[0].startswith("--"):
         raise UsageError("tune report takes one run folder: tune report DIR [--comment]")
     check_text("tune report DIR", folders[0], "the folder of a run")
-    run = Run.open(Path(folders[0]))
+    folder = Path(folders[0])
+    if not comment and (folder / "models.json").is_file():
+        from reports.models import rerender_models
+
+        print(rerender_models(folder))
+        return 0
+    run = Run.open(folder)
     run.lock()
+    if run.meta.get("kind") == "model":
+        if comment:
+            raise UsageError(f"{folder} is a model run: --comment is for a study run")
+        from reports.model import render_model_run
+
+        render_model_run(run)
+        print(run.path / "report.md")
+        return 0
+    from reports.render import COMMENT, render_run
+
     render_run(run)
     if comment:  # the comment itself, ready to paste into the issue thread
         print(read_text(run.path / COMMENT), end="")
@@ -68,10 +90,10 @@ def _interrupted(argv: list[str], run: Run | None) -> str:
         return "tune worker: interrupted; the trials it measured are kept in the study"
     if argv[:1] == ["report"]:
         return "tune report: interrupted; the run's measurements are as they were"
-    if argv[:1] == ["sweep"]:
+    if argv[:1] in (["sweep"], ["model"], ["models"]):
         return (
             "tune: interrupted; everything measured so far is kept. Finish with the same "
-            "tune sweep command"
+            f"tune {argv[0]} command"
         )
     if run is None:
         return "tune: interrupted before the run folder was written; nothing was measured"
@@ -110,6 +132,14 @@ def _main(argv: list[str]) -> int:
             from .sweep import sweep_main
 
             return sweep_main(argv[1:])
+        if argv[:1] == ["model"]:
+            from .model import model_main
+
+            return model_main(argv[1:])
+        if argv[:1] == ["models"]:
+            from .models import models_main
+
+            return models_main(argv[1:])
         if argv[:1] == ["upstream"]:
             from .upstream import main as upstream
 
@@ -127,7 +157,7 @@ def _main(argv: list[str]) -> int:
         print(f"run folder: {run.path}", file=sys.stderr)
         with details_to(run.path / DETAILS_LOG, progress):
             report = run_study(run, progress, PROCESS_STARTED)
-    except (UsageError, CaseError, RunError, TrackerError) as error:
+    except (UsageError, CaseError, ModelError, RunError, TrackerError) as error:
         print(f"tune: error: {redact(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except TuningFailed as error:

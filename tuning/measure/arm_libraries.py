@@ -13,41 +13,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from tvm import relax
-
-from baselines.anatomy import captured_launches, kernel_table
-from baselines.pipeline import lower, make_target
+from baselines.pipeline import make_target
 from tuning.children import kill_pool, process_pool
-from tuning.runfolder.store import folder_writer
+
+from .workload import as_workload
 
 
-def build_arm(case, arm, target, ir_dir, library: Path | None, kernels: bool) -> tuple:
-    """Lower and build one arm (its IR dumped under `ir_dir/<arm>` if given), export it to
-    `library` if given. Returns the executable and what the build found: `build_s`, the CUDA
-    kernel table (if `kernels`) and the launches a CUDA graph captures (`cuda_graph` arms)."""
-    started = time.monotonic()
-    mod = lower(case, arm, target, folder_writer(Path(ir_dir) / arm.name) if ir_dir else None)
-    executable = relax.build(mod, target=target, relax_pipeline=None, tir_pipeline="default")
-    found = {}
-    if kernels and target.kind.name == "cuda":
-        found["kernels"] = kernel_table(mod, executable, target.attrs["arch"])
-    if arm.cuda_graph:
-        found["cuda_graph_launches"] = captured_launches(mod)
-    if library is not None:
-        export(executable, library)
-    return executable, {**found, "build_s": time.monotonic() - started}
+def build_arm(subject, arm, target, ir_dir, library: Path | None, kernels: bool) -> tuple:
+    """Build one arm of `subject` (a Case or a workload: `workload.py`), exported to `library`
+    if given. Returns the executable and what the build found (`Workload.build`)."""
+    return as_workload(subject).build(arm, target, ir_dir, library, kernels)
 
 
-def export(executable, library: Path) -> None:
-    """Write the library whole or not at all: a process killed mid-export leaves no half of it."""
-    partial = library.with_name(library.name + ".partial.so")
-    executable.export_library(str(partial))
-    os.replace(partial, library)
-
-
-def _build_in_child(case, arm, target_spec: dict, ir_dir, library: str) -> dict:
+def _build_in_child(workload, arm, target_spec: dict, ir_dir, library: str) -> dict:
     try:
-        _, found = build_arm(case, arm, make_target(**target_spec), ir_dir, Path(library), True)
+        _, found = workload.build(arm, make_target(**target_spec), ir_dir, Path(library), True)
     except Exception as error:  # TVM's errors may not pickle: the parent gets their text
         raise RuntimeError(f"{type(error).__name__}: {error}") from None
     return found
@@ -65,7 +45,9 @@ class ArmLibraries:
     def __init__(
         self, case, target_spec: dict, ir_dir: Path | None, needed: bool, workers: int | None = None
     ):
-        self.case, self.target_spec, self.ir_dir, self.needed = case, target_spec, ir_dir, needed
+        """`case`: a Case, or any workload (`workload.py`)."""
+        self.workload = as_workload(case)
+        self.target_spec, self.ir_dir, self.needed = target_spec, ir_dir, needed
         self.workers = workers or os.cpu_count() or 1
         self.folder = tempfile.TemporaryDirectory(prefix="tune-arms-")
         self._pool, self._builds, self._started, self._ended = None, {}, None, []
@@ -92,7 +74,7 @@ class ArmLibraries:
         for arm in arms:
             library = str(Path(self.path) / f"{arm.name}.so")
             future = self._pool.submit(
-                _build_in_child, self.case, arm, self.target_spec, self.ir_dir, library
+                _build_in_child, self.workload, arm, self.target_spec, self.ir_dir, library
             )
             future.add_done_callback(lambda _: self._ended.append(time.monotonic()))
             self._builds[arm.name] = future

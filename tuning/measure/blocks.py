@@ -20,11 +20,11 @@ from __future__ import annotations
 import time
 
 from baselines.protocols import TimedArm
-from baselines.reference import random_input
 from tuning.runfolder.store import FIGURES
 
 from .design import auto_blocks, balance, block_orders, start_row, williams_rows
 from .gpu_timer import QueuedGpuTimer
+from .workload import as_workload
 
 
 def _timers(arm: TimedArm, x, protocol, on_gpu: bool) -> dict:
@@ -62,14 +62,15 @@ def measure_blocks(
     spent: dict | None = None,
 ) -> dict:
     """Time every arm of `built` (name -> built arm) in one trial; its record's timing part.
-    `spent` gets where the time went: `warmup_s`, and `timing_by_arm_s` (each arm's figures
-    over all blocks)."""
+    `case`: a Case or a workload (`workload.py`), whose draw 0 is the timed input. `spent` gets
+    where the time went: `warmup_s`, and `timing_by_arm_s` (each arm's figures over all
+    blocks)."""
     spent = {} if spent is None else spent
     names = sorted(built)
     blocks = protocol.blocks or auto_blocks(len(names))
     first_row = start_row(index, len(names))
     orders = block_orders(names, blocks, first_row) if names else []
-    x = random_input(case, 0)
+    x = as_workload(case).input(0)
     timers = {name: _timers(arm, x, protocol, on_gpu) for name, arm in built.items()}
     started = time.monotonic()
     _warm_up(built, timers, orders[0] if orders else [], protocol, index, say)

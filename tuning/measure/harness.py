@@ -1,9 +1,9 @@
 """The one end-to-end harness: every arm of the graph, the same protocol, all samples kept.
 
 A trial loads every arm's library (`arm_libraries`) in one fresh process, in an order alternating
-between trials, checks each against the NumPy reference, then times the correct ones in
-interleaved blocks whose arm order follows a Williams design (`blocks.py`): each arm's
-three figures in every block.
+between trials, checks each against its reference (a Case's NumPy reference, a real network's
+PyTorch eager: `workload.py`), then times the correct ones in interleaved blocks whose arm order
+follows a Williams design (`blocks.py`): each arm's three figures in every block.
 
 A trial's process is started before its trial (`TrialProcess`, started with the run): it
 imports TVM, and where the trial has PyTorch peers what torch.compile loads, then waits for its
@@ -21,47 +21,30 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import tvm
 from tvm import relax
 
-from baselines.case import Case
 from baselines.pipeline import make_target
 from baselines.protocols import TimedArm
-from baselines.reference import matches, random_input, reference
 from tuning.children import die_with_parent, stop
 
 from .arm_libraries import build_arm
 from .blocks import measure_blocks
 from .protocol import Protocol
 from .vm_arms import CapturedVMArm, VMArm, device_for
+from .workload import as_workload
 
 # 2: every figure's samples per block, and every block's order (1: figure 1 only, flat).
 TRIAL_FORMAT = 2
 
 
-def references(case: Case, checks: int) -> list[tuple[np.ndarray, list[np.ndarray]]]:
-    """The `checks` input draws and the reference's outputs for each, computed once a trial."""
-    inputs = [random_input(case, seed) for seed in range(checks)]
-    return [(x, reference(case, x)) for x in inputs]
-
-
-def check(case: Case, arm: TimedArm, checks: int, expected: list | None = None) -> dict:
-    """Max abs error over `checks` input draws; `correct` if every output is within tolerance.
-    `expected`: the draws and their reference outputs (`references`), else computed here."""
-    worst, correct = 0.0, True
-    for x, want in expected or references(case, checks):
-        got = arm.outputs(x)
-        if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
-            return {"correct": False, "max_abs_err": None, "reason": "output shapes differ"}
-        for g, w in zip(got, want):
-            worst = max(worst, float(np.max(np.abs(g.astype(np.float64) - w))))
-            correct = correct and matches(g, w)
-    return {"correct": correct, "max_abs_err": worst}
+def check(subject, arm: TimedArm, checks: int) -> dict:
+    """`subject` (a Case or a workload) checks `arm` over `checks` input draws."""
+    return as_workload(subject).check(arm, checks)
 
 
 def run_trial(
-    case: Case,
+    case,
     arms: list,
     target_spec: dict,
     protocol: Protocol,
@@ -73,7 +56,7 @@ def run_trial(
     library_dir: str | None = None,
 ) -> dict:
     """One trial in the current process: check results, every figure's samples (us) per arm and
-    block, and every block's order.
+    block, and every block's order. `case`: a Case, or a workload (`workload.py`).
 
     `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`, ...),
     checked and timed with the arms. `progress(message)` hears each step, `step(done, blocks)`
@@ -81,6 +64,7 @@ def run_trial(
     before the trials by `arm_libraries`); an arm without one there is built here, and its
     library left there for later trials."""
     say = progress or (lambda message: None)
+    workload = as_workload(case)
     target = make_target(**target_spec)
     device = device_for(target)
     order = arms if index % 2 == 0 else list(reversed(arms))
@@ -94,7 +78,7 @@ def run_trial(
             loaded.append(arm.name)
         else:  # no library built for it: built here, and left for later trials
             say(f"trial {index}: building {arm.name}")
-            executable, found = build_arm(case, arm, target, ir_dir, library, index == 0)
+            executable, found = build_arm(workload, arm, target, ir_dir, library, index == 0)
             if "kernels" in found:
                 kernels[arm.name] = found["kernels"]
             if "cuda_graph_launches" in found:
@@ -103,20 +87,16 @@ def run_trial(
             relax.VirtualMachine(executable, device), device
         )
         build_s[arm.name] = time.monotonic() - started
-    if peers:
-        from baselines.torch_peer import peer_arm
-
-        for name in peers:
-            say(f"trial {index}: building {name}")
-            started = time.monotonic()
-            built[name] = peer_arm(name, case, target.kind.name)
-            build_s[name] = time.monotonic() - started
+    for name in peers:
+        say(f"trial {index}: building {name}")
+        started = time.monotonic()
+        built[name] = workload.peer(name, target.kind.name)
+        build_s[name] = time.monotonic() - started
     started = time.monotonic()
-    expected = references(case, protocol.checks)
     check_by_arm = {}
     for name, arm in built.items():
         began = time.monotonic()
-        checks[name] = check(case, arm, protocol.checks, expected)
+        checks[name] = workload.check(arm, protocol.checks)
         check_by_arm[name] = time.monotonic() - began
     check_s, started = time.monotonic() - started, time.monotonic()
     timed = {
@@ -126,7 +106,7 @@ def run_trial(
     }
     spent: dict = {}
     timing = measure_blocks(
-        case, timed, protocol, index, target.kind.name == "cuda", say, step, spent
+        workload, timed, protocol, index, target.kind.name == "cuda", say, step, spent
     )
     walls = {
         "build_s": build_s,

@@ -16,6 +16,12 @@ def device_for(target: tvm.target.Target) -> tvm.runtime.Device:
     return tvm.cuda(0) if target.kind.name == "cuda" else tvm.cpu(0)
 
 
+def device_tensors(x, device) -> list:
+    """An input (one array, or one array per argument of `main`) as tensors on `device`."""
+    arrays = (x,) if isinstance(x, np.ndarray) else tuple(x)
+    return [tvm.runtime.tensor(a, device=device) for a in arrays]
+
+
 def outputs_of(vm_result) -> list[np.ndarray]:
     """The VM returns a tensor or a tuple of tensors; the reference returns a list."""
     if hasattr(vm_result, "numpy"):
@@ -24,20 +30,22 @@ def outputs_of(vm_result) -> list[np.ndarray]:
 
 
 class VMArm:
-    """A built arm in the Relax VM: its outputs for an input, one call, and a timer."""
+    """A built arm in the Relax VM: its outputs for an input, one call, and a timer. An input is
+    one array or a sequence of arrays, one per argument of `main` (a real network may take
+    several)."""
 
     def __init__(self, vm, device):
         self.vm, self.device = vm, device
 
-    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
-        self.vm.set_input("main", tvm.runtime.tensor(x, device=self.device))
+    def outputs(self, x) -> list[np.ndarray]:
+        self.vm.set_input("main", *device_tensors(x, self.device))
         self.vm.invoke_stateful("main")
         self.device.sync()
         return outputs_of(self.vm.get_outputs("main"))
 
-    def timer(self, x: np.ndarray, protocol: Protocol) -> Sampler:
+    def timer(self, x, protocol: Protocol) -> Sampler:
         """Calls the graph on `x`; each call returns `repeat` samples (us per call)."""
-        self.vm.set_input("main", tvm.runtime.tensor(x, device=self.device))
+        self.vm.set_input("main", *device_tensors(x, self.device))
         evaluator = self.vm.time_evaluator(
             "invoke_stateful",
             self.device,
@@ -47,14 +55,14 @@ class VMArm:
         )
         return lambda: [float(s) * 1e6 for s in evaluator("main").results]
 
-    def python_call(self, source: tvm.runtime.Tensor) -> object:
+    def python_call(self, *source: tvm.runtime.Tensor) -> object:
         """`vm["main"](x)`, as a Python user calls the graph: a function lookup, argument
-        passing and fresh outputs every call. `source` is a tensor already on the device."""
-        return self.vm["main"](source)
+        passing and fresh outputs every call. `source`: tensors already on the device."""
+        return self.vm["main"](*source)
 
-    def python_timer(self, x: np.ndarray, protocol: Protocol) -> Sampler:
-        source = tvm.runtime.tensor(x, device=self.device)
-        return wall_timer(lambda: self.python_call(source), self.sync, protocol)
+    def python_timer(self, x, protocol: Protocol) -> Sampler:
+        source = device_tensors(x, self.device)
+        return wall_timer(lambda: self.python_call(*source), self.sync, protocol)
 
     def call(self) -> None:
         self.vm.invoke_stateful("main")
@@ -77,12 +85,12 @@ class CapturedVMArm(VMArm):
         super().__init__(vm, device)
         self.graph = None
 
-    def _capture(self, x: np.ndarray) -> None:
+    def _capture(self, x) -> None:
         import torch
         import tvm_ffi
 
-        self.input = tvm.runtime.tensor(x, device=self.device)
-        self.vm.set_input("main", self.input)
+        self.inputs = device_tensors(x, self.device)
+        self.vm.set_input("main", *self.inputs)
         stream = torch.cuda.Stream()
         with tvm_ffi.use_torch_stream(torch.cuda.stream(stream)):
             for _ in range(self.WARMUP_CALLS):
@@ -96,31 +104,35 @@ class CapturedVMArm(VMArm):
             self.vm.invoke_stateful("main")
         self.results = self.vm.get_outputs("main")
 
-    def _load(self, x: np.ndarray) -> None:
-        """Put `x` in the captured input buffer, capturing the call on the first input."""
+    def _load(self, x) -> None:
+        """Put `x` in the captured input buffers, capturing the call on the first input."""
         if self.graph is None:
             self._capture(x)
         else:
-            self.input.copyfrom(x)
+            self._copy_in((x,) if isinstance(x, np.ndarray) else x)
 
-    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
+    def _copy_in(self, source) -> None:
+        for buffer, value in zip(self.inputs, source):
+            buffer.copyfrom(value)
+
+    def outputs(self, x) -> list[np.ndarray]:
         self._load(x)
         self.call()
         self.sync()
         return outputs_of(self.results)
 
-    def timer(self, x: np.ndarray, protocol: Protocol) -> Sampler:
+    def timer(self, x, protocol: Protocol) -> Sampler:
         self._load(x)
         return call_timer(self.call, True, protocol)
 
-    def python_call(self, source: tvm.runtime.Tensor) -> object:
-        """As a captured graph is used from Python: the new input (a tensor already on the
-        device) copied into the captured input buffer, the graph replayed."""
-        self.input.copyfrom(source)
+    def python_call(self, *source: tvm.runtime.Tensor) -> object:
+        """As a captured graph is used from Python: the new input (tensors already on the
+        device) copied into the captured input buffers, the graph replayed."""
+        self._copy_in(source)
         self.graph.replay()
         return self.results
 
-    def python_timer(self, x: np.ndarray, protocol: Protocol) -> Sampler:
+    def python_timer(self, x, protocol: Protocol) -> Sampler:
         self._load(x)  # captures on the first input
         return super().python_timer(x, protocol)
 

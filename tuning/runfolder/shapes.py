@@ -164,6 +164,48 @@ REPORT = {
     "tuner_failures?": Each(str),
     "fused_kernel?": [dict],
 }
+# A real network's run (`tune model`, tuning/models/plan.py): run.json of kind "model".
+MODEL_RUN = {
+    "format?": int,
+    "kind": str,
+    "identity": {"model": {"spec": str, "options": dict}, "target": str, "device": str},
+    "settings": {
+        "model": {"spec": str, "options": dict},
+        "target_spec": {"kind": str, "arch?": str},
+        "protocol": PROTOCOL,
+        "rule_lists": [str],
+        "peers": [str],
+        "tune_top": COUNT,
+        "budget": option("budget"),
+        "analyze_only": bool,
+        "arch": str,
+    },
+    "shows?": (str, None),
+    "command?": str,
+    "wall_s?": SECONDS,
+    "phase_wall_s?": Each(SECONDS),
+    "arms?": [{"name": str, "peer?": bool}],
+    "tuned?": dict,
+}
+LAUNCH = ({"grid": int, "block": int}, None)
+ANALYSIS = {
+    "target": dict,
+    "criterion": str,
+    "kernels": [
+        {
+            "name": str,
+            "window": (int, None),
+            "outputs": (int, None),
+            "calls": COUNT,
+            "rules": Each((str, None)),
+            "launches": Each(LAUNCH),
+            "cross_thread": Each(bool),
+            "pattern": bool,
+        }
+    ],
+}
+KERNEL_TIMES = {"kernels": Each(Each(MEASUREMENT))}
+MODEL = {"spec": str, "options": dict, "inputs": [{"shape": [int], "dtype": str}]}
 
 
 def file_problem(path: Path, data) -> str | None:
@@ -173,7 +215,10 @@ def file_problem(path: Path, data) -> str | None:
 
 
 def run_problem(meta: dict) -> str | None:
-    """What is wrong with a run file's data, if anything (its whole shape, and its Case)."""
+    """What is wrong with a run file's data, if anything (its whole shape, and its Case; a
+    model run's own shape)."""
+    if meta.get("kind") == "model":
+        return mismatch(meta, MODEL_RUN)
     found = mismatch(meta, RUN)
     if found:
         return found
@@ -198,6 +243,12 @@ def shape_of(path: Path) -> object | None:
         return REPORT
     if path.name == "kernels.json":
         return Each(MEASUREMENT)
+    if path.name == "analysis.json":
+        return ANALYSIS
+    if path.name == "kernel_times.json":
+        return KERNEL_TIMES
+    if path.name == "model.json":
+        return MODEL
     if path.parent.name == "trials" and re.fullmatch(r"trial_\d+\.json", path.name):
         return TRIAL
     if in_tuner and path.name == "summary.json":

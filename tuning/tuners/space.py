@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
+
+from tvm import s_tir
 
 from baselines.case import Case
 from baselines.template import SERIAL, PoolSchedule, vector_fits
+from baselines.window_reduction import analyze_window
 
 # Each knob of the template and the values it takes (a categorical distribution to Optuna).
 Domains = dict[str, list]
@@ -33,17 +37,54 @@ CPU_DOMAINS: Domains = {
 CLOSEST_TO_DEFAULT = PoolSchedule(threads=32, pooled_scope="shared")
 
 
+@dataclass(frozen=True)
+class KernelShape:
+    """What the constraints read of the kernel: its outputs' last two extents and their count,
+    whether its window is read through a prologue computed in the kernel (no vector loads from
+    one), and the tiles along W whose aligned vector loads fit (CUDA)."""
+
+    out_h: int
+    out_w: int
+    outputs: int
+    prologue: bool
+    vector_tiles: tuple[int, ...]
+
+    @classmethod
+    def of_case(cls, case: Case, whole: bool = False) -> "KernelShape":
+        """The Case's fused pool kernel (with `whole`, its one kernel of the whole graph)."""
+        _, _, out_h, out_w = case.pool_shape
+        tiles = tuple(
+            t
+            for t in GPU_DOMAINS["outputs_w"]
+            if vector_fits(t, case.window, case.stride, case.width, out_w)
+        )
+        return cls(out_h, out_w, math.prod(case.pool_shape), whole and case.prelude, tiles)
+
+    @classmethod
+    def of_function(cls, func) -> "KernelShape":
+        """Any kernel the template takes (a real network's), as the window rule reads it: its
+        vector loads only where the rule's own fit, one output per thread along W."""
+        window = analyze_window(s_tir.Schedule(func))
+        if window is None:
+            raise ValueError("the kernel is not a sliding-window reduction the template takes")
+        out_h, out_w = ((1, *window.shape)[-2:]) if window.shape else (1, 1)
+        tiles = (1,) if window.vector else ()
+        return cls(out_h, out_w, math.prod(window.shape), window.inlined_input, tiles)
+
+
 class Space:
     """`whole`: the space of the one kernel for the whole graph (arm `one-kernel`), whose
-    prologue, where the Case has a prelude, is inlined into the window's loads."""
+    prologue, where the Case has a prelude, is inlined into the window's loads. `kernel`: the
+    kernel's shape where it is not the Case's (`for_function`: a real network's kernel)."""
 
     def __init__(
         self,
-        case: Case,
+        case: Case | None,
         target_kind: str,
         max_threads: int | None = None,
         max_shared_bytes: int | None = None,
         whole: bool = False,
+        kernel: KernelShape | None = None,
     ):
         """The limits, None where the target has none: see `for_target`."""
         self.case = case
@@ -52,6 +93,10 @@ class Space:
         self.max_threads = max_threads
         self.max_shared_bytes = max_shared_bytes
         self.domains = GPU_DOMAINS if target_kind == "cuda" else CPU_DOMAINS
+        if kernel is None:
+            assert case is not None, "a Space needs a Case or a kernel's shape"
+            kernel = KernelShape.of_case(case, whole)
+        self.kernel = kernel
 
     @classmethod
     def for_target(cls, case: Case, target, whole: bool = False) -> "Space":
@@ -63,6 +108,17 @@ class Space:
             target.attrs.get("max_num_threads"),
             target.attrs.get("max_shared_memory_per_block"),
             whole,
+        )
+
+    @classmethod
+    def for_function(cls, func, target) -> "Space":
+        """The space of any kernel the template takes, with the target's limits."""
+        return cls(
+            None,
+            target.kind.name,
+            target.attrs.get("max_num_threads"),
+            target.attrs.get("max_shared_memory_per_block"),
+            kernel=KernelShape.of_function(func),
         )
 
     def config(self, params: dict) -> PoolSchedule:
@@ -89,14 +145,14 @@ class Space:
     def why_invalid(self, params: dict) -> str | None:
         """None for a point that can be built, else the reason it is pruned."""
         cfg = self.config(params)
-        _, _, out_h, out_w = self.case.pool_shape
-        if cfg.outputs_w > out_w or cfg.outputs_h > out_h:
+        kernel = self.kernel
+        if cfg.outputs_w > kernel.out_w or cfg.outputs_h > kernel.out_h:
             return "tile larger than the output"
         if self.max_threads is not None and cfg.threads > self.max_threads:
             return "too many threads per block"
         if cfg.vector and not self._vector_fits(cfg):
             return "vector width does not fit"
-        if cfg.vector and self.target_kind == "cuda" and self.whole and self.case.prelude:
+        if cfg.vector and self.target_kind == "cuda" and kernel.prologue:
             return "no vector loads from an inlined prologue"
         if (
             self.target_kind == "cuda"
@@ -113,19 +169,13 @@ class Space:
         """Shared memory of the pooled value: a block's tiles with the inner binding; with the
         outer binding a block's outputs are strided, so TVM allocates the whole output."""
         if cfg.thread_axis == "outer":
-            return 4 * math.prod(self.case.pool_shape)
+            return 4 * self.kernel.outputs
         return 4 * cfg.threads * cfg.outputs_w * cfg.outputs_h
 
     def _vector_fits(self, cfg: PoolSchedule) -> bool:
         if self.target_kind != "cuda":
-            return cfg.outputs_w > 1 and self.case.pool_shape[3] % cfg.outputs_w == 0
-        return vector_fits(
-            cfg.outputs_w,
-            self.case.window,
-            self.case.stride,
-            self.case.width,
-            self.case.pool_shape[3],
-        )
+            return cfg.outputs_w > 1 and self.kernel.out_w % cfg.outputs_w == 0
+        return cfg.outputs_w in self.kernel.vector_tiles
 
 
 def key(params: dict) -> str:

@@ -22,6 +22,7 @@ from baselines.case import Case
 from tuning.candidates.evaluator import error_line
 from tuning.candidates.kernel_check import check_and_time, upload_inputs
 from tuning.candidates.outcome import Reason, Status, failed
+from tuning.candidates.task import PoolKernel
 from tuning.children import die_with_parent
 from tuning.errors import TrackerError
 from tuning.measure.protocol import KernelProtocol
@@ -136,7 +137,7 @@ def _evaluate(
     evaluator_config,
     arguments,
 ) -> list[float]:
-    record = check_and_time(module, device, case, biases, protocol, arguments)
+    record = check_and_time(module, device, PoolKernel(case, biases), protocol, arguments)
     record["run_s"] = time.monotonic() - _CANDIDATE["started"]
     write_json(Path(_CANDIDATE["record"]), record)
     if record["status"] != Status.OK:

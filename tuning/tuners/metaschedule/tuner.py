@@ -34,10 +34,11 @@ from tuning.candidates.evaluator import (
     summary_counts,
     tuner_result,
 )
-from tuning.candidates.kernel import bias_count, fused_function, kernel_module
+from tuning.candidates.kernel import kernel_module
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.outcome import Status
 from tuning.candidates.side_by_side import side_by_side
+from tuning.candidates.task import KernelTask, PoolKernel, as_task
 from tuning.candidates.time_book import TimeBook
 from tuning.errors import TuningFailed
 from tuning.progress import Progress
@@ -62,7 +63,7 @@ def _ms_target(target):
 def tune_one(
     name: str,
     directory: Path,
-    case: Case,
+    subject: Case | KernelTask,
     target,
     target_spec: dict,
     budget: int,
@@ -71,9 +72,11 @@ def tune_one(
     step=None,
     say=print,
 ) -> dict:
-    """One MetaSchedule run; resumes from its JSON database and its trial rows. `step(rows)`
-    is called after each batch (progress), `say(line)` for each repair of the database."""
-    _, func = fused_function(case, target_spec)
+    """One MetaSchedule run over `subject`'s kernel (a Case's fused pool kernel, or any kernel
+    task); resumes from its JSON database and its trial rows. `step(rows)` is called after each
+    batch (progress), `say(line)` for each repair of the database."""
+    task = as_task(subject, target_spec)
+    func = task.function(target_spec)
     rows_path = directory / "trials.json"
     rows = read_json(rows_path) if rows_path.exists() else []
     remaining = budget - len(rows)
@@ -93,12 +96,14 @@ def tune_one(
         book = TimeBook()  # the bridge's waits and writes; the evaluator keeps its own
         remote = bool(options.get("rpc_tracker"))
         with (
-            CandidateEvaluator(case, target_spec, cache=cache) as evaluator,
+            CandidateEvaluator(task, target_spec, cache=cache) as evaluator,
             contextlib.ExitStack() as stack,
         ):
-            if remote:
+            if remote:  # the study's kernel: the servers check it on the Case's inputs
+                if not isinstance(task, PoolKernel):
+                    raise TypeError("RPC measures the study's fused kernel only")
                 runner = stack.enter_context(
-                    rpc.remote_runner(options, case, bias_count(func), evaluator.protocol)
+                    rpc.remote_runner(options, task.case, task.biases, evaluator.protocol)
                 )
                 recorder = trial_recorder(
                     outcomes, rows, rows_path, rpc.label(options), rpc.remote_record, step, book

@@ -1,0 +1,146 @@
+"""models.md: what `tune models` found across the networks, the paragraph first, then one row per
+model and rule list."""
+
+from __future__ import annotations
+
+from .cells import MISSING, table
+from .comparisons import ratio_text
+from .model_md import duration
+
+GPU = "gpu_queued"
+CALL = "call_path"
+
+
+def _ratio(rec) -> dict | None:
+    """GPU time where there is one (CUDA), else the own call path (a CPU run)."""
+    ratios = (rec or {}).get("ratios", {})
+    return ratios.get(GPU) or ratios.get(CALL)
+
+
+def _held(rec) -> bool | None:
+    held = rec["holds_one"]
+    return held.get(GPU, held.get(CALL))
+
+
+def headline(summary: dict) -> str:
+    rows = summary["rows"]
+    found = [r for r in rows if r["pattern"]["kernels"]]
+    faster, controls, held = [], [], []
+    for row in rows:
+        for rules, rec in row["recovered"].items():
+            ratio = _ratio(rec)
+            if rec["control"]:
+                controls.append(f"{row['model']} ({rules})")
+                if ratio and _held(rec):
+                    held.append(row["model"])
+            elif ratio and ratio.get("high") is not None and ratio["high"] < 1:
+                faster.append(f"{row['model']} ({rules} {ratio['ratio']:.3f})")
+    wrong = [f"{r['model']}: {', '.join(r['wrong'])}" for r in rows if r["wrong"]]
+    parts = [
+        f"{len(rows)} models on {summary.get('device')}; {len(found)} have kernels with the "
+        "#20401 pattern.",
+        "Faster than the default list end to end (GPU time on a GPU, interval below 1): "
+        + (", ".join(faster) or "none")
+        + ".",
+        f"Controls (no kernel's rule changes): {', '.join(controls) or 'none'}; "
+        f"interval holds 1 in {len(set(held))} of them.",
+        "Every TVM build correct against PyTorch eager."
+        if not wrong
+        else f"**Not correct: {'; '.join(wrong)}.**",
+    ]
+    if summary["failures"]:
+        parts.append(f"Not run: {'; '.join(f'{m}: {e}' for m, e in summary['failures'].items())}.")
+    walls = summary.get("wall_s") or []
+    if walls:
+        parts.append(f"This command's wall time: {walls[-1]:.0f} s.")
+    return " ".join(parts)
+
+
+def markdown(summary: dict) -> str:
+    lines = ["# The #20401 pattern across real networks (`tune models`)", "", headline(summary)]
+    rows = []
+    for row in summary["rows"]:
+        pattern = row["pattern"]
+        default_ms = row["gpu_ms"].get(row["default_arm"])
+        for rules, rec in row["recovered"].items() or [(None, None)]:
+            ratio = _ratio(rec)
+            rows.append(
+                [
+                    f"[{row['model']}]({row['model']}/report.md)",
+                    f"{pattern['kernels']} of {row['kernels']}",
+                    _cost(pattern, default_ms),
+                    rules or MISSING,
+                    row["rule_changes"].get(rules, 0) if rules else MISSING,
+                    MISSING if not ratio else ratio_text(ratio),
+                    _control(rec),
+                    _agreement(rec),
+                    "yes" if row["correct"] else MISSING if row["correct"] is None else "**no**",
+                    f"{row['wall_s']:.0f}",
+                ]
+            )
+    lines += [
+        "",
+        "## Per model and candidate list",
+        "",
+        *table(
+            [
+                "model",
+                "pattern kernels",
+                "pattern cost (default) of the model",
+                "list",
+                "kernels whose rule changes",
+                "list / default (GPU time; on a CPU end to end)",
+                "control: interval holds 1",
+                "predicted / measured gain",
+                "every TVM build correct",
+                "wall, s",
+            ],
+            rows,
+        ),
+        "",
+        "## What each model is there to show",
+        "",
+        *(f"- `{r['label']}`: {r['shows']}" for r in summary["rows"]),
+        "",
+        "## End to end per arm (ms: GPU time, calls queued; on a CPU, own call path)",
+        "",
+        *_arms_table(summary["rows"]),
+        "",
+        f"Command: `{summary.get('command')}`",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _cost(pattern: dict, default_ms) -> str:
+    if pattern["default_ms"] is None:
+        return MISSING
+    of = f" of {duration(default_ms)}" if default_ms is not None else ""
+    return f"{duration(pattern['default_ms'])}{of}"
+
+
+def _control(rec) -> str:
+    if not rec or not rec["control"]:
+        return MISSING
+    held = _held(rec)
+    return MISSING if held is None else "yes" if held else "**no**"
+
+
+def _agreement(rec) -> str:
+    if not rec or rec["predicted_gain_ms"] is None or rec["control"]:
+        return MISSING
+    text = f"{duration(rec['predicted_gain_ms'])} / {duration(rec['measured_gain_ms'])}"
+    return text + ("" if rec["agrees"] is None else " (agree)" if rec["agrees"] else " (differ)")
+
+
+def _arms_table(rows: list[dict]) -> list[str]:
+    arms = list(dict.fromkeys(a for r in rows for a in r["gpu_ms"]))
+    return table(
+        ["model", *arms],
+        [
+            [
+                r["model"],
+                *(MISSING if r["gpu_ms"].get(a) is None else f"{r['gpu_ms'][a]:.3f}" for a in arms),
+            ]
+            for r in rows
+        ],
+    )

@@ -1,0 +1,210 @@
+"""`tune model SPEC` and `tune models`: real networks, per kernel and end to end (issue 22).
+
+    tune model torchvision:inception_v3          analysis, kernel times per rule list, the
+                                                 model end to end against PyTorch (a GPU)
+    tune model timm:legacy_xception --decompose  BatchNorm decomposed first
+    tune model my_net.py:build --analyze         for CUDA without a GPU: rules, launches,
+                                                 the #20401 pattern; nothing runs
+    tune model torchvision:convnext_tiny --tune-top 2 --budget 100
+                                                 the 2 costliest pattern kernels tuned
+    tune models                                  the built-in list, one run folder per model
+
+The same command again finishes an interrupted run and measures nothing already measured.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from baselines.models.errors import ModelError
+from baselines.models.spec import DTYPES, ModelOptions, parse_spec
+from tuning.errors import UsageError
+from tuning.measure.protocol import Protocol
+from tuning.runfolder.store import RUN_FILE, check_folder_name
+
+from .options import AUTO, Parser, check_ranges, protocol_blocks
+from .run import recorded_command
+
+DEFAULT_RULES = "default,fixed"
+DEFAULT_PEERS = "torch-eager,torch-compile"
+DEFAULT_BUDGET = 100
+NO_GPU = (
+    "timing a model needs a CUDA GPU and none is visible; --analyze analyses it for CUDA "
+    "without one, --target llvm times it on the CPU"
+)
+
+
+def add_shared(parser: Parser, trials: int) -> None:
+    """What `tune model` and `tune models` share: the lists, peers, target and protocol."""
+    from tuning.models.plan import MODEL_PROTOCOL
+
+    parser.add_argument(
+        "--rules",
+        default=DEFAULT_RULES,
+        help="rule lists compared, the default first (baselines/rules.py: default, fixed, "
+        f"reduction-fix; default {DEFAULT_RULES})",
+    )
+    parser.add_argument(
+        "--peers",
+        default=DEFAULT_PEERS,
+        help=f"PyTorch peers timed beside, or none (default {DEFAULT_PEERS})",
+    )
+    parser.add_argument(
+        "--target", default="auto", help="auto (CUDA; without a GPU, --analyze only), cuda, llvm"
+    )
+    parser.add_argument(
+        "--analyze",
+        action="store_true",
+        help="the per-kernel analysis for CUDA only: compiles, runs nothing, needs no GPU",
+    )
+    parser.add_argument(
+        "--arch", default=None, help="the analysis' CUDA arch without a GPU (sm_90)"
+    )
+    parser.add_argument("--trials", type=int, default=trials, help="fresh processes timing")
+    parser.add_argument("--blocks", default=AUTO, metavar="N|auto", help="blocks per trial")
+    parser.add_argument("--number", type=int, default=MODEL_PROTOCOL.number)
+    parser.add_argument("--repeat", type=int, default=MODEL_PROTOCOL.repeat)
+    parser.add_argument("--min-repeat-ms", type=int, default=MODEL_PROTOCOL.min_repeat_ms)
+    parser.add_argument("--warmup-s", type=float, default=MODEL_PROTOCOL.warmup_s)
+    parser.add_argument("--out", default=None, help="run folder (default runs/model-...)")
+    parser.add_argument("--verbose", action="store_true")
+
+
+def settings_of(args) -> dict:
+    """The shared options checked, as `ModelPlan` fields (without the model's own)."""
+    import dataclasses
+
+    from baselines.rules import RULE_LISTS
+    from tuning.measure.model_workload import PEERS
+    from tuning.models.plan import MODEL_PROTOCOL
+
+    from .choices import resolve_target
+
+    if args.blocks != AUTO and not str(args.blocks).isdigit():
+        raise UsageError(f"--blocks must be auto or >= 1, got {args.blocks!r}")
+    args.blocks = AUTO if args.blocks == AUTO else int(args.blocks)
+    check_ranges(args)
+    rules = _names(args.rules, RULE_LISTS, "rule list")
+    if rules[:1] != ["default"]:
+        raise UsageError("--rules must start with default: the pattern is the default's")
+    peers = _names(args.peers, PEERS, "peer", empty=True)
+    if args.analyze:
+        spec, device = {"kind": "cuda", "arch": args.arch or "sm_90"}, "none (analysis only)"
+    else:
+        if args.target in ("auto", "cuda") and not _gpu():
+            raise UsageError(NO_GPU)
+        spec, device = resolve_target(args.target, say=lambda m: None)
+    protocol = dataclasses.replace(
+        MODEL_PROTOCOL,
+        number=args.number,
+        repeat=args.repeat,
+        min_repeat_ms=args.min_repeat_ms,
+        warmup_s=args.warmup_s,
+        blocks=protocol_blocks(args.blocks),
+        trials=args.trials,
+    )
+    arch = spec.get("arch", args.arch or "sm_90")
+    return {
+        "target_spec": spec,
+        "device": device,
+        "protocol": protocol,
+        "rule_lists": rules,
+        "peers": peers,
+        "analyze_only": args.analyze,
+        "arch": arch,
+    }
+
+
+def _gpu() -> bool:
+    from tuning.environment import gpu_visible
+
+    return gpu_visible()
+
+
+def _names(text: str, known, what: str, empty: bool = False) -> list[str]:
+    names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in known]
+    if unknown or (not names and not empty):
+        raise UsageError(
+            f"unknown {what} {unknown[0] if unknown else text!r}; choose from {', '.join(known)}"
+        )
+    return names
+
+
+def model_main(argv: list[str]) -> int:
+    """`tune model SPEC`: one network, per kernel and end to end."""
+    from reports.model_md import headline
+    from tuning.models.plan import ModelPlan
+    from tuning.models.study import open_model_run, run_model
+    from tuning.progress import DETAILS_LOG, Progress, details_to
+
+    parser = Parser(prog="tune model", description=__doc__)
+    parser.add_argument(
+        "spec", metavar="SPEC", help="torchvision:NAME, timm:NAME or FILE.py:FUNCTION"
+    )
+    parser.add_argument("--batch", type=int, default=None, help="batch size (default 1)")
+    parser.add_argument("--size", type=int, default=None, help="input height and width")
+    parser.add_argument("--dtype", default="float32", choices=DTYPES)
+    parser.add_argument(
+        "--decompose", action="store_true", help="DecomposeOpsForInference after the import"
+    )
+    parser.add_argument("--tune-top", type=int, default=0, metavar="K", help="tune K kernels")
+    parser.add_argument("--budget", type=int, default=None, help="candidates per tuner and kernel")
+    add_shared(parser, trials=Protocol.trials)
+    args = parser.parse_args(argv)
+    spec = parse_spec(args.spec)
+    options = ModelOptions(args.batch, args.size, args.dtype, args.decompose)
+    budget = _tuning(args)
+    settings = settings_of(args)
+    _check_loads(args.spec, options)
+    plan = ModelPlan(
+        spec.text,
+        options,
+        tune_top=args.tune_top,
+        budget=budget,
+        command=recorded_command("tune model", argv),
+        **settings,
+    )
+    out = Path(args.out or default_out(spec.name, plan))
+    check_folder_name(out)
+    progress = Progress(verbose=args.verbose)
+    created = not (out / RUN_FILE).exists()
+    run = open_model_run(out, plan)
+    print(f"run folder: {out}", file=sys.stderr)
+    try:
+        with details_to(out / DETAILS_LOG, progress):
+            report = run_model(run, plan, progress)
+    except ModelError:  # the exporter or the importer refused it: leave no folder behind
+        if created and not (out / "analysis.json").exists():
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    print(headline(report))
+    print(f"report: {out / 'report.md'}")
+    return 0
+
+
+def _tuning(args) -> int:
+    if args.tune_top < 0 or args.tune_top > 100:
+        raise UsageError(f"--tune-top must be between 0 and 100, got {args.tune_top}")
+    if args.budget is not None and not args.tune_top:
+        raise UsageError("--budget is what --tune-top K spends per kernel; give --tune-top")
+    if args.tune_top and args.analyze:
+        raise UsageError("--tune-top times kernels and --analyze runs nothing; give one")
+    return (DEFAULT_BUDGET if args.budget is None else args.budget) if args.tune_top else 0
+
+
+def _check_loads(spec: str, options: ModelOptions) -> None:
+    """The module loads (names, packages, a FILE spec's function), before any folder is made."""
+    from baselines.models.load import load_model
+
+    load_model(parse_spec(spec), options)
+
+
+def default_out(name: str, plan) -> str:
+    kind = "analysis" if plan.analyze_only else plan.target_spec["kind"]
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    return f"runs/model-{safe}-{datetime.date.today()}-{kind}"

@@ -1,0 +1,14 @@
+"""`tune model` and `tune models`: real networks through the study's measurement (issue 22).
+
+    plan.py          what a model run measures (run.json), and its arms' names
+    prepare.py       the CPU work before any timing, in parallel processes: import and
+                     analysis, a build per rule list, torch.compile's first compile
+    kernel_times.py  every kernel under every rule list: checked, then timed (kernel_times.json)
+    tune_top.py      the costliest pattern kernels tuned by the study's tuners (--tune-top)
+    study.py         one model's run, phase by phase, each skipped where stored (resumable)
+    catalog.py       `tune models`: the built-in list, one run folder per model, models.md
+
+It sits on the top floor of `tuning/`, beside study.py and sweep.py: it uses the harness
+(`measure/`, through `measure/model_workload.py`), the kernel timer (`candidates/`), the tuners
+and the run folder, and `baselines/models/` for everything the model itself needs.
+"""

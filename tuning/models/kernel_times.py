@@ -1,0 +1,183 @@
+"""Every kernel of a model under every rule list: checked, then timed with the tuners' kernel
+timer (`candidates/kernel_check.time_kernel`: on a GPU, CUDA events around launches queued
+behind a sleeping kernel; on a CPU, `time_evaluator`).
+
+Each kernel is called from the very library its end-to-end arm loads (a VM executable exports
+every PrimFunc by name), on arguments `kernels.kernel_arguments` draws (floating inputs N(0, 1),
+outputs poisoned with NaN). Before its time counts, each list's kernel is checked:
+- where the rule lists schedule the kernel differently (by rule or launch: what a candidate list
+  changes, windows of at most 64 elements, cheap on a CPU), every list's kernel, the default's
+  included, against the host reference: the unscheduled kernel compiled for llvm
+  (`kernels.kernel_reference`);
+- elsewhere every list has the same schedule: the default list's kernel is timed once and its
+  time stands for each list, checked through the `tvm-default` arm's end-to-end check against
+  PyTorch eager.
+One measuring process calls every kernel, one at a time; kernel_times.json is written after
+each, so an interrupted run keeps what was measured, and a crashed process is replaced.
+"""
+
+from __future__ import annotations
+
+import pickle
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tuning.candidates.outcome import Reason, Status, failed, wrong
+from tuning.children import kill_pool, process_pool
+from tuning.measure.protocol import KernelProtocol
+from tuning.runfolder.store import Run, read_json, write_json
+
+FILE = "kernel_times.json"
+CHECKS = {
+    "host": "the host reference (the unscheduled kernel compiled for llvm)",
+    "end_to_end": "the tvm-default arm's end-to-end check against PyTorch eager",
+    "same": "the default list's kernel itself (the same rule and launch: the same schedule, "
+    "timed once)",
+}
+
+
+@dataclass(frozen=True)
+class KernelJob:
+    name: str
+    libraries: dict  # rule list -> library path (the default first)
+    kernels_file: str
+    changed: bool  # the lists schedule it differently
+    dtype: str
+    target_kind: str
+    protocol: KernelProtocol
+
+
+_LOADED: dict = {}  # in the measuring process: the kernels and libraries, loaded once
+
+
+def _load(job: KernelJob) -> tuple[dict, dict]:
+    import tvm
+
+    key = (job.kernels_file, tuple(job.libraries.items()))
+    if key not in _LOADED:
+        funcs = pickle.loads(Path(job.kernels_file).read_bytes())
+        libraries = {
+            rules: tvm.runtime.load_module(path).imports[0]  # the kernels' own module
+            for rules, path in job.libraries.items()
+        }
+        _LOADED[key] = funcs, libraries
+    return _LOADED[key]
+
+
+def _measure(job: KernelJob) -> dict:
+    """In the measuring process: the kernel under each list, checked, then timed."""
+    import tvm
+
+    from baselines.models.kernels import kernel_arguments, kernel_references, output_positions
+
+    funcs, libraries = _load(job)
+    func = funcs[job.name]
+    device = tvm.cuda(0) if job.target_kind == "cuda" else tvm.cpu(0)
+    positions = output_positions(func)
+    checks = job.protocol.checks if job.changed else 1  # one call to time on
+    draws = [kernel_arguments(func, seed) for seed in range(checks)]
+    references = kernel_references(func, draws) if job.changed else None
+    # A kernel every list schedules alike (same rule, same launch) is the same schedule under
+    # each: timed once, from the default list's library, and that time stands for each list.
+    measured = list(libraries.items()) if job.changed else list(libraries.items())[:1]
+    results: dict = {}
+    for rules, library in measured:
+        outcome, worst, tensors = None, None, []
+        for seed, arguments in enumerate(draws):
+            tensors = [tvm.runtime.tensor(a, device=device) for a in arguments]
+            library[job.name](*tensors)
+            device.sync()
+            if references is None:  # checked through the default arm's end-to-end check
+                continue
+            got = [tensors[i].numpy() for i in positions]
+            found = _check(got, references[seed], job.dtype)
+            if not found.correct:
+                outcome = {
+                    **found.to_dict(),
+                    **wrong(Reason.WRONG_RESULT, found.max_abs_err),
+                    "detail": found.reason,
+                }
+                break
+            worst = found if worst is None or found.max_abs_err > worst.max_abs_err else worst
+        if outcome is None:
+            outcome = _timed(library, job, tensors, device, worst)
+        results[rules] = {**outcome, "checked_against": "host" if references else "end_to_end"}
+    for rules in libraries:
+        results.setdefault(rules, {**results[measured[0][0]], "checked_against": "same"})
+    return results
+
+
+def _check(got, want, dtype):
+    from baselines.models.check import check_outputs
+
+    return check_outputs(got, want, dtype)
+
+
+def _timed(library, job: KernelJob, tensors: list, device, worst) -> dict:
+    from tuning.candidates.kernel_check import time_kernel
+
+    gpu = job.target_kind == "cuda"
+    samples, timer = time_kernel(library, job.name, tensors, device, job.protocol, gpu)
+    return {
+        "status": Status.OK,
+        "kernel_us": float(np.median(samples)),
+        "samples_us": samples,
+        "timer": timer,
+        "max_abs_err": None if worst is None else worst.max_abs_err,
+        "bound": None if worst is None else worst.bound,
+    }
+
+
+def time_kernels(
+    run: Run,
+    libraries: dict,
+    kernels_file: str,
+    changed: set,
+    dtype: str,
+    target_kind: str,
+    progress,
+    protocol: KernelProtocol | None = None,
+) -> dict:
+    """Every kernel of `kernels_file` not yet in the run's kernel_times.json, under each rule
+    list of `libraries` (rule list -> library, the default first); returns the file's data."""
+    import tvm  # noqa: F401  (unpickling the kernels needs TVM's types)
+
+    protocol = protocol or KernelProtocol()
+    path = run.path / FILE
+    stored = read_json(path) if path.exists() else {}
+    stored = {"protocol": asdict(protocol), "checks": CHECKS, "kernels": {}, **stored}
+    names = sorted(pickle.loads(Path(kernels_file).read_bytes()))
+    left = [name for name in names if name not in stored["kernels"]]
+    pool = process_pool(1)
+    try:
+        for done, name in enumerate(left, len(names) - len(left) + 1):
+            job = KernelJob(
+                name, libraries, kernels_file, name in changed, dtype, target_kind, protocol
+            )
+            try:
+                result = pool.submit(_measure, job).result()
+            except BrokenProcessPool:  # the kernel killed its process (an illegal address)
+                result = {r: failed(Reason.RUNNER_CRASHED, "the process died") for r in libraries}
+                pool.shutdown(wait=False)
+                pool = process_pool(1)
+            except Exception as error:  # a kernel that cannot run is recorded, the rest go on
+                text = f"{type(error).__name__}: {str(error).strip()[-300:]}"
+                result = {rules: failed(Reason.RUN_ERROR, text) for rules in libraries}
+            stored["kernels"][name] = result
+            write_json(path, stored)
+            progress.step("kernel timing", done, len(names), name)
+    except BaseException:
+        kill_pool(pool)
+        raise
+    pool.shutdown()
+    stored["complete"] = True
+    write_json(path, stored)
+    return stored
+
+
+def kernel_times_complete(run: Run) -> bool:
+    path = run.path / FILE
+    return path.exists() and read_json(path).get("complete", False)

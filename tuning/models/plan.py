@@ -1,0 +1,105 @@
+"""What a model run measures, as run.json records it: the model (spec and options), the target
+and device, the rule lists compared, the peers, the timing protocol, and the tuning asked for.
+
+A model run's run.json has `kind: "model"`; its identity (what a resume must match) is the model,
+the target and the device. The settings are compared whole on a resume: the same command with
+the same --out finishes a run, another setting is refused in one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from baselines.models.spec import ModelOptions
+from tuning.measure.model_workload import PEERS, ModelArm, ModelWorkload
+from tuning.measure.protocol import Protocol
+
+KIND = "model"
+TUNED = "tvm-tuned"
+# The tuned arm is the candidate's list with the tuned kernels put in.
+TUNED_BASE = "fixed"
+# A model run's default timing: 3 samples of at least 5 ms per arm, figure and block, each
+# GPU-time sample 5 calls queued (a network's call is milliseconds, not microseconds), warm-up
+# by 10 calls and 0.25 s, 2 checks per arm. `tune model` runs 3 trials, `tune models` 1.
+MODEL_PROTOCOL = Protocol(number=1, warmup_calls=10, checks=2, queued_calls=5)
+
+
+def arm_name(rules: str) -> str:
+    """The end-to-end arm of a rule list: `tvm-default`, `tvm-fixed`, ..."""
+    return f"tvm-{rules}"
+
+
+@dataclass(frozen=True)
+class ModelPlan:
+    spec: str
+    options: ModelOptions
+    target_spec: dict
+    device: str
+    protocol: Protocol
+    rule_lists: list[str] = field(default_factory=lambda: ["default", "fixed"])
+    peers: list[str] = field(default_factory=lambda: list(PEERS))
+    tune_top: int = 0
+    budget: int = 0
+    analyze_only: bool = False
+    arch: str = "sm_90"  # of the analysis (the GPU's own on a GPU)
+    shows: str | None = None  # why a built-in model is in the list
+    command: str = ""
+
+    @property
+    def identity(self) -> dict:
+        model = {"spec": self.spec, "options": self.options.to_dict()}
+        return {"model": model, "target": self.target_spec["kind"], "device": self.device}
+
+    @property
+    def settings(self) -> dict:
+        """Everything that decides what the run measures."""
+        return {
+            "model": self.identity["model"],
+            "target_spec": self.target_spec,
+            "protocol": self.protocol.to_dict(),
+            "rule_lists": self.rule_lists,
+            "peers": self.peers,
+            "tune_top": self.tune_top,
+            "budget": self.budget,
+            "analyze_only": self.analyze_only,
+            "arch": self.arch,
+        }
+
+    def meta(self) -> dict:
+        return {
+            "kind": KIND,
+            "identity": self.identity,
+            "settings": self.settings,
+            "shows": self.shows,
+            "command": self.command,
+        }
+
+    @classmethod
+    def of(cls, meta: dict) -> "ModelPlan":
+        settings = meta["settings"]
+        model = settings["model"]
+        return cls(
+            model["spec"],
+            ModelOptions(**model["options"]),
+            settings["target_spec"],
+            meta["identity"]["device"],
+            Protocol(**settings["protocol"]),
+            settings["rule_lists"],
+            settings["peers"],
+            settings["tune_top"],
+            settings["budget"],
+            settings["analyze_only"],
+            settings["arch"],
+            meta.get("shows"),
+            meta.get("command", ""),
+        )
+
+    @property
+    def workload(self) -> ModelWorkload:
+        return ModelWorkload(self.spec, self.options, self.target_spec["kind"])
+
+    def arms(self, tuned: str | None = None) -> list[ModelArm]:
+        """The TVM arms: one per rule list, and the tuned one where `tuned` (its kernels' file)
+        is given."""
+        arms = [ModelArm(arm_name(rules), rules) for rules in self.rule_lists]
+        return arms + ([ModelArm(TUNED, TUNED_BASE, tuned)] if tuned else [])

@@ -1,0 +1,216 @@
+"""One model's run, phase by phase, each skipped where the run folder holds its result:
+
+    preparation    import and analysis, a build per rule list, torch.compile's first compile
+                   (`prepare.py`, parallel processes; analysis.json, model.json)
+    kernel timing  every kernel under every rule list, checked, then timed (kernel_times.json)
+    tuning         with --tune-top K: the K costliest pattern kernels tuned (`tune_top.py`),
+                   and the tuned arm built
+    trials         the study's harness: every TVM arm and the PyTorch peers, checked against
+                   PyTorch eager, timed in interleaved Williams-ordered blocks, each trial a
+                   fresh process (trials/)
+    report         report.md, .json, .csv and .png (`reports/model.py`), renderable again with
+                   `tune report DIR` without TVM
+
+The same command again (same --out) finishes an interrupted run without re-measuring; a run
+folder made with other settings is refused in one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from baselines.models.errors import ModelError
+from tuning.measure.harness import run_trial_process
+from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json
+
+from .kernel_times import kernel_times_complete, time_kernels
+from .plan import KIND, ModelPlan
+from .prepare import Preparation, Prepared
+
+
+def run_model(run: Run, plan: ModelPlan, progress) -> dict:
+    """`tune model`: the model's run (`open_model_run`), started or finished; its report."""
+    from reports.model import render_model_run
+
+    with Preparation() as prep:
+        submit(prep, "model", run, plan)
+        prepared = prepare_all(prep, {"model": run}, progress)["model"]
+        measure(run, plan, prepared, progress)
+    return render_model_run(run)
+
+
+def prepare_all(
+    prep: Preparation, runs: dict[str, Run], progress, failures: dict | None = None
+) -> dict[str, Prepared]:
+    """Wait for every model's preparation (a bar over the tasks), then record each in its run
+    folder; by key. A model that cannot be imported raises its ModelError, or with `failures`
+    is left out and its error kept there."""
+    progress.start("preparation")
+    tasks = prep.wait_all(lambda done, total: progress.step("preparation", done, total))
+    prepared = {}
+    for key, run in runs.items():
+        try:
+            prepared[key] = prep.wait(key, run)
+        except ModelError as error:
+            if failures is None:
+                raise
+            failures[key] = str(error)
+    progress.finish("preparation", f"{tasks} tasks for {len(runs)} model(s)")
+    return prepared
+
+
+def open_model_run(out: Path, plan: ModelPlan) -> Run:
+    """The model's run folder: created, or opened to finish when it holds this model's run
+    with the same settings."""
+    from baselines.pipeline import make_target
+    from tuning.study import save_environment
+
+    # An analysis alone runs on the host, whatever it analyses for.
+    target = make_target("llvm") if plan.analyze_only else make_target(**plan.target_spec)
+    if not (out / RUN_FILE).exists():
+        run = Run.create(out, plan.meta())
+        save_environment(run, target)
+        return run
+    run = Run.open(out)
+    meta = run.meta
+    if meta.get("kind") != KIND:
+        raise RunError(f"{out} holds a run of the study, not of a model; choose another --out")
+    run = Run.open(out, plan.identity)
+    run.lock()
+    if run.meta["settings"] != plan.settings:
+        raise RunError(
+            f"{out} holds a run of {plan.spec} with other settings; give the options it was "
+            "started with to finish it, or choose another --out"
+        )
+    if not (out / "environment.json").exists():
+        save_environment(run, target)
+    return run
+
+
+def trials_left(run: Run, plan: ModelPlan) -> list[int]:
+    if plan.analyze_only:
+        return []
+    return [i for i in range(plan.protocol.trials) if not run.trial_path(i).exists()]
+
+
+def submit(prep: Preparation, key: str, run: Run, plan: ModelPlan) -> None:
+    """The model's preparation left to do: the analysis where it is missing or the kernels
+    are still to be timed, the builds where anything is left to time, the compile warm-up
+    where a trial is left with torch.compile on a GPU."""
+    timing_left = not plan.analyze_only and not kernel_times_complete(run)
+    left = trials_left(run, plan)
+    kernels = timing_left or tuning_left(run, plan)  # the kernels, from the analysis' process
+    analysis = kernels or not (run.path / "analysis.json").exists()
+    builds = plan.arms() if timing_left or left else []
+    warm = bool(left) and "torch-compile" in plan.peers and plan.target_spec["kind"] == "cuda"
+    prep.submit(key, plan, analysis, builds, warm)
+
+
+def measure(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> None:
+    """Every phase after the preparation, each where it is left to do."""
+    if plan.analyze_only:
+        return
+    built = [arm for arm in plan.arms() if arm.name not in prepared.build_errors]
+    run.update_meta(build_errors={**run.meta.get("build_errors", {}), **prepared.build_errors})
+    if not kernel_times_complete(run):
+        _kernel_times(run, plan, prepared, built, progress)
+    arms = built + _tuned_arm(run, plan, prepared, progress)
+    run.update_meta(
+        arms=[a.describe() for a in arms] + [{"name": p, "peer": True} for p in plan.peers]
+    )
+    _trials(run, plan, arms, prepared, progress)
+
+
+def tuning_left(run: Run, plan: ModelPlan) -> bool:
+    return bool(plan.tune_top) and "tuned" not in run.meta
+
+
+def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
+    """With --tune-top: the costliest pattern kernels tuned (`tune_top.py`), then, where
+    trials are left, the tuned arm built; [] without it, or where nothing valid was found."""
+    from .prepare import build_alone
+    from .tune_top import tune_top
+
+    if not plan.tune_top:
+        return []
+    if tuning_left(run, plan):
+        progress.start("tuning")
+        tune_top(run, plan, prepared.kernels_file, progress)
+        run.add_wall("tuning", progress.finish("tuning", f"{plan.tune_top} kernel(s)"))
+    file = run.meta["tuned"]["file"]
+    if file is None:
+        return []
+    (arm,) = plan.arms(str(run.path / file))[len(plan.rule_lists) :]
+    if not trials_left(run, plan):
+        return [arm]
+    progress.start("tuned build")
+    error = build_alone(plan, arm, prepared.library_dir)
+    run.add_wall("tuned build", progress.finish("tuned build", error or arm.name))
+    if error:
+        run.update_meta(build_errors={**run.meta.get("build_errors", {}), arm.name: error})
+        return []
+    return [arm]
+
+
+def _kernel_times(run: Run, plan: ModelPlan, prepared: Prepared, built: list, progress) -> None:
+    if prepared.kernels_file is None:
+        raise RunError(f"{run.path}: the model's kernels were not prepared")
+    progress.start("kernel timing")
+    libraries = {a.rules: str(Path(prepared.library_dir) / f"{a.name}.so") for a in built}
+    analysis = read_json(run.path / "analysis.json")
+    found = time_kernels(
+        run,
+        libraries,
+        prepared.kernels_file,
+        changed_kernels(analysis, list(libraries)),
+        plan.options.dtype,
+        plan.target_spec["kind"],
+        progress,
+    )
+    timed = sum(all(o["status"] == "ok" for o in per.values()) for per in found["kernels"].values())
+    summary = f"{timed} of {len(found['kernels'])} kernels checked and timed under every list"
+    run.add_wall("kernel timing", progress.finish("kernel timing", summary))
+
+
+def changed_kernels(analysis: dict, lists: list[str]) -> set:
+    """The kernels the rule lists `lists` schedule differently (by rule or by launch)."""
+    changed = set()
+    for kernel in analysis["kernels"]:
+        rules = {str(kernel["rules"].get(name)) for name in lists}
+        launches = {str(kernel["launches"].get(name)) for name in lists}
+        if len(rules) > 1 or len(launches) > 1:
+            changed.add(kernel["name"])
+    return changed
+
+
+def _trials(run: Run, plan: ModelPlan, arms: list, prepared: Prepared, progress) -> None:
+    protocol, peers = plan.protocol, tuple(plan.peers)
+    left = trials_left(run, plan)
+    if not left:
+        return
+    progress.start("trials")
+    for index in left:
+
+        def step(done: int, blocks: int, index=index) -> None:
+            progress.step(
+                "trials",
+                index * blocks + done,
+                protocol.trials * blocks,
+                f"trial {index + 1}/{protocol.trials}",
+            )
+
+        record = run_trial_process(
+            plan.workload,
+            arms,
+            plan.target_spec,
+            protocol,
+            index,
+            None,
+            peers,
+            progress.say,
+            step,
+            prepared.library_dir,
+        )
+        run.save_trial(record)
+    summary = f"{len(arms) + len(peers)} arms, {len(left)} trials in fresh processes"
+    run.add_wall("trials", progress.finish("trials", summary))
