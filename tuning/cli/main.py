@@ -51,7 +51,7 @@ PROCESS_STARTED = time.monotonic()
 def _report(argv: list[str]) -> int:
     """A study run (`--comment`: print its comment for the issue thread), a model run
     (`tune model`) or a folder of model runs (`tune models`)."""
-    from .options import check_text
+    from .text import check_text
 
     comment = "--comment" in argv
     folders = [arg for arg in argv if arg != "--comment"]

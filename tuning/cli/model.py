@@ -26,7 +26,7 @@ from tuning.errors import UsageError
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.store import RUN_FILE, check_folder_name
 
-from .options import AUTO, Parser, check_ranges, protocol_blocks
+from .options import AUTO, Parser, check_options, integer, number, protocol_blocks
 from .run import recorded_command
 
 DEFAULT_RULES = "default,fixed"
@@ -64,12 +64,12 @@ def add_shared(parser: Parser, trials: int) -> None:
     parser.add_argument(
         "--arch", default=None, help="the analysis' CUDA arch without a GPU (sm_90)"
     )
-    parser.add_argument("--trials", type=int, default=trials, help="fresh processes timing")
+    parser.add_argument("--trials", type=integer, default=trials, help="fresh processes timing")
     parser.add_argument("--blocks", default=AUTO, metavar="N|auto", help="blocks per trial")
-    parser.add_argument("--number", type=int, default=MODEL_PROTOCOL.number)
-    parser.add_argument("--repeat", type=int, default=MODEL_PROTOCOL.repeat)
-    parser.add_argument("--min-repeat-ms", type=int, default=MODEL_PROTOCOL.min_repeat_ms)
-    parser.add_argument("--warmup-s", type=float, default=MODEL_PROTOCOL.warmup_s)
+    parser.add_argument("--number", type=integer, default=MODEL_PROTOCOL.number)
+    parser.add_argument("--repeat", type=integer, default=MODEL_PROTOCOL.repeat)
+    parser.add_argument("--min-repeat-ms", type=integer, default=MODEL_PROTOCOL.min_repeat_ms)
+    parser.add_argument("--warmup-s", type=number, default=MODEL_PROTOCOL.warmup_s)
     parser.add_argument("--out", default=None, help="run folder (default runs/model-...)")
     parser.add_argument("--verbose", action="store_true")
 
@@ -87,7 +87,7 @@ def settings_of(args) -> dict:
     if args.blocks != AUTO and not str(args.blocks).isdigit():
         raise UsageError(f"--blocks must be auto or >= 1, got {args.blocks!r}")
     args.blocks = AUTO if args.blocks == AUTO else int(args.blocks)
-    check_ranges(args)
+    check_options(args)
     rules = _names(args.rules, RULE_LISTS, "rule list")
     if rules[:1] != ["default"]:
         raise UsageError("--rules must start with default: the pattern is the default's")
@@ -146,14 +146,16 @@ def model_main(argv: list[str]) -> int:
     parser.add_argument(
         "spec", metavar="SPEC", help="torchvision:NAME, timm:NAME or FILE.py:FUNCTION"
     )
-    parser.add_argument("--batch", type=int, default=None, help="batch size (default 1)")
-    parser.add_argument("--size", type=int, default=None, help="input height and width")
+    parser.add_argument("--batch", type=integer, default=None, help="batch size (default 1)")
+    parser.add_argument("--size", type=integer, default=None, help="input height and width")
     parser.add_argument("--dtype", default="float32", choices=DTYPES)
     parser.add_argument(
         "--decompose", action="store_true", help="DecomposeOpsForInference after the import"
     )
-    parser.add_argument("--tune-top", type=int, default=0, metavar="K", help="tune K kernels")
-    parser.add_argument("--budget", type=int, default=None, help="candidates per tuner and kernel")
+    parser.add_argument("--tune-top", type=integer, default=0, metavar="K", help="tune K kernels")
+    parser.add_argument(
+        "--budget", type=integer, default=None, help="candidates per tuner and kernel"
+    )
     add_shared(parser, trials=Protocol.trials)
     args = parser.parse_args(argv)
     spec = parse_spec(args.spec)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import unicodedata
 from typing import NoReturn
 
 from baselines.arms import ARMS, DEFAULT_ARMS
@@ -27,6 +26,8 @@ from tuning.limits import BUILDER_BYTES, GB, MEMORY_SHARE, WORKER_BASE_BYTES
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.ranges import RANGES, out_of_range
 from tuning.tuners.optuna.samplers import SAMPLERS
+
+from .text import check_text
 
 
 class Parser(argparse.ArgumentParser):
@@ -108,6 +109,10 @@ NAMING = {
     "rpc_tracker": "a tracker as HOST:PORT",
     "rpc_key": "the servers' key",
     "target": "a target",
+    "spec": "a model",
+    "models": "one or more models",
+    "rules": "one or more rule lists",
+    "arch": "a CUDA arch",
 }
 DEFAULT_ARM_NAMES = (*(arm.name for arm in DEFAULT_ARMS), "fixed")
 # The project's best answer, the whole graph as one kernel, is a GPU arm (on llvm it is a CPU
@@ -259,16 +264,6 @@ def check_options(args) -> None:
         raise UsageError(
             f"--storage-password-env takes the name of an environment variable, got {name!r}"
         )
-
-
-def check_text(flag: str, text: str, names: str | None = None) -> None:
-    """Refuse a control character (a newline, a tab, an escape) anywhere in an option's text,
-    and, where the option `names` something, an empty or blank value."""
-    bad = next((c for c in text if unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
-    if bad is not None:
-        raise UsageError(f"{flag} holds a control character ({text!r}); type it without {bad!r}")
-    if names is not None and not text.strip():
-        raise UsageError(f"{flag} is {'blank' if text else 'empty'} ({text!r}): name {names}")
 
 
 def _texts(value) -> list[str]:

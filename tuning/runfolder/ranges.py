@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-# The options of `tune` (and `tune sweep`, `tune worker`), by their argparse names.
+# The options of `tune` (and `tune sweep`, `tune worker`, `tune model`), by their argparse names.
 RANGES: dict[str, tuple[int, int]] = {
     "budget": (0, 1_000_000),
     "trials": (1, 1000),
@@ -22,6 +22,10 @@ RANGES: dict[str, tuple[int, int]] = {
     "warmup_s": (0, 3600),
     "seed": (0, 2**31 - 1),
     "workers": (1, 1024),
+    # `tune model`'s own: a network's batch and input size, kernels tuned
+    "batch": (1, 4096),
+    "size": (1, 16384),
+    "tune_top": (0, 1000),
 }
 # Fields of the stored protocol that no option sets (the harness's own settings).
 STORED_RANGES: dict[str, tuple[int, int]] = {
