@@ -205,12 +205,35 @@ ANALYSIS = {
     ],
 }
 KERNEL_TIMES = {"kernels": Each(Each(MEASUREMENT))}
+# What `tune models` reads of each model's report.json (`reports/models.py`).
+MODEL_REPORT = {
+    "kind": str,
+    "model": {"spec": str, "options": dict},
+    "device": str,
+    "kernels": list,
+    "pattern": dict,
+    "rule_changes": Each(list),
+    "recovered": dict,
+    "arms": Each(
+        {
+            "correct?": bool,
+            "median_us?": TIME_OR_NONE,
+            "queued_gpu_us?": TIME_OR_NONE,
+        }
+    ),
+    "peers": [str],
+    "build_errors": dict,
+    "ratios_by_figure": Each(Each(dict)),
+    "phase_wall_s": Each(SECONDS),
+}
 MODEL = {"spec": str, "options": dict, "inputs": [{"shape": [int], "dtype": str}]}
 
 
 def file_problem(path: Path, data) -> str | None:
     """What is wrong with the data of the run folder's file at `path`, if anything."""
     shape = shape_of(path)
+    if shape is REPORT and isinstance(data, dict) and data.get("kind") == "model":
+        shape = MODEL_REPORT
     return None if shape is None else mismatch(data, shape)
 
 
