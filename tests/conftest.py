@@ -45,6 +45,12 @@ def case(request):
 TUNE = [sys.executable, "-m", "tuning.cli"]
 
 
+def python_path(*folders: Path) -> str:
+    """PYTHONPATH with `folders` first and what it already holds after (on the GPU machine, the
+    unpacked TVM: replacing it would leave a child without TVM)."""
+    return os.pathsep.join([*map(str, folders), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 def tune(*args, check_exit=None, timeout=900):
     """Run the `tune` command as a user would; optionally assert its exit code."""
     done = subprocess.run([*TUNE, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)

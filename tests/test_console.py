@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import python_path
 
 from tuning.progress import Progress, details_to
 from tuning.runfolder.store import RunError
@@ -34,7 +35,7 @@ def test_library_and_child_output_go_to_the_log_and_summaries_to_the_console(tmp
         capture_output=True,
         text=True,
         check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": python_path(ROOT)},
     )
     assert done.stderr.startswith("optuna: best 2.00 us at trial 3 of 10 (")
     assert done.stderr.count("\n") == 1

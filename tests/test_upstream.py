@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tvm
-from conftest import ROOT, tune
+from conftest import ROOT, python_path, tune
 
 from baselines.window_bench import without_bindings
 from baselines.window_reduction import WindowReduction
@@ -134,7 +134,7 @@ def test_tvms_test_of_the_rule_passes_under_pytest_against_the_shipped_files(ups
     env = {
         **os.environ,
         "TVM_OVERLAY": str(upstream),
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests" / "upstream")]),
+        "PYTHONPATH": python_path(ROOT, ROOT / "tests" / "upstream"),
     }
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tvm_overlay"]
@@ -186,7 +186,7 @@ def _tune_with(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "tuning.cli", "upstream", *args],
         cwd=cwd,
-        env={**clean, "PYTHONPATH": str(ROOT), **env},
+        env={**clean, "PYTHONPATH": python_path(ROOT), **env},
         capture_output=True,
         text=True,
         timeout=900,
