@@ -181,6 +181,20 @@ _KERNELS = [
         lambda x: _F().relu(_F().max_pool2d(x.permute(0, 3, 1, 2), 3, 2, 1)).permute(0, 2, 3, 1),
     ),
     Kernel(
+        "nasnet-dw5-lone",
+        "NASNet-A large: depthwise Conv2d 5x5 padded apart, alone (Reduction: 16 threads per output)",
+        {"x": (1, 96, 87, 87), "weight": (96, 1, 5, 5)},
+        lambda emit, x, w: _conv(emit, x, w, 0),
+        lambda x, w: _torch_conv(x, w),
+    ),
+    Kernel(
+        "lone-maxpool3",
+        "ResNet stem: MaxPool2d 3x3, stride 2, padding 1, alone (Fallback: a thread per output)",
+        {"x": (1, 64, 112, 112)},
+        lambda emit, x: emit(R.nn.max_pool2d(x, 3, 2, 1)),
+        lambda x: _F().max_pool2d(x, 3, 2, 1),
+    ),
+    Kernel(
         "control-global-avgpool",
         "control: ResNet-50's global AvgPool (7x7, a row reduction: Reduction's)",
         {"x": (1, 2048, 7, 7)},

@@ -4,11 +4,12 @@ Pooling (max and average; 1-D, 2-D and 3-D; padded, dilated, ceil mode) and dept
 convolutions with small kernels reduce a few elements into each output, and are usually fused
 with an elementwise epilogue (a residual add, a bias, a decomposed BatchNorm, an activation).
 GeneralReduction gives each output a block of 256 threads and reduces across them, Reduction
-gives a 2x2 average pool a block of 4: most threads idle, and barriers for a few elements
-(apache/tvm#20401). Here each thread computes one output (two along the second-to-last axis
-where windows overlap much), reduces its window serially in a register, unrolled, and applies the
-epilogue in place. dlight's Adreno rule `Pool2D` (adreno/pool.py) maps pools the same way, one
-output (a vector of four channels) per thread, but finds them by block name ("pool_max",
+gives a 2x2 average pool a block of 4 and a lone 5x5 depthwise convolution a block of 16: most
+threads idle, and barriers for a few elements (apache/tvm#20401). Here each thread computes one
+output (two along the second-to-last axis where windows overlap much), reduces its window
+serially in a register, unrolled, and applies the epilogue in place (a lone reduction's is the
+copy of its value out). dlight's Adreno rule `Pool2D` (adreno/pool.py) maps pools the same way,
+one output (a vector of four channels) per thread, but finds them by block name ("pool_max",
 "adaptive_pool_sum") and takes only Adreno's blocked NCHW4c layout.
 
 The rule declines, leaving the function to the rules after it:
@@ -16,7 +17,6 @@ The rule declines, leaving the function to the rules after it:
   reduced, and Fallback maps outputs to threads as this rule would (in TVM 0.27 it computes a
   1x1 average pool + add as x + 2: normalize_prim_func drops the unit reduction axes and the add
   is then inlined into the reduction's init and update both, a bug to fix there);
-- a reduction with no epilogue: Fallback gives it a thread per output already;
 - windows of more than MAX_WINDOW elements, and reductions that do not slide along the outputs
   (sums, softmax, global pooling, matmul): their reduction is long, or shared by every output;
 - layouts other than the window sliding along the innermost axis (NCHW and its 1-D and 3-D
@@ -207,16 +207,19 @@ def _aligned_columns(read: tirx.BufferRegion, axes: list, window: list) -> bool:
 
 
 def _inline_around(sch: s_tir.Schedule, reduction, shape: tuple) -> tuple | None:
-    """Inline every block but the reduction and the outputs; the output blocks, if each is
-    elementwise over the reduced values and the first has one loop per axis, else None."""
+    """Inline every block but the reduction and the outputs; the output blocks (for a lone
+    reduction, the copy of its value out), if each is elementwise over the reduced values and
+    the first has one loop per axis, else None."""
     root = sch.get_sblock("root")
     keep = {sch.get(b).name_hint for b in (reduction, *sch.get_output_blocks(root))}
     for block in sch.get_child_blocks(root):
         if sch.get(block).name_hint not in keep:
             sch.compute_inline(block)
     first, *outputs = sch.get_child_blocks(root)
-    if not sch.get(first).same_as(sch.get(reduction)) or not outputs:
-        return None  # no epilogue: Fallback gives a lone reduction a thread per output already
+    if not sch.get(first).same_as(sch.get(reduction)):
+        return None
+    if not outputs:  # a lone reduction: its value kept in a register, then copied out
+        outputs = [sch.cache_write(reduction, 0, "local")]
     written = [sch.get(reduction).writes[0].source]
     for block in outputs:
         if not _elementwise(sch.get(block), shape, written):
