@@ -182,7 +182,7 @@ _KERNELS = [
     ),
     Kernel(
         "nasnet-dw5-lone",
-        "NASNet-A large: depthwise Conv2d 5x5 padded apart, alone (Reduction: 16 threads per output)",
+        "NASNet-A large: depthwise Conv2d 5x5, padded apart, alone (Reduction: 16 threads each)",
         {"x": (1, 96, 87, 87), "weight": (96, 1, 5, 5)},
         lambda emit, x, w: _conv(emit, x, w, 0),
         lambda x, w: _torch_conv(x, w),
