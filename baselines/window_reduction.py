@@ -13,6 +13,9 @@ one output (a vector of four channels) per thread, but finds them by block name 
 "adaptive_pool_sum") and takes only Adreno's blocked NCHW4c layout.
 
 The rule declines, leaving the function to the rules after it:
+- a lone reduction (nothing after it) of padded values, which dlight's Reduction declines:
+  Fallback gives it a thread per output already, and on an H200 was no slower than this rule
+  (a ResNet stem's lone 3x3 MaxPool);
 - windows of one element (1x1 pools, adaptive pools as large as their input): nothing is
   reduced, and Fallback maps outputs to threads as this rule would (in TVM 0.27 it computes a
   1x1 average pool + add as x + 2: normalize_prim_func drops the unit reduction axes and the add
@@ -212,13 +215,16 @@ def _inline_around(sch: s_tir.Schedule, reduction, shape: tuple) -> tuple | None
     the first has one loop per axis, else None."""
     root = sch.get_sblock("root")
     keep = {sch.get(b).name_hint for b in (reduction, *sch.get_output_blocks(root))}
-    for block in sch.get_child_blocks(root):
-        if sch.get(block).name_hint not in keep:
-            sch.compute_inline(block)
+    prologue = [b for b in sch.get_child_blocks(root) if sch.get(b).name_hint not in keep]
+    unpadded = all(_pads_nothing(sch.get(block)) for block in prologue)
+    for block in prologue:
+        sch.compute_inline(block)
     first, *outputs = sch.get_child_blocks(root)
     if not sch.get(first).same_as(sch.get(reduction)):
         return None
-    if not outputs:  # a lone reduction: its value kept in a register, then copied out
+    if not outputs and not unpadded:
+        return None  # a lone reduction of padded values: Fallback's, as fast
+    if not outputs:  # a lone reduction, Reduction's: its value in a register, then copied out
         outputs = [sch.cache_write(reduction, 0, "local")]
     written = [sch.get(reduction).writes[0].source]
     for block in outputs:
@@ -230,6 +236,12 @@ def _inline_around(sch: s_tir.Schedule, reduction, shape: tuple) -> tuple | None
     if loops != list(shape) or not any(source.same_as(written[0]) for source in reads):
         return None
     return tuple(outputs)
+
+
+def _pads_nothing(block: s_tir.SBlock) -> bool:
+    """Whether `block` writes a buffer of the shape it reads (a pad of width 0 does)."""
+    shapes = [[_int(d) for d in r.source.shape] for r in (*block.reads, *block.writes)]
+    return len(shapes) == 2 and shapes[0] == shapes[1]
 
 
 def _elementwise(block: s_tir.SBlock, shape: tuple, written: list) -> bool:

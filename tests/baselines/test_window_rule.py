@@ -82,6 +82,7 @@ CLASS = [
     _small("maxpool1d-relu", x=(2, 8, 64)),
     _small("maxpool3d-add", x=(1, 4, 6, 10, 10)),
     _small("nhwc-maxpool3-relu", x=(2, 12, 12, 8)),
+    _small("nasnet-dw5-lone", x=(1, 8, 13, 13), weight=(8, 1, 5, 5)),  # alone: copied out
     Kernel(
         "mobilenetv3-dw5-bn-hardswish",
         "",
@@ -148,13 +149,7 @@ CLASS = [
 OUTSIDE = [
     _small("control-global-avgpool", x=(1, 64, 7, 7)),
     _small("control-window1-avgpool", x=(1, 8, 6, 6)),
-    Kernel(
-        "lone-maxpool",
-        "",
-        {"x": (1, 8, 12, 12)},
-        lambda emit, x: emit(R.nn.max_pool2d(x, 3, 2, 1)),
-        lambda x: _F().max_pool2d(x, 3, 2, 1),
-    ),
+    _small("lone-maxpool3", x=(1, 8, 12, 12)),  # padded values alone: Fallback's, as fast
     Kernel(
         "conv3x3-relu",
         "",
@@ -182,7 +177,7 @@ OUTSIDE = [
 OUTSIDE_RULES = {
     "control-global-avgpool": "Reduction",
     "control-window1-avgpool": "Fallback",
-    "lone-maxpool": "Fallback",
+    "lone-maxpool3": "Fallback",
     "conv3x3-relu": "Matmul",
     "matmul-relu": "Matmul",
     "softmax": "GeneralReduction",
