@@ -47,10 +47,12 @@ def test_a_committed_run_gives_a_comment_for_the_thread(rendered):
     assert text.startswith("`tune --budget ") and "on NVIDIA H200 sm_90, TVM 0.27.0.post1" in text
     assert "gpu: NVIDIA H200" in text and "driver: 580.159.04" in text
     if name == "default":
-        assert len(rows) == 13
-        assert "fixed/on = 0.138 (95% CI 0.126–0.150): `fixed` is faster" in text
-        assert "fixed/optuna = 1.003 (95% CI 0.946–1.064), cannot be told apart" in text
-        assert "| `fixed` | 14.34 | 8.44 | 2.32 | 0.138 (0.126–0.150) |" in text
+        assert len(rows) == 15  # the default arms with one-kernel, plain and captured
+        assert "fixed/on = 0.169 (95% CI 0.156–0.183): `fixed` is faster" in text
+        assert "one-kernel/torch-compile = 0.367 (95% CI 0.360–0.373): `one-kernel` is faster" in (
+            text
+        )
+        assert "| `fixed` | 18.52 | 8.36 | 2.36 | 0.169 (0.156–0.183) |" in text
     else:
         assert len(rows) == 9
         assert "one-kernel/torch-compile = 0.355 (95% CI 0.353–0.357): `one-kernel` is faster" in (
@@ -70,11 +72,13 @@ def _close(a, b) -> bool:
 
 
 # The median half-width of every ratio's interval, re-estimated from the first 2 of each block's
-# 3 samples, against all 3 (`Protocol.repeat`'s docstring quotes these).
-TWO_OF_THREE = {"default": (75, 0.998), "fair": (36, 0.991)}
+# 3 samples, against all 3 (`Protocol.repeat`'s docstring quotes these). The default run of
+# 2026-11-30 gave x0.998 over 75 ratios (it is in the history at commit 3471e5d); the default
+# run committed since took 2 samples.
+TWO_OF_THREE = {"fair": (36, 0.991)}
 
 
-@pytest.mark.parametrize("name", sorted(RUNS))
+@pytest.mark.parametrize("name", sorted(TWO_OF_THREE))
 def test_two_samples_per_block_leave_the_intervals_as_tight_as_three(name, tmp_path):
     """Why the default `repeat` is 2: the intervals come from the spread between blocks and
     trials, so a third sample per block does not tighten them (each ratio's half-width moves
@@ -110,3 +114,34 @@ def test_two_samples_per_block_leave_the_intervals_as_tight_as_three(name, tmp_p
     count, quoted = TWO_OF_THREE[name]
     assert len(three) == count and two.keys() == three.keys()
     assert round(median(two[k] / three[k] for k in three), 3) == quoted
+
+
+def test_the_committed_models_folder_renders_its_committed_summary(tmp_path):
+    """`tune models` on the H200 (reports/h200/models/): every model's run and the summary
+    render again without TVM, the summary byte for byte."""
+    with tarfile.open(STORED / "models" / "models.tar.xz") as stored:
+        stored.extractall(tmp_path, filter="data")
+    python_without_tvm(
+        "from pathlib import Path\nfrom reports.models import rerender_models\n"
+        f"rerender_models(Path({str(tmp_path / 'models')!r}))"
+    )
+    committed = (STORED / "models" / "models.md").read_text()
+    assert (tmp_path / "models" / "models.md").read_text() == committed
+    assert "Every TVM build correct against PyTorch eager." in committed
+
+
+def test_the_committed_inductor_sweep_renders_its_committed_tables(tmp_path):
+    """`tune sweep --budget 0` on the H200 (reports/h200/inductor/): its Cases render again
+    without TVM to the committed sweep.md, one-kernel held against inductor in every Case."""
+    with tarfile.open(STORED / "inductor" / "cases.tar.xz") as stored:
+        stored.extractall(tmp_path, filter="data")
+    out = tmp_path / "sweep"
+    (out / "sweep.json").write_bytes((STORED / "inductor" / "sweep.json").read_bytes())
+    python_without_tvm(
+        "import json\nfrom pathlib import Path\nfrom reports.sweep import render_sweep\n"
+        f"out = Path({str(out)!r})\n"
+        "render_sweep(out, json.loads((out / 'sweep.json').read_text())['settings']['cases'])"
+    )
+    text = (out / "sweep.md").read_text()
+    assert text == (STORED / "inductor" / "sweep.md").read_text()
+    assert "`one-kernel` is slower than inductor by GPU time in no Case" in text
