@@ -16,7 +16,6 @@ from baselines.window_reduction import BLOCK_THREADS, MAX_WINDOW, ROW_REUSE
 from tuning.cli.main import main
 from tuning.upstream.bundle import PR
 from tuning.upstream.evidence import _verdict
-from tuning.upstream.models_section import models_section
 from tuning.upstream.tvm_tree import BASE_COMMIT, BASE_DATE
 
 AUTHOR = ["--author", "Ada Lovelace <ada@example.org>"]
@@ -126,32 +125,32 @@ def test_the_verdict_counts_lower_medians_and_overlapping_ranges():
     assert _verdict([{"kernel": "c", "lists": {"fixed": {"rule": "x"}}}]) is None
 
 
-@pytest.mark.parametrize(
-    "data",
-    [
-        {"models": [{"model": "torchvision:x", "end_to_end_ms": {"default": 8.0, "fixed": 6.0}}]},
-        {"models": {"torchvision:x": {"e2e_us": {"default": {"median_us": 8000.0}, "fixed": 6e3}}}},
-    ],
-    ids=["list-ms", "mapping-us"],
-)
-def test_the_models_reader_takes_either_form(data, tmp_path):
-    lines = models_section(data, tmp_path / "models.json")
-    assert "| torchvision:x | 8.000 ms | 6.000 ms | 0.750 |" in lines
+def test_the_models_section_gives_the_h200_run_s_figures(tmp_path):
+    """tune models on the H200 (reports/h200/models/): a row per model with its pattern
+    kernels' time and the model end to end under both lists, from models.json."""
+    with tarfile.open(H200 / "models" / "models.tar.xz") as stored:
+        stored.extractall(tmp_path, filter="data")
+    models = tmp_path / "models"
+    data = json.loads((models / "models.json").read_text())
+    text = _pr(tmp_path, "--models", models)
+    for row in data["rows"]:
+        line = next(line for line in text.splitlines() if line.startswith(f"| {row['label']} |"))
+        assert f"| {row['pattern']['kernels']} of {row['kernels']} |" in line
+    inception = next(r for r in data["rows"] if r["model"] == "inception_v3")
+    ratio = inception["recovered"]["fixed"]["ratios"]["gpu_queued"]
+    assert (
+        f"| {inception['gpu_ms']['tvm-default']:.3f} ms → {inception['gpu_ms']['tvm-fixed']:.3f} "
+        f"ms (GPU time) | {ratio['ratio']:.3f} (95% CI {ratio['low']:.3f}–{ratio['high']:.3f}) |"
+    ) in text
 
 
-def test_the_models_reader_says_where_to_adapt_it(tmp_path):
-    lines = models_section({"models": [{"name": "y", "times": [1, 2]}]}, tmp_path)
-    assert "| y | not found | not found | not found |" in lines
-    assert "tuning/upstream/models_section.py" in lines[-1]
-    assert "models_section.py" in models_section({"other": 1}, tmp_path)[0]
-
-
-def test_a_models_folder_is_read(tmp_path):
+def test_a_models_json_without_rows_is_one_line(tmp_path, capsys):
     models = tmp_path / "models"
     models.mkdir()
-    data = {"models": [{"model": "m", "end_to_end_ms": {"default": 2.0, "fixed": 1.0}}]}
-    (models / "models.json").write_text(json.dumps(data))
-    assert "| m | 2.000 ms | 1.000 ms | 0.500 |" in _pr(tmp_path, "--models", models)
+    (models / "models.json").write_text('{"models": []}')
+    code = main(["upstream", "--out", str(tmp_path / "out"), *AUTHOR, "--models", str(models)])
+    assert code == 2
+    assert "holds no model rows" in capsys.readouterr().err
 
 
 def test_a_damaged_figures_file_is_one_line(tmp_path, capsys):

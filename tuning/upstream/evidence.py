@@ -2,8 +2,7 @@
 (`tune`: report.json), the sweep (`tune sweep`: sweep.json) and the benchmark of the two
 candidate fixes (`python3 -m baselines.window_bench`: window_bench.json). Every number in the
 PR text comes from one of these files; a section whose folder was not given says which command
-produces it. `tune models`' figures are read by models_section.py, kept apart while its format
-settles."""
+produces it. `tune models`' figures (models.json) are read by models_section.py."""
 
 from __future__ import annotations
 

@@ -1,77 +1,58 @@
-"""The PR text's table of real networks, read from `tune models`' models.json.
-
-That file's format was still being written when this reader was (branch models-cli), so it
-reads defensively and stays small and apart: per model (a list under "models", or a mapping
-from the model's name) its name ("model", "name" or "spec") and its end-to-end time under the
-default rules and with the rule (a mapping under one of TIMES, from "default" and "fixed" to a
-number or to a mapping holding "median_ms" or "median_us"). A model whose entry has another
-shape is listed with its figures "not found", and the section says so: adapt TIMES and
-`_time` here, nothing else.
-"""
+"""The PR text's table of real networks, from `tune models`' models.json: its "rows", one per
+model, as reports/models.py writes them. End to end is the GPU time with calls queued where the
+run recorded it, else the time through the model's own call path."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-TIMES = ("end_to_end_ms", "end_to_end_us", "end_to_end", "e2e_ms", "e2e_us", "e2e")
+from reports.comparisons import ratio_text
+from tuning.errors import UsageError
 
-
-def _entries(data: dict) -> list[tuple[str, dict]]:
-    models = data.get("models", [])
-    if isinstance(models, dict):
-        return [(str(name), entry) for name, entry in models.items() if isinstance(entry, dict)]
-    named = []
-    for entry in models if isinstance(models, list) else []:
-        if isinstance(entry, dict):
-            named.append((str(entry.get("model") or entry.get("name") or entry.get("spec")), entry))
-    return named
-
-
-def _time(entry: dict, variant: str) -> float | None:
-    """Milliseconds end to end of `entry` under the rule list `variant`, where found."""
-    for key in TIMES:
-        times = entry.get(key)
-        if not isinstance(times, dict) or variant not in times:
-            continue
-        value = times[variant]
-        if isinstance(value, dict):
-            found = value.get("median_ms", value.get("median_us"))
-            scale = 1.0 if "median_ms" in value else 1e-3
-        else:
-            found, scale = value, 1e-3 if key.endswith("_us") else 1.0
-        if isinstance(found, int | float) and not isinstance(found, bool):
-            return found * scale
-    return None
+# The end-to-end figure a row gives, in the order preferred, and how the table names it.
+FIGURES = {"gpu_queued": ("gpu_ms", "GPU time"), "call_path": ("call_path_ms", "own call path")}
+DEFAULT, FIXED = "tvm-default", "tvm-fixed"
 
 
 def models_section(data: dict, source: Path) -> list[str]:
-    entries = _entries(data)
-    if not entries:
-        return [
-            f"`{source}` lists no model in a form this reader knows "
-            "(tuning/upstream/models_section.py)."
-        ]
+    rows = data.get("rows")
+    if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
+        raise UsageError(
+            f"{source} holds no model rows; give --models the folder `tune models` wrote"
+        )
     lines = [
-        f"`tune models` (`{source}`): each model end to end under the default rules and with "
-        "WindowReduction (medians).",
+        f"`tune models` (`{source}`, {data.get('device', 'device not recorded')}): per model, "
+        "the kernels with the #20401 pattern and their time per call under the default rules "
+        "and with WindowReduction, then the model end to end (one process; the interval is "
+        "over its timing blocks).",
         "",
-        "| model | default rules | with WindowReduction | ratio |",
-        "|---|---|---|---|",
+        "| model | pattern kernels | their time per call: default → WindowReduction | "
+        "end to end: default → WindowReduction | ratio (95% CI) | every build correct |",
+        "|---|---|---|---|---|---|",
     ]
-    unread = 0
-    for name, entry in entries:
-        default, fixed = _time(entry, "default"), _time(entry, "fixed")
-        unread += default is None or fixed is None
-        ratio = f"{fixed / default:.3f}" if default and fixed is not None else "not found"
-        lines.append(f"| {name} | {_ms(default)} | {_ms(fixed)} | {ratio} |")
-    if unread:
-        lines += [
-            "",
-            f"{unread} model(s) without both figures in a form this reader knows "
-            "(tuning/upstream/models_section.py).",
-        ]
-    return lines
+    return lines + [_row(row) for row in rows]
 
 
-def _ms(value: float | None) -> str:
-    return "not found" if value is None else f"{value:.3f} ms"
+def _row(row: dict) -> str:
+    pattern = row.get("pattern") or {}
+    by_list = pattern.get("by_list_ms") or {}
+    figure = next(f for f, (key, _) in FIGURES.items() if f == "call_path" or _has(row, key))
+    key, label = FIGURES[figure]
+    times = row.get(key) or {}
+    ratios = ((row.get("recovered") or {}).get("fixed") or {}).get("ratios") or {}
+    ratio = ratios.get(figure)
+    return (
+        f"| {row.get('label', row.get('model'))} | {pattern.get('kernels', 0)} of "
+        f"{row.get('kernels')} | {_ms(by_list.get('default'))} → {_ms(by_list.get('fixed'))} | "
+        f"{_ms(times.get(DEFAULT))} → {_ms(times.get(FIXED))} ({label}) | "
+        f"{ratio_text(ratio) if ratio else '—'} | {'yes' if row.get('correct') else 'no'} |"
+    )
+
+
+def _has(row: dict, key: str) -> bool:
+    times = row.get(key) or {}
+    return times.get(DEFAULT) is not None and times.get(FIXED) is not None
+
+
+def _ms(value) -> str:
+    return f"{value:.3f} ms" if isinstance(value, int | float) else "—"
