@@ -137,6 +137,13 @@ EXAMPLES = [
         ),
     ),
     Example(
+        "lone_depthwise_conv",
+        "Depthwise Conv2d 5x5 with nothing after it and no padding (NASNet's, padded apart):\n"
+        "Reduction would give each output a block of 16 threads; the value is kept in a\n"
+        "register and copied out.",
+        _kernel("nasnet-dw5-lone", x=(1, 32, 36, 36), weight=(32, 1, 5, 5)),
+    ),
+    Example(
         "nhwc",
         "MaxPool2d 3x3, stride 2, padding 1 + ReLU in NHWC: consecutive threads take\n"
         "consecutive channels.",

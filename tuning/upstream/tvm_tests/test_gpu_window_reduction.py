@@ -586,6 +586,72 @@ def test_depthwise_conv_epilogue():
     _check(Before, After)
 
 
+def test_lone_depthwise_conv():
+    # Depthwise Conv2d 5x5 with nothing after it and no padding (NASNet's, padded apart):
+    # Reduction would give each output a block of 16 threads; the value is kept in a
+    # register and copied out.
+    # fmt: off
+    @I.ir_module(s_tir=True)
+    class Before:
+        @T.prim_func(s_tir=True)
+        def main(x: T.Buffer((T.int64(1), T.int64(32), T.int64(36), T.int64(36)), "float32"), weight: T.Buffer((T.int64(32), T.int64(1), T.int64(5), T.int64(5)), "float32"), group_conv2d_nchw: T.Buffer((T.int64(1), T.int64(32), T.int64(32), T.int64(32)), "float32")):
+            T.func_attr({"op_pattern": 4, "tirx.noalias": True})
+            # with T.sblock("root"):
+            pad_temp = T.sblock_alloc_buffer((T.int64(1), T.int64(32), T.int64(36), T.int64(36)))
+            for i0, i1, i2, i3 in T.grid(T.int64(1), T.int64(32), T.int64(36), T.int64(36)):
+                with T.sblock("pad_temp"):
+                    v_i0, v_i1, v_i2, v_i3 = T.axis.remap("SSSS", [i0, i1, i2, i3])
+                    T.reads(x[v_i0, v_i1, v_i2, v_i3])
+                    T.writes(pad_temp[v_i0, v_i1, v_i2, v_i3])
+                    pad_temp[v_i0, v_i1, v_i2, v_i3] = x[v_i0, v_i1, v_i2, v_i3]
+            for nn, ff, yy, xx, rc, ry, rx in T.grid(T.int64(1), T.int64(32), T.int64(32), T.int64(32), T.int64(1), T.int64(5), T.int64(5)):
+                with T.sblock("group_conv2d_nchw"):
+                    v_nn, v_ff, v_yy, v_xx, v_rc, v_ry, v_rx = T.axis.remap("SSSSRRR", [nn, ff, yy, xx, rc, ry, rx])
+                    T.reads(pad_temp[v_nn, v_ff + v_rc, v_yy + v_ry, v_xx + v_rx], weight[v_ff, v_rc, v_ry, v_rx])
+                    T.writes(group_conv2d_nchw[v_nn, v_ff, v_yy, v_xx])
+                    with T.init():
+                        group_conv2d_nchw[v_nn, v_ff, v_yy, v_xx] = T.float32(0.0)
+                    group_conv2d_nchw[v_nn, v_ff, v_yy, v_xx] = group_conv2d_nchw[v_nn, v_ff, v_yy, v_xx] + pad_temp[v_nn, v_ff + v_rc, v_yy + v_ry, v_xx + v_rx] * weight[v_ff, v_rc, v_ry, v_rx]
+
+    @I.ir_module(s_tir=True)
+    class After:
+        @T.prim_func(s_tir=True)
+        def main(x: T.Buffer((T.int64(1), T.int64(32), T.int64(36), T.int64(36)), "float32"), weight: T.Buffer((T.int64(32), T.int64(1), T.int64(5), T.int64(5)), "float32"), group_conv2d_nchw: T.Buffer((T.int64(1), T.int64(32), T.int64(32), T.int64(32)), "float32")):
+            T.func_attr({"op_pattern": 4, "tirx.is_scheduled": True, "tirx.noalias": True})
+            # with T.sblock("root"):
+            group_conv2d_nchw_local = T.sblock_alloc_buffer((T.int64(1), T.int64(32), T.int64(32), T.int64(32)), scope="local")
+            for ax0_ax1_ax2_ax3_fused_0 in T.thread_binding(T.int64(128), thread="blockIdx.x"):
+                for ax0_ax1_ax2_ax3_fused_1 in T.thread_binding(T.int64(256), thread="threadIdx.x"):
+                    for ax0 in T.unroll(T.int64(1)):
+                        for ax1 in T.unroll(T.int64(1)):
+                            for ax2 in T.unroll(T.int64(1)):
+                                for ax3 in T.unroll(T.int64(1)):
+                                    for ax4 in T.unroll(T.int64(1)):
+                                        for ax5 in T.unroll(T.int64(5)):
+                                            for ax6 in T.unroll(T.int64(5)):
+                                                with T.sblock("group_conv2d_nchw"):
+                                                    v_nn = T.axis.spatial(T.int64(1), ax0)
+                                                    v_ff = T.axis.spatial(T.int64(32), ax0_ax1_ax2_ax3_fused_0 // T.int64(4) + ax1)
+                                                    v_yy = T.axis.spatial(T.int64(32), ax0_ax1_ax2_ax3_fused_0 % T.int64(4) * T.int64(8) + ax0_ax1_ax2_ax3_fused_1 // T.int64(32) + ax2)
+                                                    v_xx = T.axis.spatial(T.int64(32), ax0_ax1_ax2_ax3_fused_1 % T.int64(32) + ax3)
+                                                    v_rc, v_ry, v_rx = T.axis.remap("RRR", [ax4, ax5, ax6])
+                                                    T.reads(x[v_nn, v_ff + v_rc, v_yy + v_ry, v_xx + v_rx], weight[v_ff, v_rc, v_ry, v_rx])
+                                                    T.writes(group_conv2d_nchw_local[v_nn, v_ff, v_yy, v_xx])
+                                                    with T.init():
+                                                        group_conv2d_nchw_local[v_nn, v_ff, v_yy, v_xx] = T.float32(0.0)
+                                                    group_conv2d_nchw_local[v_nn, v_ff, v_yy, v_xx] = group_conv2d_nchw_local[v_nn, v_ff, v_yy, v_xx] + x[v_nn, v_ff + v_rc, v_yy + v_ry, v_xx + v_rx] * weight[v_ff, v_rc, v_ry, v_rx]
+                    with T.sblock("group_conv2d_nchw_local"):
+                        v0 = T.axis.spatial(T.int64(1), T.int64(0))
+                        v1 = T.axis.spatial(T.int64(32), (ax0_ax1_ax2_ax3_fused_0 * T.int64(256) + ax0_ax1_ax2_ax3_fused_1) // T.int64(1024))
+                        v2 = T.axis.spatial(T.int64(32), (ax0_ax1_ax2_ax3_fused_0 * T.int64(256) + ax0_ax1_ax2_ax3_fused_1) % T.int64(1024) // T.int64(32))
+                        v3 = T.axis.spatial(T.int64(32), (ax0_ax1_ax2_ax3_fused_0 * T.int64(256) + ax0_ax1_ax2_ax3_fused_1) % T.int64(32))
+                        T.reads(group_conv2d_nchw_local[v0, v1, v2, v3])
+                        T.writes(group_conv2d_nchw[v0, v1, v2, v3])
+                        group_conv2d_nchw[v0, v1, v2, v3] = group_conv2d_nchw_local[v0, v1, v2, v3]
+    # fmt: on
+    _check(Before, After)
+
+
 def test_nhwc():
     # MaxPool2d 3x3, stride 2, padding 1 + ReLU in NHWC: consecutive threads take
     # consecutive channels.
