@@ -57,7 +57,7 @@ def build_model(
     target: tvm.target.Target,
     rules: list | None = None,
     replaced: dict[str, tirx.PrimFunc] | None = None,
-):
+) -> tvm.runtime.Executable:
     """The VM executable of `mod` (`tvm.compile`'s Executable; `export_library` writes it)."""
     lowered = lower_model(mod, target, rules, replaced)
     return relax.build(lowered, target=target, relax_pipeline=None, tir_pipeline="default")

@@ -21,6 +21,7 @@ of precision, not of schedule: the reference runs with it off (`tf32(False)`), a
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -75,7 +76,7 @@ def tf32_state() -> dict:
 
 
 @contextlib.contextmanager
-def tf32(enabled: bool):
+def tf32(enabled: bool) -> Iterator[None]:
     """PyTorch's TF32 switches set to `enabled` inside, restored after. Through the
     `allow_tf32` flags, not torch 2.9's `fp32_precision`: setting the new flags of only some
     backends makes later reads of `allow_tf32` (by torch.compile, among others) raise."""

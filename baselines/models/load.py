@@ -14,6 +14,7 @@ import importlib.util
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
@@ -48,7 +49,7 @@ class LoadedModel:
         ]
 
 
-def require(package: str, needed_by: str):
+def require(package: str, needed_by: str) -> ModuleType:
     """Import `package`, or a MissingPackage saying what needs it and how to install it."""
     try:
         return importlib.import_module(package)

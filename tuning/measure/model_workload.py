@@ -15,10 +15,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from baselines.models.spec import ModelOptions
+
+if TYPE_CHECKING:  # torch, imported where a model is loaded
+    from baselines.models.load import LoadedModel
 from baselines.protocols import TimedArm
 
 from .workload import export
@@ -54,7 +58,7 @@ class ModelWorkload:
     def device(self) -> str:
         return "cuda" if self.target_kind == "cuda" else "cpu"
 
-    def loaded(self):
+    def loaded(self) -> LoadedModel:
         """The PyTorch module and example inputs, loaded once per process, TF32 off."""
         from baselines.models.check import set_tf32
         from baselines.models.load import load_model
