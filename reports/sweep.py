@@ -121,7 +121,7 @@ def _case_row(name: str, report: dict, meta: dict) -> dict:
 def _against_inductor(report: dict) -> dict | None:
     """`one-kernel` against inductor's graph (`torch-compile`) by GPU time with calls queued,
     and both captured whole; None where the Case ran no inductor."""
-    ratios, arms = report["ratios_by_figure"], report["arms"]
+    ratios, arms = report.get("ratios_by_figure", {}), report["arms"]  # none in older reports
     plain = ratios.get("gpu_queued", {}).get(f"{WHOLE}/{INDUCTOR}")
     if plain is None:
         return None

@@ -165,17 +165,18 @@ def test_a_child_that_starts_after_its_parent_died_exits():
     assert_all_gone(children)
 
 
-def _arms_built(out) -> bool:
-    """The arms' builders have ended and the trials begin (run.json has their wall time)."""
+def _tuned(out) -> bool:
+    """The tuners are done (run.json has their wall time): the trial processes, started with
+    the run, wait for the arms' libraries; a trial itself may then take less than a second."""
     with contextlib.suppress(FileNotFoundError, ValueError):
-        return "arm builds" in json.loads((out / "run.json").read_text()).get("phase_wall_s", {})
+        return "tuning" in json.loads((out / "run.json").read_text()).get("phase_wall_s", {})
     return False
 
 
 def test_the_main_process_killed_alone_leaves_no_trial_process(tmp_path, start):
     out = tmp_path / "run"
     process = start("--budget", "0", "--out", str(out))
-    _wait_for(lambda: _arms_built(out) and _spawned(process) > 0, process)
+    _wait_for(lambda: _tuned(out) and _spawned(process) > 0, process)
     children = _descendants(process)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=60)

@@ -100,7 +100,7 @@ FULL_DETAILS = """
 import sys
 from tuning.progress import Progress, details_to
 try:
-    with details_to("/dev/full", Progress()):
+    with details_to(sys.argv[1], Progress()):
         print("a library's output", end="")
         raise OSError(28, "No space left on device")
 except OSError as error:
@@ -108,9 +108,11 @@ except OSError as error:
 """
 
 
-def test_details_log_on_a_full_disk_gives_the_console_back_for_the_error():
+def test_details_log_on_a_full_disk_gives_the_console_back_for_the_error(small_disk):
+    """The log on a full disk (a regular file: /dev/full is a device, which the log refuses)."""
+    _fill(small_disk)
     done = subprocess.run(
-        [sys.executable, "-c", FULL_DETAILS],
+        [sys.executable, "-c", FULL_DETAILS, str(small_disk / "details.log")],
         cwd=ROOT,
         env=BUFFERED,
         capture_output=True,
