@@ -61,18 +61,16 @@ def render(report: dict) -> str:
     lines += fused_kernel_table(report)
     lines += tuners_section(report)
     lines += wall_text(report)
-    lines += [
-        "",
-        "## Case and protocol",
-        "",
-        f"Case: `{report['case']}`",
-        "",
-        f"Protocol: `{report['protocol']}`",
-        "",
-        f"Command: `{report.get('command')}`",
-        "",
-        "## Environment",
-        "",
-    ]
-    lines += environment_block(report)
+    lines += closing_sections(
+        report, "Case and protocol", {"Case": report["case"], "Protocol": report["protocol"]}
+    )
     return "\n".join(lines) + "\n"
+
+
+def closing_sections(report: dict, heading: str, settings: dict) -> list[str]:
+    """What a run was (`settings`, each under its name, then the command) and its environment:
+    the last sections of a study's and a model's report."""
+    lines = ["", f"## {heading}", ""]
+    for name, value in {**settings, "Command": report.get("command")}.items():
+        lines += [f"{name}: `{value}`", ""]
+    return lines + ["## Environment", "", *environment_block(report)]

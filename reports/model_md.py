@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .cells import MISSING, table
 from .comparisons import ratio_text, verdict
-from .markdown import environment_block
+from .markdown import closing_sections
 from .model import AGREEMENT, DEFAULT, TUNED, arm_of
 
 MAX_KERNEL_ROWS = 40
@@ -40,20 +40,11 @@ def render(report: dict) -> str:
     lines += ["", "## The #20401 pattern", "", report["criterion"]]
     lines += _checks_section(report)
     lines += _walls_section(report)
-    lines += [
-        "",
-        "## Model, options and protocol",
-        "",
-        f"Model: `{report['model']}`",
-        "",
-        f"Settings: `{report['settings']}`",
-        "",
-        f"Command: `{report.get('command')}`",
-        "",
-        "## Environment",
-        "",
-    ]
-    lines += environment_block(report)
+    lines += closing_sections(
+        report,
+        "Model, options and protocol",
+        {"Model": report["model"], "Settings": report["settings"]},
+    )
     return "\n".join(lines) + "\n"
 
 
