@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# A user's two-input FILE.py:FUNCTION spec (`two_inputs`), for the model tests.
+USER_MODELS = ROOT / "tests" / "fixtures" / "user_models.py"
 sys.path.insert(0, str(ROOT))
 
 from tvm import s_tir  # noqa: E402

@@ -7,12 +7,11 @@ lookups are stand-ins here."""
 
 import json
 import shutil
-import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import python_without_tvm, tune, tune_killed_when
+from conftest import USER_MODELS, python_without_tvm, tune, tune_killed_when
 
 torch = pytest.importorskip("torch", reason="the model tests need PyTorch: pip install torch")
 
@@ -208,25 +207,7 @@ def test_tune_top_killed_mid_search_resumes_and_reports_default_rule_and_tuned(t
 def models_run(tmp_path_factory):
     """`tune models` over a pattern block, a control block and a user's two-input module."""
     folder = tmp_path_factory.mktemp("models")
-    user = folder / "user_models.py"
-    user.write_text(
-        textwrap.dedent(
-            """
-            import torch
-
-            class Gated(torch.nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.linear = torch.nn.Linear(4, 5)
-
-                def forward(self, x, gate):
-                    return torch.sigmoid(gate) * self.linear(x)
-
-            def two_inputs():
-                return Gated(), (torch.randn(2, 4), torch.randn(2, 5))
-            """
-        )
-    )
+    user = shutil.copy(USER_MODELS, folder / "user_models.py")  # a user's file, anywhere
     models = f"{DENSE},{BLOCKS}:pool_residual,{user}:two_inputs"
     args = ["models", "--models", models, *QUICK, "--peers", "torch-eager", "--out"]
     done = tune(*args, str(folder / "out"), check_exit=0)

@@ -4,10 +4,12 @@ Relax's importer lacks, and FILE.py:FUNCTION specs that work or are malformed. t
 timm cannot load here, so their lookups run against stand-ins with their interface."""
 
 import importlib
+import shutil
 import textwrap
 from types import SimpleNamespace
 
 import pytest
+from conftest import USER_MODELS
 
 torch = pytest.importorskip(
     "torch", reason="the model tests need PyTorch: pip install -e '.[torch]'"
@@ -177,23 +179,7 @@ def _user_file(tmp_path, body: str):
 
 
 def test_a_file_spec_imports_the_users_module_and_inputs(tmp_path):
-    path = _user_file(
-        tmp_path,
-        """
-        import torch
-
-        class Gated(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.linear = torch.nn.Linear(4, 5)
-
-            def forward(self, x, gate):
-                return torch.sigmoid(gate) * self.linear(x)
-
-        def two_inputs():
-            return Gated(), (torch.randn(2, 4), torch.randn(2, 5))
-        """,
-    )
+    path = str(shutil.copy(USER_MODELS, tmp_path / "user_models.py"))  # outside the project
     model = prepare_model(f"{path}:two_inputs", ModelOptions())
     assert model.input_signature() == [((2, 4), "float32"), ((2, 5), "float32")]
     assert len(model.mod["main"].params) == 2  # the weights are constants, not parameters
