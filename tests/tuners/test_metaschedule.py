@@ -10,7 +10,7 @@ from tvm import relax
 
 from baselines.pipeline import build, make_target
 from baselines.reference import random_input, reference
-from tuning.candidates.evaluator import budget_shares
+from tuning.candidates.summary import budget_shares
 from tuning.errors import TuningFailed
 from tuning.measure.vm_arms import outputs_of
 from tuning.runfolder.store import Run

@@ -16,7 +16,6 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
 from concurrent.futures import (
     Future,
     InvalidStateError,
@@ -25,60 +24,19 @@ from concurrent.futures import (
     as_completed,
 )
 from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
-from typing import TypeVar
 
-from baselines.anatomy import launch_configs
 from baselines.case import Case
-from baselines.pipeline import make_target
 from baselines.protocols import Schedule
 from tuning.children import kill_pool, process_pool
 from tuning.measure.protocol import KernelProtocol
 
-from .kernel import compile_kernel, kernel_module
-from .kernel_cache import KernelCache, kernel_key
+from .builder import build_candidate
+from .kernel_cache import KernelCache
 from .outcome import Outcome, Reason, Status, failed
 from .runner import KernelRunner
 from .task import KernelTask, as_task
 from .time_book import TimeBook
 from .turns import TurnLock
-
-# A tuner's trial row: a candidate's Outcome with where it came from (trial, point, launch).
-Row = TypeVar("Row", bound=Mapping)
-
-
-def failures_by_reason(records: list[Outcome]) -> dict[str, int]:
-    """How many candidates failed, by reason (both tuners report this)."""
-    counts: dict[str, int] = {}
-    for record in records:
-        if record["status"] != Status.OK:
-            reason = str(record.get("reason", record["status"]))
-            counts[reason] = counts.get(reason, 0) + 1
-    return counts
-
-
-def summary_counts(rows: list[Row], wall_s: float) -> tuple[dict, list[Row]]:
-    """What both tuners' summaries start with (trials, valid ones, failures by reason, wall
-    time), and the valid rows."""
-    valid = [row for row in rows if row["status"] == Status.OK]
-    counts = {
-        "trials": len(rows),
-        "valid": len(valid),
-        "failed_by_reason": failures_by_reason(rows),
-        "wall_s": wall_s,
-    }
-    return counts, valid
-
-
-def tuner_result(summary: dict) -> str:
-    """A tuner's outcome in a few words, for its console line."""
-    failed = summary["trials"] - summary["valid"]
-    best = (
-        f"best {summary['best_kernel_us']:.2f} us at trial {summary['best_trial']}"
-        if summary.get("best_kernel_us") is not None
-        else "no valid candidate"
-    )
-    return f"{best} of {summary['trials']}" + (f", {failed} failed" if failed else "")
 
 
 class Stopped(Exception):
@@ -89,7 +47,7 @@ class Stopped(Exception):
 DEVICE = TurnLock()
 # Set by the main thread when the run stops; every evaluator stops at its next candidate.
 STOPPING = threading.Event()
-_LIVE: set = set()  # evaluators open now, for `stop_all`
+_LIVE: set[CandidateEvaluator] = set()  # evaluators open now, for `stop_all`
 
 
 def stop_all() -> None:
@@ -97,54 +55,6 @@ def stop_all() -> None:
     STOPPING.set()
     for evaluator in list(_LIVE):
         evaluator.close(kill=True)
-
-
-# In a builder process: whether it has built before (its first build reports its start-up).
-_BUILT_BEFORE = False
-
-
-def _cpu_s() -> float:
-    """CPU seconds of this process and of its children that ended (the compiler, nvcc)."""
-    times = os.times()
-    return time.process_time() + times.children_user + times.children_system
-
-
-def _build(task: KernelTask, target_spec: dict, schedule: Schedule, path: str) -> Outcome:
-    """In a builder process: schedule the task's kernel and compile it to `path`."""
-    global _BUILT_BEFORE
-    started, cpu = time.monotonic(), _cpu_s()
-    # A new builder's first build: the CPU its start-up took (imports, TVM's above all).
-    start = {} if _BUILT_BEFORE else {"start_cpu_s": cpu}
-    _BUILT_BEFORE = True
-    try:
-        target = make_target(**target_spec)
-        func = task.function(target_spec)
-        scheduled = schedule.apply(func, target)
-        executable = compile_kernel(scheduled, target, Path(path))
-        key = kernel_key(executable, launch_configs(kernel_module(scheduled)))
-    except Exception as error:  # recorded against the candidate; the search goes on
-        return failed(
-            Reason.BUILD_ERROR,
-            f"{type(error).__name__}: {error_line(str(error))}",
-            build_s=time.monotonic() - started,
-            build_cpu_s=_cpu_s() - cpu,
-            **start,
-        )
-    return {
-        "status": Status.BUILT,
-        "path": path,
-        "kernel_key": key,
-        "build_s": time.monotonic() - started,
-        "build_cpu_s": _cpu_s() - cpu,
-        **start,
-    }
-
-
-def error_line(text: str) -> str:
-    """The line of a compiler's message that says what went wrong (nvcc puts it mid-text)."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    named = [line for line in lines if "error" in line.lower()]
-    return (named or lines or ["(no message)"])[-1][:300]
 
 
 class CandidateEvaluator:
@@ -181,7 +91,7 @@ class CandidateEvaluator:
         """Build all in parallel; check and time each one as soon as it is built. The records
         come back in the order of `schedules`."""
         futures = self._submit(schedules)
-        records: list = [None] * len(futures)
+        records: list[Outcome] = [{}] * len(futures)
         for future in as_completed(futures):
             index, path = futures[future]
             record = self._built(future, path)
@@ -236,18 +146,20 @@ class CandidateEvaluator:
         self._renew_pool_if_broken(records)
         return records
 
-    def _submit(self, schedules: list[Schedule]) -> dict:
+    def _submit(self, schedules: list[Schedule]) -> dict[Future, tuple[int, str]]:
         """future -> (index, library path), one build per schedule."""
         self._check_running()
         futures = {}
         with self._pool_lock:
             for index, schedule in enumerate(schedules):
                 path = os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{index}.so")
-                future = self._pool.submit(_build, self.task, self.target_spec, schedule, path)
+                future = self._pool.submit(
+                    build_candidate, self.task, self.target_spec, schedule, path
+                )
                 futures[future] = (index, path)
         return futures
 
-    def _built(self, future, path: str) -> dict:
+    def _built(self, future: Future, path: str) -> Outcome:
         try:
             record = future.result()
         except BrokenProcessPool:  # the compiler itself crashed: this batch is not built
@@ -258,7 +170,7 @@ class CandidateEvaluator:
         self._book_build(record)
         return record
 
-    def _book_build(self, record: dict) -> None:
+    def _book_build(self, record: Outcome) -> None:
         if "build_s" not in record:  # a builder that crashed reports nothing
             return
         self.book.add("builds")
@@ -293,7 +205,7 @@ class CandidateEvaluator:
         if STOPPING.is_set():
             raise Stopped("the run is stopping")
 
-    def _renew_pool_if_broken(self, records: list[dict]) -> None:
+    def _renew_pool_if_broken(self, records: list[Outcome]) -> None:
         if any(record.get("reason") == Reason.BUILDER_CRASHED for record in records):
             with self._pool_lock:
                 self._pool.shutdown(cancel_futures=True)
@@ -325,9 +237,3 @@ class CandidateEvaluator:
 
     def __exit__(self, error_type, *exc):
         self.close(kill=error_type is not None)
-
-
-def budget_shares(budget: int, parts: int) -> list[int]:
-    """`budget` split into `parts` shares that add up to it, the later ones larger by one (the
-    two MetaSchedule runs, the Optuna workers)."""
-    return [budget // parts + (index >= parts - budget % parts) for index in range(parts)]

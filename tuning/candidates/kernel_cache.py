@@ -14,11 +14,12 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from tuning.runfolder.store import read_json, write_json
 
-from .outcome import Status
+from .outcome import Outcome, Status
 
 # Fields of a measurement that describe the kernel's behaviour; the rest (build and run times,
 # the library's path) belong to the candidate that was measured.
@@ -56,12 +57,12 @@ class KernelCache:
         self._records: dict = read_json(path) if path is not None and path.exists() else {}
         self._lock = threading.Lock()
 
-    def get(self, key: str | None) -> dict | None:
+    def get(self, key: str | None) -> Outcome | None:
         with self._lock:
             found = self._records.get(key) if key else None
         return {**found, "reused": True} if found else None
 
-    def put(self, key: str | None, record: dict) -> None:
+    def put(self, key: str | None, record: Mapping[str, object]) -> None:
         """Keep a kernel's outcome where the kernel decided it: timed, or wrong. A crash or a
         time limit may be the measuring process's fault, so that kernel is tried again."""
         if not key or record.get("status") not in (Status.OK, Status.WRONG):

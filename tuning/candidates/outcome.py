@@ -57,12 +57,14 @@ class Outcome(TypedDict, total=False):
     build_cpu_s: float  # the builder's CPU and its compiler's (nvcc)
     start_cpu_s: float  # a new builder's first build: its start-up's CPU (read by the evaluator)
     run_s: float
-    path: str
+    path: str  # a built candidate's library, until it is measured
+    kernel_key: str  # what the device runs (`kernel_cache.kernel_key`)
+    reused: bool  # the kernel's measurement taken from the run's cache
 
 
-def failed(reason: Reason, detail: str, **fields) -> Outcome:
+def failed(reason: Reason, detail: str) -> Outcome:
     """A candidate that was not built, or not run to the end."""
-    return {"status": Status.FAILED, "reason": reason, "detail": detail, **fields}
+    return {"status": Status.FAILED, "reason": reason, "detail": detail}
 
 
 def wrong(reason: Reason, max_abs_err: float | None) -> Outcome:

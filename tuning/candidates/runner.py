@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import queue as queue_module
 import time
+from multiprocessing.process import BaseProcess
 
 from tuning.children import die_with_parent, stop
 from tuning.measure.protocol import KernelProtocol
@@ -53,31 +54,36 @@ class KernelRunner:
         self.task, self.kind, self.protocol = task, target_kind, protocol
         self.book = book if book is not None else TimeBook()
         self._context = multiprocessing.get_context("spawn")
-        self._process = None
+        self._process: BaseProcess | None = None
         self.restarts = 0
 
-    def _start(self):
+    def _start(self) -> BaseProcess:
+        """A new measuring process, once it is ready."""
         self._requests, self._replies = self._context.Queue(), self._context.Queue()
-        self._process = self._context.Process(
+        process = self._process = self._context.Process(
             target=_runner_loop, args=(self._requests, self._replies, os.getpid()), daemon=True
         )
-        self._process.start()
+        process.start()
         deadline = time.monotonic() + STARTUP_LIMIT_S
-        while self._process.is_alive() and time.monotonic() < deadline:
+        while process.is_alive() and time.monotonic() < deadline:
             try:
                 self._replies.get(timeout=0.5)  # ready: the time limit starts with the candidate
-                return
+                return process
             except queue_module.Empty:
                 continue
         raise RuntimeError(
             f"the measuring process did not start within {STARTUP_LIMIT_S} s "
-            f"(exit code {self._process.exitcode})"
+            f"(exit code {process.exitcode})"
         )
 
     def measure(self, path: str) -> Outcome:
-        if self._process is None or not self._process.is_alive():
+        """The library at `path` checked and timed in the measuring process (started where
+        none is alive); failed where the process dies or runs past the time limit, then
+        replaced."""
+        process = self._process
+        if process is None or not process.is_alive():
             with self.book.timing("runner_start_s"):
-                self._start()
+                process = self._start()
         key = str(path)
         started = time.monotonic()
         self._requests.put((key, (key, self.task, self.kind, self.protocol)))
@@ -87,20 +93,20 @@ class KernelRunner:
                 result["run_s"] = time.monotonic() - started
                 return result
             except queue_module.Empty:
-                if not self._process.is_alive():
-                    code = self._process.exitcode
-                    self._replace()
+                if not process.is_alive():
+                    code = process.exitcode
+                    self._replace(process)
                     return failed(Reason.RUNNER_CRASHED, f"exit code {code}")
                 if time.monotonic() - started > self.protocol.time_limit_s:
-                    self._replace(kill=True)
+                    self._replace(process, kill=True)
                     return failed(
                         Reason.TIME_LIMIT, f"no result within {self.protocol.time_limit_s:.0f} s"
                     )
 
-    def _replace(self, kill: bool = False):
-        if kill and self._process.is_alive():
-            self._process.kill()
-        self._process.join()
+    def _replace(self, process: BaseProcess, kill: bool = False) -> None:
+        if kill and process.is_alive():
+            process.kill()
+        process.join()
         self._process = None
         self.restarts += 1
 

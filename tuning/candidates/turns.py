@@ -12,7 +12,7 @@ import threading
 class TurnLock:
     """Taken in turn, first asked first served; a context manager like `threading.Lock`."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._changed = threading.Condition()
         self._next_ticket = 0
         self._serving = 0

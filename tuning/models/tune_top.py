@@ -21,11 +21,12 @@ import tvm
 
 from baselines.pipeline import make_target
 from baselines.template import PoolSchedule
-from tuning.candidates.evaluator import CandidateEvaluator, summary_counts
+from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.outcome import Status
 from tuning.candidates.rule_schedule import DefaultSchedule
 from tuning.candidates.side_by_side import side_by_side
+from tuning.candidates.summary import summary_counts
 from tuning.candidates.task import ModelKernel
 from tuning.errors import TuningFailed
 from tuning.runfolder.store import Run, read_json, write_json, write_text

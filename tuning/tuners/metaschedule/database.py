@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tvm.s_tir import meta_schedule as ms
 
-from tuning.candidates.evaluator import error_line
+from tuning.candidates.builder import error_line
 from tuning.runfolder.store import RunError, check_in_place, read_bytes, write_bytes
 
 FILES = ("database_workload.json", "database_tuning_record.json")

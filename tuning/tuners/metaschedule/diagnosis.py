@@ -9,7 +9,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from baselines.case import Case
 from baselines.pipeline import make_target
-from tuning.candidates.evaluator import error_line
+from tuning.candidates.builder import error_line
 from tuning.candidates.kernel import fused_function, kernel_module
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from baselines.case import Case
-from tuning.candidates.evaluator import error_line
+from tuning.candidates.builder import error_line
 from tuning.candidates.kernel_check import check_and_time, upload_inputs
 from tuning.candidates.outcome import Reason, Status, failed
 from tuning.candidates.task import PoolKernel

@@ -28,16 +28,12 @@ from tvm.s_tir import meta_schedule as ms
 
 from baselines.arms import Arm
 from baselines.case import Case
-from tuning.candidates.evaluator import (
-    CandidateEvaluator,
-    budget_shares,
-    summary_counts,
-    tuner_result,
-)
+from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel import kernel_module
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.outcome import Status
 from tuning.candidates.side_by_side import side_by_side
+from tuning.candidates.summary import budget_shares, summary_counts, tuner_result
 from tuning.candidates.task import KernelTask, PoolKernel, as_task
 from tuning.candidates.time_book import TimeBook
 from tuning.errors import TuningFailed

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import optuna
 
-from tuning.candidates.evaluator import summary_counts
 from tuning.candidates.outcome import Status
+from tuning.candidates.summary import summary_counts
 
 from .record import measurement, recorded_value
 

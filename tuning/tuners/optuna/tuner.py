@@ -14,9 +14,10 @@ import optuna
 
 from baselines.arms import Arm, template_arm
 from baselines.case import Case
-from tuning.candidates.evaluator import CandidateEvaluator, tuner_result
+from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.rule_schedule import DefaultSchedule
+from tuning.candidates.summary import tuner_result
 from tuning.errors import TuningFailed
 from tuning.progress import Progress
 from tuning.runfolder.store import Run, read_json, write_json

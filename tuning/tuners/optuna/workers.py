@@ -10,7 +10,8 @@ import optuna
 
 from baselines.case import Case
 from baselines.pipeline import make_target
-from tuning.candidates.evaluator import CandidateEvaluator, budget_shares
+from tuning.candidates.evaluator import CandidateEvaluator
+from tuning.candidates.summary import budget_shares
 from tuning.children import stop
 from tuning.tuners.space import Space
 
