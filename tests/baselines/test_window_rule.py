@@ -1,7 +1,7 @@
 """The window rule across the #20401 class (window_reduction.py), the alternative fix beside it
-(serial_reduction.py), and the benchmark that compares them (window_bench.py): the rule each kind
-of kernel gets under each list, every schedule's numerics on llvm against PyTorch, the launch,
-declining, and ptxas's report of the CUDA kernels."""
+(serial_reduction.py), and the benchmark that compares them (window_bench.py, window_kernels.py):
+the rule each kind of kernel gets under each list, every schedule's numerics on llvm against
+PyTorch, the launch, declining, and ptxas's report of the CUDA kernels."""
 
 import ast
 import dataclasses
@@ -23,22 +23,17 @@ from baselines.pipeline import make_target, unscheduled
 from baselines.rules import RULE_LISTS, WindowReduction, first_rule, rule_assignment
 from baselines.serial_reduction import SerialGeneralReduction
 from baselines.torch_peer import torch_available
-from baselines.window_bench import (
+from baselines.window_bench import REPEAT, build, main, measure, schedule, time_kernel
+from baselines.window_kernels import (
     _F,
     KERNELS,
-    REPEAT,
     Kernel,
     _batch_norm,
     _conv,
     _torch_batch_norm,
     _torch_conv,
-    build,
     fused,
-    main,
-    measure,
     reduction_function,
-    schedule,
-    time_kernel,
 )
 from baselines.window_reduction import Launch, analyze_window, block_threads, multiprocessors
 

@@ -27,7 +27,7 @@ from tvm import te, tirx
 from tvm.relax import op as R
 from tvm.s_tir import dlight as dl
 
-from baselines.window_bench import KERNELS, Kernel, fused, reduction_function
+from baselines.window_kernels import KERNELS, Kernel, fused, reduction_function
 from baselines.window_reduction import WindowReduction
 
 from .rule import ASF_HEADER
