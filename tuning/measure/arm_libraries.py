@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from baselines.pipeline import make_target
@@ -50,7 +51,10 @@ class ArmLibraries:
         self.target_spec, self.ir_dir, self.needed = target_spec, ir_dir, needed
         self.workers = workers or os.cpu_count() or 1
         self.folder = tempfile.TemporaryDirectory(prefix="tune-arms-")
-        self._pool, self._builds, self._started, self._ended = None, {}, None, []
+        self._pool: ProcessPoolExecutor | None = None
+        self._builds: dict[str, Future] = {}  # arm name -> its build's findings
+        self._started: float | None = None  # the first build's start
+        self._ended: list[float] = []  # when each build ended
 
     @classmethod
     def for_run(cls, run, plan) -> "ArmLibraries":
@@ -71,9 +75,10 @@ class ArmLibraries:
             return
         if self._pool is None:
             self._pool, self._started = process_pool(self.workers), time.monotonic()
+        pool = self._pool
         for arm in arms:
             library = str(Path(self.path) / f"{arm.name}.so")
-            future = self._pool.submit(
+            future = pool.submit(
                 _build_in_child, self.workload, arm, self.target_spec, self.ir_dir, library
             )
             future.add_done_callback(lambda _: self._ended.append(time.monotonic()))
@@ -95,7 +100,9 @@ class ArmLibraries:
     @property
     def wall_s(self) -> float | None:
         """From the first build started to the last one ended (beside the tuners)."""
-        return max(self._ended) - self._started if self._ended else None
+        if not self._ended or self._started is None:
+            return None
+        return max(self._ended) - self._started
 
     def __enter__(self) -> "ArmLibraries":
         return self

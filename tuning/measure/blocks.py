@@ -18,6 +18,7 @@ of the same block. Every sample and every block's order goes into the trial's re
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 
 from baselines.protocols import TimedArm
 from tuning.runfolder.store import FIGURES
@@ -27,8 +28,14 @@ from .gpu_timer import QueuedGpuTimer
 from .workload import as_workload
 
 
-def _timers(arm: TimedArm, x, protocol, on_gpu: bool) -> dict:
-    timers = {"call_path": arm.timer(x, protocol), "python_call": arm.python_timer(x, protocol)}
+def _timers(
+    arm: TimedArm, x, protocol, on_gpu: bool
+) -> dict[str, Callable[[], list[float] | None]]:
+    """The arm's timer of each figure; the GPU's returns None where the host never got ahead."""
+    timers: dict[str, Callable[[], list[float] | None]] = {
+        "call_path": arm.timer(x, protocol),
+        "python_call": arm.python_timer(x, protocol),
+    }
     if on_gpu:
         queued = QueuedGpuTimer(arm.call, (), protocol.queued_calls)
         timers["gpu_queued"] = lambda: queued(protocol.repeat)
@@ -53,7 +60,7 @@ def _warm_up(built, timers, order, protocol, index, say) -> None:
 
 def measure_blocks(
     case,
-    built: dict[str, TimedArm],
+    built: Mapping[str, TimedArm],
     protocol,
     index: int,
     on_gpu: bool,
@@ -76,7 +83,9 @@ def measure_blocks(
     _warm_up(built, timers, orders[0] if orders else [], protocol, index, say)
     spent["warmup_s"] = time.monotonic() - started
     figures = FIGURES if on_gpu else FIGURES[:2]
-    samples = {figure: {name: [] for name in names} for figure in figures}
+    samples: dict[str, dict[str, list[list[float]]]] = {
+        figure: {name: [] for name in names} for figure in figures
+    }
     by_arm = dict.fromkeys(names, 0.0)
     for block, order in enumerate(orders):
         say(f"trial {index}: timing block {block + 1}/{blocks}")

@@ -41,7 +41,7 @@ class QueuedGpuTimer:
             return None
         if not torch.cuda.is_available():
             return None
-        samples = []
+        samples: list[float] = []
         while len(samples) < repeat:
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)

@@ -89,7 +89,7 @@ class CaseWorkload:
         dump = folder_writer(Path(ir_dir) / arm.name) if ir_dir else None
         mod = lower(self.case, arm, target, dump)
         executable = relax.build(mod, target=target, relax_pipeline=None, tir_pipeline="default")
-        found = {}
+        found: dict[str, object] = {}
         if kernels and target.kind.name == "cuda":
             found["kernels"] = kernel_table(mod, executable, target.attrs["arch"])
         if arm.cuda_graph:
