@@ -33,7 +33,7 @@ def launch_configs(mod: tvm.IRModule) -> dict[str, dict]:
 def _thread_extents(func: tirx.PrimFunc) -> dict[str, int]:
     """The largest constant extent bound to each blockIdx/threadIdx axis: by loops bound to a
     thread (scheduled TIR) or by `thread_extent` attributes (TIR after LowerOpaqueBlock)."""
-    extents = {}
+    extents: dict[str, int] = {}
 
     def bind(tag: str, extent) -> None:
         if tag.startswith(("blockIdx.", "threadIdx.")) and isinstance(extent, tirx.IntImm):
@@ -91,7 +91,8 @@ def ptxas_resources(source: str, arch: str = "sm_90") -> dict[str, dict]:
 
 
 def parse_ptxas(report: str) -> dict[str, dict]:
-    resources, current = {}, None
+    resources: dict[str, dict] = {}
+    current: dict | None = None
     for line in report.splitlines():
         if match := _ENTRY.search(line):
             current = resources.setdefault(match.group(1), {})

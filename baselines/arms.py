@@ -36,6 +36,8 @@ class Arm:
     capture: bool = False
 
     def describe(self) -> dict:
+        """The arm as the run folder records it (its schedule as `Schedule.to_dict`), and for
+        `fixed` the rule the candidate goes before."""
         described = {
             "name": self.name,
             "fuse": self.fuse,

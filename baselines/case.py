@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from typing import Any
 
 
 class CaseError(ValueError):
@@ -103,7 +104,7 @@ _FALSE = {"0", "false", "no", "off"}
 def parse_case(assignments: list[str] | None) -> Case:
     """Build a Case from `key=value` strings, as given to `--case`."""
     fields = {f.name: f for f in dataclasses.fields(Case)}
-    changes = {}
+    changes: dict[str, Any] = {}  # each a bool or an int, as its field's default
     for item in assignments or []:
         key, sep, text = item.partition("=")
         key = key.strip()
@@ -117,8 +118,8 @@ def parse_case(assignments: list[str] | None) -> Case:
             if text not in _TRUE | _FALSE:
                 raise CaseError(f"{key} must be true or false, got {text!r}")
             changes[key] = text in _TRUE
-        elif plain_integer(text) is not None:
-            changes[key] = plain_integer(text)
+        elif (number := plain_integer(text)) is not None:
+            changes[key] = number
         else:
             raise CaseError(f"{key} must be an integer (digits 0-9), got {text!r}")
     return Case(**changes)

@@ -14,6 +14,8 @@ import tvm
 
 # Each call takes `repeat` samples and returns them (us per call of the timed function).
 Sampler = Callable[[], list[float]]
+# A graph's input: one array, or one per argument (a real network's).
+Input = np.ndarray | tuple[np.ndarray, ...]
 
 
 class Schedule(Protocol):
@@ -27,7 +29,7 @@ class Schedule(Protocol):
 
 
 class TimedArm(Protocol):
-    def outputs(self, x: np.ndarray) -> list[np.ndarray]:
+    def outputs(self, x: Input) -> list[np.ndarray]:
         """The graph's outputs for input `x`, on the host."""
 
     def call(self) -> None:
@@ -36,8 +38,8 @@ class TimedArm(Protocol):
     def sync(self) -> None:
         """Wait for the calls queued."""
 
-    def timer(self, x: np.ndarray, protocol) -> Sampler:
+    def timer(self, x: Input, protocol) -> Sampler:
         """Calls through the arm's own call path; each call returns `repeat` samples (us)."""
 
-    def python_timer(self, x: np.ndarray, protocol) -> Sampler:
+    def python_timer(self, x: Input, protocol) -> Sampler:
         """Calls as a Python user makes them; each call returns `repeat` samples (us)."""

@@ -33,6 +33,8 @@ class WindowReduction(GPUScheduleRule):
     def apply(
         self, func: tirx.PrimFunc, target: tvm.target.Target, _: bool
     ) -> s_tir.Schedule | None:
+        """The window's schedule of `func`, or None where it is no window of up to MAX_WINDOW
+        terms or scheduling it fails (the next rule of the list takes it, as dlight does)."""
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
             return None
         sch = s_tir.Schedule(func)

@@ -89,7 +89,8 @@ def load_compilers(names) -> None:
     """Import what torch.compile loads for these peers' modes (dynamo, inductor) by wrapping a
     function that is never called: nothing is compiled and the GPU is not touched. A trial's
     process does this while it waits for its trial (`tuning.measure.harness`)."""
-    modes = {COMPILE_MODES.get(n.removesuffix(CAPTURE)) for n in names} - {None}
+    peers = {name.removesuffix(CAPTURE) for name in names}
+    modes = {COMPILE_MODES[peer] for peer in peers if peer in COMPILE_MODES}
     if not modes:
         return
     import torch
@@ -201,6 +202,12 @@ class CapturedPeerArm(PeerArm):
             self._copy_in(source)
         return source
 
+    def _captured(self):
+        """The CUDA graph, which every use captures first (`_load`)."""
+        if self.cuda_graph is None:
+            raise RuntimeError("a captured peer is replayed before its first input captured it")
+        return self.cuda_graph
+
     def outputs(self, x) -> list[np.ndarray]:
         self._load(x)
         self.call()
@@ -208,7 +215,7 @@ class CapturedPeerArm(PeerArm):
         return [value.cpu().numpy() for value in self.static_outputs]
 
     def call(self) -> None:
-        self.cuda_graph.replay()
+        self._captured().replay()
 
     def timer(self, x, protocol) -> Sampler:
         self._load(x)
@@ -217,7 +224,7 @@ class CapturedPeerArm(PeerArm):
     def python_call(self, *source) -> tuple:
         """As the recipe is used: the new input copied into the static one, the graph replayed."""
         self._copy_in(source)
-        self.cuda_graph.replay()
+        self._captured().replay()
         return self.static_outputs
 
     def python_timer(self, x, protocol) -> Sampler:

@@ -39,6 +39,8 @@ def gpu_arch() -> str:
 
 
 def capture(target) -> dict:
+    """The machine and software a run measures on (the run folder's environment.json); on CUDA
+    the GPU, its driver and runtime, and the SM clock before the run."""
     env = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "host": platform.node(),

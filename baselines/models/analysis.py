@@ -145,7 +145,8 @@ def _extent(iter_vars) -> int | None:
 def reduces_across_threads(func: tirx.PrimFunc) -> bool:
     """Whether a reduction iterator of some block is bound through a loop on threadIdx: the
     threads of a block share the reduction of one output."""
-    thread_vars, realizes = [], []
+    thread_vars: list[tirx.Var] = []
+    realizes: list[s_tir.SBlockRealize] = []
 
     def visit_loop(loop: tirx.For) -> None:
         if loop.kind == tirx.ForKind.THREAD_BINDING and loop.thread_binding.thread_tag.startswith(
@@ -165,7 +166,7 @@ def reduces_across_threads(func: tirx.PrimFunc) -> bool:
 
 
 def _uses_any(expr, variables) -> bool:
-    used = []
+    used: list[tirx.Var] = []
     tvm_ffi.structural_walk(expr, [(tirx.Var, used.append)])
     return any(u.same_as(v) for u in used for v in variables)
 

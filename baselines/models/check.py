@@ -45,6 +45,8 @@ class OutputCheck:
 
 
 def check_outputs(got: list[np.ndarray], want: list[np.ndarray], dtype: str) -> OutputCheck:
+    """`got` against PyTorch's `want`, output by output: wrong where a shape differs, a NaN
+    appears or an error exceeds its bound; else the worst error relative to its bound."""
     if len(got) != len(want) or any(g.shape != w.shape for g, w in zip(got, want)):
         shapes = [g.shape for g in got], [w.shape for w in want]
         return OutputCheck(

@@ -94,7 +94,7 @@ def scheduled_kernels(
 def output_positions(func: tirx.PrimFunc) -> list[int]:
     """Positions of the parameters `func` writes (its outputs; the last ones for kernels made
     by FuseTIR, as `call_tir` passes them)."""
-    written = []
+    written: list[tirx.Buffer] = []
 
     def visit(block: s_tir.SBlock) -> None:
         written.extend(region.source for region in block.writes)
