@@ -68,8 +68,9 @@ def main(argv: list[str]) -> int:
     unchanged = sum(fate == "unchanged" for fate in fates.values())
     patch = args.out / PATCH
     print(
-        f"{patch}\n  the patch: in a TVM checkout at {BASE_COMMIT[:12]} or later, "
-        f"git am --keep-non-patch {patch}\n{args.out / PR}\n  the pull request's description"
+        f"{patch}\n  the patch: in a TVM checkout at {BASE_COMMIT[:12]} (PR.md says how to "
+        f"rebase), git am --keep-non-patch {patch}\n{args.out / PR}\n  the pull request's "
+        "description"
         f"\n  {len(fates) - unchanged} files written, {unchanged} unchanged, under {args.out}"
     )
     return 0

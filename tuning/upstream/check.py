@@ -54,9 +54,10 @@ def _run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.C
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
 
 
-def clone_at_base(tree: Path, scratch: Path) -> Path:
-    """A clone of `tree` under `scratch`, checked out at BASE_COMMIT; UsageError where `tree`
-    is not a git checkout of TVM or does not hold the commit."""
+def clone_at_base(tree: Path, scratch: Path) -> tuple[Path, str]:
+    """A clone of `tree` under `scratch`, checked out at BASE_COMMIT where `tree` holds it, else
+    at its HEAD; and the commit checked out. UsageError where `tree` is not a git checkout of
+    TVM."""
     if not (tree / "python" / "tvm").is_dir():
         raise UsageError(f"{tree} is not a TVM source tree (no python/tvm); give a clone")
     if _run(["git", "rev-parse", "--git-dir"], tree).returncode != 0:
@@ -66,10 +67,8 @@ def clone_at_base(tree: Path, scratch: Path) -> Path:
     if done.returncode != 0:
         raise UsageError(f"cannot clone {tree}: {done.stderr.strip()}")
     if _run(["git", "checkout", "-q", "--detach", BASE_COMMIT], clone).returncode != 0:
-        raise UsageError(
-            f"{tree} does not hold the patch's base commit {BASE_COMMIT[:12]}; fetch apache/tvm"
-        )
-    return clone
+        _run(["git", "checkout", "-q", "--detach", "HEAD"], clone)
+    return clone, _run(["git", "rev-parse", "HEAD"], clone).stdout.strip()
 
 
 def apply_patch(clone: Path, patch_text: str) -> str | None:
@@ -150,19 +149,14 @@ def check(tree: Path) -> tuple[str, bool]:
     patch_text = format_patch(files, ("tune upstream --check", "check@example.invalid"))
     with tempfile.TemporaryDirectory(prefix="tune-upstream-check-") as name:
         scratch = Path(name)
-        clone = clone_at_base(tree, scratch)
-        head = _run(["git", "rev-parse", "HEAD"], tree).stdout.strip()
+        clone, at = clone_at_base(tree, scratch)
         failure = apply_patch(clone, patch_text)
         if failure is not None:
-            lines = _heading(tree, head) + [f"The patch does not apply: {failure}"]
-            return "\n".join(lines) + "\n", False
+            lines = [f"# `tune upstream --check {tree}`", "", f"At `{at}`, the patch does not "]
+            return "".join(lines) + f"apply:\n\n```\n{failure}\n```\n", False
         names, missing = rule_names_missing(clone)
         tests = selected_tests(clone)
         overlay = overlay_folder(clone, scratch)
         before = run_tests(clone, [*tests, TEST], None, scratch / "before.xml")
         after = run_tests(clone, [*tests, TEST], overlay, scratch / "after.xml")
-    return render_check(tree, head, names, missing, tests, before, after)
-
-
-def _heading(tree: Path, head: str) -> list[str]:
-    return [f"# `tune upstream --check {tree}`", "", f"The tree's HEAD: `{head}`.", ""]
+    return render_check(tree, at, names, missing, tests, before, after)

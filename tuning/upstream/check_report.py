@@ -18,9 +18,9 @@ def _counts(counts: dict[str, int]) -> str:
 
 
 def render_check(
-    tree: Path, head: str, names: list[str], missing: list[str], tests: list[str], before, after
+    tree: Path, at: str, names: list[str], missing: list[str], tests: list[str], before, after
 ) -> tuple[str, bool]:
-    """The markdown report, and whether the patch holds up on the tree."""
+    """The markdown report, and whether the patch holds up on the tree (checked out `at`)."""
     own = TEST.removesuffix(".py").replace("/", ".")
     theirs = sorted(t for t in {*before.by_test, *after.by_test} if not t.startswith(own))
     changed = [t for t in theirs if before.by_test.get(t) != after.by_test.get(t)]
@@ -36,10 +36,13 @@ def render_check(
         f"# `tune upstream --check {tree}`",
         "",
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d}, TVM {tvm.__version__} installed, "
-        f"Python {platform.python_version()}, on {platform.machine()} without a GPU test "
-        "unless one is present. The tree's HEAD: "
-        f"`{head}`; the patch was applied with `git am` in a scratch clone at its base commit "
-        f"`{BASE_COMMIT}`: it applies.",
+        f"Python {platform.python_version()}. The patch was applied with `git am` in a scratch "
+        f"clone of the tree at `{at}` "
+        + (
+            "(the base commit it names): it applies."
+            if at == BASE_COMMIT
+            else f"(its HEAD: the tree does not hold the base commit `{BASE_COMMIT}`): it applies."
+        ),
         "",
         "## Names the rule uses, looked up in the tree",
         "",
