@@ -1,6 +1,7 @@
 """`tune upstream --out DIR`: the candidate rule as a pull request to apache/tvm: the patch,
 the files it adds or changes as TVM lays them out, and PR.md, the description, with the figures
-of the run folders given (tuning/upstream/ makes them)."""
+of the run folders given (tuning/upstream/ makes them). `tune upstream --check TVM_TREE`: the
+patch applied and tested in a scratch clone of a TVM checkout (tuning/upstream/check.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from tuning.upstream.author import patch_author
 from tuning.upstream.bundle import PR, upstream_files
+from tuning.upstream.check import check
 from tuning.upstream.evidence import gather_figures
 from tuning.upstream.output import write_outputs
 from tuning.upstream.patch import PATCH
@@ -32,7 +34,16 @@ def main(argv: list[str]) -> int:
         "file against TVM main, the files it adds or changes as TVM lays them out, and PR.md, "
         "its description with the figures of the folders given.",
     )
-    parser.add_argument("--out", required=True, type=_path, metavar="DIR", help="folder to write")
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--out", type=_path, metavar="DIR", help="folder to write")
+    action.add_argument(
+        "--check",
+        type=_path,
+        metavar="TVM_TREE",
+        help="apply the patch in a scratch clone of this TVM checkout, look up the names the "
+        "rule uses there, and run TVM's dlight and CUDA relax tests without and with it; "
+        "prints the report, exit status 1 where a test changed or a name is missing",
+    )
     for option, made_by in (
         ("--run", "a `tune` run folder (its report.json)"),
         ("--sweep", "a `tune sweep` folder (its sweep.json)"),
@@ -47,14 +58,19 @@ def main(argv: list[str]) -> int:
         "--force", action="store_true", help="overwrite files under DIR that hold other text"
     )
     args = parser.parse_args(argv)
+    if args.check is not None:
+        report, holds = check(args.check)
+        print(report, end="")
+        return 0 if holds else 1
     author = patch_author(args.author)
     figures = gather_figures(args.run, args.sweep, args.models, args.bench)
     fates = write_outputs(args.out, upstream_files(author, figures), args.force)
     unchanged = sum(fate == "unchanged" for fate in fates.values())
     patch = args.out / PATCH
     print(
-        f"{patch}\n  the patch: in a TVM checkout at {BASE_COMMIT[:12]} or later, "
-        f"git am --keep-non-patch {patch}\n{args.out / PR}\n  the pull request's description"
+        f"{patch}\n  the patch: in a TVM checkout at {BASE_COMMIT[:12]} (PR.md says how to "
+        f"rebase), git am --keep-non-patch {patch}\n{args.out / PR}\n  the pull request's "
+        "description"
         f"\n  {len(fates) - unchanged} files written, {unchanged} unchanged, under {args.out}"
     )
     return 0

@@ -1,8 +1,9 @@
 """The PR text's figures, read from the folders the project's own commands wrote: the study
 (`tune`: report.json), the sweep (`tune sweep`: sweep.json) and the benchmark of the two
 candidate fixes (`python3 -m baselines.window_bench`: window_bench.json). Every number in the
-PR text comes from one of these files; a section whose folder was not given says which command
-produces it. `tune models`' figures (models.json) are read by models_section.py."""
+PR text comes from one of these files; where a folder is not given, from the H200 run of that
+command committed under reports/h200/ (committed.py). `tune models`' figures (models.json) are
+read by models_section.py."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from baselines.window_bench import table
 from reports.comparisons import ratio_text
 from tuning.errors import UsageError
 
+from .committed import committed
 from .models_section import models_section
 from .pr_text import Figures
 
@@ -55,7 +57,7 @@ def _launch(kernel: dict | None) -> str:
     return f"{kernel['grid']} x {kernel['block']}" if kernel else "not recorded"
 
 
-def study_section(report: dict, source: Path) -> list[str]:
+def study_section(report: dict, source: Path, date: str) -> list[str]:
     """ON (the default rules) against `fixed` (with the rule) on the issue's graph."""
     arms = report.get("arms", {})
     if "on" not in arms or "fixed" not in arms:
@@ -65,7 +67,7 @@ def study_section(report: dict, source: Path) -> list[str]:
     on, fixed = arms["on"], arms["fixed"]
     lines = [
         f"`{report.get('command')}` on {environment.get('gpu', report.get('device'))}, "
-        f"{str(environment.get('date', ''))[:10]}, TVM {environment.get('tvm')}, "
+        f"{date}, TVM {environment.get('tvm')}, "
         f"{report.get('trials')} processes (`{source}`). The fused pool kernel at kernel level"
         " (the tuners' timer), and the whole graph end to end (median and interquartile range"
         " of every sample; GPU time with the calls queued):",
@@ -91,14 +93,14 @@ def _range(arm: dict) -> str:
     return f"{arm['median_us']:.2f} us ({arm['q1_us']:.2f}–{arm['q3_us']:.2f})"
 
 
-def sweep_section(sweep: dict, source: Path) -> list[str]:
+def sweep_section(sweep: dict, source: Path, date: str) -> list[str]:
     """Per Case of the sweep: the fused kernel and the graph under both rule lists."""
     cases = sweep.get("cases", [])
     if not cases:
         return [f"The sweep in `{source}` holds no Case."]
     lines = [
-        f"`{sweep.get('command')}` on {sweep.get('device')} (`{source}`): per Case, the fused "
-        "pool kernel at kernel level and the graph end to end (medians), under the default "
+        f"`{sweep.get('command')}` on {sweep.get('device')}, {date} (`{source}`): per Case, the "
+        "fused pool kernel at kernel level and the graph end to end (medians), under the default "
         "rules (`on`) and with WindowReduction (`fixed`).",
         "",
         "| Case | kernel, on | kernel, fixed | end to end, on | end to end, fixed "
@@ -118,7 +120,7 @@ def sweep_section(sweep: dict, source: Path) -> list[str]:
     return lines
 
 
-def bench_section(bench: dict, source: Path) -> list[str]:
+def bench_section(bench: dict, source: Path, date: str) -> list[str]:
     """The two candidate fixes kernel by kernel, and how often each is faster."""
     rows = bench.get("kernels", [])
     if not rows:
@@ -126,8 +128,8 @@ def bench_section(bench: dict, source: Path) -> list[str]:
     environment = bench.get("environment", {})
     lists = list(rows[0]["lists"])
     lines = [
-        f"`python3 -m baselines.window_bench` on {environment.get('gpu', 'the CPU')}, "
-        f"{str(environment.get('date', ''))[:10]}, TVM {environment.get('tvm')} (`{source}`). "
+        f"The toolkit's benchmark of the two fixes (`window_bench`) on "
+        f"{environment.get('gpu', 'the CPU')}, {date}, TVM {environment.get('tvm')} (`{source}`). "
         "Each cell: the rule that takes the kernel, its launch (blocks x threads)"
         + (
             ", its median time at kernel level (interquartile range) and the ratio to the "
@@ -171,7 +173,8 @@ def _verdict(rows: list[dict]) -> str | None:
 def gather_figures(
     run: Path | None, sweep: Path | None, models: Path | None, bench: Path | None
 ) -> Figures:
-    """The PR text's sections from the folders given (each a folder or its JSON file)."""
+    """The PR text's sections from the folders given (each a folder or its JSON file), and from
+    the committed H200 runs for those not given."""
     return Figures(
         study=_section(run, "report.json", "--run", study_section),
         sweep=_section(sweep, "sweep.json", "--sweep", sweep_section),
@@ -180,5 +183,20 @@ def gather_figures(
     )
 
 
-def _section(given: Path | None, name: str, option: str, render) -> list[str] | None:
-    return None if given is None else render(read_figures(given, name, option), given)
+def _section(given: Path | None, name: str, option: str, render) -> list[str]:
+    if given is None:
+        return render(*committed(option))
+    return render(read_figures(given, name, option), given, _date(given))
+
+
+def _date(given: Path) -> str:
+    """The date a run folder recorded: its environment.json, or that of the first run in it."""
+    folder = given if given.is_dir() else given.parent
+    for path in [folder / "environment.json", *sorted(folder.glob("*/environment.json"))]:
+        try:
+            date = json.loads(path.read_text()).get("date")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if date:
+            return str(date)[:10]
+    return "date not recorded"

@@ -14,14 +14,15 @@ FIGURES = {"gpu_queued": ("gpu_ms", "GPU time"), "call_path": ("call_path_ms", "
 DEFAULT, FIXED = "tvm-default", "tvm-fixed"
 
 
-def models_section(data: dict, source: Path) -> list[str]:
+def models_section(data: dict, source: Path, date: str) -> list[str]:
     rows = data.get("rows")
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
         raise UsageError(
             f"{source} holds no model rows; give --models the folder `tune models` wrote"
         )
     lines = [
-        f"`tune models` (`{source}`, {data.get('device', 'device not recorded')}): per model, "
+        f"`{data.get('command', 'tune models')}` on {data.get('device', 'a device not recorded')}, "
+        f"{date} (`{source}`): per model, "
         "the kernels with the #20401 pattern and their time per call under the default rules "
         "and with WindowReduction, then the model end to end (one process; the interval is "
         "over its timing blocks).",

@@ -46,8 +46,9 @@ WindowReduction gives each thread one output (two rows of outputs
 where windows overlap much), reduces the window in registers, unrolled,
 loads its rows as vectors where they are aligned, and applies the
 elementwise epilogue in place. Blocks are sized from the target's
-thread limit and the GPU's multiprocessors, so small outputs still fill
-the GPU. It takes windows of 2 to {MAX_WINDOW} elements in any rank, NCHW-like
+thread limit and warp size alone, so that small outputs still fill a
+large GPU and the same target compiles the same code on any host. It
+takes windows of 2 to {MAX_WINDOW} elements in any rank, NCHW-like
 or NHWC, with constant shapes; anything else is left to the rules after
 it. The CUDA backend tries it right before Reduction.
 """

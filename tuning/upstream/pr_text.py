@@ -1,8 +1,8 @@
 """The pull request's description (PR.md): why the rule, what it does and declines (the rule's
 own docstring), its constants (their own comments), where it goes and where not, the question
 of a new rule against fixing GeneralReduction and Reduction, and the figures of the run folders
-given (evidence.py, models_section.py). Nothing here states a number of its own: a section whose
-folder was not given names the command that measures it.
+given, or of the H200 runs committed under reports/h200/ (evidence.py, committed.py,
+models_section.py). Nothing here states a number of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tvm
 import baselines.window_reduction as rule_module
 
 from .patch import SUBJECT
-from .rule import source_text
+from .rule import API_NAMES, source_text
 from .tvm_test import EXAMPLES, TVM_TEST
 from .tvm_tree import BASE_COMMIT, BASE_DATE, BASE_SUBJECT, CUDA_PIPELINE, RULE, TEST
 
@@ -24,12 +24,12 @@ CONSTANTS = ("MAX_WINDOW", "ROW_REUSE", "BLOCK_THREADS", "MULTIPROCESSORS")
 
 @dataclass(frozen=True)
 class Figures:
-    """The sections made from the folders given (None where a folder was not given)."""
+    """The sections made from the folders given, or from the committed H200 runs."""
 
-    study: list[str] | None = None
-    sweep: list[str] | None = None
-    models: list[str] | None = None
-    bench: list[str] | None = None
+    study: list[str]
+    sweep: list[str]
+    models: list[str]
+    bench: list[str]
 
 
 def _docstring_parts() -> tuple[str, str]:
@@ -47,7 +47,7 @@ def constant_notes() -> list[tuple[str, str, str]]:
     notes = []
     for name in CONSTANTS:
         (at,) = [i for i, line in enumerate(lines) if line.startswith(f"{name} = ")]
-        comment = []
+        comment: list[str] = []
         while at - len(comment) - 1 >= 0 and lines[at - len(comment) - 1].startswith("#"):
             comment.insert(0, lines[at - len(comment) - 1].lstrip("# "))
         value = getattr(rule_module, name)
@@ -60,13 +60,6 @@ def _test_names() -> list[str]:
     """The test functions of the shipped TVM test, in order."""
     tree = ast.parse(TVM_TEST.read_text())
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name[:5] == "test_"]
-
-
-def _missing(what: str, command: str, option: str) -> list[str]:
-    return [
-        f"Not given. {what}: `{command}` on a CUDA GPU writes it; then "
-        f"`tune upstream --out DIR {option} FOLDER` puts its figures here."
-    ]
 
 
 def render_pr(figures: Figures, author: tuple[str, str]) -> str:
@@ -104,13 +97,16 @@ def render_pr(figures: Figures, author: tuple[str, str]) -> str:
         "## How it is built",
         "",
         "One file, one class with one `apply`, and only the default path: no option, no "
-        "alternative schedule. The analysis runs once, on the schedule it then changes, and "
-        "every step of it and of the schedule runs inside `apply`'s one `try`: a function the "
-        "analysis misjudges goes on to the next rule instead of failing the compile. The "
-        "schedule uses schedule primitives only (no `sch.state.replace`), so its trace records "
-        "every step and replays. Threads per block are `BLOCK_THREADS` at most and never more "
-        "than the target's `max_threads_per_block`, halved down to its `thread_warp_size` "
-        "where the outputs are few; nothing assumes one backend.",
+        "alternative schedule. The analysis runs once, on the schedule it then changes, with "
+        "dlight's own helpers (`get_root_block`, `get_sblock_info(...).dom_kind()`, "
+        "`collect_vars_used_in_prim_expr`), and declines by explicit checks, as the "
+        "neighbouring rules do; the one exception it catches is the `ScheduleError` of a "
+        "block that cannot be inlined. The schedule uses schedule primitives only (no "
+        "`sch.state.replace`), so its trace records every step and replays. The launch depends "
+        "on the target alone, never on the machine that compiles: threads per block are "
+        "`BLOCK_THREADS` at most and never more than the target's `max_threads_per_block`, "
+        "halved down to its `thread_warp_size` where the outputs are few, and blocks are sized "
+        "for `MULTIPROCESSORS`, a constant, since TVM's targets record no multiprocessor count.",
         "",
         "## Its constants",
         "",
@@ -124,14 +120,18 @@ def render_pr(figures: Figures, author: tuple[str, str]) -> str:
         "output. A function the rule declines goes on to `Reduction`, `GeneralReduction` and "
         "`Fallback` as today.",
         "",
-        "**The other GPU pipelines keep their lists** (`gpu_generic` for Metal, Vulkan, WebGPU "
-        "and OpenCL; `rocm`; `adreno`). The rule is written for any GPU target (threads per "
-        "block from the target's `max_threads_per_block` and `thread_warp_size`; the "
-        "multiprocessor count from the device when it is the target's, else from a table of "
-        "CUDA architectures, else blocks shrink only while half a block would idle), but its "
-        "schedules were measured on CUDA alone; adding it to another list is one line once it "
-        "is measured on that GPU. Adreno's pipeline runs its own `Pool2D` first, which maps "
-        "pools in the texture layout (NCHW4c) one output per thread already.",
+        "**`gpu_generic` and `rocm` keep their lists in this patch** (decided, not "
+        "overlooked). Both have the list the CUDA backend has (`Matmul`, `GEMV`, `Reduction`, "
+        "`GeneralReduction`, `Fallback`) and so the same thread mapping for small windows, and "
+        "the rule is written for any GPU target: threads per block from the target's "
+        "`max_threads_per_block` and `thread_warp_size` (ROCm's wavefront of 64 gives blocks "
+        "of 64 to 256 threads), nothing CUDA-specific in the schedule. But its constants "
+        "(`BLOCK_THREADS`, `ROW_WINDOW`, `ROW_REUSE`, `MULTIPROCESSORS`) were measured on an "
+        "NVIDIA H200 alone, and `gpu_generic` serves Metal, Vulkan, WebGPU and OpenCL, whose "
+        "GPUs differ more; adding the rule there is one line each once measured on such a "
+        "GPU, a follow-up this PR leaves to those who can measure it. Adreno's pipeline runs "
+        "its own `Pool2D` first, which maps pools in the texture layout (NCHW4c) one output "
+        "per thread already.",
         "",
         "**MetaSchedule's fallback list** (`s_tir/meta_schedule/relax_integration.py`, "
         "`compile_relax`) is one list for every GPU kind, so adding the rule there would "
@@ -150,54 +150,57 @@ def render_pr(figures: Figures, author: tuple[str, str]) -> str:
         "The root cause is the thread mapping `GeneralReduction` and `Reduction` choose for a "
         "reduction of a few elements. Both answers were built: this rule (rule list `fixed`), "
         "and the two rules given a serial path for small reductions in place (rule list "
-        "`reduction-fix`, the project's `baselines/serial_reduction.py`). For a new rule: "
-        "kernels outside the class keep their schedule bit for bit (the project tests this on "
+        "`reduction-fix`). For a new rule: "
+        "kernels outside the class keep their schedule bit for bit (the toolkit tests this on "
         "matmuls, convolutions, softmax, global and 1x1 pools), and the rule holds only what "
         "the class needs. For the fix in place: no new rule in the list, and the rules that "
         "took these kernels handle them. The measurement decides, kernel by kernel on the GPU:",
         "",
-        *(
-            figures.bench
-            or _missing(
-                "The two fixes compared kernel by kernel (window_bench.json)",
-                "python3 -m baselines.window_bench OUT",
-                "--bench",
-            )
-        ),
+        *figures.bench,
         "",
         "## Benchmarks",
         "",
         "### The issue's graph",
         "",
-        *(figures.study or _missing("The study run (report.json)", "tune", "--run")),
+        *figures.study,
         "",
         "### Across shapes of the graph",
         "",
-        *(figures.sweep or _missing("The sweep (sweep.json)", "tune sweep", "--sweep")),
+        *figures.sweep,
         "",
         "### Real networks",
         "",
-        *(figures.models or _missing("The models (models.json)", "tune models", "--models")),
+        *figures.models,
         "",
         "## Tests",
         "",
-        f"`{TEST}`: a Before/After TVMScript pair for each path of the schedule ({paths}), the "
-        f"functions it declines left as they were ({declined}, a symbolic shape), the rule's "
-        "place in the CUDA pipeline, and the numerics on a CUDA GPU (skipped without one):",
+        f"`{TEST}`: a Before/After TVMScript pair for each path of the schedule ({paths}), "
+        f"checked by one parametrized test; the functions it declines left as they were "
+        f"({declined}, a symbolic shape); the issue's Relax graph through the default CUDA "
+        "pipeline without a GPU, asserting one thread per output (the rule's place in the list "
+        "is what makes it so); and the numerics on a CUDA GPU, parametrized over two "
+        "workloads (skipped without one):",
         "",
         *tests,
         "",
-        f"They pass against TVM {tvm.__version__} with `{RULE}` registered as this patch "
-        "registers it, and every file passes TVM's ruff configuration (ruff 0.12.3, check and "
-        "format).",
+        f"They fail without the patch and pass with it against TVM {tvm.__version__} (the "
+        "patch's modules registered in place of the installed ones), no test of TVM's dlight "
+        "suite or of the relax tests that build for CUDA changes outcome, and every file passes "
+        "TVM's ruff configuration (ruff 0.12.3, check and format).",
         "",
         "## Base and testing",
         "",
-        f"The patch applies to `{BASE_COMMIT}` ({BASE_DATE}) and to TVM {tvm.__version__}'s "
-        "copies of the two files it edits. The rule was written and tested against "
-        f"TVM {tvm.__version__}, whose Python API is newer than that commit's in three names "
-        "the rule uses: `tvm.sym` (there `tvm.arith`), `s_tir.SBlock` (there `tirx.SBlock`) and "
-        "a buffer region's `.source` (there `.buffer`): it is to be sent against a main that "
-        "has them.",
+        f"The patch is made against apache/tvm main at `{BASE_COMMIT}` ({BASE_DATE}), the "
+        "newest main available when it was written, applies there with `git am`, and uses "
+        "only names that commit has. The rule was developed and measured against TVM "
+        f"{tvm.__version__} (built from apache/tvm `7b5acb32b`), whose Python API renamed "
+        f"{len(API_NAMES)} of the names it uses since; the patch carries the base commit's "
+        "spelling. To rebase onto a main with the newer API, change these lines of "
+        f"`{RULE}` (nothing else in the patch depends on them):",
+        "",
+        *(f"- `{base.strip()}` → `{new.strip()}`" for new, base, _ in API_NAMES),
+        "",
+        "Figures and checks were made with the auto-tuning comparison toolkit for "
+        "apache/tvm#20401 (`tune`).",
     ]
     return "\n".join(sections) + "\n"

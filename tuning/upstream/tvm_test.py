@@ -1,8 +1,10 @@
 """TVM's own kind of test for the window rule, as the patch ships it.
 
-A `Before`/`After` TVMScript pair for each path of the schedule (TVM's dlight tests compare the
-rule's output with `tvm.ir.assert_structural_equal`), the kernels the rule declines left as they
-were, the rule's place in the CUDA pipeline, and the numerics on a CUDA GPU. Each `Before` is a
+A `Before`/`After` TVMScript pair for each path of the schedule, one parametrized test over
+them (TVM's dlight tests compare the rule's output with `tvm.ir.assert_structural_equal`), the
+kernels the rule declines left as they were, the issue's Relax graph through the default CUDA
+pipeline without a GPU (one thread per output: the rule's place in the list is what makes it
+so), and the numerics on a CUDA GPU, parametrized over two workloads. Each `Before` is a
 kernel as the CUDA pipeline makes it (`EXAMPLES`), each `After` the rule's real output when the
 file was rendered; the project's tests run the rendered file against the installed TVM with the
 rule registered as the patch registers it, and fail on a rendering that is not today's. Render
@@ -10,8 +12,7 @@ it again after a change to the rule with
 
     python -m tuning.upstream.tvm_test > tuning/upstream/tvm_tests/test_gpu_window_reduction.py
 
-Shapes are chosen so that every launch fills the GPU with blocks of 256 threads whatever the
-number of multiprocessors (up to 256): the `After` modules hold on any machine.
+The rule's launch depends on the target alone, so the `After` modules hold on any machine.
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ def _relu(emit, value):
     return emit(R.nn.relu(value))
 
 
+def _no_reference(*tensors):
+    raise NotImplementedError("TVM's test renders the schedule only; no reference is run")
+
+
 def _padded_max_pool() -> tvm.IRModule:
     """MaxPool2d 3x3, stride 2, padding 1, then ReLU (a ResNet stem's pool)."""
     return _graph_kernel(
@@ -74,7 +79,7 @@ def _padded_max_pool() -> tvm.IRModule:
             "",
             {"x": (1, 64, 64, 64)},
             lambda emit, x: _relu(emit, emit(R.nn.max_pool2d(x, 3, 2, 1))),
-            None,
+            reference=_no_reference,
         )
     )
 
@@ -157,11 +162,13 @@ EXAMPLES = [
     ),
 ]
 
-HEAD = f'''\
+HEAD = f"""\
 # pylint: disable=missing-docstring
 # ruff: noqa: E501
-"""Tests of dlight's WindowReduction rule: one thread per output of a small-window reduction
-(pooling, depthwise convolution) with its elementwise epilogue."""
+\"\"\"Tests of dlight's WindowReduction rule: one thread per output of a small-window reduction
+(pooling, depthwise convolution) with its elementwise epilogue.\"\"\"
+
+import re
 
 import numpy as np
 import pytest
@@ -173,66 +180,75 @@ from tvm.ir import IRModule, assert_structural_equal
 from tvm.relax.backend.cuda import pipeline as cuda_pipeline
 from tvm.s_tir import dlight as dl
 from tvm.script import ir as I
+from tvm.script import relax as R
 from tvm.script import tirx as T
 from tvm.target import Target
 from tvm.testing import env
 
+TARGET = Target("{TARGET}")
 
-def _check(mod_before: IRModule, mod_after: IRModule):
-    target = Target("{TARGET}")
-    with target:
-        mod = dl.ApplyDefaultSchedule(  # pylint: disable=not-callable
-            dl.gpu.WindowReduction(),
-        )(mod_before)
-    assert_structural_equal(mod, mod_after)
-'''
+
+def _schedule(mod: IRModule) -> IRModule:
+    with TARGET:
+        rule = dl.gpu.WindowReduction()
+        return dl.ApplyDefaultSchedule(rule)(mod)  # pylint: disable=not-callable
+"""
 
 # TVMScript as TVM's tests write a symbolic shape (0.27's printer gives it as a module-level
 # TypeVar, which does not parse back): the rule must decline it.
 SYMBOLIC = """
 
-def test_symbolic_shape_declined():
-    # A batch of symbolic size: the launch cannot be sized from it, the rule declines.
-    # fmt: off
-    @I.ir_module(s_tir=True)
-    class Before:
-        @T.prim_func(s_tir=True)
-        def main(p_x: T.handle, p_out: T.handle):
-            T.func_attr({"tirx.noalias": True})
-            n = T.int64()
-            x = T.match_buffer(p_x, (n, T.int64(8), T.int64(16), T.int64(16)))
-            T_add = T.match_buffer(p_out, (n, T.int64(8), T.int64(8), T.int64(8)))
-            # with T.sblock("root"):
-            pool_max = T.sblock_alloc_buffer((n, T.int64(8), T.int64(8), T.int64(8)))
-            for ax0, ax1, ax2, ax3, rv0, rv1 in T.grid(n, T.int64(8), T.int64(8), T.int64(8), T.int64(2), T.int64(2)):
-                with T.sblock("pool_max"):
-                    v_ax0, v_ax1, v_ax2, v_ax3, v_rv0, v_rv1 = T.axis.remap("SSSSRR", [ax0, ax1, ax2, ax3, rv0, rv1])
-                    T.reads(x[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, v_ax3 * T.int64(2) + v_rv1])
-                    T.writes(pool_max[v_ax0, v_ax1, v_ax2, v_ax3])
-                    with T.init():
-                        pool_max[v_ax0, v_ax1, v_ax2, v_ax3] = T.float32(-3.4028234663852886e38)
-                    pool_max[v_ax0, v_ax1, v_ax2, v_ax3] = T.max(pool_max[v_ax0, v_ax1, v_ax2, v_ax3], x[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, v_ax3 * T.int64(2) + v_rv1])
-            for ax0, ax1, ax2, ax3 in T.grid(n, T.int64(8), T.int64(8), T.int64(8)):
-                with T.sblock("T_add"):
-                    v_ax0, v_ax1, v_ax2, v_ax3 = T.axis.remap("SSSS", [ax0, ax1, ax2, ax3])
-                    T.reads(pool_max[v_ax0, v_ax1, v_ax2, v_ax3])
-                    T.writes(T_add[v_ax0, v_ax1, v_ax2, v_ax3])
-                    T_add[v_ax0, v_ax1, v_ax2, v_ax3] = pool_max[v_ax0, v_ax1, v_ax2, v_ax3] + T.float32(1.0)
-    # fmt: on
-    _check(Before, Before)
+# A batch of symbolic size: the launch cannot be sized from it, the rule declines.
+@I.ir_module(s_tir=True)
+class SymbolicShapeBefore:
+    @T.prim_func(s_tir=True)
+    def main(p_x: T.handle, p_out: T.handle):
+        T.func_attr({"tirx.noalias": True})
+        n = T.int64()
+        x = T.match_buffer(p_x, (n, T.int64(8), T.int64(16), T.int64(16)))
+        T_add = T.match_buffer(p_out, (n, T.int64(8), T.int64(8), T.int64(8)))
+        # with T.sblock("root"):
+        pool_max = T.sblock_alloc_buffer((n, T.int64(8), T.int64(8), T.int64(8)))
+        for ax0, ax1, ax2, ax3, rv0, rv1 in T.grid(n, T.int64(8), T.int64(8), T.int64(8), T.int64(2), T.int64(2)):
+            with T.sblock("pool_max"):
+                v_ax0, v_ax1, v_ax2, v_ax3, v_rv0, v_rv1 = T.axis.remap("SSSSRR", [ax0, ax1, ax2, ax3, rv0, rv1])
+                T.reads(x[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, v_ax3 * T.int64(2) + v_rv1])
+                T.writes(pool_max[v_ax0, v_ax1, v_ax2, v_ax3])
+                with T.init():
+                    pool_max[v_ax0, v_ax1, v_ax2, v_ax3] = T.float32(-3.4028234663852886e38)
+                pool_max[v_ax0, v_ax1, v_ax2, v_ax3] = T.max(pool_max[v_ax0, v_ax1, v_ax2, v_ax3], x[v_ax0, v_ax1, v_ax2 * T.int64(2) + v_rv0, v_ax3 * T.int64(2) + v_rv1])
+        for ax0, ax1, ax2, ax3 in T.grid(n, T.int64(8), T.int64(8), T.int64(8)):
+            with T.sblock("T_add"):
+                v_ax0, v_ax1, v_ax2, v_ax3 = T.axis.remap("SSSS", [ax0, ax1, ax2, ax3])
+                T.reads(pool_max[v_ax0, v_ax1, v_ax2, v_ax3])
+                T.writes(T_add[v_ax0, v_ax1, v_ax2, v_ax3])
+                T_add[v_ax0, v_ax1, v_ax2, v_ax3] = pool_max[v_ax0, v_ax1, v_ax2, v_ax3] + T.float32(1.0)
 """  # noqa: E501
 
-TAIL = f'''
+ISSUE_GRAPH = r"""
 
-def test_cuda_pipeline_tries_window_reduction_right_before_reduction():
-    (schedule,) = [
-        transform
-        for transform in cuda_pipeline.legalize_passes(Target("{TARGET}"))
-        if isinstance(transform, dl.ApplyDefaultSchedule)
-    ]
-    rules = [type(rule) for rule in schedule.rules]
-    assert rules.index(dl.gpu.WindowReduction) + 1 == rules.index(dl.gpu.Reduction)
+def test_issue_graph_gets_one_thread_per_output():
+    # apache/tvm#20401's graph through the default CUDA pipeline (no GPU needed): the fused
+    # MaxPool2d 2x2 + Add launches one thread per output, not a block of threads per output.
+    @I.ir_module
+    class Module:
+        @R.function
+        def main(x: R.Tensor((1, 64, 64, 64), "float32")):
+            with R.dataflow():
+                pool = R.nn.max_pool2d(x, pool_size=[2, 2], strides=[2, 2])
+                out = R.add(pool, R.const(1, "float32"))
+                R.output(out)
+            return out
 
+    with TARGET:
+        mod = cuda_pipeline.get_default_pipeline(TARGET)(Module)
+    (kernel,) = [func for func in mod.functions.values() if isinstance(func, tirx.PrimFunc)]
+    binding = r'thread_binding\((?:T\.int64\()?(\d+)\)?, thread="(\w+)\.x"'
+    launch = {thread: int(extent) for extent, thread in re.findall(binding, kernel.script())}
+    assert launch["blockIdx"] * launch["threadIdx"] == 64 * 32 * 32
+"""
+
+TAIL = """
 
 def _max_pool_add():
     x = te.placeholder((1, 32, 64, 64), name="x")
@@ -284,24 +300,25 @@ def _avg_pool_relu():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not env.has_cuda(), reason="need cuda")
-def test_numerics_on_cuda():
+@pytest.mark.parametrize("workload", [_max_pool_add, _avg_pool_relu])
+def test_numerics_on_cuda(workload):
+    func, shape, reference = workload()
     device = tvm.cuda()
     target = Target.from_device(device)
-    for func, shape, reference in (_max_pool_add(), _avg_pool_relu()):
-        with target:
-            mod = dl.ApplyDefaultSchedule(dl.gpu.WindowReduction())(IRModule({{"main": func}}))
-        assert mod["main"].attrs["tirx.is_scheduled"]
-        kernel = tvm.compile(mod, target=target)
-        data = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
-        want = reference(data)
-        got = tvm.runtime.empty(want.shape, "float32", device)
-        kernel["main"](tvm.runtime.tensor(data, device), got)
-        tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    with target:
+        mod = dl.ApplyDefaultSchedule(dl.gpu.WindowReduction())(IRModule({"main": func}))
+    assert mod["main"].attrs["tirx.is_scheduled"]
+    kernel = tvm.compile(mod, target=target)
+    data = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
+    want = reference(data)
+    got = tvm.runtime.empty(want.shape, "float32", device)
+    kernel["main"](tvm.runtime.tensor(data, device), got)
+    tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
 if __name__ == "__main__":
     tvm.testing.main()
-'''
+"""
 
 
 def scheduled(mod: tvm.IRModule) -> tvm.IRModule:
@@ -311,38 +328,82 @@ def scheduled(mod: tvm.IRModule) -> tvm.IRModule:
         return dl.ApplyDefaultSchedule(WindowReduction())(mod)
 
 
+def _class_name(example: Example, part: str) -> str:
+    return "".join(word.capitalize() for word in example.name.split("_")) + part
+
+
 def _module_class(mod: tvm.IRModule, name: str) -> str:
-    """The module's TVMScript as `class name`, as TVM's dlight tests write it, indented into a
-    test function."""
+    """The module's TVMScript as a module-level `class name`, as TVM's dlight tests write it."""
     lines = [line for line in mod.script().splitlines() if not line.startswith("# from ")]
     text = "\n".join(lines).strip()
-    text = text.replace("@I.ir_module\nclass Module:", f"@I.ir_module(s_tir=True)\nclass {name}:")
-    return textwrap.indent(text, INDENT)
+    return text.replace("@I.ir_module\nclass Module:", f"@I.ir_module(s_tir=True)\nclass {name}:")
 
 
-def _test(example: Example) -> str:
+def _modules(example: Example) -> str:
+    """The example's Before module (and After, where the rule schedules it), its comment above."""
     before = example.before()
-    before_class = _module_class(before, "Before")  # before scheduling, which changes `before`
+    before_class = _module_class(before, _class_name(example, "Before"))  # before scheduling
     after = scheduled(before)
     if ("tirx.is_scheduled" in after["main"].attrs) != example.scheduled:
         taken = "declines" if example.scheduled else "schedules"
         raise AssertionError(f"the rule {taken} {example.name}: change EXAMPLES")
-    comment = textwrap.indent(example.comment, INDENT + "# ")
+    comment = textwrap.indent(example.comment, "# ")
     modules = [before_class]
     if example.scheduled:
-        modules.append(_module_class(after, "After"))
-    check = "_check(Before, After)" if example.scheduled else "_check(Before, Before)"
+        modules.append(_module_class(after, _class_name(example, "After")))
+    return f"\n\n{comment}\n" + "\n\n\n".join(modules) + "\n"
+
+
+def _parametrize(names: str, params: list[str]) -> str:
+    """`pytest.mark.parametrize` over `params` (`pytest.param(...)`), as ruff formats it."""
+    lines = []
+    for param in params:
+        if len(f"{INDENT * 2}{param},") <= 100:
+            lines.append(f"{INDENT * 2}{param},\n")
+        else:  # the arguments on a line of their own
+            inner = param.removeprefix("pytest.param(").removesuffix(")")
+            lines.append(f"{INDENT * 2}pytest.param(\n{INDENT * 3}{inner}\n{INDENT * 2}),\n")
     return (
-        f"\n\ndef test_{example.name}():\n{comment}\n{INDENT}# fmt: off\n"
-        + "\n\n".join(modules)
-        + f"\n{INDENT}# fmt: on\n{INDENT}{check}\n"
+        f'@pytest.mark.parametrize(\n{INDENT}"{names}",\n{INDENT}[\n'
+        + "".join(lines)
+        + f"{INDENT}],\n)\n"
     )
 
 
 def render() -> str:
     """The test file as the patch ships it."""
-    tests = "".join(_test(example) for example in EXAMPLES)
-    return ASF_HEADER + HEAD + tests + SYMBOLIC + TAIL
+    modules = "".join(_modules(example) for example in EXAMPLES)
+    scheduled_params = [
+        f'pytest.param({_class_name(e, "Before")}, {_class_name(e, "After")}, id="{e.name}")'
+        for e in EXAMPLES
+        if e.scheduled
+    ]
+    declined_params = [
+        f'pytest.param({_class_name(e, "Before")}, id="{e.name}")'
+        for e in EXAMPLES
+        if not e.scheduled
+    ] + ['pytest.param(SymbolicShapeBefore, id="symbolic_shape")']
+    tests = (
+        "\n\n"
+        + _parametrize("before, after", scheduled_params)
+        + "def test_scheduled(before, after):\n"
+        + f"{INDENT}assert_structural_equal(_schedule(before), after)\n\n\n"
+        + _parametrize("before", declined_params)
+        + "def test_declined(before):\n"
+        + f"{INDENT}unchanged = tvm.ir.load_json(tvm.ir.save_json(before))\n"
+        + f"{INDENT}assert_structural_equal(_schedule(before), unchanged)\n"
+    )
+    return (
+        ASF_HEADER
+        + HEAD
+        + "\n\n# fmt: off"
+        + modules
+        + SYMBOLIC
+        + "# fmt: on\n"
+        + tests
+        + ISSUE_GRAPH
+        + TAIL
+    )
 
 
 if __name__ == "__main__":

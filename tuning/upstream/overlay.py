@@ -1,9 +1,10 @@
 """A pytest plugin that registers the patch's TVM files in place of the installed TVM's modules,
-as the patched tree would import them, so that TVM's test of the rule runs against the patch:
+as the patched tree would import them, so that TVM's tests run against the patch:
 
-    TVM_OVERLAY=DIR python -m pytest -p tvm_overlay DIR/tests/python/s_tir/dlight/...
+    TVM_OVERLAY=DIR python -m pytest -p tuning.upstream.overlay TESTS
 
-DIR is `tune upstream --out DIR`. The added rule module is registered first, then the edited
+DIR holds the files under TVM's paths (`python/tvm/...`), as `tune upstream --out DIR` or
+`--check` (check.py) writes them. The added rule module is registered first, then the edited
 `dlight.gpu` package (its other submodules stay the installed ones) and the CUDA pipeline.
 """
 
@@ -23,16 +24,19 @@ def module_name(path: str) -> str:
 
 
 def register(out: Path) -> None:
+    """Load the patch's three modules from `out` in place of the installed ones."""
     for path in (RULE, GPU_INIT, CUDA_PIPELINE):
         name = module_name(path)
         parent, _, leaf = name.rpartition(".")
         installed = sys.modules.get(name) or (
             importlib.import_module(name) if path != RULE else None
         )
-        search = installed.__path__ if path.endswith("__init__.py") else None
+        search = list(installed.__path__) if installed and path.endswith("__init__.py") else None
         spec = importlib.util.spec_from_file_location(
             name, out / path, submodule_search_locations=search
         )
+        if spec is None or spec.loader is None:
+            raise RuntimeError(f"cannot load {out / path}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)

@@ -1,0 +1,42 @@
+"""PR.md's figures where no folder is given: the H200 runs committed under reports/h200/, each
+read from its file (or from the archive its run folder is kept in), with the date its run
+recorded (the environment.json of a run it holds where the file itself has none)."""
+
+from __future__ import annotations
+
+import json
+import tarfile
+from pathlib import Path
+
+H200 = Path(__file__).resolve().parents[2] / "reports" / "h200"
+# option -> (the file, or archive and member, holding the figures; where the run's date is).
+SOURCES = {
+    "--run": (("run.tar.xz", "run/report.json"), ("run.tar.xz", "run/environment.json")),
+    "--sweep": (("sweep/sweep.json", None), ("sweep/cases.tar.xz", "sweep/issue/environment.json")),
+    "--models": (
+        ("models/models.tar.xz", "models/models.json"),
+        ("models/models.tar.xz", "models/resnet50/environment.json"),
+    ),
+    "--bench": (("window/window_bench.json", None), ("window/window_bench.json", None)),
+}
+
+
+def _read(file: str, member: str | None) -> dict:
+    if member is None:
+        return json.loads((H200 / file).read_text())
+    with tarfile.open(H200 / file) as archive:
+        found = archive.extractfile(member)
+        if found is None:
+            raise RuntimeError(f"{file} holds no file {member}")
+        return json.loads(found.read())
+
+
+def committed(option: str) -> tuple[dict, Path, str]:
+    """The figures' data for `option`, where they are (relative to the project), and the date
+    of the run (YYYY-MM-DD)."""
+    (file, member), (dated, dated_member) = SOURCES[option]
+    data = _read(file, member)
+    environment = _read(dated, dated_member)
+    date = str(environment.get("date") or environment.get("environment", {}).get("date", ""))
+    where = H200.relative_to(H200.parents[1]) / file
+    return data, where / member if member else where, date[:10] or "date not recorded"
