@@ -6,7 +6,7 @@ from __future__ import annotations
 from .cells import MISSING, table
 from .comparisons import ratio_text, verdict
 from .markdown import closing_sections
-from .model import AGREEMENT, DEFAULT, TUNED, arm_of
+from .model_names import AGREEMENT, DEFAULT, TUNED, arm_of
 
 MAX_KERNEL_ROWS = 40
 COSTLIEST = 10
