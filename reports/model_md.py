@@ -282,10 +282,12 @@ def _tuned_section(report: dict) -> list[str]:
     kernels = report["tuned"].get("kernels", {})
     if not kernels:
         return []
+    # Each tuner's summary is a table of its own in a kernel's (`tuning/models/tune_top.py`).
+    tuners = [key for key, value in next(iter(kernels.values())).items() if isinstance(value, dict)]
     rows = []
     for name, found in kernels.items():
         cells = []
-        for tuner in ("optuna", "metaschedule"):
+        for tuner in tuners:
             got = found.get(tuner, {})
             cells.append(
                 f"{_us(got.get('best_kernel_us'))} ({got.get('valid', 0)} of "
@@ -308,7 +310,7 @@ def _tuned_section(report: dict) -> list[str]:
         f"## Tuned kernels (--tune-top {len(kernels)}, {budget} candidates per tuner; us, each "
         "kernel compiled alone and timed by the tuners' evaluator)",
         "",
-        *table(["kernel", "default", "fixed", "Optuna", "MetaSchedule", "into tvm-tuned"], rows),
+        *table(["kernel", "default", "fixed", *(f"`{t}`" for t in tuners), "into tvm-tuned"], rows),
         "",
         f"`{TUNED}` is the `{report['tuned'].get('base')}` list's build with these kernels put in.",
     ]

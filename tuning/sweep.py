@@ -38,7 +38,8 @@ from tuning.runfolder.store import (
     read_text,
     write_json,
 )
-from tuning.tuners.optuna import OPTUNA, OPTUNA_ONE_KERNEL
+from tuning.tuners.registry import tuners_for
+from tuning.tuners.spec import Role
 
 from .errors import TuningFailed
 from .limits import check_case_fits
@@ -51,7 +52,6 @@ CAPTURED_ARMS = ["fixed+capture", "one-kernel+capture"]
 # Inductor, plain and captured whole: where it fuses a Case into one kernel too, `one-kernel`
 # is held against that kernel by GPU time with calls queued (like for like).
 INDUCTOR_PEERS = ["torch-compile", "torch-compile+capture"]
-SWEEP_TUNERS = [OPTUNA.name, OPTUNA_ONE_KERNEL.name]
 # Window 2 and 3, stride 1 and 2, channels, spatial sizes, prelude on and off, tail 1 and 2.
 SWEEP_CASES = {
     "issue": Case(),
@@ -110,9 +110,9 @@ def _cases_file(path: Path) -> dict:
     try:
         text = read_text(path)
         if path.suffix == ".toml":
-            try:
+            if sys.version_info >= (3, 11):
                 import tomllib
-            except ModuleNotFoundError:  # Python 3.10
+            else:  # Python 3.10
                 import tomli as tomllib
             try:
                 tables = tomllib.loads(text)
@@ -247,7 +247,7 @@ def run_sweep(
             "large_reductions": reduction_rules(),
         },
     )
-    tuners = SWEEP_TUNERS if budget > 0 else []
+    tuners = tuners_for(Role.SWEEP) if budget > 0 else []  # the tuners whose spec takes the sweep
     arms = sweep_arms(target_spec["kind"])
     with details_to(out / DETAILS_LOG, progress):
         for number, name in enumerate(names, 1):

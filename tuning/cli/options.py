@@ -26,6 +26,8 @@ from tuning.limits import BUILDER_BYTES, GB, MEMORY_SHARE, WORKER_BASE_BYTES
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.ranges import RANGES, out_of_range
 from tuning.tuners.optuna.samplers import SAMPLERS
+from tuning.tuners.registry import TUNERS, tuners_for
+from tuning.tuners.spec import Role
 
 from .text import check_text
 
@@ -82,7 +84,7 @@ def protocol_blocks(value) -> int | None:
 RUN_DEFAULTS = {
     "budget": 500,
     "arms": None,
-    "tuners": "optuna,metaschedule",
+    "tuners": ",".join(tuners_for(Role.DEFAULT)),
     "trials": Protocol.trials,
     "blocks": AUTO,
     "number": Protocol.number,
@@ -153,9 +155,9 @@ def parser(description: str) -> Parser:
     )
     p.add_argument(
         "--tuners",
-        help="comma-separated subset of: optuna, metaschedule, "
-        "optuna-one-kernel (Optuna over the one kernel of the whole graph; default "
-        "optuna,metaschedule)",
+        help=f"comma-separated subset of: {', '.join(tuners_for(Role.STUDY))} "
+        f"({'; '.join(s.note for s in TUNERS.values() if s.note)}; default "
+        f"{RUN_DEFAULTS['tuners']})",
     )
     p.add_argument(
         "--target", default="auto", help="auto (CUDA if a GPU is visible, else llvm), cuda or llvm"

@@ -17,17 +17,15 @@ from tuning.plan import RunPlan
 from tuning.redact import redact
 from tuning.runfolder.store import Run, RunError, check_folder_name, run_identity
 from tuning.study import save_environment
-from tuning.tuners.metaschedule import METASCHEDULE
-from tuning.tuners.metaschedule.rpc import free_servers
-from tuning.tuners.optuna import OPTUNA, OPTUNA_ONE_KERNEL
-from tuning.tuners.optuna.storages import remember_password, storage_file
-from tuning.tuners.optuna.study import open_study, study_name
+from tuning.tuners.registry import TUNERS
+from tuning.tuners.spec import StorageChecks
 
 from .choices import (
     arm_names,
     check_arms_fit_target,
     check_stored_names,
     default_arms,
+    free_rpc_servers,
     resolve_target,
     rpc_options,
     run_tuners,
@@ -68,7 +66,7 @@ def start_run(args, argv: list[str]) -> Run:
     options = {
         "sampler": args.sampler,
         "seed": args.seed,
-        "storage": remember_password(args.storage) if args.storage else None,
+        "storage": _storage().remember_password(args.storage) if args.storage else None,
         "storage_password_env": args.storage_password_env,
         "exhaustive": args.exhaustive,
         "workers": args.workers,
@@ -100,14 +98,22 @@ def _open_studies_first(plan: RunPlan) -> None:
     checked to be this run's) before the run folder exists, so that a storage that cannot be
     used leaves nothing that would refuse the same command once it is fixed."""
     for name in plan.tuners:
-        if name in (OPTUNA.name, OPTUNA_ONE_KERNEL.name):
-            open_study(
+        spec = TUNERS[name]
+        checks = spec.storage_checks()
+        if checks is not None:
+            checks.open_first(
                 plan.options["storage"],
-                study_name(name == OPTUNA_ONE_KERNEL.name, shared=True),
-                None,
                 plan.identity,
                 plan.options["storage_password_env"],
+                **spec.extra,
             )
+
+
+def _storage() -> StorageChecks:
+    """How --storage URLs are kept and read: as the tuners that take a storage say."""
+    found = next(s.storage_checks() for s in TUNERS.values() if s.storage is not None)
+    assert found is not None
+    return found
 
 
 def resume_run(args) -> Run:
@@ -130,11 +136,11 @@ def resume_run(args) -> Run:
     options = {**meta["options"], **_storage_now(args, run, meta["options"])}
     if args.rpc_tracker is not None or args.rpc_key is not None:  # the tracker moved
         options.update(rpc_options(args, meta["tuners"]))
-    elif (
-        options.get("rpc_tracker")
-        and not (run.path / "tuners" / METASCHEDULE.name / "summary.json").exists()
-    ):
-        free_servers(options["rpc_tracker"], options["rpc_key"])
+    elif options.get("rpc_tracker"):  # needed while a tuner that measures on it is not done
+        left = [
+            t for t in meta["tuners"] if not (run.path / "tuners" / t / "summary.json").exists()
+        ]
+        free_rpc_servers(options["rpc_tracker"], options["rpc_key"], left)
     if options != meta["options"]:
         run.update_meta(options=options)
     if not (run.path / "environment.json").exists():  # rebuilt: same device, checked above
@@ -176,13 +182,13 @@ def _storage_now(args, run: Run, options: dict) -> dict:
     names, or send a password to a server it names."""
     changes = {}
     if args.storage is not None:  # with its password variable given now, or none
-        changes["storage"] = remember_password(args.storage)
+        changes["storage"] = _storage().remember_password(args.storage)
         changes["storage_password_env"] = args.storage_password_env
     elif args.storage_password_env is not None:
         changes["storage_password_env"] = args.storage_password_env
     stored = options.get("storage")
     if args.storage is None and stored:
-        path = storage_file(stored)
+        path = _storage().storage_file(stored)
         inside = path is not None and path.resolve().is_relative_to(run.path.resolve())
         if not inside:
             raise RunError(
