@@ -25,11 +25,10 @@ from baselines.case import Case, CaseError, parse_case
 from baselines.pipeline import make_target
 from reports.sweep import OUTPUTS, SWEEP_JSON
 from tuning.measure.harness import Protocol
-from tuning.runfolder.lock import LOCK_FILE
+from tuning.runfolder.lock import LOCK_FILE, hold
+from tuning.runfolder.opener import open_run
 from tuning.runfolder.shapes import SWEEP, SWEEP_KIND, mismatch
 from tuning.runfolder.store import (
-    RUN_FILE,
-    Run,
     RunError,
     check_folder_name,
     loads,
@@ -237,7 +236,7 @@ def run_sweep(
     if stored_path.exists() and read_json(stored_path)["settings"] != settings:
         raise RunError(f"{out} holds a sweep with other settings; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    _hold(out)
+    hold(out)  # one sweep per folder at a time
     write_json(
         stored_path,
         {
@@ -273,11 +272,8 @@ def _measure_case(path: Path, plan: RunPlan, title: str, progress: Progress) -> 
         progress.say(f"{title}: already measured, kept")
         return
     progress.line(title)
-    if (path / RUN_FILE).exists():
-        run = Run.open(path, plan.identity)
-        run.lock()
-    else:
-        run = Run.create(path, plan.meta())
+    run = open_run(path, plan.meta())
+    if not (path / "environment.json").exists():
         save_environment(run, make_target(**plan.target_spec))
     if "fused_kernel_rules" not in run.meta:
         run.update_meta(fused_kernel_rules=fused_kernel_rules(plan.case))
@@ -285,13 +281,3 @@ def _measure_case(path: Path, plan: RunPlan, title: str, progress: Progress) -> 
         run_study(run, progress)
     except TuningFailed as error:  # its arms were measured and reported; go on
         progress.line(f"{title}: {error}")
-
-
-def _hold(out: Path) -> None:
-    """One sweep per folder at a time (`lock.py`)."""
-    from tuning.runfolder.lock import FolderBusy, hold
-
-    try:
-        hold(out)
-    except FolderBusy as error:
-        raise RunError(str(error)) from None

@@ -15,6 +15,7 @@ from tuning.limits import check_case_fits, check_workers_fit, slow_case_note
 from tuning.measure.protocol import Protocol
 from tuning.plan import RunPlan
 from tuning.redact import redact
+from tuning.runfolder.opener import open_locked
 from tuning.runfolder.store import Run, RunError, check_folder_name, run_identity
 from tuning.study import save_environment
 from tuning.tuners.registry import TUNERS
@@ -85,7 +86,7 @@ def start_run(args, argv: list[str]) -> Run:
     )
     if args.storage:
         _open_studies_first(plan)
-    run = Run.create(out, plan.meta())
+    run = Run.create(out, plan.meta())  # a new run: refused where the folder holds one
     run.update_meta(
         peers_added=[n for n in arms if n not in requested], peers_not_measured=peers_not_measured
     )
@@ -121,8 +122,7 @@ def resume_run(args) -> Run:
     run-defining option given now must match the run's own."""
     if args.out is not None:
         raise UsageError("--out starts a new run and --resume finishes one; give one of them")
-    run = Run.open(Path(args.resume))
-    run.lock()
+    run = open_locked(Path(args.resume))
     meta = run.meta
     check_stored_names(meta, run.path / "run.json")
     check_case_fits(Case.from_dict(meta["case"]))

@@ -23,8 +23,9 @@ LOCK_FILE = "tune.lock"
 _held: dict[str, int] = {}
 
 
-class FolderBusy(ValueError):
-    """Another process writes this folder; the message names it."""
+class FolderBusy(RunError):
+    """Another process writes this folder; the message names it (a `RunError`: said in one
+    line where it reaches the command line)."""
 
 
 def hold(folder: Path) -> None:

@@ -33,7 +33,7 @@ from .files import (  # noqa: F401  (re-exported: the run folder's file function
     write_json,
     write_text,
 )
-from .lock import FolderBusy, hold, release
+from .lock import hold, release
 from .shapes import run_problem
 
 FORMAT = 1
@@ -166,10 +166,7 @@ class Run:
     def lock(self) -> None:
         """Be the folder's only writer for the life of this process (`lock.py`), and clear
         the temporary files a killed writer left."""
-        try:
-            hold(self.path)
-        except FolderBusy as error:
-            raise RunError(str(error)) from None
+        hold(self.path)  # FolderBusy is a RunError
         self._remove_stale_temporaries()
 
     def _remove_stale_temporaries(self) -> None:
