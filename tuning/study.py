@@ -14,7 +14,7 @@ from baselines.case import Case
 from baselines.pipeline import make_target
 from tuning.candidates.side_by_side import side_by_side
 from tuning.measure.arm_libraries import ArmLibraries, with_builds
-from tuning.measure.harness import TrialProcesses, run_trial_process
+from tuning.measure.trial_process import TrialProcesses, run_trial_process
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.registry import TUNERS
 

@@ -6,8 +6,8 @@ import time
 
 from baselines.arms import ARMS
 from baselines.case import Case
-from tuning.measure.harness import TrialProcesses, run_trial_process
 from tuning.measure.protocol import Protocol
+from tuning.measure.trial_process import TrialProcesses, run_trial_process
 
 CASE = Case(channels=2, height=8, width=8, branches=2)
 PROTOCOL = Protocol(number=1, repeat=1, min_repeat_ms=0, warmup_s=0, blocks=2, trials=2, checks=1)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from baselines.models.errors import ModelError
-from tuning.measure.harness import run_trial_process
+from tuning.measure.trial_process import run_trial_process
 from tuning.runfolder.opener import open_run
 from tuning.runfolder.store import Run, RunError, read_json
 
