@@ -14,6 +14,7 @@ from baselines.case import Case
 from baselines.pipeline import make_target
 from tuning.candidates.side_by_side import side_by_side
 from tuning.measure.arm_libraries import ArmLibraries, with_builds
+from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import TrialProcesses, run_trial_process
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.registry import TUNERS
@@ -118,19 +119,10 @@ def _trials(
             )
 
         ir_dir = str(run.path / "ir") if index == 0 else None
-        record = run_trial_process(
-            plan.case,
-            arms,
-            plan.target_spec,
-            protocol,
-            index,
-            ir_dir,
-            peers,
-            progress.say,
-            step,
-            libraries.path,
-            processes.take(index, peers),
+        job = TrialJob(
+            plan.case, arms, plan.target_spec, protocol, index, ir_dir, peers, libraries.path
         )
+        record = run_trial_process(job, progress.say, step, processes.take(index, peers))
         run.save_trial(with_builds(record, libraries.built()) if index == 0 else record)
 
 

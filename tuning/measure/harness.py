@@ -11,11 +11,13 @@ Each trial runs in a fresh process of its own (`trial_process.py`), started with
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import tvm
 from tvm import relax
 
+from baselines.case import Case
 from baselines.pipeline import make_target
 from baselines.protocols import TimedArm
 
@@ -23,7 +25,7 @@ from .arm_libraries import build_arm
 from .blocks import measure_blocks
 from .protocol import Protocol
 from .vm_arms import CapturedVMArm, VMArm, device_for
-from .workload import as_workload
+from .workload import Workload, as_workload
 
 # 2: every figure's samples per block, and every block's order (1: figure 1 only, flat).
 TRIAL_FORMAT = 2
@@ -34,32 +36,38 @@ def check(subject, arm: TimedArm, checks: int) -> dict:
     return as_workload(subject).check(arm, checks)
 
 
-def run_trial(
-    case,
-    arms: list,
-    target_spec: dict,
-    protocol: Protocol,
-    index: int,
-    ir_dir: str | None = None,
-    progress=None,
-    peers: tuple = (),
-    step=None,
-    library_dir: str | None = None,
-) -> dict:
-    """One trial in the current process: check results, every figure's samples (us) per arm and
-    block, and every block's order. `case`: a Case, or a workload (`workload.py`).
+@dataclass(frozen=True)
+class TrialJob:
+    """One trial, as it crosses into its process (picklable). `subject`: a Case, or a workload
+    (`workload.py`). `peers` names other frameworks' versions of the graph (`torch-eager`,
+    `torch-compile`, ...), checked and timed with the arms. `ir_dir`: where a build here dumps
+    its IR. `library_dir`: where each arm's compiled library is loaded from (built before the
+    trials by `arm_libraries`); an arm without one there is built here, and its library left
+    there for later trials."""
 
-    `peers` names other frameworks' versions of the graph (`torch-eager`, `torch-compile`, ...),
-    checked and timed with the arms. `progress(message)` hears each step, `step(done, blocks)`
-    each block begun. `library_dir`: where each arm's compiled library is loaded from (built
-    before the trials by `arm_libraries`); an arm without one there is built here, and its
-    library left there for later trials."""
+    subject: Case | Workload
+    arms: list
+    target_spec: dict
+    protocol: Protocol
+    index: int
+    ir_dir: str | None = None
+    peers: tuple = ()
+    library_dir: str | None = None
+
+
+def run_trial(job: TrialJob, progress=None, step=None) -> dict:
+    """One trial in the current process: check results, every figure's samples (us) per arm and
+    block, and every block's order. `progress(message)` hears each step, `step(done, blocks)`
+    each block begun."""
     say = progress or (lambda message: None)
-    workload = as_workload(case)
-    target = make_target(**target_spec)
+    arms, protocol, index, peers = job.arms, job.protocol, job.index, job.peers
+    ir_dir, library_dir = job.ir_dir, job.library_dir
+    workload = as_workload(job.subject)
+    target = make_target(**job.target_spec)
     device = device_for(target)
     order = arms if index % 2 == 0 else list(reversed(arms))
-    built, checks, kernels, graphs, build_s, loaded = {}, {}, {}, {}, {}, []
+    built: dict[str, TimedArm] = {}
+    checks, kernels, graphs, build_s, loaded = {}, {}, {}, {}, []
     for arm in order:
         started = time.monotonic()
         library = Path(library_dir) / f"{arm.name}.so" if library_dir else None

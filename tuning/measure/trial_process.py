@@ -15,7 +15,7 @@ import time
 
 from tuning.children import die_with_parent, stop
 
-from .harness import run_trial
+from .harness import TrialJob, run_trial
 
 
 def _trial_entry(jobs, replies, warm_peers: tuple, parent: int, spawned_at: float):
@@ -36,15 +36,13 @@ def _trial_entry(jobs, replies, warm_peers: tuple, parent: int, spawned_at: floa
     job = jobs.get()
     if job is None:
         os._exit(0)
-    args, peers, library_dir = job
     started = time.time()
+    message: tuple
     try:
         result = run_trial(
-            *args,
+            job,
             progress=lambda message: replies.put(("say", message)),
-            peers=peers,
             step=lambda done, total: replies.put(("step", done, total)),
-            library_dir=library_dir,
         )
         result["wall_s"].update(
             startup_s=imported - spawned_at,
@@ -82,10 +80,10 @@ class TrialProcess:
         )
         self._process.start()
 
-    def run(self, args: tuple, peers: tuple, library_dir, say=None, step=None) -> dict:
-        """Run the trial (`run_trial`'s leading arguments) and return its record. `say` and
-        `step` hear its progress, as `run_trial` gives it."""
-        self._jobs.put((args, peers, library_dir))
+    def run(self, job: TrialJob, say=None, step=None) -> dict:
+        """Run the trial and return its record. `say` and `step` hear its progress, as
+        `run_trial` gives it."""
+        self._jobs.put(job)
         listeners = {"say": say, "step": step}
         try:
             while True:
@@ -136,21 +134,10 @@ class TrialProcesses:
 
 
 def run_trial_process(
-    case,
-    arms,
-    target_spec,
-    protocol,
-    index,
-    ir_dir=None,
-    peers: tuple = (),
-    say=None,
-    step=None,
-    library_dir: str | None = None,
-    process: TrialProcess | None = None,
+    job: TrialJob, say=None, step=None, process: TrialProcess | None = None
 ) -> dict:
     """Run one trial in a fresh process (`process`, started earlier, or a new one): an
     independent CUDA context, allocator and caches. `say` and `step` hear the trial's
     progress, as `run_trial` gives it."""
-    process = process or TrialProcess(index, peers)
-    args = (case, arms, target_spec, protocol, index, ir_dir)
-    return process.run(args, peers, library_dir, say, step)
+    process = process or TrialProcess(job.index, job.peers)
+    return process.run(job, say, step)

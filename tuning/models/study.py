@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from baselines.models.errors import ModelError
+from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import run_trial_process
 from tuning.runfolder.opener import open_run
 from tuning.runfolder.store import Run, RunError, read_json
@@ -197,18 +198,16 @@ def _trials(run: Run, plan: ModelPlan, arms: list, prepared: Prepared, progress)
                 f"trial {index + 1}/{protocol.trials}",
             )
 
-        record = run_trial_process(
+        job = TrialJob(
             plan.workload,
             arms,
             plan.target_spec,
             protocol,
             index,
-            None,
-            peers,
-            progress.say,
-            step,
-            prepared.library_dir,
+            peers=peers,
+            library_dir=prepared.library_dir,
         )
+        record = run_trial_process(job, progress.say, step)
         run.save_trial(record)
     summary = f"{len(arms) + len(peers)} arms, {len(left)} trials in fresh processes"
     run.add_wall("trials", progress.finish("trials", summary))
