@@ -8,6 +8,7 @@ there, so an interrupted run is finished by `tune --resume DIR` without re-measu
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from baselines.arms import Arm
 from baselines.case import Case
@@ -44,7 +45,7 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
     left = [i for i in range(plan.protocol.trials) if not run.trial_path(i).exists()]
     with (
         ArmLibraries.for_run(run, plan) as libraries,
-        # Each trial's process starts now and imports while the tuners run (`harness`).
+        # Each trial's process starts now and imports while the tuners run (`trial_process`).
         TrialProcesses(left, peers) as processes,
     ):
         libraries.start(arms)  # built while the tuners run; each tuned arm once it is found
@@ -52,7 +53,7 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
         run.add_wall("tuning", time.monotonic() - started)
         arms += tuned
         run.update_meta(arms=describe_arms(arms, peers), tuner_failures=failures)
-        _compare(run, plan, arms, peers, progress, libraries, processes)
+        Comparison(run, plan, arms, peers, progress, libraries, processes).measure()
     if target.kind.name == "cuda":
         environment = read_json(run.path / "environment.json")
         write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
@@ -67,63 +68,63 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
     return report
 
 
-def _compare(
-    run: Run,
-    plan: RunPlan,
-    arms: list[Arm],
-    peers: tuple,
-    progress: Progress,
-    libraries,
-    processes: TrialProcesses,
-) -> None:
-    """The final comparison: every trial not yet measured, each in a fresh process (started
-    with the run, `processes`) that loads the arms' libraries (`arm_libraries`), once every
-    one is built."""
-    protocol = plan.protocol
-    started = time.monotonic()
-    progress.start("comparison")
-    libraries.built()  # every one, before the first trial
-    if libraries.wall_s is not None:
-        run.add_wall("arm builds", libraries.wall_s)
-    _trials(run, plan, arms, peers, progress, libraries, processes)
-    run.add_wall("comparison", time.monotonic() - started)
-    progress.finish(
-        "comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials in fresh processes"
-    )
+@dataclass(frozen=True)
+class Comparison:
+    """The final comparison of one run: every trial not yet measured, each in a fresh process
+    (started with the run, `processes`) that loads the arms' libraries (`libraries`), once
+    every one is built."""
 
+    run: Run
+    plan: RunPlan
+    arms: list[Arm]
+    peers: tuple
+    progress: Progress
+    libraries: ArmLibraries
+    processes: TrialProcesses
 
-def _trials(
-    run: Run,
-    plan: RunPlan,
-    arms: list[Arm],
-    peers: tuple,
-    progress: Progress,
-    libraries,
-    processes: TrialProcesses,
-) -> None:
-    protocol = plan.protocol
-    for index in range(protocol.trials):
-        if run.trial_path(index).exists():
-            progress.say(f"trial {index}: already measured, kept")
-            continue
-        progress.say(
-            f"trial {index + 1}/{protocol.trials}: {len(arms) + len(peers)} arms in a fresh process"
+    def measure(self) -> None:
+        run, progress, libraries = self.run, self.progress, self.libraries
+        started = time.monotonic()
+        progress.start("comparison")
+        libraries.built()  # every one, before the first trial
+        if libraries.wall_s is not None:
+            run.add_wall("arm builds", libraries.wall_s)
+        for index in range(self.plan.protocol.trials):
+            self._trial(index)
+        run.add_wall("comparison", time.monotonic() - started)
+        arms = len(self.arms) + len(self.peers)
+        progress.finish(
+            "comparison", f"{arms} arms, {self.plan.protocol.trials} trials in fresh processes"
         )
 
-        def step(done: int, blocks: int, index=index) -> None:
+    def _trial(self, index: int) -> None:
+        run, plan, progress, peers = self.run, self.plan, self.progress, self.peers
+        trials = plan.protocol.trials
+        if run.trial_path(index).exists():
+            progress.say(f"trial {index}: already measured, kept")
+            return
+        progress.say(
+            f"trial {index + 1}/{trials}: {len(self.arms) + len(peers)} arms in a fresh process"
+        )
+
+        def step(done: int, blocks: int) -> None:
             progress.step(
-                "comparison",
-                index * blocks + done,
-                protocol.trials * blocks,
-                f"trial {index + 1}/{protocol.trials}",
+                "comparison", index * blocks + done, trials * blocks, f"trial {index + 1}/{trials}"
             )
 
         ir_dir = str(run.path / "ir") if index == 0 else None
         job = TrialJob(
-            plan.case, arms, plan.target_spec, protocol, index, ir_dir, peers, libraries.path
+            plan.case,
+            self.arms,
+            plan.target_spec,
+            plan.protocol,
+            index,
+            ir_dir,
+            peers,
+            self.libraries.path,
         )
-        record = run_trial_process(job, progress.say, step, processes.take(index, peers))
-        run.save_trial(with_builds(record, libraries.built()) if index == 0 else record)
+        record = run_trial_process(job, progress.say, step, self.processes.take(index, peers))
+        run.save_trial(with_builds(record, self.libraries.built()) if index == 0 else record)
 
 
 def _tune(run: Run, plan: RunPlan, target, progress: Progress, found) -> tuple[list[Arm], dict]:
