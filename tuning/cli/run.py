@@ -32,7 +32,8 @@ from .choices import (
     run_tuners,
     tuner_names,
 )
-from .options import protocol_blocks, refuse_changes, with_defaults
+from .options import protocol_blocks
+from .run_options import refuse_changes, with_defaults
 
 
 def recorded_command(prefix: str, argv: list[str]) -> str:
