@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import cast
 
 from baselines.arms import Arm
 from baselines.case import Case
@@ -19,6 +20,7 @@ from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import TrialProcesses, run_trial_process
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.registry import TUNERS
+from tuning.tuners.spec import RunOptions
 
 from .environment import capture, sm_clock_mhz
 from .errors import TuningFailed
@@ -27,7 +29,7 @@ from .progress import Progress
 
 
 def tuned_arm(
-    name: str, run: Run, case: Case, target, budget: int, progress: Progress, options: dict
+    name: str, run: Run, case: Case, target, budget: int, progress: Progress, options: RunOptions
 ) -> Arm:
     """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
     return TUNERS[name].tune(run, case, target, budget, progress, options)
@@ -134,7 +136,8 @@ def _tune(run: Run, plan: RunPlan, target, progress: Progress, found) -> tuple[l
     the report states; any other error, or Ctrl-C, stops them all and is raised here."""
 
     def tuner(name: str):
-        return lambda: tuned_arm(name, run, plan.case, target, plan.budget, progress, plan.options)
+        options = cast(RunOptions, plan.options)  # run.json's, checked where the run was opened
+        return lambda: tuned_arm(name, run, plan.case, target, plan.budget, progress, options)
 
     outcomes = side_by_side(
         {name: tuner(name) for name in plan.tuners},

@@ -16,6 +16,7 @@ from tuning.errors import UsageError
 from tuning.runfolder.store import RunError
 from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.registry import TUNERS
+from tuning.tuners.spec import RunOptions
 
 from .options import CUDA_ARM_NAMES, CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES
 
@@ -39,7 +40,7 @@ def run_tuners(text: str, budget: int) -> list[str]:
     return names if budget > 0 else []
 
 
-def rpc_options(args, tuners: list[str]) -> dict:
+def rpc_options(args, tuners: list[str]) -> RunOptions:
     """--rpc-tracker and --rpc-key, checked with the tracker before anything is tuned."""
     if (args.rpc_tracker is None) != (args.rpc_key is None) or args.rpc_key == "":
         raise UsageError("--rpc-tracker HOST:PORT and --rpc-key KEY go together")

@@ -19,7 +19,7 @@ from tuning.runfolder.opener import open_locked
 from tuning.runfolder.store import Run, RunError, check_folder_name, run_identity
 from tuning.study import save_environment
 from tuning.tuners.registry import TUNERS
-from tuning.tuners.spec import StorageChecks
+from tuning.tuners.spec import RunOptions, StorageChecks
 
 from .choices import (
     arm_names,
@@ -65,7 +65,7 @@ def start_run(args, argv: list[str]) -> Run:
     arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     check_folder_name(out)
-    options = {
+    options: RunOptions = {
         "sampler": args.sampler,
         "seed": args.seed,
         "storage": _storage().remember_password(args.storage) if args.storage else None,
@@ -82,7 +82,7 @@ def start_run(args, argv: list[str]) -> Run:
         arms,
         tuners,
         args.budget,
-        options,
+        dict(options),  # as run.json keeps it
         recorded_command("tune", argv),
     )
     if args.storage:
@@ -134,7 +134,7 @@ def resume_run(args) -> Run:
     spec, device = resolve_target(kind)
     run = Run.open(run.path, run_identity(case, spec["kind"], device))
     refuse_changes(_given(args, meta), meta, run.path)
-    options = {**meta["options"], **_storage_now(args, run, meta["options"])}
+    options: RunOptions = {**meta["options"], **_storage_now(args, run, meta["options"])}
     if args.rpc_tracker is not None or args.rpc_key is not None:  # the tracker moved
         options.update(rpc_options(args, meta["tuners"]))
     elif options.get("rpc_tracker"):  # needed while a tuner that measures on it is not done
@@ -176,12 +176,12 @@ def _given(args, meta: dict) -> dict:
     return given
 
 
-def _storage_now(args, run: Run, options: dict) -> dict:
+def _storage_now(args, run: Run, options: RunOptions) -> RunOptions:
     """--storage and --storage-password-env given with --resume replace the stored ones. A
     stored storage outside the run folder (a file elsewhere, a server) is used only when
     given again now: a run folder from elsewhere must not make a resume write to a file it
     names, or send a password to a server it names."""
-    changes = {}
+    changes: RunOptions = {}
     if args.storage is not None:  # with its password variable given now, or none
         changes["storage"] = _storage().remember_password(args.storage)
         changes["storage_password_env"] = args.storage_password_env

@@ -15,7 +15,7 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, TypedDict, cast
 
 from tuning.runfolder.store import Run, write_json
 
@@ -36,6 +36,20 @@ class Role:
     DEFAULT = "default"  # a run that names no tuner runs it
     SWEEP = "sweep"  # `tune sweep` runs it on every Case, at the sweep's budget
     TUNE_TOP = "tune-top"  # `tune model --tune-top` runs it on each of the costliest kernels
+
+
+class RunOptions(TypedDict, total=False):
+    """The run's options the tuners read, as run.json's `options` holds them (a key absent from
+    an older run takes its default where it is read)."""
+
+    sampler: str  # Optuna's sampler
+    seed: int  # of the tuners' samplers
+    storage: str | None  # --storage: the Optuna storage the run shares (its password kept out)
+    storage_password_env: str | None  # where the storage's password is read from
+    exhaustive: bool  # also measure every point of the template's space
+    workers: int  # Optuna processes sharing one study
+    rpc_tracker: str  # --rpc-tracker HOST:PORT: MetaSchedule measures on its servers
+    rpc_key: str
 
 
 @dataclass(frozen=True)
@@ -64,7 +78,7 @@ class Tuner(Protocol):
         target: tvm.target.Target,
         budget: int,
         progress: Progress,
-        options: dict,
+        options: RunOptions,
         **extra: object,
     ) -> Arm:
         """The study's task: the Case's kernel, in `run.tuner_dir(...)`. It measures at most
@@ -146,7 +160,7 @@ class TunerSpec:
         target: tvm.target.Target,
         budget: int,
         progress: Progress,
-        options: dict,
+        options: RunOptions,
     ) -> Arm:
         """The study's task (`Tuner.tune_run`), with the spec's own options."""
         return self.tuner().tune_run(run, case, target, budget, progress, options, **self.extra)
