@@ -31,6 +31,8 @@ TF32 = (
 
 
 def summarize_model_run(run: Run) -> dict:
+    """report.json of a model run, from its folder alone: per kernel its rules, launches and
+    times, what the pattern costs, what each list recovers, the arms' figures and ratios."""
     meta = run.meta
     settings = meta["settings"]
     lists = settings["rule_lists"]

@@ -17,6 +17,7 @@ def label(report: dict) -> str:
 
 
 def render(report: dict) -> str:
+    """report.md: the paragraph, then the tables it rests on, then what was run."""
     lines = [f"# {label(report)}: the #20401 pattern in a real network", "", headline(report)]
     lines += tables.pattern_section(report)
     if report["arms"]:

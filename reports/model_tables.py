@@ -24,6 +24,7 @@ def duration(value_ms) -> str:
 
 
 def pattern_section(report: dict) -> list[str]:
+    """The pattern's kernels: launches per call, rule, launch and time under each list."""
     lists = report["settings"]["rule_lists"]
     rows = []
     pattern = sorted(
@@ -71,6 +72,7 @@ def _us(value) -> str:
 
 
 def arms_section(report: dict) -> list[str]:
+    """Every arm end to end: each figure's median, its check, and the paired ratios."""
     figures = report["figures"]
     rows = []
     for name, arm in report["arms"].items():
@@ -164,6 +166,7 @@ def changes_section(report: dict) -> list[str]:
 
 
 def costliest_section(report: dict) -> list[str]:
+    """The kernels that cost the model most under the default list (launches x time)."""
     timed = [k for k in report["kernels"] if k["kernel_us"].get(DEFAULT) is not None]
     if not timed:
         return []
@@ -188,6 +191,7 @@ def costliest_section(report: dict) -> list[str]:
 
 
 def checks_section(report: dict) -> list[str]:
+    """How each figure was checked: the arms end to end, the kernels alone (by outcome)."""
     if not report["arms"] and not report["kernel_timer"]:
         return []
     statuses: dict = {}
@@ -216,6 +220,7 @@ def checks_section(report: dict) -> list[str]:
 
 
 def walls_section(report: dict) -> list[str]:
+    """Where the run's time went, phase by phase."""
     walls = report["phase_wall_s"]
     if not walls:
         return []

@@ -220,6 +220,9 @@ def run_sweep(
     progress: Progress,
     command: str,
 ) -> dict:
+    """Measure every Case of the sweep in `out` (each Case's run finished where it was left,
+    kept where it is measured), one sweep per folder at a time, its settings stored and
+    checked; the sweep's report (`reports.sweep.render_sweep`)."""
     from reports.sweep import render_sweep
 
     names = list(cases)

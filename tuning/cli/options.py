@@ -110,6 +110,8 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def parser(description: str) -> Parser:
+    """The parser of `tune` (a run, or --resume of one); the run-defining options default to
+    None, so that a resume tells one given from one left out (`run_options.py`)."""
     p = Parser(
         prog="tune", description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -42,6 +42,9 @@ def recorded_command(prefix: str, argv: list[str]) -> str:
 
 
 def start_run(args, argv: list[str]) -> Run:
+    """A new run from the command line: every option checked (the Case fits the machine, the
+    tuners, arms and target are known, a --storage opens) before its folder is created with
+    the plan and the environment."""
     with_defaults(args)
     case = parse_case(args.case)
     check_case_fits(case)

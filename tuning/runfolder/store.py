@@ -103,6 +103,9 @@ class Run:
 
     @classmethod
     def create(cls, path: Path, meta: dict) -> "Run":
+        """A new run in `path` (missing, or an empty folder), locked, its run file holding
+        `meta`; a folder that holds anything else is refused, and one this call made is
+        removed again where the run file cannot be written."""
         path = Path(path)
         check_folder_name(path)
         if path.exists() and any(path.iterdir()):
