@@ -23,19 +23,14 @@ from pathlib import Path
 
 from baselines.case import Case, CaseError, parse_case
 from baselines.pipeline import make_target
-from reports.sweep import OUTPUTS, SWEEP_JSON
+from reports.sweep import OUTPUTS
 from tuning.measure.harness import Protocol
-from tuning.runfolder.lock import LOCK_FILE, hold
+from tuning.runfolder.files import RunError, loads, read_text
+from tuning.runfolder.lock import LOCK_FILE
 from tuning.runfolder.opener import open_run
-from tuning.runfolder.shapes import SWEEP, SWEEP_KIND, mismatch
-from tuning.runfolder.store import (
-    RunError,
-    check_folder_name,
-    loads,
-    read_bytes,
-    read_json,
-    read_text,
-    write_json,
+from tuning.runfolder.sweep_folder import (  # noqa: F401  (check_sweep_folder: the CLI's too)
+    check_sweep_folder,
+    open_sweep_folder,
 )
 from tuning.tuners.registry import tuners_for
 from tuning.tuners.spec import Role
@@ -168,33 +163,6 @@ def check_cases_fit(cases: dict) -> None:
             raise CaseError(f"case {name}: {error}") from None
 
 
-def check_sweep_folder(out: Path) -> None:
-    """Refuse an --out the sweep does not own: only a new or empty folder, or one whose
-    sweep.json is a sweep's (its marker, or the shape of one made before the marker), is
-    written into. (A folder that holds only the lock is a sweep stopped before its first
-    file.) `tune --out` refuses a folder that is not a run just the same."""
-    check_folder_name(out)
-    if not out.exists():
-        return
-    entries = sorted(entry.name for entry in out.iterdir())
-    if set(entries) <= {LOCK_FILE} or (SWEEP_JSON in entries and _is_sweep(out / SWEEP_JSON)):
-        return
-    held = ", ".join(repr(name) for name in entries[:3]) + (", ..." if len(entries) > 3 else "")
-    raise RunError(
-        f"{out} exists and is not a sweep folder (it holds {held}); choose another --out"
-    )
-
-
-def _is_sweep(path: Path) -> bool:
-    try:
-        data = loads(read_bytes(path))
-    except (OSError, ValueError):  # unreadable, not JSON, or not a regular file: not a sweep's
-        return False
-    if isinstance(data, dict) and data.get("kind") == SWEEP_KIND:
-        return True  # read_json says later if it is damaged
-    return mismatch(data, SWEEP) is None
-
-
 def select_cases(text: str | None, own: dict | None = None) -> dict:
     """The Cases `--cases` names, among the built-in ones and the user's; by default the
     user's if there are any, else the built-in ones."""
@@ -234,20 +202,8 @@ def run_sweep(
         "budget": budget,
         "protocol": protocol.to_dict(),
     }
-    check_sweep_folder(out)
-    stored_path = out / SWEEP_JSON
-    if stored_path.exists() and read_json(stored_path)["settings"] != settings:
-        raise RunError(f"{out} holds a sweep with other settings; choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    hold(out)  # one sweep per folder at a time
-    write_json(
-        stored_path,
-        {
-            "kind": SWEEP_KIND,
-            "settings": settings,
-            "command": command,
-            "large_reductions": reduction_rules(),
-        },
+    open_sweep_folder(
+        out, settings, lambda: {"command": command, "large_reductions": reduction_rules()}
     )
     tuners = tuners_for(Role.SWEEP) if budget > 0 else []  # the tuners whose spec takes the sweep
     arms = sweep_arms(target_spec["kind"])
