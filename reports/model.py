@@ -18,26 +18,21 @@ import io
 
 from tuning.runfolder.store import Run, read_json, write_json, write_text
 
+from .model_names import AGREEMENT, DEFAULT, TUNED, arm_of
 from .samples import LABELS, samples_by_figure
 from .summary import arm_summary, paired_ratios, ratio_method, require_every_trial
 
-DEFAULT = "default"
-TUNED = "tvm-tuned"
 KERNEL_FILE = "kernel_times.json"
 TF32 = (
     "PyTorch runs with TF32 off (torch.backends.cudnn.allow_tf32 and "
     "torch.backends.cuda.matmul.allow_tf32 both False, in the reference and the peers: fp32 "
     "as TVM's kernels compute it); each check records the switches"
 )
-# A model list's predicted gain agrees with the measured one within this share (issue 22).
-AGREEMENT = 0.10
-
-
-def arm_of(rules: str) -> str:
-    return f"tvm-{rules}"
 
 
 def summarize_model_run(run: Run) -> dict:
+    """report.json of a model run, from its folder alone: per kernel its rules, launches and
+    times, what the pattern costs, what each list recovers, the arms' figures and ratios."""
     meta = run.meta
     settings = meta["settings"]
     lists = settings["rule_lists"]

@@ -3,24 +3,11 @@ what each candidate list recovers, the controls, correctness), then the tables i
 
 from __future__ import annotations
 
-from .cells import MISSING, table
-from .comparisons import ratio_text, verdict
+from . import model_tables as tables
+from .comparisons import verdict
 from .markdown import closing_sections
-from .model import AGREEMENT, DEFAULT, TUNED, arm_of
-
-MAX_KERNEL_ROWS = 40
-COSTLIEST = 10
-
-
-def ms(value) -> str:
-    return MISSING if value is None else f"{value:.3f}"
-
-
-def duration(value_ms) -> str:
-    """A time given in ms, in ms from 1 ms up and in us below."""
-    if value_ms is None:
-        return MISSING
-    return f"{value_ms:.2f} ms" if abs(value_ms) >= 1 else f"{value_ms * 1e3:.1f} us"
+from .model_names import AGREEMENT, DEFAULT, arm_of
+from .model_tables import duration
 
 
 def label(report: dict) -> str:
@@ -30,16 +17,17 @@ def label(report: dict) -> str:
 
 
 def render(report: dict) -> str:
+    """report.md: the paragraph, then the tables it rests on, then what was run."""
     lines = [f"# {label(report)}: the #20401 pattern in a real network", "", headline(report)]
-    lines += _pattern_section(report)
+    lines += tables.pattern_section(report)
     if report["arms"]:
-        lines += _arms_section(report)
-    lines += _tuned_section(report)
-    lines += _changes_section(report)
-    lines += _costliest_section(report)
+        lines += tables.arms_section(report)
+    lines += tables.tuned_section(report)
+    lines += tables.changes_section(report)
+    lines += tables.costliest_section(report)
     lines += ["", "## The #20401 pattern", "", report["criterion"]]
-    lines += _checks_section(report)
-    lines += _walls_section(report)
+    lines += tables.checks_section(report)
+    lines += tables.walls_section(report)
     lines += closing_sections(
         report,
         "Model, options and protocol",
@@ -182,217 +170,3 @@ def _peer_text(report: dict) -> list[str]:
                 texts.append(f"GPU time {verdict(pair, found[pair])}.")
                 break
     return texts
-
-
-def _pattern_section(report: dict) -> list[str]:
-    lists = report["settings"]["rule_lists"]
-    rows = []
-    pattern = sorted(
-        (k for k in report["kernels"] if k["pattern"]),
-        key=lambda k: -(k["calls"] * (k["kernel_us"].get(DEFAULT) or 0)),
-    )
-    tuned = any(k["kernel_us"].get("tuned") for k in pattern)
-    for k in pattern[:MAX_KERNEL_ROWS]:
-        rows.append(
-            [
-                f"`{k['name']}`",
-                k["calls"],
-                k["window"],
-                *(_rule_launch(k, rules) for rules in lists),
-                *(_us(k["kernel_us"].get(rules)) for rules in lists),
-                *([_us(k["kernel_us"].get("tuned"))] if tuned else []),
-            ]
-        )
-    header = [
-        "kernel",
-        "calls",
-        "window",
-        *(f"{rules}: rule, grid x block" for rules in lists),
-        *(f"{rules}, us" for rules in lists),
-        *(["tuned, us"] if tuned else []),
-    ]
-    more = len(pattern) - MAX_KERNEL_ROWS
-    return [
-        "",
-        "## Pattern kernels (time of one launch; default / candidate lists / tuned)",
-        "",
-        *table(header, rows),
-        *(["", f"{more} more in report.csv."] if more > 0 else []),
-    ]
-
-
-def _rule_launch(kernel: dict, rules: str) -> str:
-    launch = kernel["launches"].get(rules)
-    shape = f"{launch['grid']} x {launch['block']}" if launch else "no launch"
-    return f"{kernel['rules'].get(rules) or 'none'}, {shape}"
-
-
-def _us(value) -> str:
-    return MISSING if value is None else f"{value:.1f}"
-
-
-def _arms_section(report: dict) -> list[str]:
-    figures = report["figures"]
-    rows = []
-    for name, arm in report["arms"].items():
-        check: dict = next(iter(report["checks"].get(name, [])), {})
-        rows.append(
-            [
-                f"`{name}`",
-                *(ms(_median_ms(arm, figure)) for figure in figures),
-                "yes" if arm["correct"] else "**no**",
-                MISSING if check.get("max_abs_err") is None else f"{check['max_abs_err']:.2g}",
-                MISSING if check.get("scale") is None else f"{check['scale']:.2g}",
-            ]
-        )
-    lines = [
-        "",
-        f"## End to end ({report['trials']} trial(s), medians of per-trial medians, ms)",
-        "",
-        *table(
-            ["arm", *(f"{v}, ms" for v in figures.values()), "correct", "max abs err", "scale"],
-            rows,
-        ),
-        "",
-        "Ratios, each from samples paired within blocks "
-        f"({report['ratio_method'].get('method', '')}):",
-        "",
-    ]
-    by_figure = report["ratios_by_figure"]
-    pairs = dict.fromkeys(pair for found in by_figure.values() for pair in found)
-    ratio_rows = [
-        [f"`{pair}`", *(_ratio_cell(by_figure.get(figure, {}).get(pair)) for figure in figures)]
-        for pair in pairs
-    ]
-    return lines + table(["ratio", *figures.values()], ratio_rows)
-
-
-def _median_ms(arm: dict, figure: str) -> float | None:
-    found = arm["figures"].get(figure)
-    return None if found is None else found["median_us"] / 1e3
-
-
-def _ratio_cell(ratio: dict | None) -> str:
-    return MISSING if ratio is None else ratio_text(ratio)
-
-
-def _tuned_section(report: dict) -> list[str]:
-    """--tune-top: per kernel, the tuners' evaluator's times of the lists' schedules and of
-    each tuner's best (one timer, the kernel compiled alone)."""
-    kernels = report["tuned"].get("kernels", {})
-    if not kernels:
-        return []
-    rows = []
-    for name, found in kernels.items():
-        cells = []
-        for tuner in ("optuna", "metaschedule"):
-            got = found.get(tuner, {})
-            cells.append(
-                f"{_us(got.get('best_kernel_us'))} ({got.get('valid', 0)} of "
-                f"{got.get('trials', 0)} valid)"
-                if "error" not in got
-                else f"none ({got['error']})"
-            )
-        rows.append(
-            [
-                f"`{name}`",
-                _us(found["default_us"]),
-                _us(found["fixed_us"]),
-                *cells,
-                found["best"] or MISSING,
-            ]
-        )
-    budget = next(iter(kernels.values()))["budget"]
-    return [
-        "",
-        f"## Tuned kernels (--tune-top {len(kernels)}, {budget} candidates per tuner; us, each "
-        "kernel compiled alone and timed by the tuners' evaluator)",
-        "",
-        *table(["kernel", "default", "fixed", "Optuna", "MetaSchedule", "into tvm-tuned"], rows),
-        "",
-        f"`{TUNED}` is the `{report['tuned'].get('base')}` list's build with these kernels put in.",
-    ]
-
-
-def _changes_section(report: dict) -> list[str]:
-    lines = ["", "## Kernels whose rule changes", ""]
-    for rules, names in report["rule_changes"].items():
-        changed = ", ".join(f"`{n}`" for n in names) or "none"
-        lines.append(f"- `{rules}` against `default`: {changed}")
-    return lines
-
-
-def _costliest_section(report: dict) -> list[str]:
-    timed = [k for k in report["kernels"] if k["kernel_us"].get(DEFAULT) is not None]
-    if not timed:
-        return []
-    timed.sort(key=lambda k: -k["calls"] * k["kernel_us"][DEFAULT])
-    rows = [
-        [
-            f"`{k['name']}`",
-            k["calls"],
-            _us(k["kernel_us"][DEFAULT]),
-            ms(k["calls"] * k["kernel_us"][DEFAULT] / 1e3),
-            k["rules"].get(DEFAULT),
-            "yes" if k["pattern"] else "no",
-        ]
-        for k in timed[:COSTLIEST]
-    ]
-    return [
-        "",
-        f"## The {COSTLIEST} costliest kernels under the default list (all in report.csv)",
-        "",
-        *table(["kernel", "calls", "us", "x calls, ms", "rule", "pattern"], rows),
-    ]
-
-
-def _checks_section(report: dict) -> list[str]:
-    if not report["arms"] and not report["kernel_timer"]:
-        return []
-    statuses: dict = {}
-    for k in report["kernels"]:
-        for rules, status in k["status"].items():
-            statuses.setdefault(rules, {}).setdefault(status, 0)
-            statuses[rules][status] += 1
-    lines = ["", "## How each figure was checked", ""]
-    lines.append(
-        "End to end: every TVM arm against PyTorch eager on the run's device with TF32 off, "
-        f"{report['settings']['protocol']['checks']} input draws, before its time counts; "
-        "tolerance 1e-3 x the output's largest magnitude (baselines/models/check.py)."
-    )
-    if statuses:
-        counts = "; ".join(
-            f"`{rules}` " + ", ".join(f"{n} {s}" for s, n in found.items())
-            for rules, found in statuses.items()
-        )
-        lines += [
-            "",
-            f"Kernels alone ({report['kernel_timer']}): {counts}. Checked against: "
-            + "; ".join(f"{key}: {text}" for key, text in report["kernel_checks"].items())
-            + ".",
-        ]
-    return lines
-
-
-def _walls_section(report: dict) -> list[str]:
-    walls = report["phase_wall_s"]
-    if not walls:
-        return []
-    lines = [
-        "",
-        "## Wall time",
-        "",
-        "Per phase (the preparation's tasks run side by side: import and analysis, one build "
-        "per rule list, torch.compile's first compile): "
-        + ", ".join(f"{phase} {seconds:.0f} s" for phase, seconds in walls.items())
-        + ".",
-    ]
-    for walls_of in report["trial_walls"]:
-        builds = walls_of.get("build_s", {})
-        lines.append(
-            f"- trial {walls_of['trial']}: process start {walls_of.get('startup_s', 0):.0f} s, "
-            + ", ".join(f"{arm} {seconds:.1f} s" for arm, seconds in builds.items())
-            + f" (load, or build and first call), checks {walls_of.get('check_s', 0):.0f} s, "
-            f"timing {walls_of.get('timing_s', 0):.0f} s"
-        )
-    return lines

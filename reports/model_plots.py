@@ -7,7 +7,7 @@ import numpy as np
 
 from tuning.runfolder.store import Run
 
-from .model import DEFAULT
+from .model_names import DEFAULT
 from .plots import arms_plot, plt, save_figure
 
 SHOWN = 15

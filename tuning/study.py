@@ -8,15 +8,19 @@ there, so an interrupted run is finished by `tune --resume DIR` without re-measu
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import cast
 
 from baselines.arms import Arm
 from baselines.case import Case
 from baselines.pipeline import make_target
 from tuning.candidates.side_by_side import side_by_side
 from tuning.measure.arm_libraries import ArmLibraries, with_builds
-from tuning.measure.harness import TrialProcesses, run_trial_process
+from tuning.measure.harness import TrialJob
+from tuning.measure.trial_process import TrialProcesses, run_trial_process
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.registry import TUNERS
+from tuning.tuners.spec import RunOptions
 
 from .environment import capture, sm_clock_mhz
 from .errors import TuningFailed
@@ -25,7 +29,7 @@ from .progress import Progress
 
 
 def tuned_arm(
-    name: str, run: Run, case: Case, target, budget: int, progress: Progress, options: dict
+    name: str, run: Run, case: Case, target, budget: int, progress: Progress, options: RunOptions
 ) -> Arm:
     """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
     return TUNERS[name].tune(run, case, target, budget, progress, options)
@@ -43,7 +47,7 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
     left = [i for i in range(plan.protocol.trials) if not run.trial_path(i).exists()]
     with (
         ArmLibraries.for_run(run, plan) as libraries,
-        # Each trial's process starts now and imports while the tuners run (`harness`).
+        # Each trial's process starts now and imports while the tuners run (`trial_process`).
         TrialProcesses(left, peers) as processes,
     ):
         libraries.start(arms)  # built while the tuners run; each tuned arm once it is found
@@ -51,7 +55,7 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
         run.add_wall("tuning", time.monotonic() - started)
         arms += tuned
         run.update_meta(arms=describe_arms(arms, peers), tuner_failures=failures)
-        _compare(run, plan, arms, peers, progress, libraries, processes)
+        Comparison(run, plan, arms, peers, progress, libraries, processes).measure()
     if target.kind.name == "cuda":
         environment = read_json(run.path / "environment.json")
         write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
@@ -66,72 +70,63 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
     return report
 
 
-def _compare(
-    run: Run,
-    plan: RunPlan,
-    arms: list[Arm],
-    peers: tuple,
-    progress: Progress,
-    libraries,
-    processes: TrialProcesses,
-) -> None:
-    """The final comparison: every trial not yet measured, each in a fresh process (started
-    with the run, `processes`) that loads the arms' libraries (`arm_libraries`), once every
-    one is built."""
-    protocol = plan.protocol
-    started = time.monotonic()
-    progress.start("comparison")
-    libraries.built()  # every one, before the first trial
-    if libraries.wall_s is not None:
-        run.add_wall("arm builds", libraries.wall_s)
-    _trials(run, plan, arms, peers, progress, libraries, processes)
-    run.add_wall("comparison", time.monotonic() - started)
-    progress.finish(
-        "comparison", f"{len(arms) + len(peers)} arms, {protocol.trials} trials in fresh processes"
-    )
+@dataclass(frozen=True)
+class Comparison:
+    """The final comparison of one run: every trial not yet measured, each in a fresh process
+    (started with the run, `processes`) that loads the arms' libraries (`libraries`), once
+    every one is built."""
 
+    run: Run
+    plan: RunPlan
+    arms: list[Arm]
+    peers: tuple
+    progress: Progress
+    libraries: ArmLibraries
+    processes: TrialProcesses
 
-def _trials(
-    run: Run,
-    plan: RunPlan,
-    arms: list[Arm],
-    peers: tuple,
-    progress: Progress,
-    libraries,
-    processes: TrialProcesses,
-) -> None:
-    protocol = plan.protocol
-    for index in range(protocol.trials):
-        if run.trial_path(index).exists():
-            progress.say(f"trial {index}: already measured, kept")
-            continue
-        progress.say(
-            f"trial {index + 1}/{protocol.trials}: {len(arms) + len(peers)} arms in a fresh process"
+    def measure(self) -> None:
+        run, progress, libraries = self.run, self.progress, self.libraries
+        started = time.monotonic()
+        progress.start("comparison")
+        libraries.built()  # every one, before the first trial
+        if libraries.wall_s is not None:
+            run.add_wall("arm builds", libraries.wall_s)
+        for index in range(self.plan.protocol.trials):
+            self._trial(index)
+        run.add_wall("comparison", time.monotonic() - started)
+        arms = len(self.arms) + len(self.peers)
+        progress.finish(
+            "comparison", f"{arms} arms, {self.plan.protocol.trials} trials in fresh processes"
         )
 
-        def step(done: int, blocks: int, index=index) -> None:
+    def _trial(self, index: int) -> None:
+        run, plan, progress, peers = self.run, self.plan, self.progress, self.peers
+        trials = plan.protocol.trials
+        if run.trial_path(index).exists():
+            progress.say(f"trial {index}: already measured, kept")
+            return
+        progress.say(
+            f"trial {index + 1}/{trials}: {len(self.arms) + len(peers)} arms in a fresh process"
+        )
+
+        def step(done: int, blocks: int) -> None:
             progress.step(
-                "comparison",
-                index * blocks + done,
-                protocol.trials * blocks,
-                f"trial {index + 1}/{protocol.trials}",
+                "comparison", index * blocks + done, trials * blocks, f"trial {index + 1}/{trials}"
             )
 
         ir_dir = str(run.path / "ir") if index == 0 else None
-        record = run_trial_process(
+        job = TrialJob(
             plan.case,
-            arms,
+            self.arms,
             plan.target_spec,
-            protocol,
+            plan.protocol,
             index,
             ir_dir,
             peers,
-            progress.say,
-            step,
-            libraries.path,
-            processes.take(index, peers),
+            self.libraries.path,
         )
-        run.save_trial(with_builds(record, libraries.built()) if index == 0 else record)
+        record = run_trial_process(job, progress.say, step, self.processes.take(index, peers))
+        run.save_trial(with_builds(record, self.libraries.built()) if index == 0 else record)
 
 
 def _tune(run: Run, plan: RunPlan, target, progress: Progress, found) -> tuple[list[Arm], dict]:
@@ -141,7 +136,8 @@ def _tune(run: Run, plan: RunPlan, target, progress: Progress, found) -> tuple[l
     the report states; any other error, or Ctrl-C, stops them all and is raised here."""
 
     def tuner(name: str):
-        return lambda: tuned_arm(name, run, plan.case, target, plan.budget, progress, plan.options)
+        options = cast(RunOptions, plan.options)  # run.json's, checked where the run was opened
+        return lambda: tuned_arm(name, run, plan.case, target, plan.budget, progress, options)
 
     outcomes = side_by_side(
         {name: tuner(name) for name in plan.tuners},

@@ -23,22 +23,17 @@ from pathlib import Path
 
 from baselines.case import Case, CaseError, parse_case
 from baselines.pipeline import make_target
-from reports.sweep import OUTPUTS, SWEEP_JSON
+from reports.sweep import OUTPUTS
 from tuning.measure.harness import Protocol
+from tuning.runfolder.files import RunError, loads, read_text
 from tuning.runfolder.lock import LOCK_FILE
-from tuning.runfolder.shapes import SWEEP, SWEEP_KIND, mismatch
-from tuning.runfolder.store import (
-    RUN_FILE,
-    Run,
-    RunError,
-    check_folder_name,
-    loads,
-    read_bytes,
-    read_json,
-    read_text,
-    write_json,
+from tuning.runfolder.opener import open_run
+from tuning.runfolder.sweep_folder import (  # noqa: F401  (check_sweep_folder: the CLI's too)
+    check_sweep_folder,
+    open_sweep_folder,
 )
-from tuning.tuners.optuna import OPTUNA, OPTUNA_ONE_KERNEL
+from tuning.tuners.registry import tuners_for
+from tuning.tuners.spec import Role
 
 from .errors import TuningFailed
 from .limits import check_case_fits
@@ -51,7 +46,6 @@ CAPTURED_ARMS = ["fixed+capture", "one-kernel+capture"]
 # Inductor, plain and captured whole: where it fuses a Case into one kernel too, `one-kernel`
 # is held against that kernel by GPU time with calls queued (like for like).
 INDUCTOR_PEERS = ["torch-compile", "torch-compile+capture"]
-SWEEP_TUNERS = [OPTUNA.name, OPTUNA_ONE_KERNEL.name]
 # Window 2 and 3, stride 1 and 2, channels, spatial sizes, prelude on and off, tail 1 and 2.
 SWEEP_CASES = {
     "issue": Case(),
@@ -110,9 +104,9 @@ def _cases_file(path: Path) -> dict:
     try:
         text = read_text(path)
         if path.suffix == ".toml":
-            try:
+            if sys.version_info >= (3, 11):
                 import tomllib
-            except ModuleNotFoundError:  # Python 3.10
+            else:  # Python 3.10
                 import tomli as tomllib
             try:
                 tables = tomllib.loads(text)
@@ -169,33 +163,6 @@ def check_cases_fit(cases: dict) -> None:
             raise CaseError(f"case {name}: {error}") from None
 
 
-def check_sweep_folder(out: Path) -> None:
-    """Refuse an --out the sweep does not own: only a new or empty folder, or one whose
-    sweep.json is a sweep's (its marker, or the shape of one made before the marker), is
-    written into. (A folder that holds only the lock is a sweep stopped before its first
-    file.) `tune --out` refuses a folder that is not a run just the same."""
-    check_folder_name(out)
-    if not out.exists():
-        return
-    entries = sorted(entry.name for entry in out.iterdir())
-    if set(entries) <= {LOCK_FILE} or (SWEEP_JSON in entries and _is_sweep(out / SWEEP_JSON)):
-        return
-    held = ", ".join(repr(name) for name in entries[:3]) + (", ..." if len(entries) > 3 else "")
-    raise RunError(
-        f"{out} exists and is not a sweep folder (it holds {held}); choose another --out"
-    )
-
-
-def _is_sweep(path: Path) -> bool:
-    try:
-        data = loads(read_bytes(path))
-    except (OSError, ValueError):  # unreadable, not JSON, or not a regular file: not a sweep's
-        return False
-    if isinstance(data, dict) and data.get("kind") == SWEEP_KIND:
-        return True  # read_json says later if it is damaged
-    return mismatch(data, SWEEP) is None
-
-
 def select_cases(text: str | None, own: dict | None = None) -> dict:
     """The Cases `--cases` names, among the built-in ones and the user's; by default the
     user's if there are any, else the built-in ones."""
@@ -221,6 +188,9 @@ def run_sweep(
     progress: Progress,
     command: str,
 ) -> dict:
+    """Measure every Case of the sweep in `out` (each Case's run finished where it was left,
+    kept where it is measured), one sweep per folder at a time, its settings stored and
+    checked; the sweep's report (`reports.sweep.render_sweep`)."""
     from reports.sweep import render_sweep
 
     names = list(cases)
@@ -232,22 +202,10 @@ def run_sweep(
         "budget": budget,
         "protocol": protocol.to_dict(),
     }
-    check_sweep_folder(out)
-    stored_path = out / SWEEP_JSON
-    if stored_path.exists() and read_json(stored_path)["settings"] != settings:
-        raise RunError(f"{out} holds a sweep with other settings; choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
-    _hold(out)
-    write_json(
-        stored_path,
-        {
-            "kind": SWEEP_KIND,
-            "settings": settings,
-            "command": command,
-            "large_reductions": reduction_rules(),
-        },
+    open_sweep_folder(
+        out, settings, lambda: {"command": command, "large_reductions": reduction_rules()}
     )
-    tuners = SWEEP_TUNERS if budget > 0 else []
+    tuners = tuners_for(Role.SWEEP) if budget > 0 else []  # the tuners whose spec takes the sweep
     arms = sweep_arms(target_spec["kind"])
     with details_to(out / DETAILS_LOG, progress):
         for number, name in enumerate(names, 1):
@@ -273,11 +231,8 @@ def _measure_case(path: Path, plan: RunPlan, title: str, progress: Progress) -> 
         progress.say(f"{title}: already measured, kept")
         return
     progress.line(title)
-    if (path / RUN_FILE).exists():
-        run = Run.open(path, plan.identity)
-        run.lock()
-    else:
-        run = Run.create(path, plan.meta())
+    run = open_run(path, plan.meta())
+    if not (path / "environment.json").exists():
         save_environment(run, make_target(**plan.target_spec))
     if "fused_kernel_rules" not in run.meta:
         run.update_meta(fused_kernel_rules=fused_kernel_rules(plan.case))
@@ -285,13 +240,3 @@ def _measure_case(path: Path, plan: RunPlan, title: str, progress: Progress) -> 
         run_study(run, progress)
     except TuningFailed as error:  # its arms were measured and reported; go on
         progress.line(f"{title}: {error}")
-
-
-def _hold(out: Path) -> None:
-    """One sweep per folder at a time (`lock.py`)."""
-    from tuning.runfolder.lock import FolderBusy, hold
-
-    try:
-        hold(out)
-    except FolderBusy as error:
-        raise RunError(str(error)) from None

@@ -94,17 +94,13 @@ def test_a_cuda_trial_keeps_three_figures_per_arm_in_balanced_blocks():
 
     from baselines.arms import DEFAULT_ARMS
     from tuning.environment import gpu_arch
-    from tuning.measure.harness import run_trial
+    from tuning.measure.harness import TrialJob, run_trial
 
     arms = [DEFAULT_ARMS[2], ARMS["fixed"], ARMS["fixed+capture"]]
     protocol = Protocol(number=2, repeat=2, min_repeat_ms=1, warmup_s=0, blocks=None)
+    target_spec = {"kind": "cuda", "arch": gpu_arch()}
     record = run_trial(
-        DEFAULT,
-        arms,
-        {"kind": "cuda", "arch": gpu_arch()},
-        protocol,
-        1,
-        peers=("torch-eager+capture",),
+        TrialJob(DEFAULT, arms, target_spec, protocol, 1, peers=("torch-eager+capture",))
     )
     names = {"on", "fixed", "fixed+capture", "torch-eager+capture"}
     assert record["design"]["positions"] and record["design"]["carryover"]

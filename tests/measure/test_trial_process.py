@@ -6,8 +6,9 @@ import time
 
 from baselines.arms import ARMS
 from baselines.case import Case
-from tuning.measure.harness import TrialProcesses, run_trial_process
+from tuning.measure.harness import TrialJob
 from tuning.measure.protocol import Protocol
+from tuning.measure.trial_process import TrialProcesses, run_trial_process
 
 CASE = Case(channels=2, height=8, width=8, branches=2)
 PROTOCOL = Protocol(number=1, repeat=1, min_repeat_ms=0, warmup_s=0, blocks=2, trials=2, checks=1)
@@ -20,9 +21,8 @@ def test_a_trial_process_waits_for_its_trial_and_says_where_its_time_went():
         time.sleep(1)  # importing or waiting: alive, no trial given yet
         first = processes.take(0, ("torch-compile",))
         assert first._process is waiting[0]
-        record = run_trial_process(
-            CASE, [ARMS["on"], ARMS["fixed"]], {"kind": "llvm"}, PROTOCOL, 0, process=first
-        )
+        job = TrialJob(CASE, [ARMS["on"], ARMS["fixed"]], {"kind": "llvm"}, PROTOCOL, 0)
+        record = run_trial_process(job, process=first)
     assert not waiting[0].is_alive()  # ended after its result
     assert not waiting[1].is_alive()  # never given a trial: stopped on leaving
     walls = record["wall_s"]
@@ -36,7 +36,6 @@ def test_a_trial_process_waits_for_its_trial_and_says_where_its_time_went():
 
 def test_a_trial_without_a_process_started_for_it_gets_a_fresh_one():
     with TrialProcesses([]) as processes:
-        record = run_trial_process(
-            CASE, [ARMS["on"]], {"kind": "llvm"}, PROTOCOL, 1, process=processes.take(1)
-        )
+        job = TrialJob(CASE, [ARMS["on"]], {"kind": "llvm"}, PROTOCOL, 1)
+        record = run_trial_process(job, process=processes.take(1))
     assert record["trial"] == 1 and record["wall_s"]["compiler_import_s"] >= 0

@@ -14,10 +14,9 @@ from baselines.torch_peer import PEERS, require_torch, torch_available
 from tuning.environment import gpu_arch, gpu_visible
 from tuning.errors import UsageError
 from tuning.runfolder.store import RunError
-from tuning.tuners.metaschedule import METASCHEDULE
-from tuning.tuners.metaschedule.rpc import free_servers
 from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.registry import TUNERS
+from tuning.tuners.spec import RunOptions
 
 from .options import CUDA_ARM_NAMES, CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES
 
@@ -41,19 +40,29 @@ def run_tuners(text: str, budget: int) -> list[str]:
     return names if budget > 0 else []
 
 
-def rpc_options(args, tuners: list[str]) -> dict:
+def rpc_options(args, tuners: list[str]) -> RunOptions:
     """--rpc-tracker and --rpc-key, checked with the tracker before anything is tuned."""
     if (args.rpc_tracker is None) != (args.rpc_key is None) or args.rpc_key == "":
         raise UsageError("--rpc-tracker HOST:PORT and --rpc-key KEY go together")
     if args.rpc_tracker is None:
         return {}
-    if METASCHEDULE.name not in tuners:
+    remote = [name for name in TUNERS if TUNERS[name].rpc]  # the tuners that measure remotely
+    if not set(remote) & set(tuners):
         raise UsageError(
-            "--rpc-tracker measures MetaSchedule's candidates, and this run does "
-            "not tune with metaschedule"
+            f"--rpc-tracker measures the candidates of {' and '.join(remote)}, and this run "
+            f"does not tune with {' or '.join(remote)}"
         )
-    free_servers(args.rpc_tracker, args.rpc_key)
+    free_rpc_servers(args.rpc_tracker, args.rpc_key, tuners)
     return {"rpc_tracker": args.rpc_tracker, "rpc_key": args.rpc_key}
+
+
+def free_rpc_servers(tracker: str, key: str, tuners: list[str]) -> None:
+    """The tracker has a free server for `key`, as each of `tuners` that measures on it checks
+    (`TunerSpec.rpc`); one line where it has none."""
+    for name in tuners:
+        checks = TUNERS[name].rpc_checks() if name in TUNERS else None
+        if checks is not None:
+            checks.free_servers(tracker, key)
 
 
 def arm_names(text: str) -> list[str]:

@@ -48,8 +48,11 @@ def fault_line(error: BaseException, resume: str) -> str | None:
 def _chain(error: BaseException) -> list[BaseException]:
     """The error and the errors it was raised from, outermost first."""
     found = [error]
-    while (found[-1].__cause__ or found[-1].__context__) is not None and len(found) < 10:
-        found.append(found[-1].__cause__ or found[-1].__context__)
+    while len(found) < 10:
+        cause = found[-1].__cause__ or found[-1].__context__
+        if cause is None:
+            break
+        found.append(cause)
     return found
 
 

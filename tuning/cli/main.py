@@ -161,6 +161,7 @@ def _main(argv: list[str]) -> int:
         print(f"tune: error: {redact(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except TuningFailed as error:
+        assert run is not None  # raised by the study, which runs in an open run folder
         print(
             f"tune: {error}; the other arms were measured and reported in {run.path / 'report.md'}",
             file=sys.stderr,

@@ -7,9 +7,7 @@ option is never empty or blank where it names something (`--resume ""`, from an 
 in a script, must not start a new study), and no option holds a control character (a newline
 in `--out` would split every one-line message that names the folder).
 
-A run is finished as it was started: on `--resume`, an option that defines what the run
-measures (its budget, tuners, arms, protocol, sampler, seed, workers) may be given again only
-with the value the run has; another value is refused, never silently ignored.
+What a resume may change is `run_options.py`'s.
 """
 
 from __future__ import annotations
@@ -26,7 +24,10 @@ from tuning.limits import BUILDER_BYTES, GB, MEMORY_SHARE, WORKER_BASE_BYTES
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.ranges import RANGES, out_of_range
 from tuning.tuners.optuna.samplers import SAMPLERS
+from tuning.tuners.registry import TUNERS, tuners_for
+from tuning.tuners.spec import Role
 
+from .run_options import AUTO, RUN_DEFAULTS
 from .text import check_text
 
 
@@ -36,7 +37,6 @@ class Parser(argparse.ArgumentParser):
 
 
 # --blocks auto (the protocol's None): whole cycles of the balanced order.
-AUTO = "auto"
 
 
 def integer(text: str) -> int:
@@ -74,27 +74,6 @@ def protocol_blocks(value) -> int | None:
     return None if value == AUTO else value
 
 
-# The options that define what a run measures, with their defaults (None in the parser, so
-# that a resume can tell an option given from one left out).
-# Arms: the issue's four and the candidate fix; on CUDA also the whole graph as one kernel, and
-# with PyTorch both captured whole and PyTorch's peers (choices.default_arms). None here: they
-# depend on the target.
-RUN_DEFAULTS = {
-    "budget": 500,
-    "arms": None,
-    "tuners": "optuna,metaschedule",
-    "trials": Protocol.trials,
-    "blocks": AUTO,
-    "number": Protocol.number,
-    "repeat": Protocol.repeat,
-    "min_repeat_ms": Protocol.min_repeat_ms,
-    "warmup_s": Protocol.warmup_s,
-    "sampler": "tpe",
-    "seed": 0,
-    "workers": 1,
-    "exhaustive": False,
-}
-PROTOCOL_FIELDS = ("trials", "blocks", "number", "repeat", "min_repeat_ms", "warmup_s")
 # Options that name something (a folder, a file, a URL, a name, a list of names), by argparse
 # name: what to name where one is given empty or blank.
 NAMING = {
@@ -131,6 +110,8 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def parser(description: str) -> Parser:
+    """The parser of `tune` (a run, or --resume of one); the run-defining options default to
+    None, so that a resume tells one given from one left out (`run_options.py`)."""
     p = Parser(
         prog="tune", description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -153,9 +134,9 @@ def parser(description: str) -> Parser:
     )
     p.add_argument(
         "--tuners",
-        help="comma-separated subset of: optuna, metaschedule, "
-        "optuna-one-kernel (Optuna over the one kernel of the whole graph; default "
-        "optuna,metaschedule)",
+        help=f"comma-separated subset of: {', '.join(tuners_for(Role.STUDY))} "
+        f"({'; '.join(s.note for s in TUNERS.values() if s.note)}; default "
+        f"{RUN_DEFAULTS['tuners']})",
     )
     p.add_argument(
         "--target", default="auto", help="auto (CUDA if a GPU is visible, else llvm), cuda or llvm"
@@ -273,46 +254,3 @@ def _texts(value) -> list[str]:
     if isinstance(value, list):
         return [text for item in value for text in _texts(item)]
     return []
-
-
-def with_defaults(args) -> None:
-    """A new run: the options left out take their defaults."""
-    for name, default in RUN_DEFAULTS.items():
-        if getattr(args, name) is None:
-            setattr(args, name, default)
-
-
-def stored_options(meta: dict) -> dict:
-    """The run-defining options as the run was started with them."""
-    options = meta["options"]
-    added = meta.get("peers_added", [])  # peers a +capture arm brought, not given
-    stored = {
-        "budget": meta["budget"],
-        "tuners": meta["tuners"],
-        "arms": [name for name in meta.get("arm_names", []) if name not in added],
-        **{name: meta["protocol"].get(name) for name in PROTOCOL_FIELDS},
-    }
-    stored["blocks"] = AUTO if stored["blocks"] is None else stored["blocks"]
-    for name in ("sampler", "seed", "workers", "exhaustive"):
-        stored[name] = options.get(name, RUN_DEFAULTS[name])
-    return stored
-
-
-def refuse_changes(given: dict, meta: dict, folder) -> None:
-    """`given`: the run-defining options given with --resume, parsed (lists for --arms and
-    --tuners). Each must be the run's own value."""
-    stored = stored_options(meta)
-    for name, value in given.items():
-        if value is not None and value != stored[name]:
-            flag = f"--{name.replace('_', '-')}"
-            raise UsageError(
-                f"{flag} {_show(value)} differs from the run's ({_show(stored[name])})"
-                f"; a resume finishes {folder} as it was started: leave {flag} "
-                "out, or start a new run with --out"
-            )
-
-
-def _show(value) -> str:
-    if isinstance(value, list):
-        return ",".join(value) or "none"
-    return str(value)

@@ -15,25 +15,25 @@ from tuning.limits import check_case_fits, check_workers_fit, slow_case_note
 from tuning.measure.protocol import Protocol
 from tuning.plan import RunPlan
 from tuning.redact import redact
+from tuning.runfolder.opener import open_locked
 from tuning.runfolder.store import Run, RunError, check_folder_name, run_identity
 from tuning.study import save_environment
-from tuning.tuners.metaschedule import METASCHEDULE
-from tuning.tuners.metaschedule.rpc import free_servers
-from tuning.tuners.optuna import OPTUNA, OPTUNA_ONE_KERNEL
-from tuning.tuners.optuna.storages import remember_password, storage_file
-from tuning.tuners.optuna.study import open_study, study_name
+from tuning.tuners.registry import TUNERS
+from tuning.tuners.spec import RunOptions, StorageChecks
 
 from .choices import (
     arm_names,
     check_arms_fit_target,
     check_stored_names,
     default_arms,
+    free_rpc_servers,
     resolve_target,
     rpc_options,
     run_tuners,
     tuner_names,
 )
-from .options import protocol_blocks, refuse_changes, with_defaults
+from .options import protocol_blocks
+from .run_options import refuse_changes, with_defaults
 
 
 def recorded_command(prefix: str, argv: list[str]) -> str:
@@ -42,6 +42,9 @@ def recorded_command(prefix: str, argv: list[str]) -> str:
 
 
 def start_run(args, argv: list[str]) -> Run:
+    """A new run from the command line: every option checked (the Case fits the machine, the
+    tuners, arms and target are known, a --storage opens) before its folder is created with
+    the plan and the environment."""
     with_defaults(args)
     case = parse_case(args.case)
     check_case_fits(case)
@@ -65,10 +68,10 @@ def start_run(args, argv: list[str]) -> Run:
     arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
     out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
     check_folder_name(out)
-    options = {
+    options: RunOptions = {
         "sampler": args.sampler,
         "seed": args.seed,
-        "storage": remember_password(args.storage) if args.storage else None,
+        "storage": _storage().remember_password(args.storage) if args.storage else None,
         "storage_password_env": args.storage_password_env,
         "exhaustive": args.exhaustive,
         "workers": args.workers,
@@ -82,12 +85,12 @@ def start_run(args, argv: list[str]) -> Run:
         arms,
         tuners,
         args.budget,
-        options,
+        dict(options),  # as run.json keeps it
         recorded_command("tune", argv),
     )
     if args.storage:
         _open_studies_first(plan)
-    run = Run.create(out, plan.meta())
+    run = Run.create(out, plan.meta())  # a new run: refused where the folder holds one
     run.update_meta(
         peers_added=[n for n in arms if n not in requested], peers_not_measured=peers_not_measured
     )
@@ -100,14 +103,22 @@ def _open_studies_first(plan: RunPlan) -> None:
     checked to be this run's) before the run folder exists, so that a storage that cannot be
     used leaves nothing that would refuse the same command once it is fixed."""
     for name in plan.tuners:
-        if name in (OPTUNA.name, OPTUNA_ONE_KERNEL.name):
-            open_study(
+        spec = TUNERS[name]
+        checks = spec.storage_checks()
+        if checks is not None:
+            checks.open_first(
                 plan.options["storage"],
-                study_name(name == OPTUNA_ONE_KERNEL.name, shared=True),
-                None,
                 plan.identity,
                 plan.options["storage_password_env"],
+                **spec.extra,
             )
+
+
+def _storage() -> StorageChecks:
+    """How --storage URLs are kept and read: as the tuners that take a storage say."""
+    found = next(s.storage_checks() for s in TUNERS.values() if s.storage is not None)
+    assert found is not None
+    return found
 
 
 def resume_run(args) -> Run:
@@ -115,8 +126,7 @@ def resume_run(args) -> Run:
     run-defining option given now must match the run's own."""
     if args.out is not None:
         raise UsageError("--out starts a new run and --resume finishes one; give one of them")
-    run = Run.open(Path(args.resume))
-    run.lock()
+    run = open_locked(Path(args.resume))
     meta = run.meta
     check_stored_names(meta, run.path / "run.json")
     check_case_fits(Case.from_dict(meta["case"]))
@@ -127,14 +137,14 @@ def resume_run(args) -> Run:
     spec, device = resolve_target(kind)
     run = Run.open(run.path, run_identity(case, spec["kind"], device))
     refuse_changes(_given(args, meta), meta, run.path)
-    options = {**meta["options"], **_storage_now(args, run, meta["options"])}
+    options: RunOptions = {**meta["options"], **_storage_now(args, run, meta["options"])}
     if args.rpc_tracker is not None or args.rpc_key is not None:  # the tracker moved
         options.update(rpc_options(args, meta["tuners"]))
-    elif (
-        options.get("rpc_tracker")
-        and not (run.path / "tuners" / METASCHEDULE.name / "summary.json").exists()
-    ):
-        free_servers(options["rpc_tracker"], options["rpc_key"])
+    elif options.get("rpc_tracker"):  # needed while a tuner that measures on it is not done
+        left = [
+            t for t in meta["tuners"] if not (run.path / "tuners" / t / "summary.json").exists()
+        ]
+        free_rpc_servers(options["rpc_tracker"], options["rpc_key"], left)
     if options != meta["options"]:
         run.update_meta(options=options)
     if not (run.path / "environment.json").exists():  # rebuilt: same device, checked above
@@ -169,20 +179,20 @@ def _given(args, meta: dict) -> dict:
     return given
 
 
-def _storage_now(args, run: Run, options: dict) -> dict:
+def _storage_now(args, run: Run, options: RunOptions) -> RunOptions:
     """--storage and --storage-password-env given with --resume replace the stored ones. A
     stored storage outside the run folder (a file elsewhere, a server) is used only when
     given again now: a run folder from elsewhere must not make a resume write to a file it
     names, or send a password to a server it names."""
-    changes = {}
+    changes: RunOptions = {}
     if args.storage is not None:  # with its password variable given now, or none
-        changes["storage"] = remember_password(args.storage)
+        changes["storage"] = _storage().remember_password(args.storage)
         changes["storage_password_env"] = args.storage_password_env
     elif args.storage_password_env is not None:
         changes["storage_password_env"] = args.storage_password_env
     stored = options.get("storage")
     if args.storage is None and stored:
-        path = storage_file(stored)
+        path = _storage().storage_file(stored)
         inside = path is not None and path.resolve().is_relative_to(run.path.resolve())
         if not inside:
             raise RunError(

@@ -18,6 +18,7 @@ from pathlib import Path
 from baselines.models.catalog import BUILTIN_MODELS, CatalogEntry
 from baselines.models.errors import ModelError
 from baselines.models.spec import ModelOptions, parse_spec
+from tuning.runfolder.lock import hold
 from tuning.runfolder.store import Run, RunError, read_json, write_json
 
 from .kernel_times import kernel_times_complete
@@ -102,8 +103,8 @@ def run_models(out: Path, plans: dict, progress) -> dict:
                 failures[name] = str(error).strip().splitlines()[-1][:300]
                 continue
             render_model_run(run)
-    for name, error in failures.items():
-        progress.line(f"{name}: {error}")
+    for name, said in failures.items():
+        progress.line(f"{name}: {said}")
     stored = read_json(out / FILE)
     walls = [*stored.get("wall_s", []), time.monotonic() - started]  # one per command
     write_json(out / FILE, {**stored, "failures": failures, "wall_s": walls})
@@ -113,8 +114,6 @@ def run_models(out: Path, plans: dict, progress) -> dict:
 def open_models_folder(out: Path, plans: dict, command: str) -> None:
     """models.json with the settings; a folder holding other settings is refused; one
     `tune models` per folder at a time."""
-    from tuning.runfolder.lock import FolderBusy, hold
-
     settings = {name: plan.settings for name, plan in plans.items()}
     path = out / FILE
     if path.exists() and read_json(path)["settings"] != settings:
@@ -122,9 +121,6 @@ def open_models_folder(out: Path, plans: dict, command: str) -> None:
     if out.exists() and not path.exists() and any(out.iterdir()):
         raise RunError(f"{out} exists and is not a tune models folder; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    try:
-        hold(out)
-    except FolderBusy as error:
-        raise RunError(str(error)) from None
+    hold(out)  # one `tune models` per folder at a time
     stored = read_json(path) if path.exists() else {}
     write_json(path, {**stored, "settings": settings, "models": list(plans), "command": command})

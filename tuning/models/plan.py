@@ -76,6 +76,7 @@ class ModelPlan:
 
     @classmethod
     def of(cls, meta: dict) -> "ModelPlan":
+        """The plan a model run's run.json was made with (to finish it)."""
         settings = meta["settings"]
         model = settings["model"]
         return cls(

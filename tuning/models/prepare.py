@@ -15,7 +15,7 @@ import os
 import pickle
 import tempfile
 import time
-from concurrent.futures import Future, wait
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,7 +116,7 @@ class Preparation:
     def __init__(self, workers: int | None = None):
         self.workers = workers or os.cpu_count() or 1
         self.folder = tempfile.TemporaryDirectory(prefix="tune-model-")
-        self._pool = None
+        self._pool: ProcessPoolExecutor | None = None
         self._queued: list = []  # (key, task name, function, arguments)
         self._tasks: dict[str, dict[str, Future]] = {}
 
@@ -140,7 +140,9 @@ class Preparation:
         def rank(task) -> int:
             return next(i for i, kind in enumerate(self.ORDER) if task[1].startswith(kind))
 
-        if self._queued and self._pool is None:
+        if not self._queued:
+            return
+        if self._pool is None:
             self._pool = process_pool(self.workers)
         for key, name, function, arguments in sorted(self._queued, key=rank):
             self._tasks[key][name] = self._pool.submit(function, *arguments)

@@ -20,11 +20,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from baselines.models.errors import ModelError
-from tuning.measure.harness import run_trial_process
-from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json
+from tuning.measure.harness import TrialJob
+from tuning.measure.trial_process import run_trial_process
+from tuning.runfolder.opener import open_run
+from tuning.runfolder.store import Run, RunError, read_json
 
 from .kernel_times import kernel_times_complete, time_kernels
-from .plan import KIND, ModelPlan
+from .plan import ModelPlan
 from .prepare import Preparation, Prepared
 
 
@@ -67,21 +69,16 @@ def open_model_run(out: Path, plan: ModelPlan) -> Run:
 
     # An analysis alone runs on the host, whatever it analyses for.
     target = make_target("llvm") if plan.analyze_only else make_target(**plan.target_spec)
-    if not (out / RUN_FILE).exists():
-        run = Run.create(out, plan.meta())
-        save_environment(run, target)
-        return run
-    run = Run.open(out)
-    meta = run.meta
-    if meta.get("kind") != KIND:
-        raise RunError(f"{out} holds a run of the study, not of a model; choose another --out")
-    run = Run.open(out, plan.identity)
-    run.lock()
-    if run.meta["settings"] != plan.settings:
-        raise RunError(
+
+    def refuse(stored: dict) -> str | None:
+        if stored["settings"] == plan.settings:
+            return None
+        return (
             f"{out} holds a run of {plan.spec} with other settings; give the options it was "
             "started with to finish it, or choose another --out"
         )
+
+    run = open_run(out, plan.meta(), refuse)
     if not (out / "environment.json").exists():
         save_environment(run, target)
     return run
@@ -134,6 +131,8 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
     if not plan.tune_top:
         return []
     if tuning_left(run, plan):
+        if prepared.kernels_file is None:
+            raise RunError(f"{run.path}: the model's kernels were not prepared")
         progress.start("tuning")
         tune_top(run, plan, prepared.kernels_file, progress)
         run.add_wall("tuning", progress.finish("tuning", f"{plan.tune_top} kernel(s)"))
@@ -199,18 +198,16 @@ def _trials(run: Run, plan: ModelPlan, arms: list, prepared: Prepared, progress)
                 f"trial {index + 1}/{protocol.trials}",
             )
 
-        record = run_trial_process(
+        job = TrialJob(
             plan.workload,
             arms,
             plan.target_spec,
             protocol,
             index,
-            None,
-            peers,
-            progress.say,
-            step,
-            prepared.library_dir,
+            peers=peers,
+            library_dir=prepared.library_dir,
         )
+        record = run_trial_process(job, progress.say, step)
         run.save_trial(record)
     summary = f"{len(arms) + len(peers)} arms, {len(left)} trials in fresh processes"
     run.add_wall("trials", progress.finish("trials", summary))

@@ -1,7 +1,8 @@
 """`--tune-top K`: the K pattern kernels that cost the model most under the default list
 (launches per call x time alone) tuned with the study's own tuners, side by side, each measuring
-`--budget` candidates: Optuna over the schedule template (`baselines/template.py`) and MetaSchedule
-over the kernel's own default space.
+`--budget` candidates: every tuner whose spec takes the role `tune-top` (`tuners/registry.py`:
+Optuna over the schedule template, `baselines/template.py`, and MetaSchedule over the kernel's own
+default space), each through its `tune_kernel` in a folder of its own.
 
 Every candidate is checked against the host reference (the unscheduled kernel on llvm) before its
 time counts (`candidates/task.ModelKernel`), and the evaluator also times the kernel as the
@@ -13,28 +14,27 @@ MetaSchedule's database, summary.json), and a resume goes on from there.
 
 from __future__ import annotations
 
+import functools
 import pickle
-import time
 from pathlib import Path
 
 import tvm
 
 from baselines.pipeline import make_target
-from baselines.template import PoolSchedule
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.outcome import Status
 from tuning.candidates.rule_schedule import DefaultSchedule
 from tuning.candidates.side_by_side import side_by_side
-from tuning.candidates.summary import summary_counts
 from tuning.candidates.task import ModelKernel
 from tuning.errors import TuningFailed
 from tuning.runfolder.store import Run, read_json, write_json, write_text
+from tuning.tuners.registry import TUNERS, tuners_for
+from tuning.tuners.spec import KernelJob, Role
 
 from .plan import TUNED_BASE, ModelPlan
 
 FILE = "tuned_kernels.json"
-TUNERS = ("optuna", "metaschedule")
 
 
 def costliest(run: Run, count: int) -> list[str]:
@@ -72,33 +72,43 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
 def _tune_kernel(run: Run, plan: ModelPlan, name: str, func, target, progress) -> tuple:
     folder = run.path / "tuners" / name
     done = folder / "summary.json"
+    task = ModelKernel(name, func, plan.options.dtype)
+    identity = {**run.meta["identity"], "kernel": name}
+    jobs = {
+        tuner: KernelJob(
+            task,
+            folder / tuner,
+            target,
+            plan.target_spec,
+            plan.budget,
+            identity,
+            progress,
+            phase=f"{tuner} {name}",
+        )
+        for tuner in tuners_for(Role.TUNE_TOP)
+    }
     if done.exists():
         summary = read_json(done)
-        return summary, _best_function(folder, summary, func, target)
+        return summary, _best_function(jobs, summary)
     folder.mkdir(parents=True, exist_ok=True)
-    task = ModelKernel(name, func, plan.options.dtype)
     cache = KernelCache(folder / "kernels.json")
     with CandidateEvaluator(task, plan.target_spec, cache=cache) as evaluator:
         rules = {r: evaluator.evaluate([DefaultSchedule(r)])[0] for r in ("default", "fixed")}
         outcomes = side_by_side(
             {
-                "optuna": lambda: _optuna(
-                    run, name, folder, task, target, evaluator, plan, progress
-                ),
-                "metaschedule": lambda: _metaschedule(
-                    name, folder, task, target, plan, cache, progress
-                ),
+                tuner: functools.partial(TUNERS[tuner].tuner().tune_kernel, job, evaluator)
+                for tuner, job in jobs.items()
             },
             fatal=lambda error: not isinstance(error, TuningFailed),
         )
     found = {t: o for t, o in outcomes.items() if not isinstance(o, BaseException)}
     timed = {t: s["best_kernel_us"] for t, s in found.items() if s.get("best_kernel_us")}
-    best = min(timed, key=timed.get) if timed else None
+    best = min(timed, key=timed.__getitem__) if timed else None
     summary = {
         "kernel": name,
         "default_us": rules["default"].get("kernel_us"),
         "fixed_us": rules["fixed"].get("kernel_us"),
-        **{t: found.get(t, {"error": str(outcomes[t])}) for t in TUNERS},
+        **{t: found.get(t, {"error": str(outcomes[t])}) for t in jobs},
         "best": best,
         "kernel_us": timed.get(best) if best else None,
         "budget": plan.budget,
@@ -108,69 +118,16 @@ def _tune_kernel(run: Run, plan: ModelPlan, name: str, func, target, progress) -
         f"{name}: default {_us(summary['default_us'])}, fixed {_us(summary['fixed_us'])}, "
         f"tuned {_us(summary['kernel_us'])} ({best or 'no valid candidate'})"
     )
-    return summary, _best_function(folder, summary, func, target)
+    return summary, _best_function(jobs, summary)
 
 
 def _us(value) -> str:
     return "—" if value is None else f"{value:.2f} us"
 
 
-def _optuna(run, name, folder, task, target, evaluator, plan, progress) -> dict:
-    from tuning.tuners.optuna.samplers import make_sampler
-    from tuning.tuners.optuna.search_loop import OptunaSearch
-    from tuning.tuners.optuna.storages import default_storage_url
-    from tuning.tuners.optuna.study import STUDY_NAME, open_study
-    from tuning.tuners.optuna.summary import records
-    from tuning.tuners.space import Space
-
-    started = time.monotonic()
-    directory = folder / "optuna"
-    directory.mkdir(exist_ok=True)
-    identity = {**run.meta["identity"], "kernel": name}
-    study = open_study(default_storage_url(directory), STUDY_NAME, make_sampler("tpe", 0), identity)
-    space = Space.for_function(task.func, target)
-    OptunaSearch(study, space, evaluator, progress, phase=f"optuna {name}").run(plan.budget)
-    rows = records(study)
-    summary, valid = summary_counts(rows, time.monotonic() - started)
-    if not valid:
-        raise TuningFailed(f"optuna measured no valid candidate: {summary['failed_by_reason']}")
-    best = min(valid, key=lambda row: row["kernel_us"])
-    return {**summary, "best_kernel_us": best["kernel_us"], "best_params": best["params"]}
-
-
-def _metaschedule(name, folder, task, target, plan, cache, progress) -> dict:
-    from tuning.tuners.metaschedule.tuner import tune_one
-
-    phase = f"metaschedule {name}"
-    (folder / "metaschedule").mkdir(exist_ok=True)
-
-    def step(rows) -> None:
-        progress.step(phase, len(rows), plan.budget)
-
-    summary = tune_one(
-        "ms-default",
-        folder / "metaschedule",
-        task,
-        target,
-        plan.target_spec,
-        plan.budget,
-        {"seed": 0},
-        cache,
-        step,
-        progress.line,
-    )
-    if not summary["valid"]:
-        raise TuningFailed(
-            f"metaschedule measured no valid candidate: {summary['failed_by_reason']}"
-        )
-    return summary
-
-
-def _best_function(folder: Path, summary: dict, func, target):
+def _best_function(jobs: dict[str, KernelJob], summary: dict):
     """The best tuner's schedule of the kernel, scheduled (None: no valid candidate)."""
-    if summary["best"] == "optuna":
-        return PoolSchedule(**summary["optuna"]["best_params"]).apply(func, target)
-    if summary["best"] == "metaschedule":
-        best = tvm.ir.load_json((folder / "metaschedule" / "best_module.json").read_text())
-        return best["main"]
-    return None
+    best = summary["best"]
+    if best not in jobs:
+        return None
+    return TUNERS[best].tuner().scheduled(jobs[best], summary[best])

@@ -4,7 +4,7 @@ Two commands writing one run folder at once would fail each other's trials in fl
 measurements; the second is refused in one line naming the process that holds the folder. The
 kernel drops the lock when that process ends, however it ends, so a lock is never stale.
 
-The lock file is written in place, so it is opened as every such file is (`store.open_in_place`:
+The lock file is written in place, so it is opened as every such file is (`files.open_in_place`:
 never through a symbolic or hard link, never a FIFO) and never truncated: the pid is written
 over its first line, and only that line is read back.
 """
@@ -15,7 +15,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from .store import RunError, open_in_place
+from .files import RunError, open_in_place
 
 LOCK_FILE = "tune.lock"
 
@@ -23,8 +23,9 @@ LOCK_FILE = "tune.lock"
 _held: dict[str, int] = {}
 
 
-class FolderBusy(ValueError):
-    """Another process writes this folder; the message names it."""
+class FolderBusy(RunError):
+    """Another process writes this folder; the message names it (a `RunError`: said in one
+    line where it reaches the command line)."""
 
 
 def hold(folder: Path) -> None:

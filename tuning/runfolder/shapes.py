@@ -15,40 +15,14 @@ from pathlib import Path
 
 from baselines.case import Case, CaseError
 
+from .matching import NUMBER, NUMBER_OR_NONE, Each, Within, mismatch
 from .ranges import RANGES, STORED_RANGES, TIME_US, WALL_S
-
-
-class Each:
-    """An object whose every value has `shape` (its keys are names: arms, figures, kernels)."""
-
-    def __init__(self, shape):
-        self.shape = shape
-
-
-class Within:
-    """A number of `kind` (int or NUMBER) between `low` and `high`, inclusive."""
-
-    def __init__(self, kind, low: float, high: float):
-        self.kind, self.low, self.high = kind, low, high
 
 
 def option(name: str, kind=int) -> Within:
     """The range of a run-defining option, as the command line checks it (`ranges.py`)."""
     return Within(kind, *{**RANGES, **STORED_RANGES}[name])
 
-
-NUMBER = "number"  # an int or a float (not true or false)
-NUMBER_OR_NONE = (NUMBER, None)
-_WHAT = {
-    dict: "an object",
-    list: "a list",
-    str: "text",
-    int: "an integer",
-    bool: "true or false",
-    NUMBER: "a number",
-    None: "null",
-}
-_FOUND = [(kind, _WHAT[kind]) for kind in (dict, list, str, bool, NUMBER, None)]
 
 TIME = Within(NUMBER, *TIME_US)
 TIME_OR_NONE = (TIME, None)
@@ -283,99 +257,3 @@ def shape_of(path: Path) -> object | None:
     if in_tuner and path.name == "exhaustive.json":
         return Each(TIME_OR_NONE)
     return None
-
-
-def mismatch(value, shape, where: str = "") -> str | None:
-    """Where `value` departs from `shape`, in words; None where it has the shape."""
-    if isinstance(shape, tuple):  # any one of these: the first whose type the value has
-        fitting = next((option for option in shape if _fits(value, option)), _NO_FIT)
-        if fitting is _NO_FIT:
-            return _wrong(value, shape, where)
-        return mismatch(value, fitting, where)
-    if isinstance(shape, Within):
-        if not _is(value, shape.kind):
-            return _wrong(value, shape.kind, where)
-        if not shape.low <= value <= shape.high:
-            return (
-                f"{where or 'the value'} should be between {_plain(shape.low)} and "
-                f"{_plain(shape.high)}, not {value!r}"
-            )
-        return None
-    if isinstance(shape, list):
-        if not isinstance(value, list):
-            return _wrong(value, list, where)
-        return _first(mismatch(item, shape[0], f"{where}[{i}]") for i, item in enumerate(value))
-    if isinstance(shape, Each):
-        if not isinstance(value, dict):
-            return _wrong(value, dict, where)
-        return _first(
-            mismatch(item, shape.shape, _key(where, name)) for name, item in value.items()
-        )
-    if isinstance(shape, dict):
-        if not isinstance(value, dict):
-            return _wrong(value, dict, where)
-        for key, inner in shape.items():
-            name = key.rstrip("?")
-            if name not in value:
-                if key.endswith("?"):
-                    continue
-                return f"{_key(where, name)} is missing"
-            found = mismatch(value[name], inner, _key(where, name))
-            if found:
-                return found
-        return None
-    return None if _is(value, shape) else _wrong(value, shape, where)
-
-
-_NO_FIT = object()
-
-
-def _plain(bound: float) -> str:
-    return str(int(bound)) if float(bound).is_integer() else str(bound)
-
-
-def _fits(value, shape) -> bool:
-    """Whether `value` has the type `shape` asks for (not yet its contents or range)."""
-    if isinstance(shape, Within):
-        return _is(value, shape.kind)
-    if isinstance(shape, list):
-        return isinstance(value, list)
-    if isinstance(shape, (dict, Each)):
-        return isinstance(value, dict)
-    return _is(value, shape)
-
-
-def _is(value, kind) -> bool:
-    if kind is None:
-        return value is None
-    if kind is NUMBER:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, kind)
-
-
-def _wrong(value, shape, where: str) -> str:
-    kinds = shape if isinstance(shape, tuple) else (shape,)
-    wanted = " or ".join(_words(kind) for kind in kinds)
-    found = next(words for kind, words in _FOUND if _is(value, kind))
-    return f"{where or 'the file'} should be {wanted}, not {found}"
-
-
-def _words(shape) -> str:
-    """What a value of `shape` is, in words."""
-    if isinstance(shape, Within):
-        return _WHAT[shape.kind]
-    if isinstance(shape, list):
-        return _WHAT[list]
-    if isinstance(shape, (dict, Each)):
-        return _WHAT[dict]
-    return _WHAT[shape]
-
-
-def _key(where: str, name) -> str:
-    return f"{where}.{name}" if where else str(name)
-
-
-def _first(found):
-    return next((item for item in found if item), None)

@@ -1,258 +1,49 @@
 """The run folder: everything a run measured, written as it is measured, re-readable later.
 
-A run folder may come from elsewhere (a colleague's upload, a crafted archive), so it is read as
-untrusted: a file that is missing, truncated or garbled is named in one line with what to do,
-a symbolic link or a special file inside it is refused, and every file is written through a
-fresh temporary file and an atomic replace, which never follows a link planted at the name and
-never leaves half a file (a kill or a full disk mid-write keeps the old file, or none).
-
-Every file the tool reads (of a run folder, a sweep folder, a Cases file) is read by
-`read_bytes` here: opened without blocking and checked to be a regular file before a byte is
-read, since a FIFO would hang the reader (and a thread stuck opening one ignores Ctrl-C) and a
-device would feed it for ever. JSON is read strictly: NaN, Infinity and nesting deeper than a
-file of the run has are damage, said in one line, never a traceback or a "nan us" report. The
-few files written in place rather than replaced (the lock, the appended logs) are opened by
-`open_in_place`, which refuses a link of any kind.
+A run is opened (`Run.open`) only where its run file is whole and no symbolic link or special
+file was planted inside it, and only for the Case, target and device it was made for; its files
+are written and read through `files.py`, one writer at a time (`lock.py`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import json
-import math
 import os
 import stat
-import tempfile
 import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from .shapes import file_problem, run_problem
+from .files import (  # noqa: F401  (re-exported: the run folder's file functions, used by many)
+    RUN_FILE,
+    TMP_SUFFIX,
+    NotRegular,
+    RunError,
+    check_in_place,
+    file_kind,
+    folder_writer,
+    in_place_problem,
+    loads,
+    not_regular,
+    open_in_place,
+    read_bytes,
+    read_json,
+    read_text,
+    repair_advice,
+    write_bytes,
+    write_json,
+    write_text,
+)
+from .lock import hold, release
+from .shapes import run_problem
 
-RUN_FILE = "run.json"
 FORMAT = 1
-TMP_SUFFIX = ".tmp"
 # The longest path a run writes below its folder (tuners/ms-default/database_tuning_record.json
 # and its temporary name), so that an --out too long for the file system is refused up front.
 LONGEST_INSIDE = 96
 # The figures a trial records per arm (`block_samples_us`), in the order reports give them.
 FIGURES = ("call_path", "python_call", "gpu_queued")
 
-# Read once, while the process has one thread: files are created with the user's usual mode.
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
-
-
-class RunError(ValueError):
-    """A run folder that cannot be used as asked; the message says why and what to do."""
-
-
-def write_bytes(path: Path, data: bytes) -> None:
-    """Replace `path` by `data` atomically, never following a link planted at `path`."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), 0o666 & ~_UMASK)
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:  # a full disk or a kill: no temporary file is left behind
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def write_text(path: Path, text: str) -> None:
-    write_bytes(path, text.encode("utf-8", errors="backslashreplace"))
-
-
-def folder_writer(folder: Path) -> Callable[[str, str], None]:
-    """Writes files into one folder of the run (an arm's IR dumps), each as `write_text` does."""
-    folder.mkdir(parents=True, exist_ok=True)
-    return lambda name, text: write_text(folder / name, text)
-
-
 _META_LOCK = threading.Lock()
-
-
-def write_json(path: Path, data) -> None:
-    write_text(path, json.dumps(data, indent=2, default=str))
-
-
-class NotRegular(RunError):
-    """A FIFO, socket, device or folder where a file is read or written; the message names it
-    (callers add what to do)."""
-
-
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISLNK, "a symbolic link"),
-)
-
-
-def _kind(mode: int) -> str:
-    return next((words for test, words in _KINDS if test(mode)), "not a regular file")
-
-
-def _not_regular(path: Path, mode: int | None = None) -> NotRegular:
-    """The error for a name that does not hold a regular file (`mode`: what stat found)."""
-    if mode is None:
-        try:
-            mode = os.stat(path).st_mode
-        except OSError:
-            mode = 0
-    return NotRegular(f"{path} is {_kind(mode)}, not a regular file")
-
-
-def not_regular(path: Path) -> str | None:
-    """What is at `path` where it is there and is not a regular file (a link to one is
-    followed), for a file another library opens: "X is a FIFO, not a regular file"."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return None
-    return None if stat.S_ISREG(mode) else str(_not_regular(path, mode))
-
-
-def read_bytes(path: Path) -> bytes:
-    """The bytes of the regular file at `path` (a link to one is followed). Opened without
-    blocking, then checked, then read: a FIFO, socket, device or folder raises NotRegular at
-    once. FileNotFoundError and other OSErrors are the caller's to say."""
-    path = Path(path)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as error:
-        if error.errno in (errno.ENXIO, errno.EISDIR):  # a socket cannot be opened
-            raise _not_regular(path) from None
-        raise
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        raise _not_regular(path, mode)
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
-
-
-def read_text(path: Path) -> str:
-    """The UTF-8 text of the regular file at `path` (`read_bytes`)."""
-    return read_bytes(path).decode("utf-8")
-
-
-def loads(text: str | bytes) -> Any:
-    """JSON as the tool writes it: ValueError for NaN, Infinity, a number too large for a
-    float, a key given twice in one object (which Python would keep the last of, silently),
-    and nesting deeper than Python's parser follows (its RecursionError, said as damage)."""
-    try:
-        return json.loads(
-            text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=_unique
-        )
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-def _unique(pairs: list) -> dict:
-    found = dict(pairs)
-    if len(found) < len(pairs):
-        twice = next(key for i, (key, _) in enumerate(pairs) if key in dict(pairs[:i]))
-        raise ValueError(f"key {twice!r} is given twice")
-    return found
-
-
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not a number")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is not a finite number")
-    return value
-
-
-def read_json(path: Path) -> Any:
-    """The file's data; RunError naming the file and what to do when it is missing, damaged or
-    not a regular file."""
-    path = Path(path)
-    try:
-        data = loads(read_bytes(path).decode("utf-8"))
-    except FileNotFoundError:
-        raise RunError(f"{path} is missing; {_repair(path, missing=True)}") from None
-    except NotRegular as error:
-        raise RunError(f"{error}; {_repair(path)}") from None
-    except (ValueError, UnicodeDecodeError) as error:  # JSONDecodeError is a ValueError
-        detail = str(error).splitlines()[0][:120] if str(error) else "empty"
-        raise RunError(f"{path} is damaged ({detail}); {_repair(path)}") from None
-    except OSError as error:
-        raise RunError(f"cannot read {path}: {error.strerror}") from None
-    found = file_problem(path, data)
-    if found:  # valid JSON, but not what the commands read from this file
-        raise RunError(f"{path} is damaged ({found}); {_repair(path)}")
-    return data
-
-
-def in_place_problem(path: Path) -> str | None:
-    """Why the run folder's file at `path` must not be written in place (by this tool, TVM or
-    Optuna), if it must not: a link of any kind, or not a regular file. None where it is
-    missing or a regular file of one name."""
-    try:
-        found = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    return _in_place_problem(path, found)
-
-
-def _in_place_problem(path: Path, found: os.stat_result) -> str | None:
-    if not stat.S_ISREG(found.st_mode):
-        return f"{path} is {_kind(found.st_mode)}, not a regular file"
-    if found.st_nlink > 1:
-        return f"{path} has {found.st_nlink} hard links: it is also a file outside the run"
-    return None
-
-
-def check_in_place(path: Path) -> None:
-    """Refuse a file that TVM or Optuna would open and write in place (`in_place_problem`)."""
-    found = in_place_problem(path)
-    if found:
-        raise RunError(f"{found}; a run folder holds only its own files: remove it")
-
-
-def open_in_place(path: Path, flags: int) -> int:
-    """A descriptor to write the run folder's file at `path` in place (append to a log, take
-    the lock), created if missing and never truncated here: a symbolic link (O_NOFOLLOW), a
-    hard link (another name of the same file, which writing would change outside the folder),
-    a FIFO (which would block the open) or any other special file is refused in one line."""
-    path = Path(path)
-    try:
-        fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
-    except OSError as error:
-        if error.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
-            check_in_place(path)  # says which
-        raise
-    found = _in_place_problem(path, os.fstat(fd))
-    if found:
-        os.close(fd)
-        raise RunError(f"{found}; a run folder holds only its own files: remove it")
-    os.set_blocking(fd, True)
-    return fd
-
-
-def _repair(path: Path, missing: bool = False) -> str:
-    """What to do about a file: the run file cannot be rebuilt, the rest can by a resume."""
-    folder = next((p for p in path.parents if (p / RUN_FILE).is_file()), None)
-    if path.name == RUN_FILE or folder is None:
-        return "the run cannot be continued from it: start a new run with --out"
-    if missing:
-        return f"tune --resume {folder} measures or rebuilds it"
-    return f"delete it, then tune --resume {folder} measures or rebuilds it"
 
 
 def _short(value) -> str:
@@ -290,7 +81,7 @@ def unsafe_entries(path: Path) -> list[tuple[Path, str]]:
         for name in dirs + files:
             mode = os.lstat(os.path.join(root, name)).st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-                found.append((Path(root, name), _kind(mode)))
+                found.append((Path(root, name), file_kind(mode)))
     return found
 
 
@@ -312,6 +103,9 @@ class Run:
 
     @classmethod
     def create(cls, path: Path, meta: dict) -> "Run":
+        """A new run in `path` (missing, or an empty folder), locked, its run file holding
+        `meta`; a folder that holds anything else is refused, and one this call made is
+        removed again where the run file cannot be written."""
         path = Path(path)
         check_folder_name(path)
         if path.exists() and any(path.iterdir()):
@@ -328,8 +122,6 @@ class Run:
             write_json(path / RUN_FILE, {"format": FORMAT, **meta})
         except OSError as error:
             if made:  # leave nothing that would stop the same command from starting again
-                from .lock import release
-
                 with contextlib.suppress(OSError):
                     release(path)
                     path.rmdir()
@@ -359,7 +151,9 @@ class Run:
             )
         found = run_problem(meta)
         if found:
-            raise RunError(f"{path / RUN_FILE} is damaged ({found}); {_repair(path / RUN_FILE)}")
+            raise RunError(
+                f"{path / RUN_FILE} is damaged ({found}); {repair_advice(path / RUN_FILE)}"
+            )
         if identity is not None:
             stored = meta["identity"]
             for key, value in identity.items():
@@ -375,12 +169,7 @@ class Run:
     def lock(self) -> None:
         """Be the folder's only writer for the life of this process (`lock.py`), and clear
         the temporary files a killed writer left."""
-        from .lock import FolderBusy, hold
-
-        try:
-            hold(self.path)
-        except FolderBusy as error:
-            raise RunError(str(error)) from None
+        hold(self.path)  # FolderBusy is a RunError
         self._remove_stale_temporaries()
 
     def _remove_stale_temporaries(self) -> None:

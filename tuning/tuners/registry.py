@@ -1,8 +1,10 @@
-"""Every tuner a run can name.
+"""Every tuner a run can name, the only place a tuner's name is listed.
 
-A tuner searches schedules of one kernel of the run's Case and hands the final comparison one
-more arm: its best schedule put back into the graph. A new tuner is one module, holding its
-function (a `spec.Tuner`) and its `spec.TunerSpec`, and one entry here.
+A tuner searches schedules of one kernel (the run's Case's, or a real network's) and hands the
+comparison one more arm: its best schedule put back. A new tuner is one subpackage, holding its
+`spec.Tuner` module and its `spec.TunerSpec`, and one entry here: the study (`tune --tuners`),
+`tune sweep` and `tune model --tune-top` find it by the roles its spec declares, and the command
+line checks what its spec asks (`--storage`, `--rpc-tracker`).
 """
 
 from __future__ import annotations
@@ -14,3 +16,9 @@ from .spec import TunerSpec
 TUNERS: dict[str, TunerSpec] = {
     spec.name: spec for spec in (OPTUNA, METASCHEDULE, OPTUNA_ONE_KERNEL)
 }
+
+
+def tuners_for(role: str) -> list[str]:
+    """The tuners that take part in `role` (a `spec.Role`), in
+    the registry's order."""
+    return [name for name, spec in TUNERS.items() if role in spec.roles]

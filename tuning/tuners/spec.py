@@ -1,10 +1,21 @@
-"""What a tuner is (`Tuner`) and how it is declared (`TunerSpec`), beside its own module."""
+"""What a tuner is (`Tuner`) and how it is declared (`TunerSpec`), beside its own module.
+
+A tuner is one module with three functions (`Tuner`): it tunes the study's task (`tune_run`: the
+run's Case, whose fused pool kernel is its `candidates.task.PoolKernel`, in the run folder) and
+any kernel task in a folder of its own (`tune_kernel`: a real network's kernel, a
+`candidates.task.ModelKernel`, for `tune model --tune-top`), and puts a kernel's best schedule
+back (`scheduled`). Its `TunerSpec` says which subcommands run it (`roles`) and what the command
+line must check for it (`storage`, `rpc`), so that the study, `tune sweep`, `--tune-top` and the
+command line all find it through `registry.TUNERS` and none names it.
+"""
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, TypedDict, cast
 
 from tuning.runfolder.store import Run, write_json
 
@@ -13,28 +24,113 @@ if TYPE_CHECKING:
 
     from baselines.arms import Arm
     from baselines.case import Case
+    from tuning.candidates.evaluator import CandidateEvaluator
+    from tuning.candidates.task import KernelTask
     from tuning.progress import Progress
 
 
-class Tuner(Protocol):
-    """What `TunerSpec.entry` names. It measures at most `budget` candidates (its spec's
-    `budget_counts` says what one is), each checked against the reference before its time
-    counts; it resumes from what `run.tuner_dir(...)` already holds, never measuring a
-    candidate twice; it writes its summary with `TunerSpec.write_summary` (at least `trials`,
-    `valid`, `failed_by_reason`, `wall_s`, `best_kernel_us`, `best_trial`, and each field its
-    `kernel_times` names); and it returns the arm of its best schedule, or raises
-    `TuningFailed` when it measured nothing valid (the other arms are still compared)."""
+class Role:
+    """What a tuner takes part in (`TunerSpec.roles`)."""
 
-    def __call__(
+    STUDY = "study"  # `tune --tuners` may name it
+    DEFAULT = "default"  # a run that names no tuner runs it
+    SWEEP = "sweep"  # `tune sweep` runs it on every Case, at the sweep's budget
+    TUNE_TOP = "tune-top"  # `tune model --tune-top` runs it on each of the costliest kernels
+
+
+class RunOptions(TypedDict, total=False):
+    """The run's options the tuners read, as run.json's `options` holds them (a key absent from
+    an older run takes its default where it is read)."""
+
+    sampler: str  # Optuna's sampler
+    seed: int  # of the tuners' samplers
+    storage: str | None  # --storage: the Optuna storage the run shares (its password kept out)
+    storage_password_env: str | None  # where the storage's password is read from
+    exhaustive: bool  # also measure every point of the template's space
+    workers: int  # Optuna processes sharing one study
+    rpc_tracker: str  # --rpc-tracker HOST:PORT: MetaSchedule measures on its servers
+    rpc_key: str
+
+
+@dataclass(frozen=True)
+class KernelJob:
+    """One kernel task to tune in a folder of its own (`tune model --tune-top`): at most
+    `budget` candidates, each checked against the task's reference; a resume goes on from what
+    `folder` holds. `identity`: what a stored search there must have been made for."""
+
+    task: KernelTask
+    folder: Path
+    target: tvm.target.Target
+    target_spec: dict
+    budget: int
+    identity: dict
+    progress: Progress
+    phase: str  # the name its progress lines give
+
+
+class Tuner(Protocol):
+    """What `TunerSpec.entry` names (a module holding these three functions)."""
+
+    def tune_run(
         self,
         run: Run,
         case: Case,
         target: tvm.target.Target,
         budget: int,
         progress: Progress,
-        options: dict,
+        options: RunOptions,
         **extra: object,
-    ) -> Arm: ...
+    ) -> Arm:
+        """The study's task: the Case's kernel, in `run.tuner_dir(...)`. It measures at most
+        `budget` candidates (its spec's `budget_counts` says what one is), each checked against
+        the reference before its time counts; it resumes from what its folder holds, never
+        measuring a candidate twice; it writes its summary with `TunerSpec.write_summary` (at
+        least `trials`, `valid`, `failed_by_reason`, `wall_s`, `best_kernel_us`, `best_trial`,
+        and each field its `kernel_times` names); and it returns the arm of its best schedule,
+        or raises `TuningFailed` when it measured nothing valid (the other arms still run)."""
+        ...
+
+    def tune_kernel(self, job: KernelJob, evaluator: CandidateEvaluator) -> dict:
+        """Any kernel task in `job.folder`, its candidates checked and timed by `evaluator`
+        (the one that timed the rule lists' kernels, with its cache of measured kernels, so
+        that every figure of the kernel comes from one timer): its summary (at least `trials`,
+        `valid`, `failed_by_reason`, `best_kernel_us`), or `TuningFailed` where nothing was
+        valid."""
+        ...
+
+    def scheduled(self, job: KernelJob, summary: dict) -> tvm.tirx.PrimFunc | None:
+        """The task's kernel under the best schedule `summary` (its `tune_kernel`'s, perhaps
+        from an earlier command) names; None where it names none."""
+        ...
+
+
+class StorageChecks(Protocol):
+    """What `TunerSpec.storage` names: how the command line handles `--storage URL`."""
+
+    def remember_password(self, url: str) -> str:
+        """The URL as run.json stores it (the password kept out of it)."""
+        ...
+
+    def storage_file(self, url: str) -> Path | None:
+        """The file a URL names (None for a server)."""
+        ...
+
+    def open_first(self, url: str, identity: dict, password_env: str | None, **extra) -> None:
+        """Create the tuner's study in the storage, or check it is this run's, before the run
+        folder exists."""
+        ...
+
+
+class RpcChecks(Protocol):
+    """What `TunerSpec.rpc` names: the tuner measures on `--rpc-tracker`'s servers."""
+
+    def free_servers(self, tracker: str, key: str) -> object:
+        """Refuse, in one line, a tracker that is unreachable or has no free server."""
+        ...
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(name)
 
 
 @dataclass(frozen=True)
@@ -42,13 +138,20 @@ class TunerSpec:
     """A tuner as the run, the command line and the report know it."""
 
     name: str
-    entry: str  # "module:function", a `Tuner`, imported when the tuner runs
+    entry: str  # the module that is its `Tuner`, imported when the tuner runs
     # What one unit of --budget is to it ("{workers}" is filled in where workers share it).
     budget_counts: str
     # Arm -> the field of this tuner's summary that holds the arm's fused-kernel time (the
     # tuners time the rules' kernels with the same timer as their candidates).
     kernel_times: dict[str, str]
-    extra: dict = field(default_factory=dict)  # keyword options `entry` takes
+    extra: dict = field(default_factory=dict)  # keyword options `tune_run` takes
+    roles: frozenset[str] = frozenset({Role.STUDY})
+    note: str = ""  # what `tune --help` adds to its name
+    storage: str | None = None  # the module that is its `StorageChecks` (takes --storage)
+    rpc: str | None = None  # the module that is its `RpcChecks` (measures on --rpc-tracker)
+
+    def tuner(self) -> Tuner:
+        return cast(Tuner, _module(self.entry))
 
     def tune(
         self,
@@ -57,11 +160,16 @@ class TunerSpec:
         target: tvm.target.Target,
         budget: int,
         progress: Progress,
-        options: dict,
+        options: RunOptions,
     ) -> Arm:
-        module, function = self.entry.split(":")
-        tuner: Tuner = getattr(importlib.import_module(module), function)
-        return tuner(run, case, target, budget, progress, options, **self.extra)
+        """The study's task (`Tuner.tune_run`), with the spec's own options."""
+        return self.tuner().tune_run(run, case, target, budget, progress, options, **self.extra)
+
+    def storage_checks(self) -> StorageChecks | None:
+        return None if self.storage is None else cast(StorageChecks, _module(self.storage))
+
+    def rpc_checks(self) -> RpcChecks | None:
+        return None if self.rpc is None else cast(RpcChecks, _module(self.rpc))
 
     def write_summary(self, run: Run, summary: dict) -> None:
         """The tuner's summary.json, with what the report reads of its spec: the report

@@ -89,7 +89,7 @@ def logs_to(path: Path) -> Iterator[logging.Logger]:
         stream.close()
 
 
-def tune_kernel(
+def tune_module(
     mod, target, work_dir: Path, *, space, seed: int, num_tuning_cores: int, **tune_tasks_options
 ) -> ms.Database:
     """Tune the module's one PrimFunc `main` as `tune_tir` would (same seeding, same task), with

@@ -13,6 +13,8 @@ Candidates are built and measured by the same `CandidateEvaluator` as Optuna's (
 the NumPy check, the same kernel timer), through a MetaSchedule builder and runner pair, so the
 two tuners' figures are comparable and every MetaSchedule candidate passes the correctness gate.
 With `--rpc-tracker`, the builder only builds, and `rpc.py` measures on the tracker's servers.
+Any other kernel task (a real network's, for `tune model --tune-top`) gets the default space
+alone (`tune_kernel`). A `spec.Tuner`.
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ from tuning.candidates.time_book import TimeBook
 from tuning.errors import TuningFailed
 from tuning.progress import Progress
 from tuning.runfolder.store import Run, read_json, read_text, write_json, write_text
+from tuning.tuners.spec import KernelJob
 
 from . import METASCHEDULE, rpc
 from .bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
 from .database import open_database
 from .space import template_space
-from .tune import tune_kernel
+from .tune import tune_module
 
 RUNS = ("ms-default", "ms-space")
 
@@ -108,7 +111,7 @@ def tune_one(
                 runner = recorded_runner(outcomes)
                 recorder = trial_recorder(outcomes, rows, rows_path, step=step, book=book)
             tuning_started = time.monotonic()
-            tune_kernel(
+            tune_module(
                 kernel_module(func),
                 _ms_target(target),
                 directory,
@@ -224,3 +227,39 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
     METASCHEDULE.write_summary(run, combined)
     best = tvm.ir.load_json(read_text(run.tuner_dir(source) / "best_module.json"))
     return Arm(METASCHEDULE.name, schedule=ScheduledModule(best, origin=source))
+
+
+tune_run = run_metaschedule
+
+
+def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
+    """Tune (or finish tuning) any kernel task over its default space, the database in
+    `job.folder`; its candidates go through an evaluator of its own, sharing `evaluator`'s
+    cache of measured kernels."""
+
+    def step(rows) -> None:
+        job.progress.step(job.phase, len(rows), job.budget)
+
+    job.folder.mkdir(parents=True, exist_ok=True)
+    summary = tune_one(
+        "ms-default",
+        job.folder,
+        job.task,
+        job.target,
+        job.target_spec,
+        job.budget,
+        {"seed": 0},
+        evaluator.cache,
+        step,
+        job.progress.line,
+    )
+    if not summary["valid"]:
+        raise TuningFailed(
+            f"metaschedule measured no valid candidate: {summary['failed_by_reason']}"
+        )
+    return summary
+
+
+def scheduled(job: KernelJob, summary: dict):
+    """The kernel as the database's best record schedules it."""
+    return tvm.ir.load_json(read_text(job.folder / "best_module.json"))["main"]

@@ -38,6 +38,9 @@ def summarize(
     exhaustive: dict | None,
     serial_key: str,
 ) -> dict:
+    """The tuner's summary of its study: the counts, the rule lists' kernels and the issue's
+    SERIAL point (`serial_key`) timed by the same runner, the best trial, its point and the
+    parameters' importances, and the optimum where the space was measured whole."""
     summary, valid = summary_counts(rows, wall_s)
     for rules, record in rule_kernels.items():
         summary[f"{rules}_kernel_us"] = record.get("kernel_us")

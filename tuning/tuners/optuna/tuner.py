@@ -1,5 +1,6 @@
 """Optuna search over the schedule template of the fused pool kernel: the tuner `optuna` (and
-`optuna-one-kernel`, over the one kernel of the whole graph).
+`optuna-one-kernel`, over the one kernel of the whole graph), and of any kernel the template
+takes (`tune_kernel`: a real network's, for `tune model --tune-top`); a `spec.Tuner`.
 
 The study lives in its storage (SQLite in the run folder by default, a journal file where
 SQLAlchemy is missing, or any `--storage` URL; `study.py`); the loop is `search_loop.py`,
@@ -14,14 +15,16 @@ import optuna
 
 from baselines.arms import Arm, template_arm
 from baselines.case import Case
+from baselines.template import PoolSchedule
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.rule_schedule import DefaultSchedule
-from tuning.candidates.summary import tuner_result
+from tuning.candidates.summary import summary_counts, tuner_result
 from tuning.errors import TuningFailed
 from tuning.progress import Progress
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.space import Space, key
+from tuning.tuners.spec import KernelJob
 
 from . import OPTUNA, OPTUNA_ONE_KERNEL
 from .record import close_interrupted
@@ -29,7 +32,7 @@ from .replay import compare_samplers
 from .samplers import make_sampler
 from .search_loop import OptunaSearch
 from .storages import check_in_folder, default_storage_url
-from .study import open_study, study_name
+from .study import STUDY_NAME, open_study, study_name
 from .summary import records, summarize
 from .workers import run_workers
 
@@ -37,7 +40,7 @@ from .workers import run_workers
 RULES = ("default", "fixed")
 
 
-def run_optuna(
+def tune_run(
     run: Run, case: Case, target, budget: int, progress, options: dict, whole: bool = False
 ) -> Arm:
     """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph.
@@ -91,6 +94,28 @@ def run_optuna(
             f"{summary['failed_by_reason']}"
         )
     return template_arm(name, summary["best_params"], whole_graph=whole)
+
+
+def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
+    """Tune (or finish tuning) any kernel the template takes, its study in `job.folder`."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    started = time.monotonic()
+    job.folder.mkdir(parents=True, exist_ok=True)
+    url = default_storage_url(job.folder)
+    study = open_study(url, STUDY_NAME, make_sampler("tpe", 0), job.identity)
+    space = Space.for_function(job.task.function(job.target_spec), job.target)
+    OptunaSearch(study, space, evaluator, job.progress, phase=job.phase).run(job.budget)
+    summary, valid = summary_counts(records(study), time.monotonic() - started)
+    if not valid:
+        raise TuningFailed(f"optuna measured no valid candidate: {summary['failed_by_reason']}")
+    best = min(valid, key=lambda row: row["kernel_us"])
+    return {**summary, "best_kernel_us": best["kernel_us"], "best_params": best["params"]}
+
+
+def scheduled(job: KernelJob, summary: dict):
+    """The kernel under the template's best point."""
+    func = job.task.function(job.target_spec)
+    return PoolSchedule(**summary["best_params"]).apply(func, job.target)
 
 
 def _rule_kernels(directory, evaluator: CandidateEvaluator, rule_lists=RULES) -> dict:

@@ -1,0 +1,72 @@
+"""One way in to the tuners: a new tuner is one subpackage and one registry line. A toy
+random-search tuner (tests/fixtures/random_tuner), registered so, runs through the study
+(`tune`), `tune sweep` and `tune model --tune-top`, on llvm with real builds of tiny graphs; no
+subcommand names it."""
+
+import json
+
+import pytest
+from conftest import ROOT
+from fixtures.random_tuner import RANDOM
+
+from tuning.cli.main import main
+from tuning.tuners.registry import TUNERS, tuners_for
+from tuning.tuners.spec import Role
+
+QUICK = [
+    *"--target llvm --trials 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0".split(),
+    *"--warmup-s 0 --budget 2".split(),
+]
+
+
+@pytest.fixture
+def only_random(monkeypatch):
+    """The registry with the toy's line and no other (each subcommand then runs it alone)."""
+    for name in list(TUNERS):
+        monkeypatch.delitem(TUNERS, name)
+    monkeypatch.setitem(TUNERS, RANDOM.name, RANDOM)
+    assert tuners_for(Role.SWEEP) == tuners_for(Role.TUNE_TOP) == [RANDOM.name]
+
+
+def _json(path):
+    return json.loads(path.read_text())
+
+
+def _valid(summary: dict) -> None:
+    assert summary["trials"] == 2 and summary["valid"] >= 1 and summary["best_kernel_us"] > 0
+
+
+def test_the_study_runs_a_registered_tuner_and_compares_its_arm(tmp_path, only_random):
+    out = tmp_path / "run"
+    case = ["--case", "channels=2", "height=12", "width=12", "branches=2"]
+    assert main([*QUICK, *case, "--tuners", "random", "--arms", "serial", "--out", str(out)]) == 0
+    _valid(_json(out / "tuners" / "random" / "summary.json"))
+    report = _json(out / "report.json")
+    assert set(report["arms"]) == {"serial", "random"}
+    assert all(arm["correct"] for arm in report["arms"].values())
+
+
+def test_the_sweep_runs_the_tuners_that_take_it(tmp_path, only_random):
+    out = tmp_path / "sweep"
+    tiny = ["--case", "tiny", "channels=2", "height=12", "width=12", "branches=2"]
+    args = ["sweep", "--target", "llvm", "--budget", "2", "--trials", "1", "--blocks", "1"]
+    assert main([*args, *tiny, "--out", str(out)]) == 0
+    run = out / "tiny"
+    assert _json(run / "run.json")["tuners"] == ["random"]
+    _valid(_json(run / "tuners" / "random" / "summary.json"))
+    assert _json(run / "report.json")["arms"]["random"]["correct"]
+
+
+def test_tune_top_runs_the_tuners_that_take_it(tmp_path, only_random):
+    pytest.importorskip("torch", reason="the model tests need PyTorch: pip install torch")
+    out = tmp_path / "model"
+    model = f"{ROOT / 'tests' / 'fixtures' / 'model_blocks.py'}:dense_transition"
+    args = ["model", model, *QUICK, "--peers", "torch-eager", "--tune-top", "1"]
+    assert main([*args, "--out", str(out)]) == 0
+    summary = _json(out / "report.json")["tuned"]["kernels"]["avg_pool2d"]
+    _valid(summary["random"])
+    assert (
+        summary["best"] == "random" and summary["kernel_us"] == summary["random"]["best_kernel_us"]
+    )
+    assert _json(out / "report.json")["arms"]["tvm-tuned"]["correct"]
+    assert "| `avg_pool2d` |" in (out / "report.md").read_text()

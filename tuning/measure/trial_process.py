@@ -1,0 +1,143 @@
+"""A trial's fresh process, started before its trial (`TrialProcess`, started with the run): it
+imports TVM, and where the trial has PyTorch peers what torch.compile loads, then waits for its
+trial (`harness.run_trial`) without touching the GPU. Its start-up so overlaps the tuners instead
+of the comparison; the process is as fresh as before where it counts (its own CUDA context,
+allocator, caches). The trial's record says where its time went (`wall_s`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue as queue_module
+import sys
+import time
+
+from tuning.children import die_with_parent, stop
+
+from .harness import TrialJob, run_trial
+
+
+def _trial_entry(jobs, replies, warm_peers: tuple, parent: int, spawned_at: float):
+    """A trial's process: imports, then its trial when it comes (None: no trial, exit)."""
+    die_with_parent(parent)
+    imported = time.time()  # the process and the imports its entry needs (TVM)
+    if warm_peers:
+        from baselines.torch_peer import load_compilers
+
+        try:
+            load_compilers(warm_peers)
+        except Exception:  # only a head start: the trial makes its peers and says what fails
+            pass
+    # Whether anything before the trial made a CUDA context (it must not: a waiting process
+    # sits beside the tuners' measurements); the record says so.
+    cuda_before_trial = _cuda_initialized()
+    ready = time.time()
+    job = jobs.get()
+    if job is None:
+        os._exit(0)
+    started = time.time()
+    message: tuple
+    try:
+        result = run_trial(
+            job,
+            progress=lambda message: replies.put(("say", message)),
+            step=lambda done, total: replies.put(("step", done, total)),
+        )
+        result["wall_s"].update(
+            startup_s=imported - spawned_at,
+            compiler_import_s=ready - imported,
+            waited_s=started - ready,
+        )
+        result["cuda_before_trial"] = cuda_before_trial
+        message = ("ok", result)
+    except BaseException as error:  # reported to the parent, which fails the run loudly
+        message = ("error", f"{type(error).__name__}: {error}")
+    replies.put(message)
+    # The trial is over once its message is out: the process ends without tearing down
+    # PyTorch, CUDA and TVM, which would hold the next trial back for seconds.
+    replies.close()
+    replies.join_thread()
+    os._exit(0)
+
+
+def _cuda_initialized() -> bool:
+    torch = sys.modules.get("torch")
+    return bool(torch is not None and torch.cuda.is_initialized())
+
+
+class TrialProcess:
+    """A trial's fresh process, started now and given its trial later (`run`). `warm_peers`:
+    the PyTorch peers it will time, whose compiler it imports while it waits."""
+
+    def __init__(self, index: int, warm_peers: tuple = ()):
+        context = multiprocessing.get_context("spawn")
+        self.index = index
+        self._jobs, self._replies = context.Queue(), context.Queue()
+        self._process = context.Process(
+            target=_trial_entry,
+            args=(self._jobs, self._replies, tuple(warm_peers), os.getpid(), time.time()),
+        )
+        self._process.start()
+
+    def run(self, job: TrialJob, say=None, step=None) -> dict:
+        """Run the trial and return its record. `say` and `step` hear its progress, as
+        `run_trial` gives it."""
+        self._jobs.put(job)
+        listeners = {"say": say, "step": step}
+        try:
+            while True:
+                try:
+                    kind, *payload = self._replies.get(timeout=1)
+                except queue_module.Empty:
+                    if not self._process.is_alive():
+                        code = self._process.exitcode
+                        status, payload = "error", f"process died with exit code {code}"
+                        break
+                    continue
+                if kind in listeners:
+                    if listeners[kind] is not None:
+                        listeners[kind](*payload)
+                    continue
+                status, payload = kind, payload[0]
+                break
+        except BaseException:  # Ctrl-C or an error here: the trial is not waited for
+            self.stop()
+            raise
+        self._process.join()
+        if status != "ok":
+            raise RuntimeError(f"trial {self.index} failed: {payload}")
+        return payload
+
+    def stop(self) -> None:
+        stop(self._process)
+
+
+class TrialProcesses:
+    """The run's trial processes, one per trial left to measure, started at once (from the
+    thread that will use them: a child dies with the thread that started it); on leaving, any
+    not used is stopped."""
+
+    def __init__(self, indices: list[int], warm_peers: tuple = ()):
+        self._waiting = {index: TrialProcess(index, warm_peers) for index in indices}
+
+    def take(self, index: int, warm_peers: tuple = ()) -> TrialProcess:
+        return self._waiting.pop(index, None) or TrialProcess(index, warm_peers)
+
+    def __enter__(self) -> "TrialProcesses":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for process in self._waiting.values():
+            process.stop()
+        self._waiting.clear()
+
+
+def run_trial_process(
+    job: TrialJob, say=None, step=None, process: TrialProcess | None = None
+) -> dict:
+    """Run one trial in a fresh process (`process`, started earlier, or a new one): an
+    independent CUDA context, allocator and caches. `say` and `step` hear the trial's
+    progress, as `run_trial` gives it."""
+    process = process or TrialProcess(job.index, job.peers)
+    return process.run(job, say, step)

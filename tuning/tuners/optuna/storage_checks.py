@@ -1,0 +1,16 @@
+"""What the command line checks of `--storage URL` for the Optuna tuners (`spec.StorageChecks`):
+the URL as run.json keeps it, the file it names, and the study opened in it before the run
+folder exists."""
+
+from __future__ import annotations
+
+from .storages import remember_password, storage_file
+from .study import open_study, study_name
+
+__all__ = ["open_first", "remember_password", "storage_file"]
+
+
+def open_first(url: str, identity: dict, password_env: str | None, whole: bool = False) -> None:
+    """The tuner's study in the storage the run shares (with `whole`, the one-kernel tuner's):
+    created, or checked to be this run's."""
+    open_study(url, study_name(whole, shared=True), None, identity, password_env)
