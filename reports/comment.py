@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .cells import MISSING, table, three, us
 from .comparisons import verdict
+from .escape import code, fenced, md
 from .paragraph import CANDIDATE, against_fastest_tuned, closing, pairs_sentence, slowdown
 from .samples import LABELS
 
@@ -45,7 +46,7 @@ def render_comment(report: dict) -> str:
     verdict names leave it first, the last of them first."""
     sentences = verdicts(report)
     rows = _rows(report)
-    named = {f"`{arm}`" for s in sentences for arm in _named_arms(s)}
+    named = {code(arm) for s in sentences for arm in _named_arms(s)}
     spare = [row for row in reversed(rows) if row[0] not in named]
     for count in range(len(spare) + 1):
         left = {id(row) for row in spare[:count]}
@@ -89,8 +90,8 @@ def _setting(report: dict) -> list[str]:
     what = ", ".join(
         part
         for part in (
-            report["device"],
-            f"TVM {env['tvm']}" if env.get("tvm") else "",
+            md(report["device"]),
+            f"TVM {md(env['tvm'])}" if env.get("tvm") else "",
             date,
             f"{report['wall_s']:.0f} s" if report.get("wall_s") else "",
         )
@@ -111,7 +112,7 @@ def _setting(report: dict) -> list[str]:
     if coverage and trials > 1:
         interval += f" (simulated coverage {coverage[0]:.0%}–{coverage[-1]:.0%})"
     return [
-        f"`{report.get('command')}` on {what}.",
+        f"{code(report.get('command'))} on {what}.",
         f"{design}; {interval}.",
     ]
 
@@ -141,7 +142,7 @@ def _rows(report: dict) -> list[list]:
             continue
         rows.append(
             [
-                f"`{name}`",
+                code(name),
                 us(arm["median_us"]),
                 us(arm.get("queued_gpu_us")),
                 us(arm.get("kernel_us")),
@@ -177,7 +178,7 @@ def _environment(report: dict) -> list[str]:
     lines = [f"{key}: {env[key]}" for key in ENVIRONMENT if env.get(key) is not None]
     if not lines:
         return []
-    return ["<details><summary>Environment</summary>", "", "```", *lines, "```", "", "</details>"]
+    return ["<details><summary>Environment</summary>", "", *fenced(lines), "", "</details>"]
 
 
 def _comment(report: dict, sentences: list[str], rows: list[list], left_out: int) -> str:

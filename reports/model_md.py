@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .cells import MISSING, table
 from .comparisons import ratio_text, verdict
+from .escape import code, md
 from .markdown import closing_sections
 from .model import AGREEMENT, DEFAULT, TUNED, arm_of
 
@@ -30,7 +31,7 @@ def label(report: dict) -> str:
 
 
 def render(report: dict) -> str:
-    lines = [f"# {label(report)}: the #20401 pattern in a real network", "", headline(report)]
+    lines = [f"# {md(label(report))}: the #20401 pattern in a real network", "", headline(report)]
     lines += _pattern_section(report)
     if report["arms"]:
         lines += _arms_section(report)
@@ -55,12 +56,12 @@ def headline(report: dict) -> str:
     inputs = ", ".join(f"{i['dtype']}{i['shape']}" for i in model["inputs"])
     date = report["environment"].get("date", "date not recorded")
     where = (
-        f"on {report['device']} ({date})"
+        f"on {md(report['device'])} ({md(date)})"
         if report["arms"] or report["kernel_timer"]
         else f"analysed without running anything ({date}, `--analyze`)"
     )
     parts = [
-        f"`{label(report)}` with input {inputs}, {model['weights']}, {where}.",
+        f"{code(label(report))} with input {md(inputs)}, {md(model['weights'])}, {where}.",
         f"{pattern['kernels']} of its {len(kernels)} kernels ({_launches(pattern['launches'])} "
         "per call) have the #20401 pattern (criterion below; analysed for CUDA "
         f"{report['analysis_target'].get('arch')} under each rule list).",
@@ -90,7 +91,7 @@ def _changes_text(report: dict, rules: str) -> str:
     changed = report["rule_changes"].get(rules, [])
     flagged = {k["name"] for k in report["kernels"] if k["pattern"]}
     return (
-        f"`{rules}` gives {len(changed)} kernel(s) another rule than `default` "
+        f"{code(rules)} gives {len(changed)} kernel(s) another rule than `default` "
         f"({len([n for n in changed if n in flagged])} of them with the pattern)."
     )
 
@@ -117,7 +118,7 @@ def _recovered_text(rules: str, found: dict) -> str:
             if holds
             else "; **its interval excludes 1** though no rule changed"
         )
-        return f"`{rules}` changes no kernel's rule (a control){told}" + (
+        return f"{code(rules)} changes no kernel's rule (a control){told}" + (
             f" ({'; '.join(verdicts)})." if verdicts else "."
         )
     what = (
@@ -125,7 +126,7 @@ def _recovered_text(rules: str, found: dict) -> str:
         if rules == "tuned"
         else f"its {found['changed_kernels']} changed kernels"
     )
-    text = f"`{rules}`: " + ("; ".join(verdicts) if verdicts else "not timed end to end") + "."
+    text = f"{code(rules)}: " + ("; ".join(verdicts) if verdicts else "not timed end to end") + "."
     if found["predicted_gain_ms"] is not None:
         measured = found["measured_gain_ms"]
         agrees = (
@@ -143,7 +144,7 @@ def _recovered_text(rules: str, found: dict) -> str:
             f"call; {end_to_end}."
         )
     if found["correct"] is False:
-        text += f" **`{arm}` does not match PyTorch eager**."
+        text += f" **{code(arm)} does not match PyTorch eager**."
     return text
 
 
@@ -153,7 +154,7 @@ def _correct_text(report: dict) -> str:
     tvm = {n: a for n, a in report["arms"].items() if n not in report["peers"]}
     wrong = [n for n, a in tvm.items() if not a["correct"]]
     errors = [
-        f"`{n}` {c['max_abs_err']:.2g} at scale {c['scale']:.2g}"
+        f"{code(n)} {c['max_abs_err']:.2g} at scale {c['scale']:.2g}"
         for n in tvm
         for c in report["checks"].get(n, [])[:1]
         if c.get("max_abs_err") is not None and c.get("scale") is not None
@@ -168,7 +169,8 @@ def _correct_text(report: dict) -> str:
             f" (worst error and output scale per arm: {'; '.join(errors)}; tolerance 1e-3 x scale)."
         )
     built = report["build_errors"]
-    failed = f" Not built: {'; '.join(f'`{a}`: {e}' for a, e in built.items())}." if built else ""
+    failed = "; ".join(f"{code(a)}: {md(e)}" for a, e in built.items())
+    failed = f" Not built: {failed}." if built else ""
     return f"{head}{failed} {report['tf32']}."
 
 
@@ -195,7 +197,7 @@ def _pattern_section(report: dict) -> list[str]:
     for k in pattern[:MAX_KERNEL_ROWS]:
         rows.append(
             [
-                f"`{k['name']}`",
+                code(k["name"]),
                 k["calls"],
                 k["window"],
                 *(_rule_launch(k, rules) for rules in lists),
@@ -238,7 +240,7 @@ def _arms_section(report: dict) -> list[str]:
         check: dict = next(iter(report["checks"].get(name, [])), {})
         rows.append(
             [
-                f"`{name}`",
+                code(name),
                 *(ms(_median_ms(arm, figure)) for figure in figures),
                 "yes" if arm["correct"] else "**no**",
                 MISSING if check.get("max_abs_err") is None else f"{check['max_abs_err']:.2g}",
@@ -261,7 +263,7 @@ def _arms_section(report: dict) -> list[str]:
     by_figure = report["ratios_by_figure"]
     pairs = dict.fromkeys(pair for found in by_figure.values() for pair in found)
     ratio_rows = [
-        [f"`{pair}`", *(_ratio_cell(by_figure.get(figure, {}).get(pair)) for figure in figures)]
+        [code(pair), *(_ratio_cell(by_figure.get(figure, {}).get(pair)) for figure in figures)]
         for pair in pairs
     ]
     return lines + table(["ratio", *figures.values()], ratio_rows)
@@ -291,11 +293,11 @@ def _tuned_section(report: dict) -> list[str]:
                 f"{_us(got.get('best_kernel_us'))} ({got.get('valid', 0)} of "
                 f"{got.get('trials', 0)} valid)"
                 if "error" not in got
-                else f"none ({got['error']})"
+                else f"none ({md(got['error'])})"
             )
         rows.append(
             [
-                f"`{name}`",
+                code(name),
                 _us(found["default_us"]),
                 _us(found["fixed_us"]),
                 *cells,
@@ -310,15 +312,16 @@ def _tuned_section(report: dict) -> list[str]:
         "",
         *table(["kernel", "default", "fixed", "Optuna", "MetaSchedule", "into tvm-tuned"], rows),
         "",
-        f"`{TUNED}` is the `{report['tuned'].get('base')}` list's build with these kernels put in.",
+        f"`{TUNED}` is the {code(report['tuned'].get('base'))} list's build with these "
+        "kernels put in.",
     ]
 
 
 def _changes_section(report: dict) -> list[str]:
     lines = ["", "## Kernels whose rule changes", ""]
     for rules, names in report["rule_changes"].items():
-        changed = ", ".join(f"`{n}`" for n in names) or "none"
-        lines.append(f"- `{rules}` against `default`: {changed}")
+        changed = ", ".join(code(n) for n in names) or "none"
+        lines.append(f"- {code(rules)} against `default`: {changed}")
     return lines
 
 
@@ -329,7 +332,7 @@ def _costliest_section(report: dict) -> list[str]:
     timed.sort(key=lambda k: -k["calls"] * k["kernel_us"][DEFAULT])
     rows = [
         [
-            f"`{k['name']}`",
+            code(k["name"]),
             k["calls"],
             _us(k["kernel_us"][DEFAULT]),
             ms(k["calls"] * k["kernel_us"][DEFAULT] / 1e3),
@@ -362,7 +365,7 @@ def _checks_section(report: dict) -> list[str]:
     )
     if statuses:
         counts = "; ".join(
-            f"`{rules}` " + ", ".join(f"{n} {s}" for s, n in found.items())
+            f"{code(rules)} " + ", ".join(f"{n} {s}" for s, n in found.items())
             for rules, found in statuses.items()
         )
         lines += [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tuning.runfolder.names import member
 from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
 
 from .summary import kernel_times
@@ -35,9 +36,9 @@ KERNELS = {
 
 def render_sweep(out: Path, names: list[str]) -> dict:
     stored = read_json(out / SWEEP_JSON)  # with `large_reductions` where the sweep recorded it
+    folders = [member(out, name, out / SWEEP_JSON) for name in names]
     cases = [
-        _case_row(name, read_json(out / name / "report.json"), read_json(out / name / RUN_FILE))
-        for name in names
+        _case_row(f.name, read_json(f / "report.json"), read_json(f / RUN_FILE)) for f in folders
     ]
     sweep = {
         **stored,

@@ -4,6 +4,7 @@ samplers came to the exhaustive optimum."""
 from __future__ import annotations
 
 from .cells import table, three, us
+from .escape import code, md
 
 # What one unit of --budget was to each tuner in runs written before the tuners stored their
 # `budget_counts` (2026-12-01); a tuner declares it in its spec (tuning/tuners/).
@@ -42,11 +43,11 @@ def budget_text(report: dict) -> list[str]:
         )
         runs = tuner.get("runs", {})
         measured = (
-            " and ".join(f"{run['trials']} (`{run_name}`)" for run_name, run in runs.items())
+            " and ".join(f"{run['trials']} ({code(run_name)})" for run_name, run in runs.items())
             if runs
             else tuner.get("trials")
         )
-        parts.append(f"`{name}`, {counts}: {measured} measured")
+        parts.append(f"{code(name)}, {counts}: {measured} measured")
     return [f"`--budget {report['budget']}` counted, per tuner: " + "; ".join(parts) + ".", ""]
 
 
@@ -59,10 +60,10 @@ def _tuners_of_the_run(report: dict) -> dict:
 def tuners_table(report: dict) -> list[str]:
     rows = []
     for name, tuner in report["tuners"].items():
-        failed = ", ".join(f"{k}: {v}" for k, v in tuner.get("failed_by_reason", {}).items())
+        failed = ", ".join(f"{md(k)}: {v}" for k, v in tuner.get("failed_by_reason", {}).items())
         rows.append(
             [
-                f"`{name}`",
+                code(name),
                 tuner.get("trials"),
                 tuner.get("valid"),
                 failed or "0",

@@ -21,7 +21,7 @@ from tuning.tuners.metaschedule import METASCHEDULE
 from tuning.tuners.metaschedule.rpc import free_servers
 from tuning.tuners.optuna import OPTUNA, OPTUNA_ONE_KERNEL
 from tuning.tuners.optuna.storages import remember_password, storage_file
-from tuning.tuners.optuna.study import open_study, study_name
+from tuning.tuners.optuna.study import STUDY_NAME, new_study_base, open_study, study_name
 
 from .choices import (
     arm_names,
@@ -73,6 +73,7 @@ def start_run(args, argv: list[str]) -> Run:
         "exhaustive": args.exhaustive,
         "workers": args.workers,
         **rpc_options(args, tuners),
+        **({"study": new_study_base()} if args.storage else {}),
     }
     plan = RunPlan(
         case,
@@ -103,7 +104,9 @@ def _open_studies_first(plan: RunPlan) -> None:
         if name in (OPTUNA.name, OPTUNA_ONE_KERNEL.name):
             open_study(
                 plan.options["storage"],
-                study_name(name == OPTUNA_ONE_KERNEL.name, shared=True),
+                study_name(
+                    name == OPTUNA_ONE_KERNEL.name, True, plan.options.get("study", STUDY_NAME)
+                ),
                 None,
                 plan.identity,
                 plan.options["storage_password_env"],
@@ -178,6 +181,8 @@ def _storage_now(args, run: Run, options: dict) -> dict:
     if args.storage is not None:  # with its password variable given now, or none
         changes["storage"] = remember_password(args.storage)
         changes["storage_password_env"] = args.storage_password_env
+        if not options.get("storage"):  # its study moves to a storage others may share
+            changes["study"] = options.get("study") or new_study_base()
     elif args.storage_password_env is not None:
         changes["storage_password_env"] = args.storage_password_env
     stored = options.get("storage")

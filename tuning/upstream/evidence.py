@@ -11,6 +11,7 @@ from pathlib import Path
 
 from baselines.window_bench import table
 from reports.comparisons import ratio_text
+from reports.escape import code, md
 from tuning.errors import UsageError
 
 from .models_section import models_section
@@ -59,14 +60,14 @@ def study_section(report: dict, source: Path) -> list[str]:
     """ON (the default rules) against `fixed` (with the rule) on the issue's graph."""
     arms = report.get("arms", {})
     if "on" not in arms or "fixed" not in arms:
-        return [f"The run in `{source}` has no `on` and `fixed` arms to compare."]
+        return [f"The run in {code(source)} has no `on` and `fixed` arms to compare."]
     environment = report.get("environment", {})
     kernels = {row.get("arm"): row for row in report.get("fused_kernel", [])}
     on, fixed = arms["on"], arms["fixed"]
     lines = [
-        f"`{report.get('command')}` on {environment.get('gpu', report.get('device'))}, "
-        f"{str(environment.get('date', ''))[:10]}, TVM {environment.get('tvm')}, "
-        f"{report.get('trials')} processes (`{source}`). The fused pool kernel at kernel level"
+        f"{code(report.get('command'))} on {md(environment.get('gpu', report.get('device')))}, "
+        f"{md(str(environment.get('date', ''))[:10])}, TVM {md(environment.get('tvm'))}, "
+        f"{report.get('trials')} processes ({code(source)}). The fused pool kernel at kernel level"
         " (the tuners' timer), and the whole graph end to end (median and interquartile range"
         " of every sample; GPU time with the calls queued):",
         "",
@@ -95,9 +96,10 @@ def sweep_section(sweep: dict, source: Path) -> list[str]:
     """Per Case of the sweep: the fused kernel and the graph under both rule lists."""
     cases = sweep.get("cases", [])
     if not cases:
-        return [f"The sweep in `{source}` holds no Case."]
+        return [f"The sweep in {code(source)} holds no Case."]
     lines = [
-        f"`{sweep.get('command')}` on {sweep.get('device')} (`{source}`): per Case, the fused "
+        f"{code(sweep.get('command'))} on {md(sweep.get('device'))} ({code(source)}): per "
+        "Case, the fused "
         "pool kernel at kernel level and the graph end to end (medians), under the default "
         "rules (`on`) and with WindowReduction (`fixed`).",
         "",
@@ -122,12 +124,13 @@ def bench_section(bench: dict, source: Path) -> list[str]:
     """The two candidate fixes kernel by kernel, and how often each is faster."""
     rows = bench.get("kernels", [])
     if not rows:
-        return [f"`{source}` holds no kernel."]
+        return [f"{code(source)} holds no kernel."]
     environment = bench.get("environment", {})
     lists = list(rows[0]["lists"])
     lines = [
-        f"`python3 -m baselines.window_bench` on {environment.get('gpu', 'the CPU')}, "
-        f"{str(environment.get('date', ''))[:10]}, TVM {environment.get('tvm')} (`{source}`). "
+        f"`python3 -m baselines.window_bench` on {md(environment.get('gpu', 'the CPU'))}, "
+        f"{md(str(environment.get('date', ''))[:10])}, TVM {md(environment.get('tvm'))} "
+        f"({code(source)}). "
         "Each cell: the rule that takes the kernel, its launch (blocks x threads)"
         + (
             ", its median time at kernel level (interquartile range) and the ratio to the "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import tvm
 
 import baselines.window_reduction as rule_module
+from reports.escape import code
 
 from .patch import SUBJECT
 from .rule import source_text
@@ -64,15 +65,15 @@ def _test_names() -> list[str]:
 
 def _missing(what: str, command: str, option: str) -> list[str]:
     return [
-        f"Not given. {what}: `{command}` on a CUDA GPU writes it; then "
+        f"Not given. {what}: {code(command)} on a CUDA GPU writes it; then "
         f"`tune upstream --out DIR {option} FOLDER` puts its figures here."
     ]
 
 
 def render_pr(figures: Figures, author: tuple[str, str]) -> str:
     does, declines = _docstring_parts()
-    constants = [f"- `{name}` = {value}: {note}" for name, value, note in constant_notes()]
-    tests = [f"- `{name}`" for name in _test_names()]
+    constants = [f"- {code(name)} = {value}: {note}" for name, value, note in constant_notes()]
+    tests = [f"- {code(name)}" for name in _test_names()]
     paths = ", ".join(example.name for example in EXAMPLES if example.scheduled)
     declined = ", ".join(example.name for example in EXAMPLES if not example.scheduled)
     sections = [

@@ -28,7 +28,7 @@ from .replay import compare_samplers
 from .samplers import make_sampler
 from .search_loop import OptunaSearch
 from .storages import check_in_folder, default_storage_url
-from .study import open_study, study_name
+from .study import STUDY_NAME, open_study, study_name
 from .summary import records, summarize
 from .workers import run_workers
 
@@ -56,7 +56,7 @@ def run_optuna(
     check_in_folder(url, run.path)
     study = open_study(
         url,
-        study_name(whole, shared=bool(options.get("storage"))),
+        study_name(whole, bool(options.get("storage")), options.get("study", STUDY_NAME)),
         make_sampler(options.get("sampler", "tpe"), options.get("seed", 0)),
         run.meta["identity"],
         options.get("storage_password_env"),
