@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tuning.redact import redact_data
 from tuning.runfolder.names import member
 from tuning.runfolder.store import RUN_FILE, Run, read_json, write_json, write_text
 
@@ -25,12 +26,14 @@ def render_models(out: Path) -> dict:
 
     stored = read_json(out / FILE)
     rows = [_row(member(out, name, out / FILE)) for name in stored["models"]]
-    summary = {
-        **stored,
-        "rows": [row for row in rows if row is not None],
-        "device": next((r["device"] for r in rows if r), None),
-        "failures": stored.get("failures", {}),
-    }
+    summary = redact_data(
+        {
+            **stored,
+            "rows": [row for row in rows if row is not None],
+            "device": next((r["device"] for r in rows if r), None),
+            "failures": stored.get("failures", {}),
+        }
+    )
     write_json(out / FILE, summary)
     write_text(out / "models.md", markdown(summary))
     try:

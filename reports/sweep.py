@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tuning.redact import redact_data
 from tuning.runfolder.names import member
 from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
 
@@ -40,24 +41,28 @@ def render_sweep(out: Path, names: list[str]) -> dict:
     cases = [
         _case_row(f.name, read_json(f / "report.json"), read_json(f / RUN_FILE)) for f in folders
     ]
-    sweep = {
-        **stored,
-        "device": cases[0]["device"] if cases else None,
-        "cases": cases,
-        "fixed_slower_than_on": [c["case"] for c in cases if c["fixed_slower_than_on"]],
-        "fixed_beyond_goal": [
-            c["case"] for c in cases if c["fixed_gap"] is not None and c["fixed_gap"] > GOAL_GAP
-        ],
-        "one_kernel_slower_than_fixed": [
-            c["case"] for c in cases if c["one_kernel_slower_than_fixed"]
-        ],
-        "one_kernel_beyond_goal": [
-            c["case"]
-            for c in cases
-            if c["one_kernel_gap"] is not None and c["one_kernel_gap"] > GOAL_GAP
-        ],
-        "tuner_failures": {c["case"]: c["tuner_failures"] for c in cases if c["tuner_failures"]},
-    }
+    sweep = redact_data(
+        {
+            **stored,
+            "device": cases[0]["device"] if cases else None,
+            "cases": cases,
+            "fixed_slower_than_on": [c["case"] for c in cases if c["fixed_slower_than_on"]],
+            "fixed_beyond_goal": [
+                c["case"] for c in cases if c["fixed_gap"] is not None and c["fixed_gap"] > GOAL_GAP
+            ],
+            "one_kernel_slower_than_fixed": [
+                c["case"] for c in cases if c["one_kernel_slower_than_fixed"]
+            ],
+            "one_kernel_beyond_goal": [
+                c["case"]
+                for c in cases
+                if c["one_kernel_gap"] is not None and c["one_kernel_gap"] > GOAL_GAP
+            ],
+            "tuner_failures": {
+                c["case"]: c["tuner_failures"] for c in cases if c["tuner_failures"]
+            },
+        }
+    )
     if any("inductor" in c for c in cases):  # sweeps from before it ran inductor render as then
         sweep["one_kernel_slower_than_inductor"] = [
             c["case"] for c in cases if "inductor" in c and c["inductor"]["slower"]

@@ -53,7 +53,7 @@ def _us(value) -> str:
 
 
 def _launch(kernel: dict | None) -> str:
-    return f"{kernel['grid']} x {kernel['block']}" if kernel else "not recorded"
+    return md(f"{kernel.get('grid')} x {kernel.get('block')}") if kernel else "not recorded"
 
 
 def study_section(report: dict, source: Path) -> list[str]:
@@ -67,9 +67,9 @@ def study_section(report: dict, source: Path) -> list[str]:
     lines = [
         f"{code(report.get('command'))} on {md(environment.get('gpu', report.get('device')))}, "
         f"{md(str(environment.get('date', ''))[:10])}, TVM {md(environment.get('tvm'))}, "
-        f"{report.get('trials')} processes ({code(source)}). The fused pool kernel at kernel level"
-        " (the tuners' timer), and the whole graph end to end (median and interquartile range"
-        " of every sample; GPU time with the calls queued):",
+        f"{md(report.get('trials'))} processes ({code(source)}). The fused pool kernel at "
+        "kernel level (the tuners' timer), and the whole graph end to end (median and "
+        "interquartile range of every sample; GPU time with the calls queued):",
         "",
         "| | default rules (`on`) | with WindowReduction (`fixed`) |",
         "|---|---|---|",
@@ -87,7 +87,7 @@ def study_section(report: dict, source: Path) -> list[str]:
 
 
 def _range(arm: dict) -> str:
-    if not isinstance(arm.get("median_us"), int | float):
+    if not all(isinstance(arm.get(k), int | float) for k in ("median_us", "q1_us", "q3_us")):
         return "not timed"
     return f"{arm['median_us']:.2f} us ({arm['q1_us']:.2f}–{arm['q3_us']:.2f})"
 
@@ -111,12 +111,13 @@ def sweep_section(sweep: dict, source: Path) -> list[str]:
         kernel, whole = case.get("kernel_us", {}), case.get("end_to_end_us", {})
         ratio = case.get("fixed_over_on")
         lines.append(
-            f"| {case.get('case')} | {_us(kernel.get('default'))} | {_us(kernel.get('fixed'))} "
+            f"| {md(case.get('case'))} | {_us(kernel.get('default'))} | {_us(kernel.get('fixed'))} "
             f"| {_us(whole.get('on'))} | {_us(whole.get('fixed'))} "
             f"| {ratio_text(ratio) if ratio else 'not measured'} |"
         )
     slower = sweep.get("fixed_slower_than_on") or []
-    lines += ["", f"Cases where `fixed` is slower than `on`: {', '.join(slower) or 'none'}."]
+    slower_text = md(", ".join(map(str, slower))) or "none"
+    lines += ["", f"Cases where `fixed` is slower than `on`: {slower_text}."]
     return lines
 
 

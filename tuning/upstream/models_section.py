@@ -43,8 +43,8 @@ def _row(row: dict) -> str:
     ratios = ((row.get("recovered") or {}).get("fixed") or {}).get("ratios") or {}
     ratio = ratios.get(figure)
     return (
-        f"| {md(row.get('label', row.get('model')))} | {pattern.get('kernels', 0)} of "
-        f"{row.get('kernels')} | {_ms(by_list.get('default'))} → {_ms(by_list.get('fixed'))} | "
+        f"| {md(row.get('label', row.get('model')))} | {md(pattern.get('kernels', 0))} of "
+        f"{md(row.get('kernels'))} | {_ms(by_list.get('default'))} → {_ms(by_list.get('fixed'))} | "
         f"{_ms(times.get(DEFAULT))} → {_ms(times.get(FIXED))} ({label}) | "
         f"{ratio_text(ratio) if ratio else '—'} | {'yes' if row.get('correct') else 'no'} |"
     )

@@ -1,0 +1,232 @@
+"""Hostile inputs, round 4 (issue 32): paths a report follows, secrets in storage URLs, text
+pasted into GitHub. Each is one line (exit 2) or text shown as it is, never a traceback, never a
+file written outside the folder given. Study runs are in test_untrusted.py (its finished run)."""
+
+import json
+import re
+import shutil
+import tarfile
+
+import pytest
+from conftest import ROOT
+
+from reports.escape import WORD_JOINER, code, fenced, md
+from tuning.cli.main import main
+from tuning.redact import redact, remember_secret, with_password, without_password
+
+MODELS = ROOT / "reports" / "h200" / "models" / "models.tar.xz"
+# What a careless or hostile name, spec, error or environment string may hold.
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '<img src=x onerror="alert(1)">',
+    "```\n# a heading",
+    "</details>\n\n# out of the fold",
+    "thanks @octocat and @apache/tvm-committers",
+    "a | b | c",
+    "one\nline\r\nmore",
+    "[click](https://example.org) ![x](y)",
+    "*bold* _it_ ~~gone~~",
+    "\u202eevil.exe",
+]
+SECRET = "S3CRET-pw-4242"
+
+
+def inert(text: str) -> bool:
+    """Whether `text` (a fragment made by the escaping) can start no markup on GitHub."""
+    unescaped_pipe = re.search(r"(?<!\\)\|", text)
+    return (
+        "<" not in text
+        and "\n" not in text
+        and "\u202e" not in text
+        and re.search(r"@[A-Za-z0-9]", text) is None
+        and "```" not in text
+        and unescaped_pipe is None
+        and re.search(r"(?<!\\)\[", text) is None
+    )
+
+
+def inert_span(text: str) -> bool:
+    """Whether `text` is one code span that nothing in it can close or split (HTML, links and
+    mentions are text inside a span), or else `inert` text."""
+    return re.fullmatch(r"`[^`|\n\r\u202e]+`", text) is not None or inert(text)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_outside_text_is_shown_as_text_never_as_markup(text):
+    assert inert(md(text)) and inert_span(code(text)), (md(text), code(text))
+    block = fenced(["key: " + text, "more: ````"])
+    assert not any(line.startswith(block[0][:3]) for line in block[1:-1])
+    assert len(block[0]) > 4 and block[-1] == block[0]
+
+
+def test_ordinary_names_read_as_they_always_did():
+    for name in ("inception_v3", "ms-default", "torchvision:resnet18", "fixed+capture"):
+        assert md(name) == name and code(name) == f"`{name}`"
+    assert md("@octocat") == f"@{WORD_JOINER}octocat"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"postgresql://tuner:{SECRET}@db.example.org/runs",
+        f"postgresql://tuner@db.example.org/runs?password={SECRET}",
+        f"postgresql://db.example.org/runs?sslmode=require&PASSWORD={SECRET}",
+        f"postgresql://tuner@db.example.org/runs?passfile=/home/u/{SECRET}&sslmode=require",
+        f"postgresql+psycopg2://tuner@db.example.org/runs;password={SECRET}",
+    ],
+)
+def test_a_storage_url_is_redacted_in_every_form(url):
+    assert SECRET not in redact(f"tune --storage {url} --out x")
+    assert SECRET not in without_password(url)
+    assert "db.example.org/runs" in without_password(url)
+
+
+def test_a_password_from_the_environment_is_hidden_wherever_it_appears(monkeypatch):
+    monkeypatch.setenv("PGPASSWORD", SECRET)
+    assert redact(f"connection failed: password {SECRET} refused") == (
+        "connection failed: password *** refused"
+    )
+    remember_secret("typed-4242-pw")
+    assert "typed-4242-pw" not in md("could not log in with typed-4242-pw")
+
+
+def test_a_password_typed_as_a_query_parameter_goes_back_as_one():
+    bare = without_password(f"postgresql://db.example.org/runs?password={SECRET}")
+    assert with_password(bare, SECRET) == f"postgresql://db.example.org/runs?password={SECRET}"
+
+
+@pytest.mark.parametrize(
+    "storage",
+    [
+        f"postgresql://tuner@127.0.0.1:9/db?password={SECRET}",
+        f"postgresql://tuner@127.0.0.1:9/db?sslmode=disable&passfile=/tmp/{SECRET}",
+    ],
+)
+def test_a_query_password_reaches_no_message_when_the_server_is_away(tmp_path, capsys, storage):
+    from conftest import SMALL
+
+    out = tmp_path / "run"
+    argv = ["--budget", "2", "--tuners", "optuna", "--out", str(out), *SMALL]
+    code_ = main([*argv, "--storage", storage])
+    captured = capsys.readouterr()
+    assert code_ == 2 and "cannot open the Optuna storage" in captured.err
+    assert SECRET not in captured.err + captured.out and "Traceback" not in captured.err
+    assert not out.exists()
+
+
+# ---- a tune models folder whose models.json names paths ----
+
+
+@pytest.fixture(scope="module")
+def models_folder(tmp_path_factory):
+    """The committed H200 models folder, cut to one model (inception_v3)."""
+    root = tmp_path_factory.mktemp("models")
+    with tarfile.open(MODELS) as archive:
+        archive.extractall(root, filter="data")
+    out = root / "models"
+    stored = json.loads((out / "models.json").read_text())
+    for name in stored["models"][1:]:
+        shutil.rmtree(out / name)
+    kept = stored["models"][0]
+    stored.update(models=[kept], settings={kept: stored["settings"][kept]}, rows=[])
+    (out / "models.json").write_text(json.dumps(stored))
+    return out
+
+
+@pytest.fixture
+def models_copy(models_folder, tmp_path):
+    target = tmp_path / "models"
+    shutil.copytree(models_folder, target)
+    return target
+
+
+def _set_models(folder, value) -> None:
+    stored = json.loads((folder / "models.json").read_text())
+    if value is _MISSING:
+        del stored["models"]
+    else:
+        stored["models"] = value
+    (folder / "models.json").write_text(json.dumps(stored))
+
+
+_MISSING = object()
+
+
+def _one_line(capsys, code_: int, *parts: str) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code_ == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert all(part in lines[0] for part in parts), lines[0]
+    return lines[0]
+
+
+def _victim(tmp_path):
+    """A model folder outside the models folder, as a report would write it."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "report.md").write_text("precious")
+    return victim
+
+
+@pytest.mark.parametrize("form", ["relative", "absolute", "nested"])
+def test_a_models_list_naming_a_path_is_refused_and_nothing_is_written_there(
+    models_copy, tmp_path, capsys, form
+):
+    victim = _victim(tmp_path)
+    inside = models_copy / "inception_v3"
+    shutil.copytree(inside, victim, dirs_exist_ok=True)
+    (victim / "report.md").write_text("precious")
+    name = {"relative": "../victim", "absolute": str(victim), "nested": "inception_v3/../.."}[form]
+    _set_models(models_copy, [name])
+    _one_line(capsys, main(["report", str(models_copy)]), "models.json is damaged", "plain name")
+    assert sorted(p.name for p in victim.iterdir()) == sorted(p.name for p in inside.iterdir())
+    assert (victim / "report.md").read_text() == "precious"
+
+
+def test_a_model_folder_that_is_a_link_is_refused_and_its_target_left(
+    models_copy, tmp_path, capsys
+):
+    victim = tmp_path / "victim"
+    shutil.move(models_copy / "inception_v3", victim)
+    (victim / "report.md").write_text("precious")
+    (models_copy / "inception_v3").symlink_to(victim)
+    _one_line(capsys, main(["report", str(models_copy)]), "is a symbolic link")
+    assert (victim / "report.md").read_text() == "precious"
+    assert not (victim / "tune.lock").exists()
+
+
+@pytest.mark.parametrize(
+    "value, says",
+    [
+        (5, "models should be a list, not a number"),
+        (None, "models should be a list, not null"),
+        (_MISSING, "models is missing"),
+        ([5], "models[0] should be text, not a number"),
+        ([None], "models[0] should be text, not null"),
+        ([""], "not a plain name"),
+        (["a\nb"], "not a plain name"),
+    ],
+)
+def test_a_models_list_of_the_wrong_shape_is_one_line(models_copy, capsys, value, says):
+    _set_models(models_copy, value)
+    _one_line(capsys, main(["report", str(models_copy)]), "models.json is damaged", says)
+
+
+def test_hostile_text_in_a_model_run_is_shown_as_text_in_its_reports(models_copy):
+    """A model spec, its `shows` line and its command, as a crafted run folder holds them,
+    reach report.md and models.md as text."""
+    folder = models_copy / "inception_v3"
+    spec = "<img src=x onerror=alert(1)>|@octocat\n```"
+    for name in ("model.json",):
+        data = json.loads((folder / name).read_text())
+        data["spec"] = spec
+        (folder / name).write_text(json.dumps(data))
+    meta = json.loads((folder / "run.json").read_text())
+    meta.update(shows="</details> @apache/tvm-committers", command=f"tune x ?password={SECRET}")
+    (folder / "run.json").write_text(json.dumps(meta))
+    assert main(["report", str(models_copy)]) == 0
+    for path in (folder / "report.md", models_copy / "models.md"):
+        text = path.read_text()
+        assert "<img" not in text and "</details>" not in text, path
+        assert re.search(r"@(octocat|apache)", text) is None and SECRET not in text, path
+    assert SECRET not in (folder / "report.json").read_text()
