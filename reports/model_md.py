@@ -53,15 +53,15 @@ def headline(report: dict) -> str:
     """The paragraph to paste: each fact once, each verdict naming its figure."""
     model, pattern = report["model"], report["pattern"]
     kernels = report["kernels"]
-    inputs = ", ".join(f"{i['dtype']}{i['shape']}" for i in model["inputs"])
+    inputs = ", ".join(f"{md(i['dtype'])}{i['shape']}" for i in model["inputs"])
     date = report["environment"].get("date", "date not recorded")
     where = (
         f"on {md(report['device'])} ({md(date)})"
         if report["arms"] or report["kernel_timer"]
-        else f"analysed without running anything ({date}, `--analyze`)"
+        else f"analysed without running anything ({md(date)}, `--analyze`)"
     )
     parts = [
-        f"{code(label(report))} with input {md(inputs)}, {md(model['weights'])}, {where}.",
+        f"{code(label(report))} with input {inputs}, {md(model['weights'])}, {where}.",
         f"{pattern['kernels']} of its {len(kernels)} kernels ({_launches(pattern['launches'])} "
         "per call) have the #20401 pattern (criterion below; analysed for CUDA "
         f"{report['analysis_target'].get('arch')} under each rule list).",

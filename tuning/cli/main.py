@@ -48,11 +48,22 @@ PROCESS_STARTED = time.monotonic()
 # machine without TVM, so nothing it needs may import TVM.
 
 
+REPORT_USAGE = (
+    "usage: tune report DIR [--comment]\n\n"
+    "Render a run folder's reports again from its stored data (no GPU, no TVM needed): a "
+    "study run (--comment prints its comment for the issue thread), a tune model run or a "
+    "tune models folder."
+)
+
+
 def _report(argv: list[str]) -> int:
     """A study run (`--comment`: print its comment for the issue thread), a model run
     (`tune model`) or a folder of model runs (`tune models`)."""
     from .text import check_text
 
+    if argv[:1] in (["-h"], ["--help"]):
+        print(REPORT_USAGE)
+        return 0
     comment = "--comment" in argv
     folders = [arg for arg in argv if arg != "--comment"]
     if len(folders) != 1 or folders[0].startswith("--"):
@@ -101,6 +112,13 @@ def _interrupted(argv: list[str], run: Run | None) -> str:
         f"tune: interrupted; everything measured so far is kept in {run.path}. Finish "
         f"with: tune --resume {shlex.quote(str(run.path))}"
     )
+
+
+def _user_details(error: Exception, argv: list[str]) -> None:
+    """The user's own traceback and output (`baselines.models.fence`), with --verbose."""
+    details = getattr(error, "details", "")
+    if details and "--verbose" in argv:
+        print(redact(details), file=sys.stderr)
 
 
 def _stop_on_sigterm(signum, frame):
@@ -159,6 +177,7 @@ def _main(argv: list[str]) -> int:
             report = run_study(run, progress, PROCESS_STARTED)
     except (UsageError, CaseError, ModelError, RunError, TrackerError) as error:
         print(f"tune: error: {redact(str(error))}", file=sys.stderr)
+        _user_details(error, argv)
         return EXIT_USAGE
     except TuningFailed as error:
         print(

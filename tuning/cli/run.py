@@ -119,8 +119,13 @@ def resume_run(args) -> Run:
     if args.out is not None:
         raise UsageError("--out starts a new run and --resume finishes one; give one of them")
     run = Run.open(Path(args.resume))
-    run.lock()
     meta = run.meta
+    if meta.get("kind") == "model":  # its own command finishes it
+        raise UsageError(
+            f"{run.path} is a model run (tune model); finish it with the same tune model "
+            f"command and --out {shlex.quote(str(run.path))}"
+        )
+    run.lock()
     check_stored_names(meta, run.path / "run.json")
     check_case_fits(Case.from_dict(meta["case"]))
     check_workers_fit(meta["options"].get("workers", 1))
