@@ -3,12 +3,15 @@ pasted into GitHub. Each is one line (exit 2) or text shown as it is, never a tr
 file written outside the folder given. Study runs are in test_untrusted.py (its finished run)."""
 
 import json
+import os
 import re
 import shutil
+import subprocess
 import tarfile
+from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, TUNE, python_path
 
 from reports.escape import WORD_JOINER, code, fenced, md
 from tuning.cli.main import main
@@ -230,3 +233,137 @@ def test_hostile_text_in_a_model_run_is_shown_as_text_in_its_reports(models_copy
         assert "<img" not in text and "</details>" not in text, path
         assert re.search(r"@(octocat|apache)", text) is None and SECRET not in text, path
     assert SECRET not in (folder / "report.json").read_text()
+
+
+# ---- user code (FILE.py:FUNCTION) that misbehaves ----
+
+USER_FILES = {
+    "exits": ("import sys\ndef build():\n    sys.exit(3)\n", "called sys.exit(3)"),
+    "os_exit": ("import os\nos._exit(0)\ndef build():\n    pass\n", "called os._exit(0)"),
+    "raises": (
+        "def helper():\n    raise ValueError('my own mistake')\ndef build():\n    helper()\n",
+        "raised ValueError: my own mistake",
+    ),
+    "syntax": ("def build(:\n    pass\n", "raised SyntaxError"),
+}
+
+
+@pytest.mark.parametrize("name", USER_FILES)
+@pytest.mark.parametrize("verbose", [False, True], ids=["plain", "verbose"])
+def test_user_code_that_exits_or_raises_is_one_line(tmp_path, monkeypatch, capsys, name, verbose):
+    import sys
+
+    text, says = USER_FILES[name]
+    (tmp_path / f"{name}.py").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    path = list(sys.path)
+    out = tmp_path / "out"
+    argv = ["model", f"{tmp_path / name}.py:build", "--analyze", "--out", str(out)]
+    code_ = main([*argv, *(["--verbose"] if verbose else [])])
+    err = capsys.readouterr().err
+    assert code_ == 2 and says in err.splitlines()[0], err
+    assert not out.exists() and sys.path == path and Path.cwd() == tmp_path
+    if not verbose:
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    elif name in ("raises", "syntax"):  # the user's frames, not tune's
+        assert f"{name}.py" in err and "baselines/models" not in err and "tuning/" not in err
+
+
+def test_user_code_that_floods_changes_folder_and_imports_beside_it_runs(tmp_path, capfd):
+    """The file's folder is on the import path; its printing stays off the console; its chdir
+    moves no relative --out."""
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "helper.py").write_text("SIZE = 8\n")
+    (user / "model.py").write_text(
+        "import os\nimport torch\nfrom helper import SIZE\nprint('x' * 1_000_000)\n"
+        "os.chdir('/')\n"
+        "def build():\n    print('y' * 100_000)\n"
+        "    return torch.nn.Conv2d(2, 2, 3), torch.randn(1, 2, SIZE, SIZE)\n"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run(
+        [*TUNE, "model", f"{user / 'model.py'}:build", "--analyze", "--out", "rel"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": python_path(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "xxxx" not in done.stdout + done.stderr and "yyyy" not in done.stdout + done.stderr
+    assert (work / "rel" / "report.md").is_file()
+
+
+@pytest.mark.parametrize(
+    "body, options",
+    [
+        ("torch.linalg.inv(torch.sort(x, dim=-1).values)", []),  # an input kind TVM refuses
+        (
+            "torch.nn.functional.conv2d(x, torch.ones(2, 2, 3, 3), torch.ones(2))",
+            ["--dtype", "float16"],
+        ),
+    ],
+    ids=["token", "float16-bias"],
+)
+def test_a_model_tvm_refuses_leaves_the_user_s_folder_as_it_was(tmp_path, capsys, body, options):
+    (tmp_path / "m.py").write_text(
+        "import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.conv = torch.nn.Conv2d(2, 2, 3)\n"
+        "    def forward(self, x):\n"
+        f"        return {body}\n"
+        "def build():\n    return M(), torch.randn(1, 2, 6, 6)\n"
+    )
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    argv = ["model", f"{tmp_path / 'm.py'}:build", "--analyze", "--out", str(mine), *options]
+    code_ = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code_ == 2 and re.match(r"tune: error: (TVM|torch.export) cannot", err[-1]), err
+    assert "Traceback" not in "\n".join(err)
+    assert mine.is_dir() and list(mine.iterdir()) == []
+
+
+@pytest.mark.parametrize("arch", ["junk", "sm_1", "90"])
+def test_an_arch_that_is_not_one_is_one_line(tmp_path, capsys, arch):
+    argv = [
+        "model",
+        "torchvision:resnet18",
+        "--analyze",
+        "--arch",
+        arch,
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    _one_line(capsys, main(argv), f"--arch {arch!r} is not a CUDA arch")
+
+
+def test_a_resume_of_a_model_run_says_how_to_finish_it(models_copy, capsys):
+    _one_line(capsys, main(["--resume", str(models_copy / "inception_v3")]), "is a model run")
+
+
+@pytest.mark.parametrize("content", ["{}", "[]", '"x"'])
+def test_a_foreign_models_json_under_tune_models_is_one_line(tmp_path, capsys, content):
+    (tmp_path / "models.json").write_text(content)
+    argv = ["models", "--models", "torchvision:resnet18", "--analyze", "--out", str(tmp_path)]
+    _one_line(capsys, main(argv), "models.json is damaged")
+    assert (tmp_path / "models.json").read_text() == content
+
+
+def test_two_files_with_one_function_name_are_two_models(tmp_path):
+    from tuning.models.catalog import folder_names, model_plans, select_models
+
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "net.py").write_text("def build():\n    pass\n")
+    (tmp_path / "u.py").write_text("def build():\n    pass\n")
+    given = [f"{tmp_path / f}:build" for f in ("a/net.py", "u.py", "b/net.py")]
+    names = folder_names(select_models(",".join(given)))
+    assert names == ["net-build-1", "u-build", "net-build-3"]
+    with pytest.raises(Exception, match="names one model twice"):
+        model_plans(select_models(f"{given[1]},{given[1]}"), {}, "tune models")
+
+
+def test_tune_report_help_is_its_usage(capsys):
+    assert main(["report", "--help"]) == 0 and "usage: tune report DIR" in capsys.readouterr().out

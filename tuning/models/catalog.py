@@ -60,9 +60,10 @@ def folder_name(entry: CatalogEntry) -> str:
     return f"{name}-decomposed" if entry.options.decompose else name
 
 
-def _distinct(names: list[str], entries: list[CatalogEntry]) -> list[str]:
+def folder_names(entries: list[CatalogEntry]) -> list[str]:
     """Folder names, one per model: two FILE.py:FUNCTION specs of one FUNCTION name in other
     files (a.py:build, u.py:build) are told apart by their file's name, then by their place."""
+    names = [folder_name(e) for e in entries]
     spec_of = [parse_spec(e.spec) for e in entries]
     names = [
         f"{re.sub(r'[^A-Za-z0-9._-]', '_', Path(s.path).stem)}-{n}"
@@ -83,7 +84,7 @@ def model_plans(entries: list[CatalogEntry], shared: dict, command: str) -> dict
     """Each model's plan, by its folder's name."""
     if len({(e.spec, e.options) for e in entries}) != len(entries):
         raise RunError("--models names one model twice")
-    names = _distinct([folder_name(e) for e in entries], entries)
+    names = folder_names(entries)
     return {
         name: ModelPlan(e.spec, e.options, shows=e.shows, command=f"{command} ({name})", **shared)
         for name, e in zip(names, entries)
