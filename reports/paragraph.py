@@ -28,6 +28,12 @@ WHOLE_GRAPH_PEERS = (
 )
 
 
+def stated_figures(pair: str) -> tuple[str, ...]:
+    """The figures this paragraph states a comparison with PyTorch on: comment.md states each
+    of its verdicts on one of them, so that the two never disagree."""
+    return next((f for p, f, _ in WHOLE_GRAPH_PEERS if p == pair), PEER_FIGURES)
+
+
 def headline(report: dict) -> str:
     timed = {name for name, arm in report["arms"].items() if arm["median_us"] is not None}
     sentences = [

@@ -367,3 +367,27 @@ def test_two_files_with_one_function_name_are_two_models(tmp_path):
 
 def test_tune_report_help_is_its_usage(capsys):
     assert main(["report", "--help"]) == 0 and "usage: tune report DIR" in capsys.readouterr().out
+
+
+# ---- comment.md and the console's paragraph ----
+
+
+@pytest.mark.parametrize("archive", ["run.tar.xz", "fair/run.tar.xz"])
+def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path, archive):
+    """Every verdict of comment.md is, word for word, one of the console's paragraph (the same
+    pair on the same figure), and the comment is within its limit in bytes."""
+    from reports.comment import LIMIT, render_comment
+    from reports.markdown import headline
+    from reports.summary import summarize_run
+    from tuning.runfolder.store import Run
+
+    with tarfile.open(ROOT / "reports" / "h200" / archive) as stored:
+        stored.extractall(tmp_path, filter="data")
+    report = summarize_run(Run(next(p for p in tmp_path.iterdir() if p.is_dir())))
+    comment, console = render_comment(report), headline(report)
+    verdict = re.compile(r"\S+/\S+ = [0-9.]+ \(95% CI [0-9.]+–[0-9.]+\)")
+    found = [
+        v for line in comment.splitlines() if line.startswith("- ") for v in verdict.findall(line)
+    ]
+    assert len(found) >= 4 and [v for v in found if v not in console] == []
+    assert len(comment.encode()) <= LIMIT
