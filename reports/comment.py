@@ -98,8 +98,7 @@ def verdicts(report: dict) -> list[str]:
         opening += f" (a GPU rule: on {report['target']} it builds what ON builds)"
     sentences = [pairs_sentence(report, tuple(pairs), opening)]
     for opening, peer_pairs, preferred in AGAINST_PYTORCH:
-        found = [_peer_verdict(report, pair, preferred) for pair in peer_pairs]
-        found = [f for f in found if f]
+        found = [f for pair in peer_pairs if (f := _peer_verdict(report, pair, preferred))]
         if found and len({figure for figure, _ in found}) == 1:
             sentences.append(f"{opening}, {LABELS[found[0][0]]}: {'; '.join(v for _, v in found)}.")
         elif found:
