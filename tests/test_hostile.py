@@ -391,3 +391,26 @@ def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path
     ]
     assert len(found) >= 4 and [v for v in found if v not in console] == []
     assert len(comment.encode()) <= LIMIT
+
+
+def test_a_home_that_cannot_hold_matplotlib_s_config_prints_no_traceback(tmp_path):
+    """HOME a file (or read-only): matplotlib's config folder goes inside tune's own temporary
+    folder, and nothing is printed at exit after that folder is gone."""
+    with tarfile.open(ROOT / "reports" / "h200" / "fair" / "run.tar.xz") as stored:
+        stored.extractall(tmp_path, filter="data")
+    home = tmp_path / "home"
+    home.write_text("not a folder")
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": python_path(ROOT)}
+    env.pop("XDG_CONFIG_HOME", None)
+    env.pop("MPLCONFIGDIR", None)
+    done = subprocess.run(
+        [*TUNE, "report", str(tmp_path / "fair")], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr[-2000:]
+    assert (tmp_path / "fair" / "arms.png").is_file() or not _has_matplotlib()
+
+
+def _has_matplotlib() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
