@@ -414,3 +414,52 @@ def _has_matplotlib() -> bool:
     import importlib.util
 
     return importlib.util.find_spec("matplotlib") is not None
+
+
+# ---- SIGTERM at several moments of a study ----
+
+
+def _phase_walls(out) -> dict:
+    try:
+        return json.loads((out / "run.json").read_text()).get("phase_wall_s", {})
+    except (OSError, ValueError):
+        return {}
+
+
+# (what the run is doing, when it has got there)
+MOMENTS = [
+    ("setting up", lambda out: (out / "run.json").is_file()),
+    ("tuning", lambda out: (out / "tuners" / "optuna" / "study.db").is_file()),
+    ("timing the arms", lambda out: "tuning" in _phase_walls(out)),
+]
+
+
+def test_sigterm_at_any_moment_of_a_study_ends_130_and_the_run_resumes(tmp_path):
+    """One run stopped by SIGTERM while it sets up, while it tunes and while it times the arms,
+    resumed each time: each stop is exit 130 with one line and no crash, and the last resume
+    finishes the run."""
+    import signal
+    import time
+
+    from conftest import SMALL
+
+    out = tmp_path / "run"
+    first = ["--budget", "6", "--tuners", "optuna", "--out", str(out), *SMALL]
+    for number, (doing, reached) in enumerate(MOMENTS):
+        argv = first if number == 0 else ["--resume", str(out)]
+        log = tmp_path / f"stderr{number}"
+        with log.open("w") as stderr:
+            process = subprocess.Popen([*TUNE, *argv], cwd=ROOT, stderr=stderr)
+            deadline = time.monotonic() + 300
+            while not reached(out) and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert process.poll() is None, f"ended before {doing}: {log.read_text()[-2000:]}"
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=120)
+        said = log.read_text()
+        assert process.returncode == 130, (doing, process.returncode, said[-2000:])
+        assert said.strip().splitlines()[-1].startswith("tune: interrupted"), (doing, said)
+        assert "Traceback" not in said and "terminate called" not in said, (doing, said)
+    done = subprocess.run([*TUNE, "--resume", str(out)], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (out / "report.md").is_file()

@@ -24,9 +24,12 @@ fused kernel, report.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -122,19 +125,39 @@ def _user_details(error: Exception, argv: list[str]) -> None:
 
 
 def _stop_on_sigterm(signum, frame):
-    """`kill PID` stops the run as Ctrl-C does: children stopped, one line, resumable."""
+    """`kill PID` stops the run as Ctrl-C does: children stopped, one line, resumable. A second
+    signal while it stops is ignored: the first is being acted on."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
+    command = argv is None  # the `tune` command itself, not a caller in this process
     argv = sys.argv[1:] if argv is None else argv
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    code = 1
     try:
         with own_tmpdir():  # builders' temporary files, removed however the command ends
-            return _main(argv)
+            code = _main(argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
         release_all()
+    if command and code == 130:
+        _end_interrupted(code)
+    return code
+
+
+def _end_interrupted(code: int) -> None:
+    """End an interrupted command at once, its line said, its files closed and its locks
+    released: a tuner's thread may still be inside TVM or a measurement, and the interpreter's
+    finalization around it crashed (a segmentation fault, `terminate called without an active
+    exception`) after the line had told the user the run was kept."""
+    if threading.active_count() == 1:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _main(argv: list[str]) -> int:
