@@ -8,6 +8,7 @@ from .escape import code, md
 
 # What one unit of --budget was to each tuner in runs written before the tuners stored their
 # `budget_counts` (2026-12-01); a tuner declares it in its spec (tuning/tuners/).
+WORKERS = "{workers}"
 _EARLIER_BUDGET_COUNTS = {
     "optuna": "trials of one Optuna study{workers}, failed candidates included (fewer where the "
     "space is spent)",
@@ -15,6 +16,15 @@ _EARLIER_BUDGET_COUNTS = {
     "metaschedule": "candidates of its two runs together: `ms-default` half of it (rounded "
     "down), `ms-space` the rest",
 }
+
+
+def _budget_counts(declared: str, workers: int) -> str:
+    """What a tuner's budget counted, its workers filled in (not by `str.format`: the text is
+    read from the run folder); a text no tune tuner declares is shown as text."""
+    shared = f", shared by its {workers} workers" if workers > 1 else ""
+    counts = declared.replace(WORKERS, shared)
+    known = {t.replace(WORKERS, s) for t in _EARLIER_BUDGET_COUNTS.values() for s in ("", shared)}
+    return counts if counts in known else md(counts)
 
 
 def tuners_section(report: dict) -> list[str]:
@@ -38,9 +48,7 @@ def budget_text(report: dict) -> list[str]:
     parts = []
     for name, tuner in _tuners_of_the_run(report).items():
         declared = tuner.get("budget_counts", _EARLIER_BUDGET_COUNTS.get(name, "candidates"))
-        counts = declared.format(
-            workers=f", shared by its {workers} workers" if workers > 1 else ""
-        )
+        counts = _budget_counts(str(declared), workers)
         runs = tuner.get("runs", {})
         measured = (
             " and ".join(f"{run['trials']} ({code(run_name)})" for run_name, run in runs.items())

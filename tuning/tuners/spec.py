@@ -66,5 +66,8 @@ class TunerSpec:
     def write_summary(self, run: Run, summary: dict) -> None:
         """The tuner's summary.json, with what the report reads of its spec: the report
         renders from the run folder alone."""
-        declared = {"budget_counts": self.budget_counts, "kernel_times": self.kernel_times}
+        workers = run.meta.get("options", {}).get("workers", 1)
+        shared = f", shared by its {workers} workers" if workers > 1 else ""
+        counts = self.budget_counts.replace("{workers}", shared)  # filled in, not left literal
+        declared = {"budget_counts": counts, "kernel_times": self.kernel_times}
         write_json(run.tuner_dir(self.name) / "summary.json", {**summary, **declared})

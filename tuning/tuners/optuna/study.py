@@ -41,6 +41,7 @@ def open_study(
     run's study, and leave it as it is. Without `create` (a worker joining a study), a study
     the storage does not hold is refused: a misspelt name must not start a study of its own."""
     check_untouched(url)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created" line
     path = storage_file(url)
     if not create and path is not None and not path.exists():  # opening would create it
         raise RunError(
