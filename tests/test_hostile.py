@@ -463,3 +463,68 @@ def test_sigterm_at_any_moment_of_a_study_ends_130_and_the_run_resumes(tmp_path)
     done = subprocess.run([*TUNE, "--resume", str(out)], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert (out / "report.md").is_file()
+
+
+# ---- partials ----
+
+
+def test_a_huge_sparse_trial_file_is_refused_without_being_read(tmp_path):
+    from tuning.runfolder.store import LARGEST_READ, RunError, read_json
+
+    path = tmp_path / "trials" / "trial_0.json"
+    path.parent.mkdir()
+    with path.open("wb") as handle:  # sparse: no disk used, 3 GB to a reader
+        handle.truncate(3 * 2**30)
+    with pytest.raises(RunError, match="more than any file of a run") as caught:
+        read_json(path)
+    assert "\n" not in str(caught.value) and 3 * 2**30 > LARGEST_READ
+
+
+def test_a_full_disk_is_said_in_the_words_of_the_error_that_found_it():
+    import errno
+
+    from tuning.cli.fault_lines import fault_line
+
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError as full:
+            raise RuntimeError('"""') from full
+    except RuntimeError as error:
+        line = fault_line(error, "tune --resume X")
+    assert line is not None and line.startswith("the disk is full (No space left on device)")
+
+
+def test_a_right_to_left_override_in_out_is_refused(capsys):
+    _one_line(capsys, main(["--out", "runs/x\u202egpj.md", "--target", "llvm"]), "--out")
+
+
+def test_a_deleted_working_directory_is_one_line(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code_ = (
+        "import os, sys\nos.chdir(sys.argv[1])\nos.rmdir(sys.argv[1])\n"
+        "from tuning.cli.main import main\nsys.argv = ['tune', 'report', 'x']\nsys.exit(main())\n"
+    )
+    done = subprocess.run(
+        [TUNE[0], "-c", code_, str(gone)],
+        env={**os.environ, "PYTHONPATH": python_path(ROOT)},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "working directory no longer exists" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_stored_budget_count_is_text_not_a_format(tmp_path):
+    from reports.tuners_md import budget_text
+
+    report = {
+        "budget": 4,
+        "workers": 2,
+        "tuners": {
+            "optuna": {"budget_counts": "{0} {workers.__class__} <b>@octocat</b>", "trials": 4}
+        },
+    }
+    text = " ".join(budget_text(report))
+    assert "<b>" not in text and "@octocat" not in text and "{0}" in text

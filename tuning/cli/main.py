@@ -134,6 +134,14 @@ def _stop_on_sigterm(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     command = argv is None  # the `tune` command itself, not a caller in this process
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # libraries fail far from the cause (oneMKL: a fatal error)
+        print(
+            "tune: error: the working directory no longer exists; cd to an existing folder",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     code = 1
     try:
