@@ -528,3 +528,18 @@ def test_a_stored_budget_count_is_text_not_a_format(tmp_path):
     }
     text = " ".join(budget_text(report))
     assert "<b>" not in text and "@octocat" not in text and "{0}" in text
+
+
+@pytest.mark.parametrize("name", ["../x", "/etc", "a/b", "..", ".", "", 5, None, "a\\b", "x\u202e"])
+def test_a_name_from_a_run_file_is_one_plain_name_inside_its_folder(tmp_path, name):
+    """The one rule for every name a report or a resume reads from a run file (a model of
+    models.json, a Case of sweep.json, a model run's tuned kernels file)."""
+    from tuning.runfolder.names import member
+    from tuning.runfolder.store import RunError
+
+    with pytest.raises(RunError, match="not a plain name"):
+        member(tmp_path, name, tmp_path / "run.json")
+    (tmp_path / "elsewhere").symlink_to("/")
+    with pytest.raises(RunError, match="symbolic link"):
+        member(tmp_path, "elsewhere", tmp_path / "run.json")
+    assert member(tmp_path, "inception_v3", tmp_path / "run.json") == tmp_path / "inception_v3"
