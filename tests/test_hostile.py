@@ -543,3 +543,32 @@ def test_a_name_from_a_run_file_is_one_plain_name_inside_its_folder(tmp_path, na
     with pytest.raises(RunError, match="symbolic link"):
         member(tmp_path, "elsewhere", tmp_path / "run.json")
     assert member(tmp_path, "inception_v3", tmp_path / "run.json") == tmp_path / "inception_v3"
+
+
+def test_pr_md_sections_show_a_stored_file_s_text_as_text(tmp_path):
+    """PR.md's evidence comes from report.json, sweep.json and models.json a user gives:
+    their text reaches it as text."""
+    from tuning.upstream.evidence import study_section, sweep_section
+    from tuning.upstream.models_section import models_section
+
+    bad = "<img src=x onerror=alert(1)> @octocat | ``` </details>"
+    arm = {"median_us": 1.0, "q1_us": 1.0, "q3_us": 1.0, "kernel_us": 1.0}
+    study = {
+        "arms": {"on": arm, "fixed": arm},
+        "command": bad,
+        "device": bad,
+        "trials": bad,
+        "environment": {"gpu": bad, "tvm": bad, "date": bad},
+        "fused_kernel": [{"arm": "on", "grid": bad, "block": 1}],
+    }
+    sweep = {"cases": [{"case": bad}], "command": bad, "device": bad, "fixed_slower_than_on": [bad]}
+    models = {"device": bad, "rows": [{"label": bad, "model": bad, "kernels": bad}]}
+    for lines in (
+        study_section(study, tmp_path / "r"),
+        sweep_section(sweep, tmp_path / "s"),
+        models_section(models, tmp_path / "m"),
+    ):
+        text = re.sub(r"`[^`\n]+`", "", "\n".join(lines))
+        assert "<img" not in text and "</details>" not in text and "@octocat" not in text, text
+        rows = [line for line in lines if line.startswith("|")]
+        assert len({line.count("|") - line.count("\\|") for line in rows}) <= 1, rows
