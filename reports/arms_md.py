@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .cells import MISSING, table, three, us
+from .escape import code
 from .summary import fixed_rule_before
 
 
@@ -12,7 +13,7 @@ def arms_table(report: dict) -> list[str]:
         medians = [us(arm.get("figures", {}).get(f, {}).get("median_us")) for f in figures]
         rows.append(
             [
-                f"`{name}`",
+                code(name),
                 *medians,
                 three(arm.get("ratio_to_on")),
                 three(arm.get("ratio_to_best")),
@@ -57,7 +58,7 @@ def arm_notes(report: dict) -> list[str]:
     if any(n.startswith("fixed") for n in names):
         notes.append(
             "`fixed`: the default rules with the candidate `WindowReduction` rule "
-            f"before `{fixed_rule_before(report)}` (a GPU rule: on llvm it equals `on`)."
+            f"before {code(fixed_rule_before(report))} (a GPU rule: on llvm it equals `on`)."
         )
     if any("one-kernel" in n for n in names):
         notes.append(
@@ -69,7 +70,7 @@ def arm_notes(report: dict) -> list[str]:
         )
     for name, launches in report.get("cuda_graph_launches", {}).items():
         notes.append(
-            f"`{name}`: Relax's CUDA graph rewriting captured {launches} kernel "
+            f"{code(name)}: Relax's CUDA graph rewriting captured {launches} kernel "
             "launches (it captures only kernels between buffers it allocates itself)."
         )
     if any(n.endswith("+capture") and not n.startswith("torch-") for n in names):
@@ -91,6 +92,6 @@ def arm_notes(report: dict) -> list[str]:
     if report.get("peers_added"):
         notes.append(
             "Added beside the TVM `+capture` arms, so that PyTorch gets the same "
-            "treatment: " + ", ".join(f"`{n}`" for n in report["peers_added"]) + "."
+            "treatment: " + ", ".join(code(n) for n in report["peers_added"]) + "."
         )
     return ["", *(f"- {note}" for note in notes)] if notes else []

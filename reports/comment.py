@@ -12,12 +12,22 @@ from __future__ import annotations
 
 from .cells import MISSING, table, three, us
 from .comparisons import verdict
-from .paragraph import CANDIDATE, against_fastest_tuned, closing, pairs_sentence, slowdown
+from .escape import code, fenced, md
+from .paragraph import (
+    CANDIDATE,
+    against_fastest_tuned,
+    closing,
+    pairs_sentence,
+    slowdown,
+    stated_figures,
+)
 from .samples import LABELS
 
 LIMIT = 2500
 # Like for like against PyTorch, one sentence per treatment: plain by GPU time with calls queued
-# (the host's share aside), captured whole end to end (a replay on both sides).
+# (the host's share aside), captured whole end to end (a replay on both sides), each where the
+# console's paragraph states that figure for the pair (`stated_figures`), else the paragraph's
+# last figure for it.
 AGAINST_PYTORCH = (
     ("Against PyTorch, plain", ("fixed/torch-compile", "one-kernel/torch-compile"), "gpu_queued"),
     (
@@ -41,18 +51,34 @@ ENVIRONMENT = (
 
 
 def render_comment(report: dict) -> str:
-    """The comment, within LIMIT characters: where the table would take it past, the arms no
+    """The comment, within LIMIT (`size`): where the table would take it past, the arms no
     verdict names leave it first, the last of them first."""
     sentences = verdicts(report)
     rows = _rows(report)
-    named = {f"`{arm}`" for s in sentences for arm in _named_arms(s)}
+    named = {code(arm) for s in sentences for arm in _named_arms(s)}
     spare = [row for row in reversed(rows) if row[0] not in named]
     for count in range(len(spare) + 1):
         left = {id(row) for row in spare[:count]}
         text = _comment(report, sentences, [r for r in rows if id(r) not in left], count)
-        if len(text) <= LIMIT:
+        if size(text) <= LIMIT:
             return text
-    return text[:LIMIT]
+    return _cut(text)
+
+
+def size(text: str) -> int:
+    """A comment's size against LIMIT: its UTF-8 bytes (never fewer than its characters)."""
+    return len(text.encode("utf-8"))
+
+
+def _cut(text: str) -> str:
+    """A comment still past LIMIT with every spare arm left out (long names, long reasons): its
+    whole lines up to the limit, so that no fence or fold is left open."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        if size("\n".join([*kept, line, "…"])) + 1 > LIMIT or line.startswith("<details>"):
+            break
+        kept.append(line)
+    return "\n".join([*kept, "…"]) + "\n"
 
 
 def _named_arms(sentence: str) -> list[str]:
@@ -71,15 +97,25 @@ def verdicts(report: dict) -> list[str]:
     if report["target"] != "cuda":
         opening += f" (a GPU rule: on {report['target']} it builds what ON builds)"
     sentences = [pairs_sentence(report, tuple(pairs), opening)]
-    for opening, peer_pairs, figure in AGAINST_PYTORCH:
-        ratios = report["ratios_by_figure"].get(figure, {})
-        found = [verdict(pair, ratios[pair]) for pair in peer_pairs if pair in ratios]
-        if found:
-            sentences.append(f"{opening}, {LABELS[figure]}: {'; '.join(found)}.")
+    for opening, peer_pairs, preferred in AGAINST_PYTORCH:
+        found = [f for pair in peer_pairs if (f := _peer_verdict(report, pair, preferred))]
+        if found and len({figure for figure, _ in found}) == 1:
+            sentences.append(f"{opening}, {LABELS[found[0][0]]}: {'; '.join(v for _, v in found)}.")
+        elif found:
+            said = "; ".join(f"{LABELS[figure]}, {v}" for figure, v in found)
+            sentences.append(f"{opening}: {said}.")
     sentences = [s for s in sentences if s] + [closing(report)]
     if len(sentences) < 4:
         sentences.insert(0, slowdown(report))
     return [s for s in sentences if s]
+
+
+def _peer_verdict(report: dict, pair: str, preferred: str) -> tuple[str, str] | None:
+    """(figure, verdict) of a comparison with PyTorch, on a figure the console states for it."""
+    stated = stated_figures(pair)
+    figure = preferred if preferred in stated else stated[-1]
+    ratio = report["ratios_by_figure"].get(figure, {}).get(pair)
+    return (figure, verdict(pair, ratio)) if ratio else None
 
 
 def _setting(report: dict) -> list[str]:
@@ -89,8 +125,8 @@ def _setting(report: dict) -> list[str]:
     what = ", ".join(
         part
         for part in (
-            report["device"],
-            f"TVM {env['tvm']}" if env.get("tvm") else "",
+            md(report["device"]),
+            f"TVM {md(env['tvm'])}" if env.get("tvm") else "",
             date,
             f"{report['wall_s']:.0f} s" if report.get("wall_s") else "",
         )
@@ -111,7 +147,7 @@ def _setting(report: dict) -> list[str]:
     if coverage and trials > 1:
         interval += f" (simulated coverage {coverage[0]:.0%}–{coverage[-1]:.0%})"
     return [
-        f"`{report.get('command')}` on {what}.",
+        f"{code(report.get('command'))} on {what}.",
         f"{design}; {interval}.",
     ]
 
@@ -141,7 +177,7 @@ def _rows(report: dict) -> list[list]:
             continue
         rows.append(
             [
-                f"`{name}`",
+                code(name),
                 us(arm["median_us"]),
                 us(arm.get("queued_gpu_us")),
                 us(arm.get("kernel_us")),
@@ -177,7 +213,7 @@ def _environment(report: dict) -> list[str]:
     lines = [f"{key}: {env[key]}" for key in ENVIRONMENT if env.get(key) is not None]
     if not lines:
         return []
-    return ["<details><summary>Environment</summary>", "", "```", *lines, "```", "", "</details>"]
+    return ["<details><summary>Environment</summary>", "", *fenced(lines), "", "</details>"]
 
 
 def _comment(report: dict, sentences: list[str], rows: list[list], left_out: int) -> str:
@@ -190,7 +226,7 @@ def _comment(report: dict, sentences: list[str], rows: list[list], left_out: int
         "",
         *_environment(report),
         *([""] if _environment(report) else []),
-        "Full report: `report.md` beside this file (every sample, noise by level, kernels); "
-        "`tune report DIR` renders it again without a GPU.",
+        "Full report (every sample, noise by level, kernels): `report.md` beside this file; "
+        "`tune report DIR` renders it again.",
     ]
     return "\n".join(lines) + "\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .escape import code
 from .samples import LABELS
 
 DEFAULT_ORDER = ("off", "partial", "on", "serial")
@@ -66,7 +67,7 @@ def verdict(pair: str, ratio: dict) -> str:
     text = f"{pair} = {ratio_text(ratio)}"
     if not ratio.get("distinguishable"):
         return f"{text}, cannot be told apart"
-    return f"{text}: `{top if ratio['high'] < 1 else bottom}` is faster"
+    return f"{text}: {code(top if ratio['high'] < 1 else bottom)} is faster"
 
 
 def figure_verdicts(report: dict, pair: str, figures: tuple[str, ...]) -> str:

@@ -4,6 +4,7 @@ and bandwidth."""
 from __future__ import annotations
 
 from .cells import MISSING, table, us
+from .escape import code
 
 
 def kernels_table(report: dict) -> list[str]:
@@ -12,8 +13,8 @@ def kernels_table(report: dict) -> list[str]:
         for kernel in arm["kernels"]:
             rows.append(
                 [
-                    f"`{name}`",
-                    f"`{kernel['name'][:48]}`",
+                    code(name),
+                    code(kernel["name"][:48]),
                     kernel["grid"],
                     kernel["block"],
                     kernel["registers"],
@@ -29,7 +30,7 @@ def kernels_table(report: dict) -> list[str]:
 def fused_kernel_table(report: dict) -> list[str]:
     rows = [
         [
-            f"`{r['arm']}`",
+            code(r["arm"]),
             r["grid"],
             r["block"],
             r["registers"],

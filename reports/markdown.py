@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .arms_md import arm_notes, arms_table
+from .escape import code, fenced
 from .kernels_md import fused_kernel_table, kernels_table
 from .measurement_md import design_text, noise_section, ratios_section
 from .paragraph import headline
@@ -15,7 +16,7 @@ __all__ = ["headline", "render"]
 
 def environment_block(report: dict) -> list[str]:
     env = report["environment"]
-    return ["```"] + [f"{key}: {value}" for key, value in env.items()] + ["```"]
+    return fenced([f"{key}: {value}" for key, value in env.items()])
 
 
 def wall_text(report: dict) -> list[str]:
@@ -72,5 +73,5 @@ def closing_sections(report: dict, heading: str, settings: dict) -> list[str]:
     the last sections of a study's and a model's report."""
     lines = ["", f"## {heading}", ""]
     for name, value in {**settings, "Command": report.get("command")}.items():
-        lines += [f"{name}: `{value}`", ""]
+        lines += [f"{name}: {code(value)}", ""]
     return lines + ["## Environment", "", *environment_block(report)]

@@ -4,6 +4,7 @@ of the blocks."""
 from __future__ import annotations
 
 from .cells import table
+from .escape import code
 
 
 def _percent(value) -> str | None:
@@ -46,7 +47,7 @@ def ratios_section(report: dict) -> list[str]:
     for pair in pairs:
         rows.append(
             [
-                f"`{pair}`",
+                code(pair),
                 *(_ratio_cell(report["ratios_by_figure"][figure].get(pair)) for figure in figures),
             ]
         )
@@ -63,7 +64,7 @@ def noise_section(report: dict) -> list[str]:
             if noise:
                 rows.append(
                     [
-                        f"`{name}`",
+                        code(name),
                         label,
                         _percent(noise["within_call"]),
                         _percent(noise["between_blocks"]),
@@ -98,7 +99,7 @@ def _trial_centres(report: dict, figure: str, label: str) -> list[str]:
         if len(known) < 2:
             continue
         mean = sum(known) / len(known)
-        cells: list[str | None] = [f"`{name}`"]
+        cells: list[str | None] = [code(name)]
         rows.append(
             cells + [None if c is None else f"{c:.2f} ({c / mean - 1:+.1%})" for c in centres]
         )

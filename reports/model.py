@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 
+from tuning.redact import redact_data
 from tuning.runfolder.store import Run, read_json, write_json, write_text
 
 from .model_names import AGREEMENT, DEFAULT, TUNED, arm_of
@@ -239,7 +240,7 @@ def kernels_csv(report: dict) -> str:
 def render_model_run(run: Run) -> dict:
     from .model_md import render
 
-    report = summarize_model_run(run)
+    report = redact_data(summarize_model_run(run))  # a crafted run file may hold a password
     write_json(run.path / "report.json", report)
     write_text(run.path / "report.md", render(report))
     write_text(run.path / "report.csv", kernels_csv(report))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from . import model_tables as tables
 from .comparisons import verdict
+from .escape import code, md
 from .markdown import closing_sections
 from .model_names import AGREEMENT, DEFAULT, arm_of
 from .model_tables import duration
@@ -18,7 +19,7 @@ def label(report: dict) -> str:
 
 def render(report: dict) -> str:
     """report.md: the paragraph, then the tables it rests on, then what was run."""
-    lines = [f"# {label(report)}: the #20401 pattern in a real network", "", headline(report)]
+    lines = [f"# {md(label(report))}: the #20401 pattern in a real network", "", headline(report)]
     lines += tables.pattern_section(report)
     if report["arms"]:
         lines += tables.arms_section(report)
@@ -40,15 +41,15 @@ def headline(report: dict) -> str:
     """The paragraph to paste: each fact once, each verdict naming its figure."""
     model, pattern = report["model"], report["pattern"]
     kernels = report["kernels"]
-    inputs = ", ".join(f"{i['dtype']}{i['shape']}" for i in model["inputs"])
+    inputs = ", ".join(f"{md(i['dtype'])}{i['shape']}" for i in model["inputs"])
     date = report["environment"].get("date", "date not recorded")
     where = (
-        f"on {report['device']} ({date})"
+        f"on {md(report['device'])} ({md(date)})"
         if report["arms"] or report["kernel_timer"]
-        else f"analysed without running anything ({date}, `--analyze`)"
+        else f"analysed without running anything ({md(date)}, `--analyze`)"
     )
     parts = [
-        f"`{label(report)}` with input {inputs}, {model['weights']}, {where}.",
+        f"{code(label(report))} with input {inputs}, {md(model['weights'])}, {where}.",
         f"{pattern['kernels']} of its {len(kernels)} kernels ({_launches(pattern['launches'])} "
         "per call) have the #20401 pattern (criterion below; analysed for CUDA "
         f"{report['analysis_target'].get('arch')} under each rule list).",
@@ -78,7 +79,7 @@ def _changes_text(report: dict, rules: str) -> str:
     changed = report["rule_changes"].get(rules, [])
     flagged = {k["name"] for k in report["kernels"] if k["pattern"]}
     return (
-        f"`{rules}` gives {len(changed)} kernel(s) another rule than `default` "
+        f"{code(rules)} gives {len(changed)} kernel(s) another rule than `default` "
         f"({len([n for n in changed if n in flagged])} of them with the pattern)."
     )
 
@@ -105,7 +106,7 @@ def _recovered_text(rules: str, found: dict) -> str:
             if holds
             else "; **its interval excludes 1** though no rule changed"
         )
-        return f"`{rules}` changes no kernel's rule (a control){told}" + (
+        return f"{code(rules)} changes no kernel's rule (a control){told}" + (
             f" ({'; '.join(verdicts)})." if verdicts else "."
         )
     what = (
@@ -113,7 +114,7 @@ def _recovered_text(rules: str, found: dict) -> str:
         if rules == "tuned"
         else f"its {found['changed_kernels']} changed kernels"
     )
-    text = f"`{rules}`: " + ("; ".join(verdicts) if verdicts else "not timed end to end") + "."
+    text = f"{code(rules)}: " + ("; ".join(verdicts) if verdicts else "not timed end to end") + "."
     if found["predicted_gain_ms"] is not None:
         measured = found["measured_gain_ms"]
         agrees = (
@@ -131,7 +132,7 @@ def _recovered_text(rules: str, found: dict) -> str:
             f"call; {end_to_end}."
         )
     if found["correct"] is False:
-        text += f" **`{arm}` does not match PyTorch eager**."
+        text += f" **{code(arm)} does not match PyTorch eager**."
     return text
 
 
@@ -141,7 +142,7 @@ def _correct_text(report: dict) -> str:
     tvm = {n: a for n, a in report["arms"].items() if n not in report["peers"]}
     wrong = [n for n, a in tvm.items() if not a["correct"]]
     errors = [
-        f"`{n}` {c['max_abs_err']:.2g} at scale {c['scale']:.2g}"
+        f"{code(n)} {c['max_abs_err']:.2g} at scale {c['scale']:.2g}"
         for n in tvm
         for c in report["checks"].get(n, [])[:1]
         if c.get("max_abs_err") is not None and c.get("scale") is not None
@@ -156,7 +157,8 @@ def _correct_text(report: dict) -> str:
             f" (worst error and output scale per arm: {'; '.join(errors)}; tolerance 1e-3 x scale)."
         )
     built = report["build_errors"]
-    failed = f" Not built: {'; '.join(f'`{a}`: {e}' for a, e in built.items())}." if built else ""
+    failed = "; ".join(f"{code(a)}: {md(e)}" for a, e in built.items())
+    failed = f" Not built: {failed}." if built else ""
     return f"{head}{failed} {report['tf32']}."
 
 

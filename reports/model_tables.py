@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .cells import MISSING, table
 from .comparisons import ratio_text
+from .escape import code, md
 from .model_names import DEFAULT, TUNED
 
 MAX_KERNEL_ROWS = 40
@@ -35,7 +36,7 @@ def pattern_section(report: dict) -> list[str]:
     for k in pattern[:MAX_KERNEL_ROWS]:
         rows.append(
             [
-                f"`{k['name']}`",
+                code(k["name"]),
                 k["calls"],
                 k["window"],
                 *(_rule_launch(k, rules) for rules in lists),
@@ -79,7 +80,7 @@ def arms_section(report: dict) -> list[str]:
         check: dict = next(iter(report["checks"].get(name, [])), {})
         rows.append(
             [
-                f"`{name}`",
+                code(name),
                 *(ms(_median_ms(arm, figure)) for figure in figures),
                 "yes" if arm["correct"] else "**no**",
                 MISSING if check.get("max_abs_err") is None else f"{check['max_abs_err']:.2g}",
@@ -102,7 +103,7 @@ def arms_section(report: dict) -> list[str]:
     by_figure = report["ratios_by_figure"]
     pairs = dict.fromkeys(pair for found in by_figure.values() for pair in found)
     ratio_rows = [
-        [f"`{pair}`", *(_ratio_cell(by_figure.get(figure, {}).get(pair)) for figure in figures)]
+        [code(pair), *(_ratio_cell(by_figure.get(figure, {}).get(pair)) for figure in figures)]
         for pair in pairs
     ]
     return lines + table(["ratio", *figures.values()], ratio_rows)
@@ -134,11 +135,11 @@ def tuned_section(report: dict) -> list[str]:
                 f"{_us(got.get('best_kernel_us'))} ({got.get('valid', 0)} of "
                 f"{got.get('trials', 0)} valid)"
                 if "error" not in got
-                else f"none ({got['error']})"
+                else f"none ({md(got['error'])})"
             )
         rows.append(
             [
-                f"`{name}`",
+                code(name),
                 _us(found["default_us"]),
                 _us(found["fixed_us"]),
                 *cells,
@@ -151,17 +152,18 @@ def tuned_section(report: dict) -> list[str]:
         f"## Tuned kernels (--tune-top {len(kernels)}, {budget} candidates per tuner; us, each "
         "kernel compiled alone and timed by the tuners' evaluator)",
         "",
-        *table(["kernel", "default", "fixed", *(f"`{t}`" for t in tuners), "into tvm-tuned"], rows),
+        *table(["kernel", "default", "fixed", *(code(t) for t in tuners), "into tvm-tuned"], rows),
         "",
-        f"`{TUNED}` is the `{report['tuned'].get('base')}` list's build with these kernels put in.",
+        f"`{TUNED}` is the {code(report['tuned'].get('base'))} list's build with these "
+        "kernels put in.",
     ]
 
 
 def changes_section(report: dict) -> list[str]:
     lines = ["", "## Kernels whose rule changes", ""]
     for rules, names in report["rule_changes"].items():
-        changed = ", ".join(f"`{n}`" for n in names) or "none"
-        lines.append(f"- `{rules}` against `default`: {changed}")
+        changed = ", ".join(code(n) for n in names) or "none"
+        lines.append(f"- {code(rules)} against `default`: {changed}")
     return lines
 
 
@@ -173,7 +175,7 @@ def costliest_section(report: dict) -> list[str]:
     timed.sort(key=lambda k: -k["calls"] * k["kernel_us"][DEFAULT])
     rows = [
         [
-            f"`{k['name']}`",
+            code(k["name"]),
             k["calls"],
             _us(k["kernel_us"][DEFAULT]),
             ms(k["calls"] * k["kernel_us"][DEFAULT] / 1e3),
@@ -207,7 +209,7 @@ def checks_section(report: dict) -> list[str]:
     )
     if statuses:
         counts = "; ".join(
-            f"`{rules}` " + ", ".join(f"{n} {s}" for s, n in found.items())
+            f"{code(rules)} " + ", ".join(f"{n} {s}" for s, n in found.items())
             for rules, found in statuses.items()
         )
         lines += [

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tuning.redact import redact_data
+from tuning.runfolder.names import member
 from tuning.runfolder.store import RUN_FILE, Run, read_json, write_json, write_text
 
 from .model import DEFAULT, arm_of
@@ -23,13 +25,15 @@ def render_models(out: Path) -> dict:
     from .models_md import markdown
 
     stored = read_json(out / FILE)
-    rows = [_row(out, name) for name in stored["models"]]
-    summary = {
-        **stored,
-        "rows": [row for row in rows if row is not None],
-        "device": next((r["device"] for r in rows if r), None),
-        "failures": stored.get("failures", {}),
-    }
+    rows = [_row(member(out, name, out / FILE)) for name in stored["models"]]
+    summary = redact_data(
+        {
+            **stored,
+            "rows": [row for row in rows if row is not None],
+            "device": next((r["device"] for r in rows if r), None),
+            "failures": stored.get("failures", {}),
+        }
+    )
     write_json(out / FILE, summary)
     write_text(out / "models.md", markdown(summary))
     try:
@@ -45,16 +49,18 @@ def rerender_models(out: Path) -> Path:
     from .model import render_model_run
 
     for name in read_json(out / FILE)["models"]:
-        if (out / name / "analysis.json").exists():
-            run = Run.open(out / name)
+        folder = member(out, name, out / FILE)
+        if (folder / "analysis.json").exists():
+            run = Run.open(folder)
             run.lock()
             render_model_run(run)
     render_models(out)
     return out / "models.md"
 
 
-def _row(out: Path, name: str) -> dict | None:
-    path = out / name / "report.json"
+def _row(folder: Path) -> dict | None:
+    name = folder.name
+    path = folder / "report.json"
     if not path.exists():
         return None
     report = read_json(path)

@@ -3,8 +3,11 @@ model and rule list."""
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from .cells import MISSING, table
 from .comparisons import ratio_text
+from .escape import code, md
 from .model_md import duration
 
 GPU = "gpu_queued"
@@ -30,14 +33,14 @@ def headline(summary: dict) -> str:
         for rules, rec in row["recovered"].items():
             ratio = _ratio(rec)
             if rec["control"]:
-                controls.append(f"{row['model']} ({rules})")
+                controls.append(f"{md(row['model'])} ({rules})")
                 if ratio and _held(rec):
                     held.append(row["model"])
             elif ratio and ratio.get("high") is not None and ratio["high"] < 1:
-                faster.append(f"{row['model']} ({rules} {ratio['ratio']:.3f})")
-    wrong = [f"{r['model']}: {', '.join(r['wrong'])}" for r in rows if r["wrong"]]
+                faster.append(f"{md(row['model'])} ({rules} {ratio['ratio']:.3f})")
+    wrong = [f"{md(r['model'])}: {md(', '.join(r['wrong']))}" for r in rows if r["wrong"]]
     parts = [
-        f"{len(rows)} models on {summary.get('device')}; {len(found)} have kernels with the "
+        f"{len(rows)} models on {md(summary.get('device'))}; {len(found)} have kernels with the "
         "#20401 pattern.",
         "Faster than the default list end to end (GPU time on a GPU, interval below 1): "
         + (", ".join(faster) or "none")
@@ -49,7 +52,8 @@ def headline(summary: dict) -> str:
         else f"**Not correct: {'; '.join(wrong)}.**",
     ]
     if summary["failures"]:
-        parts.append(f"Not run: {'; '.join(f'{m}: {e}' for m, e in summary['failures'].items())}.")
+        failed = "; ".join(f"{md(m)}: {md(e)}" for m, e in summary["failures"].items())
+        parts.append(f"Not run: {failed}.")
     walls = summary.get("wall_s") or []
     if walls:
         parts.append(f"This command's wall time: {walls[-1]:.0f} s.")
@@ -66,7 +70,7 @@ def markdown(summary: dict) -> str:
             ratio = _ratio(rec)
             rows.append(
                 [
-                    f"[{row['model']}]({row['model']}/report.md)",
+                    f"[{md(row['model'])}]({quote(row['model'])}/report.md)",
                     f"{pattern['kernels']} of {row['kernels']}",
                     _cost(pattern, default_ms),
                     rules or MISSING,
@@ -100,13 +104,13 @@ def markdown(summary: dict) -> str:
         "",
         "## What each model is there to show",
         "",
-        *(f"- `{r['label']}`: {r['shows']}" for r in summary["rows"]),
+        *(f"- {code(r['label'])}: {md(r['shows'])}" for r in summary["rows"]),
         "",
         "## End to end per arm (ms: GPU time, calls queued; on a CPU, own call path)",
         "",
         *_arms_table(summary["rows"]),
         "",
-        f"Command: `{summary.get('command')}`",
+        f"Command: {code(summary.get('command'))}",
     ]
     return "\n".join(lines) + "\n"
 

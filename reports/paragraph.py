@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .cells import us
 from .comparisons import figure_verdicts, treatment, verdict
+from .escape import code, md
 from .samples import LABELS
 from .summary import fixed_rule_before
 
@@ -25,6 +26,12 @@ WHOLE_GRAPH_PEERS = (
     ("one-kernel/torch-compile", ("gpu_queued",), "plain"),
     ("one-kernel+capture/torch-compile+capture", ("call_path",), "captured"),
 )
+
+
+def stated_figures(pair: str) -> tuple[str, ...]:
+    """The figures this paragraph states a comparison with PyTorch on: comment.md states each
+    of its verdicts on one of them, so that the two never disagree."""
+    return next((f for p, f, _ in WHOLE_GRAPH_PEERS if p == pair), PEER_FIGURES)
 
 
 def headline(report: dict) -> str:
@@ -56,7 +63,7 @@ def setting(report: dict) -> str:
     if notes:
         clause += f" ({'; '.join(notes)})"
     return (
-        f"On {report['device']} ({report['target']}), {trials} "
+        f"On {md(report['device'])} ({md(report['target'])}), {trials} "
         f"{'trial' if trials == 1 else 'trials'} of one process each; ratios are of times, "
         f"with {clause}."
     )
@@ -80,7 +87,7 @@ def pairs_sentence(report: dict, pairs: tuple, opening: str) -> str:
 def _candidate(report: dict) -> list[str]:
     """`fixed` against ON, then against the tuned optimum of its kernel."""
     arms, pair = report["arms"], f"{CANDIDATE}/on"
-    rule = f"the default rules with `WindowReduction` before `{fixed_rule_before(report)}`"
+    rule = f"the default rules with `WindowReduction` before {code(fixed_rule_before(report))}"
     if report["target"] != "cuda":
         rule += f", a GPU rule: on {report['target']} it builds what ON builds"
     sentence = (
@@ -119,7 +126,7 @@ def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[s
     if found and arms[name].get("kernel_us"):
         best = tuners[found[0]]["best_kernel_us"]
         finds = "; ".join(
-            f"`{t}` {us(tuners[t]['best_kernel_us'])} us, found at trial "
+            f"{code(t)} {us(tuners[t]['best_kernel_us'])} us, found at trial "
             f"{tuners[t]['best_trial']} of {tuners[t]['trials']}"
             for t in found
         )
@@ -152,7 +159,7 @@ def _best_tuned(report: dict, timed: set) -> list[str]:
         return []
     best = min(tuned, key=lambda t: report["arms"][t]["median_us"])
     return [
-        pairs_sentence(report, (f"{best}/on",), f"The fastest tuned arm, `{best}`"),
+        pairs_sentence(report, (f"{best}/on",), f"The fastest tuned arm, {code(best)}"),
         _tuner_find(report, best),
     ]
 
@@ -162,7 +169,7 @@ def _tuner_find(report: dict, name: str) -> str:
     if tuner.get("best_trial") is None:
         return ""
     return (
-        f"`{name}` found its kernel ({us(tuner['best_kernel_us'])} us) at trial "
+        f"{code(name)} found its kernel ({us(tuner['best_kernel_us'])} us) at trial "
         f"{tuner['best_trial']} of {tuner['trials']}."
     )
 
@@ -171,7 +178,8 @@ def _like_for_like(report: dict, pair: str) -> str:
     verdicts = figure_verdicts(report, pair, PEER_FIGURES)
     top, peer = pair.split("/")
     return (
-        f"Like for like against PyTorch ({treatment(top)}), `{top}` against `{peer}`: {verdicts}."
+        f"Like for like against PyTorch ({treatment(top)}), {code(top)} against "
+        f"{code(peer)}: {verdicts}."
         if verdicts
         else ""
     )
@@ -207,14 +215,14 @@ def whole_graph_against_pytorch(report: dict) -> str:
 def not_measured(report: dict) -> list[str]:
     """What the run meant to measure and could not, each with its reason."""
     found = [
-        f"Tuner `{name}` gave no arm: {reason}"
+        f"Tuner {code(name)} gave no arm: {md(reason)}"
         for name, reason in report.get("tuner_failures", {}).items()
     ]
     by_reason: dict[str, list[str]] = {}
     for name, reason in report.get("peers_not_measured", {}).items():
-        by_reason.setdefault(reason, []).append(f"`{name}`")
+        by_reason.setdefault(reason, []).append(code(name))
     return found + [
-        f"Not measured: {', '.join(names)} ({reason})" for reason, names in by_reason.items()
+        f"Not measured: {', '.join(names)} ({md(reason)})" for reason, names in by_reason.items()
     ]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
+from tuning.redact import redact_data
 from tuning.runfolder.store import Run, write_json, write_text
 
 from . import markdown
@@ -32,7 +33,7 @@ CSV_FIELDS = (
 
 
 def render_run(run: Run) -> dict:
-    report = summarize_run(run)
+    report = redact_data(summarize_run(run))  # a crafted run file may hold a password
     write_json(run.path / "report.json", report)
     write_text(run.path / "report.md", markdown.render(report))
     write_text(run.path / COMMENT, render_comment(report))

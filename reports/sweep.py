@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tuning.redact import redact_data
+from tuning.runfolder.names import member
 from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
 
 from .summary import kernel_times
@@ -35,28 +37,32 @@ KERNELS = {
 
 def render_sweep(out: Path, names: list[str]) -> dict:
     stored = read_json(out / SWEEP_JSON)  # with `large_reductions` where the sweep recorded it
+    folders = [member(out, name, out / SWEEP_JSON) for name in names]
     cases = [
-        _case_row(name, read_json(out / name / "report.json"), read_json(out / name / RUN_FILE))
-        for name in names
+        _case_row(f.name, read_json(f / "report.json"), read_json(f / RUN_FILE)) for f in folders
     ]
-    sweep = {
-        **stored,
-        "device": cases[0]["device"] if cases else None,
-        "cases": cases,
-        "fixed_slower_than_on": [c["case"] for c in cases if c["fixed_slower_than_on"]],
-        "fixed_beyond_goal": [
-            c["case"] for c in cases if c["fixed_gap"] is not None and c["fixed_gap"] > GOAL_GAP
-        ],
-        "one_kernel_slower_than_fixed": [
-            c["case"] for c in cases if c["one_kernel_slower_than_fixed"]
-        ],
-        "one_kernel_beyond_goal": [
-            c["case"]
-            for c in cases
-            if c["one_kernel_gap"] is not None and c["one_kernel_gap"] > GOAL_GAP
-        ],
-        "tuner_failures": {c["case"]: c["tuner_failures"] for c in cases if c["tuner_failures"]},
-    }
+    sweep = redact_data(
+        {
+            **stored,
+            "device": cases[0]["device"] if cases else None,
+            "cases": cases,
+            "fixed_slower_than_on": [c["case"] for c in cases if c["fixed_slower_than_on"]],
+            "fixed_beyond_goal": [
+                c["case"] for c in cases if c["fixed_gap"] is not None and c["fixed_gap"] > GOAL_GAP
+            ],
+            "one_kernel_slower_than_fixed": [
+                c["case"] for c in cases if c["one_kernel_slower_than_fixed"]
+            ],
+            "one_kernel_beyond_goal": [
+                c["case"]
+                for c in cases
+                if c["one_kernel_gap"] is not None and c["one_kernel_gap"] > GOAL_GAP
+            ],
+            "tuner_failures": {
+                c["case"]: c["tuner_failures"] for c in cases if c["tuner_failures"]
+            },
+        }
+    )
     if any("inductor" in c for c in cases):  # sweeps from before it ran inductor render as then
         sweep["one_kernel_slower_than_inductor"] = [
             c["case"] for c in cases if "inductor" in c and c["inductor"]["slower"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .cells import MISSING, table, us
+from .escape import code, md
 
 # Within this of the tuned optimum, the candidate rule is "close enough" (issue 7's goal).
 GOAL_GAP = 0.10
@@ -13,7 +14,7 @@ def markdown(sweep: dict) -> str:
     lines = [
         "# Sweep: the candidate `WindowReduction` rule (`fixed`) across Cases",
         "",
-        f"On {sweep['device']}, `{sweep['command']}`: per Case, the end-to-end arms "
+        f"On {md(sweep['device'])}, {code(sweep['command'])}: per Case, the end-to-end arms "
         f"(trials {settings['protocol']['trials']}, blocks {settings['protocol']['blocks']}) and "
         f"the fused kernel alone (time per launch), with Optuna's best of "
         f"{settings['budget']} trials as the tuned optimum. Each Case's own report is in its "
@@ -60,7 +61,7 @@ def markdown(sweep: dict) -> str:
     )
     lines += _findings(sweep, "fixed", "on", "fixed", "Optuna's best")
     lines += [
-        f"Case {name}: {'; '.join(errors.values())}; no tuned optimum.\n"
+        f"Case {md(name)}: {md('; '.join(errors.values()))}; no tuned optimum.\n"
         for name, errors in sweep["tuner_failures"].items()
     ]
     lines += _one_kernel_table(sweep) + _inductor_table(sweep)
@@ -182,9 +183,9 @@ def _findings(sweep: dict, key: str, against: str, arm: str, optimum: str) -> li
     slower, beyond = sweep[f"{key}_slower_than_{against}"], sweep[f"{key}_beyond_goal"]
     return [
         "",
-        f"Cases where `{arm}` is slower than `{against}` end to end (interval above 1): "
+        f"Cases where {code(arm)} is slower than {code(against)} end to end (interval above 1): "
         f"{', '.join(slower) if slower else 'none'}.",
-        f"Cases where the `{arm}` kernel is more than {GOAL_GAP:.0%} slower than {optimum}: "
+        f"Cases where the {code(arm)} kernel is more than {GOAL_GAP:.0%} slower than {optimum}: "
         f"{', '.join(beyond) if beyond else 'none'}.",
         "",
     ]
@@ -233,4 +234,4 @@ def _ratio(r: dict) -> str:
 
 
 def _rules(assigned: dict) -> str:
-    return ", ".join(f"`{kernel}`: {rule}" for kernel, rule in assigned.items())
+    return ", ".join(f"{code(kernel)}: {rule}" for kernel, rule in assigned.items())

@@ -9,6 +9,7 @@ from __future__ import annotations
 from tuning.runfolder.spent import SPENT
 
 from .cells import table
+from .escape import code
 
 # The comparison's parts of a trial, in the order they happen (a trial's `wall_s` keys).
 TRIAL_PARTS = {
@@ -41,7 +42,7 @@ def tuners_time(report: dict) -> list[str]:
         "Where each tuner's time went (seconds, or a count; work done in parallel, builds on "
         "many cores, sums past the wall time; the session that finished the tuner):",
         "",
-        *table(["", *(f"`{n}`" for n in names)], rows),
+        *table(["", *(code(n) for n in names)], rows),
     ]
 
 
@@ -68,7 +69,7 @@ def trials_time(report: dict) -> list[str]:
         lines += [
             "",
             "Timing by arm, all its figures, summed over trials: "
-            + ", ".join(f"`{name}` {seconds:.1f} s" for name, seconds in ranked)
+            + ", ".join(f"{code(name)} {seconds:.1f} s" for name, seconds in ranked)
             + ".",
         ]
     return lines

@@ -4,9 +4,11 @@ samplers came to the exhaustive optimum."""
 from __future__ import annotations
 
 from .cells import table, three, us
+from .escape import code, md
 
 # What one unit of --budget was to each tuner in runs written before the tuners stored their
 # `budget_counts` (2026-12-01); a tuner declares it in its spec (tuning/tuners/).
+WORKERS = "{workers}"
 _EARLIER_BUDGET_COUNTS = {
     "optuna": "trials of one Optuna study{workers}, failed candidates included (fewer where the "
     "space is spent)",
@@ -14,6 +16,15 @@ _EARLIER_BUDGET_COUNTS = {
     "metaschedule": "candidates of its two runs together: `ms-default` half of it (rounded "
     "down), `ms-space` the rest",
 }
+
+
+def _budget_counts(declared: str, workers: int) -> str:
+    """What a tuner's budget counted, its workers filled in (not by `str.format`: the text is
+    read from the run folder); a text no tune tuner declares is shown as text."""
+    shared = f", shared by its {workers} workers" if workers > 1 else ""
+    counts = declared.replace(WORKERS, shared)
+    known = {t.replace(WORKERS, s) for t in _EARLIER_BUDGET_COUNTS.values() for s in ("", shared)}
+    return counts if counts in known else md(counts)
 
 
 def tuners_section(report: dict) -> list[str]:
@@ -37,16 +48,14 @@ def budget_text(report: dict) -> list[str]:
     parts = []
     for name, tuner in _tuners_of_the_run(report).items():
         declared = tuner.get("budget_counts", _EARLIER_BUDGET_COUNTS.get(name, "candidates"))
-        counts = declared.format(
-            workers=f", shared by its {workers} workers" if workers > 1 else ""
-        )
+        counts = _budget_counts(str(declared), workers)
         runs = tuner.get("runs", {})
         measured = (
-            " and ".join(f"{run['trials']} (`{run_name}`)" for run_name, run in runs.items())
+            " and ".join(f"{run['trials']} ({code(run_name)})" for run_name, run in runs.items())
             if runs
             else tuner.get("trials")
         )
-        parts.append(f"`{name}`, {counts}: {measured} measured")
+        parts.append(f"{code(name)}, {counts}: {measured} measured")
     return [f"`--budget {report['budget']}` counted, per tuner: " + "; ".join(parts) + ".", ""]
 
 
@@ -59,10 +68,10 @@ def _tuners_of_the_run(report: dict) -> dict:
 def tuners_table(report: dict) -> list[str]:
     rows = []
     for name, tuner in report["tuners"].items():
-        failed = ", ".join(f"{k}: {v}" for k, v in tuner.get("failed_by_reason", {}).items())
+        failed = ", ".join(f"{md(k)}: {v}" for k, v in tuner.get("failed_by_reason", {}).items())
         rows.append(
             [
-                f"`{name}`",
+                code(name),
                 tuner.get("trials"),
                 tuner.get("valid"),
                 failed or "0",

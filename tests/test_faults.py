@@ -74,9 +74,9 @@ def test_candidates_that_crash_or_hang_are_recorded_and_the_search_goes_on(tmp_p
     assert sum(r["status"] == "ok" for r in rows) == len(rows) - 8
 
 
-def _measured(storage_url):
+def _measured(storage_url, name="fused-pool"):
     """Finished measured trials (a trial's record is written just before it is told)."""
-    study = optuna.load_study(study_name="fused-pool", storage=storage_url)
+    study = optuna.load_study(study_name=name, storage=storage_url)
     finished = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL)
     return {
         t.number: t.value
@@ -128,36 +128,21 @@ def test_corrupt_optuna_storage_is_refused_and_left_alone(tmp_path):
     assert not (tmp_path / "run").exists()  # tried first: the same command works once it is fixed
 
 
-def test_storage_of_another_run_is_refused(tmp_path):
+def test_two_runs_given_one_storage_never_share_trials(tmp_path):
+    """Two runs of the same Case given one storage each tune a study of their own (named for
+    the run, in run.json); the first's trials are left as they were."""
     storage = f"sqlite:///{tmp_path / 'shared.db'}"
-    tune(
-        "--budget",
-        "2",
-        "--tuners",
-        "optuna",
-        "--storage",
-        storage,
-        "--out",
-        str(tmp_path / "a"),
-        *SMALL,
-        check_exit=0,
-    )
-    kept = _measured(storage)
-    second = tune(
-        "--budget",
-        "2",
-        "--tuners",
-        "optuna",
-        "--storage",
-        storage,
-        "--out",
-        str(tmp_path / "b"),
-        *SMALL[:-1],
-        "branches=3",
-        check_exit=2,
-    )
-    assert "of another run" in second.stderr
-    assert _measured(storage) == kept
+    kept = {}
+    for name in ("a", "b"):
+        tune(
+            "--budget", "2", "--tuners", "optuna", "--storage", storage,
+            "--out", str(tmp_path / name), *SMALL, check_exit=0,
+        )  # fmt: skip
+        study = json.loads((tmp_path / name / "run.json").read_text())["options"]["study"]
+        kept[study] = _measured(storage, study)
+    studies = {s.study_name: s.n_trials for s in optuna.get_all_study_summaries(storage)}
+    assert len(kept) == 2 and studies == dict.fromkeys(kept, 2)
+    assert all(_measured(storage, study) == trials for study, trials in kept.items())
 
 
 def test_corrupt_metaschedule_database_is_refused_and_left_alone(tmp_path):
@@ -346,4 +331,5 @@ def test_both_optuna_tuners_in_one_given_storage_keep_their_own_studies(tmp_path
         check_exit=0,
     )
     studies = {s.study_name: s.n_trials for s in optuna.get_all_study_summaries(storage)}
-    assert studies == {"fused-pool": 3, "fused-pool-one-kernel": 3}
+    study = json.loads((tmp_path / "run" / "run.json").read_text())["options"]["study"]
+    assert studies == {study: 3, f"{study}-one-kernel": 3}

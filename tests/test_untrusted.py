@@ -4,6 +4,7 @@ leaves what it names as it was, or is repaired by a resume."""
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -530,3 +531,26 @@ def test_a_stored_case_too_large_for_the_machine_is_refused_on_resume(copy, caps
     meta["case"] = meta["identity"]["case"] = case
     (copy / "run.json").write_text(json.dumps(meta))
     _one_line(capsys, main(["--resume", str(copy)]), "TVM indexes with int32")
+
+
+def test_hostile_text_and_a_password_in_a_run_file_reach_the_reports_as_text(copy):
+    """A crafted run.json and environment.json: HTML, fences, mentions and a query password
+    reach report.md and comment.md as text, and no report file holds the password."""
+    secret = "S3CRET-pw-4242"
+    meta = json.loads((copy / "run.json").read_text())
+    meta["command"] = f"tune --storage 'postgresql://u@h/db?password={secret}' <script>x</script>"
+    meta["tuner_failures"] = {"optuna": "</details>\n\n@octocat ```| broken"}
+    (copy / "run.json").write_text(json.dumps(meta))
+    env = json.loads((copy / "environment.json").read_text())
+    env.update(gpu="<img src=x onerror=alert(1)>", tvm="```\n@apache/tvm-committers")
+    (copy / "environment.json").write_text(json.dumps(env))
+    assert main(["report", str(copy)]) == 0
+    for name in ("report.md", "comment.md"):
+        # what a code block holds is shown as text: the rest must hold no markup of its own
+        text = re.sub(r"(?ms)^(`{3,})\n.*?^\1$", "", (copy / name).read_text())
+        text = re.sub(r"`[^`\n]+`", "", text)  # and what a code span holds
+        assert "<img" not in text and "<script" not in text, name
+        assert re.search(r"@(octocat|apache)", text) is None, name
+        assert text.count("</details>") == (1 if name == "comment.md" else 0), name
+    written = [p for p in copy.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    assert written == [copy / "run.json"]  # the crafted file itself, as it was given

@@ -6,6 +6,11 @@ mid-build, as a stopped run kills them (Ctrl-C, SIGTERM), never removes its own,
 the user's TMPDIR. So the command makes one folder, points TMPDIR (and Python's `tempfile`) at
 it for itself and every child it starts (they inherit the environment), and removes it whole
 on its way out, however it ends short of SIGKILL.
+
+matplotlib, where the user's config folder cannot be written (a read-only HOME, or HOME a file),
+makes a temporary one of its own and removes it at exit: in that folder, already gone by then,
+which printed a traceback after every command that draws. It is given one inside the folder
+instead (MPLCONFIGDIR), which it leaves to its owner.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ENV = "TMPDIR"
+MATPLOTLIB = "MPLCONFIGDIR"
 
 
 @contextlib.contextmanager
@@ -29,14 +35,29 @@ def own_tmpdir() -> Iterator[Path | None]:
     except OSError:  # an unwritable or full TMPDIR: the run says so where it writes
         yield None
         return
-    saved = os.environ.get(ENV), tempfile.tempdir
+    saved = {name: os.environ.get(name) for name in (ENV, MATPLOTLIB)}
+    saved_tempdir = tempfile.tempdir
     os.environ[ENV], tempfile.tempdir = folder, folder
+    if saved[MATPLOTLIB] is None and not _config_writable():
+        os.environ[MATPLOTLIB] = os.path.join(folder, "matplotlib")
     try:
         yield Path(folder)
     finally:
-        if saved[0] is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = saved[0]
-        tempfile.tempdir = saved[1]
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        tempfile.tempdir = saved_tempdir
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _config_writable() -> bool:
+    """Whether matplotlib's own config folder (as it finds it) can be made and written."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    folder = os.path.join(base, "matplotlib")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return False
+    return os.path.isdir(folder) and os.access(folder, os.W_OK)

@@ -19,6 +19,7 @@ from types import ModuleType
 import numpy as np
 
 from .errors import MissingPackage, ModelError, UnknownModel, first_line
+from .fence import user_code
 from .spec import FILE, ModelOptions, ModelSpec
 
 WEIGHT_SEED = 0
@@ -121,18 +122,26 @@ def _from_file(spec: ModelSpec, options: ModelOptions):
         raise ModelError(
             f"{spec.text} makes its own example inputs; drop the {' and '.join(fixed)} option"
         )
-    path = Path(spec.path)
+    path = Path(spec.path or "")
     if not path.is_file():
         raise ModelError(f"model spec {spec.text!r}: no file {spec.path}")
     loader = importlib.util.spec_from_file_location(f"tune_model_{path.stem}", path)
+    if loader is None or loader.loader is None:
+        raise ModelError(f"model spec {spec.text!r}: {spec.path} is not a Python file")
     user = importlib.util.module_from_spec(loader)
-    # Registered by its name, as an import would: torch.compile looks the module up there.
-    sys.modules[loader.name] = user
-    loader.loader.exec_module(user)  # the user's own code: its errors keep their traceback
+    with user_code(f"{spec.path} (imported for {spec.text})", path):
+        # Registered by its name, as an import would: torch.compile looks the module up there.
+        sys.modules[loader.name] = user
+        try:
+            loader.loader.exec_module(user)
+        except BaseException:
+            sys.modules.pop(loader.name, None)
+            raise
     function = getattr(user, spec.name, None)
     if not callable(function):
         raise ModelError(f"{spec.path} has no function {spec.name}")
-    result = function()
+    with user_code(spec.text, path):
+        result = function()
     if not (isinstance(result, tuple) and len(result) == 2):
         raise ModelError(f"{spec.text} must return (torch.nn.Module, example inputs)")
     module, inputs = result

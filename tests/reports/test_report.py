@@ -443,7 +443,7 @@ def _check_comment(text: str) -> list[str]:
     environment folded; the table's rows."""
     from reports.comment import LIMIT
 
-    assert len(text) <= LIMIT, len(text)
+    assert len(text.encode()) <= LIMIT, len(text.encode())
     bullets = [line[2:] for line in text.splitlines() if line.startswith("- ")]
     assert 3 <= len(bullets) <= 4, bullets
     _check_paragraph(" ".join(bullets))

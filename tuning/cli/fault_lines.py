@@ -27,10 +27,10 @@ def fault_line(error: BaseException, resume: str) -> str | None:
     the command that continues the run."""
     chain = _chain(error)  # Optuna wraps the storage's error in its own
     text = _first_line(chain[-1])
-    if any(
-        getattr(e, "errno", None) in _FULL or any(t in str(e) for t in _FULL_TEXT) for e in chain
-    ):
-        return f"the disk is full ({text}); free some space, then {resume} continues the run"
+    full = next((e for e in chain if getattr(e, "errno", None) in _FULL or _full_text(e)), None)
+    if full is not None:  # said in the words of the error that found it full
+        said = getattr(full, "strerror", None) or _full_text(full)
+        return f"the disk is full ({said}); free some space, then {resume} continues the run"
     if isinstance(error, OSError):
         where = f" {error.filename}" if error.filename else ""
         return (
@@ -43,6 +43,11 @@ def fault_line(error: BaseException, resume: str) -> str | None:
             f"works again, {resume} continues the run"
         )
     return None
+
+
+def _full_text(error: BaseException) -> str | None:
+    """The words of `error` that say a disk or a database is full, if any."""
+    return next((t for t in _FULL_TEXT if t in str(error)), None)
 
 
 def _chain(error: BaseException) -> list[BaseException]:

@@ -24,9 +24,12 @@ fused kernel, report.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -48,11 +51,22 @@ PROCESS_STARTED = time.monotonic()
 # machine without TVM, so nothing it needs may import TVM.
 
 
+REPORT_USAGE = (
+    "usage: tune report DIR [--comment]\n\n"
+    "Render a run folder's reports again from its stored data (no GPU, no TVM needed): a "
+    "study run (--comment prints its comment for the issue thread), a tune model run or a "
+    "tune models folder."
+)
+
+
 def _report(argv: list[str]) -> int:
     """A study run (`--comment`: print its comment for the issue thread), a model run
     (`tune model`) or a folder of model runs (`tune models`)."""
     from .text import check_text
 
+    if argv[:1] in (["-h"], ["--help"]):
+        print(REPORT_USAGE)
+        return 0
     comment = "--comment" in argv
     folders = [arg for arg in argv if arg != "--comment"]
     if len(folders) != 1 or folders[0].startswith("--"):
@@ -103,20 +117,55 @@ def _interrupted(argv: list[str], run: Run | None) -> str:
     )
 
 
+def _user_details(error: Exception, argv: list[str]) -> None:
+    """The user's own traceback and output (`baselines.models.fence`), with --verbose."""
+    details = getattr(error, "details", "")
+    if details and "--verbose" in argv:
+        print(redact(details), file=sys.stderr)
+
+
 def _stop_on_sigterm(signum, frame):
-    """`kill PID` stops the run as Ctrl-C does: children stopped, one line, resumable."""
+    """`kill PID` stops the run as Ctrl-C does: children stopped, one line, resumable. A second
+    signal while it stops is ignored: the first is being acted on."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
+    command = argv is None  # the `tune` command itself, not a caller in this process
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        os.getcwd()
+    except FileNotFoundError:  # libraries fail far from the cause (oneMKL: a fatal error)
+        print(
+            "tune: error: the working directory no longer exists; cd to an existing folder",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    code = 1
     try:
         with own_tmpdir():  # builders' temporary files, removed however the command ends
-            return _main(argv)
+            code = _main(argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
         release_all()
+    if command and code == 130:
+        _end_interrupted(code)
+    return code
+
+
+def _end_interrupted(code: int) -> None:
+    """End an interrupted command at once, its line said, its files closed and its locks
+    released: a tuner's thread may still be inside TVM or a measurement, and the interpreter's
+    finalization around it crashed (a segmentation fault, `terminate called without an active
+    exception`) after the line had told the user the run was kept."""
+    if threading.active_count() == 1:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _main(argv: list[str]) -> int:
@@ -159,6 +208,7 @@ def _main(argv: list[str]) -> int:
             report = run_study(run, progress, PROCESS_STARTED)
     except (UsageError, CaseError, ModelError, RunError, TrackerError) as error:
         print(f"tune: error: {redact(str(error))}", file=sys.stderr)
+        _user_details(error, argv)
         return EXIT_USAGE
     except TuningFailed as error:
         assert run is not None  # raised by the study, which runs in an open run folder

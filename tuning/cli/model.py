@@ -92,6 +92,8 @@ def settings_of(args) -> dict:
     if rules[:1] != ["default"]:
         raise UsageError("--rules must start with default: the pattern is the default's")
     peers = _names(args.peers, PEERS, "peer", empty=True)
+    if args.arch is not None and not re.fullmatch(r"sm_([3-9]|[1-9][0-9])[0-9][af]?", args.arch):
+        raise UsageError(f"--arch {args.arch!r} is not a CUDA arch; give one such as sm_90")
     if args.analyze:
         spec, device = {"kind": "cuda", "arch": args.arch or "sm_90"}, "none (analysis only)"
     else:
@@ -175,18 +177,49 @@ def model_main(argv: list[str]) -> int:
     check_folder_name(out)
     progress = Progress(verbose=args.verbose)
     created = not (out / RUN_FILE).exists()
+    before = set(out.iterdir()) if out.is_dir() and not out.is_symlink() else None
     run = open_model_run(out, plan)
     print(f"run folder: {out}", file=sys.stderr)
     try:
         with details_to(out / DETAILS_LOG, progress):
             report = run_model(run, plan, progress)
-    except ModelError:  # the exporter or the importer refused it: leave no folder behind
-        if created and not (out / "analysis.json").exists():
-            shutil.rmtree(out, ignore_errors=True)
-        raise
+    except Exception as error:  # refused before its analysis: one line, no folder left behind
+        if not created or (out / "analysis.json").exists():
+            raise
+        _remove_what_was_made(out, before)
+        if isinstance(error, ModelError):
+            raise
+        raise _cannot_analyse(spec.text, error) from None
     print(headline(report))
     print(f"report: {out / 'report.md'}")
     return 0
+
+
+def _remove_what_was_made(out: Path, before: set | None) -> None:
+    """Remove the run folder `tune model` made, or, in a folder the user made (`before`: what
+    it held), only what was made in it."""
+    if before is None:
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    for path in set(out.iterdir()) - before:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def _cannot_analyse(spec: str, error: Exception) -> ModelError:
+    """TVM refusing a model (an import, a dtype or an operator it cannot take) as one line; its
+    traceback is the error's details (--verbose)."""
+    import traceback
+
+    from baselines.models.errors import first_line
+    from baselines.models.fence import UserCodeError
+
+    return UserCodeError(
+        f"TVM cannot import or analyse {spec}: {type(error).__name__}: {first_line(error)[:300]}",
+        "".join(traceback.format_exception(error)),
+    )
 
 
 def _tuning(args) -> int:

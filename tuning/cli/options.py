@@ -33,7 +33,7 @@ from .text import check_text
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, no usage dump
-        raise UsageError(f"{message} (see tune --help)")
+        raise UsageError(f"{message} (see {self.prog} --help)")
 
 
 # --blocks auto (the protocol's None): whole cycles of the balanced order.

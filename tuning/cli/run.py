@@ -76,6 +76,7 @@ def start_run(args, argv: list[str]) -> Run:
         "exhaustive": args.exhaustive,
         "workers": args.workers,
         **rpc_options(args, tuners),
+        **({"study": _storage().new_study()} if args.storage else {}),
     }
     plan = RunPlan(
         case,
@@ -110,6 +111,7 @@ def _open_studies_first(plan: RunPlan) -> None:
                 plan.options["storage"],
                 plan.identity,
                 plan.options["storage_password_env"],
+                plan.options.get("study"),
                 **spec.extra,
             )
 
@@ -128,6 +130,11 @@ def resume_run(args) -> Run:
         raise UsageError("--out starts a new run and --resume finishes one; give one of them")
     run = open_locked(Path(args.resume))
     meta = run.meta
+    if meta.get("kind") == "model":  # its own command finishes it
+        raise UsageError(
+            f"{run.path} is a model run (tune model); finish it with the same tune model "
+            f"command and --out {shlex.quote(str(run.path))}"
+        )
     check_stored_names(meta, run.path / "run.json")
     check_case_fits(Case.from_dict(meta["case"]))
     check_workers_fit(meta["options"].get("workers", 1))
@@ -188,6 +195,8 @@ def _storage_now(args, run: Run, options: RunOptions) -> RunOptions:
     if args.storage is not None:  # with its password variable given now, or none
         changes["storage"] = _storage().remember_password(args.storage)
         changes["storage_password_env"] = args.storage_password_env
+        if not options.get("storage"):  # its study moves to a storage others may share
+            changes["study"] = options.get("study") or _storage().new_study()
     elif args.storage_password_env is not None:
         changes["storage_password_env"] = args.storage_password_env
     stored = options.get("storage")

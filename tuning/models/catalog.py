@@ -61,6 +61,20 @@ def folder_name(entry: CatalogEntry) -> str:
     return f"{name}-decomposed" if entry.options.decompose else name
 
 
+def folder_names(entries: list[CatalogEntry]) -> list[str]:
+    """Folder names, one per model: two FILE.py:FUNCTION specs of one FUNCTION name in other
+    files (a.py:build, u.py:build) are told apart by their file's name, then by their place."""
+    names = [folder_name(e) for e in entries]
+    spec_of = [parse_spec(e.spec) for e in entries]
+    names = [
+        f"{re.sub(r'[^A-Za-z0-9._-]', '_', Path(s.path).stem)}-{n}"
+        if names.count(n) > 1 and s.path
+        else n
+        for n, s in zip(names, spec_of)
+    ]
+    return [f"{n}-{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+
+
 def complete(run: Run, plan: ModelPlan) -> bool:
     analysed = (run.path / "analysis.json").exists()
     timed = plan.analyze_only or (kernel_times_complete(run) and not trials_left(run, plan))
@@ -69,9 +83,9 @@ def complete(run: Run, plan: ModelPlan) -> bool:
 
 def model_plans(entries: list[CatalogEntry], shared: dict, command: str) -> dict:
     """Each model's plan, by its folder's name."""
-    names = [folder_name(e) for e in entries]
-    if len(set(names)) != len(names):
+    if len({(e.spec, e.options) for e in entries}) != len(entries):
         raise RunError("--models names one model twice")
+    names = folder_names(entries)
     return {
         name: ModelPlan(e.spec, e.options, shows=e.shows, command=f"{command} ({name})", **shared)
         for name, e in zip(names, entries)

@@ -22,8 +22,9 @@ from pathlib import Path
 from baselines.models.errors import ModelError
 from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import run_trial_process
+from tuning.runfolder.names import member
 from tuning.runfolder.opener import open_run
-from tuning.runfolder.store import Run, RunError, read_json
+from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json
 
 from .kernel_times import kernel_times_complete, time_kernels
 from .plan import ModelPlan
@@ -139,7 +140,8 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
     file = run.meta["tuned"]["file"]
     if file is None:
         return []
-    (arm,) = plan.arms(str(run.path / file))[len(plan.rule_lists) :]
+    tuned = member(run.path, file, run.path / RUN_FILE)  # a name in the run folder, not a path
+    (arm,) = plan.arms(str(tuned))[len(plan.rule_lists) :]
     if not trials_left(run, plan):
         return [arm]
     progress.start("tuned build")

@@ -39,6 +39,9 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
+# The largest file read whole (a journal of a long study is a few MB; a trial file, KB).
+LARGEST_READ = 256 * 2**20
+
 class RunError(ValueError):
     """A run folder that cannot be used as asked; the message says why and what to do."""
 
@@ -76,8 +79,8 @@ def write_json(path: Path, data) -> None:
 
 
 class NotRegular(RunError):
-    """A FIFO, socket, device or folder where a file is read or written; the message names it
-    (callers add what to do)."""
+    """A FIFO, socket, device or folder where a file is read or written, or a file too large to
+    be one of a run's; the message names it (callers add what to do)."""
 
 
 _KINDS = (
@@ -125,10 +128,13 @@ def read_bytes(path: Path) -> bytes:
         if error.errno in (errno.ENXIO, errno.EISDIR):  # a socket cannot be opened
             raise _not_regular(path) from None
         raise
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode):
         os.close(fd)
-        raise _not_regular(path, mode)
+        raise _not_regular(path, found.st_mode)
+    if found.st_size > LARGEST_READ:  # a crafted (sparse) file would be read whole
+        os.close(fd)
+        raise NotRegular(f"{path} holds {found.st_size} bytes, more than any file of a run")
     with os.fdopen(fd, "rb") as handle:
         return handle.read()
 

@@ -201,6 +201,14 @@ MODEL_REPORT = {
     "phase_wall_s": Each(SECONDS),
 }
 MODEL = {"spec": str, "options": dict, "inputs": [{"shape": [int], "dtype": str}]}
+# `tune models`' own file (`tuning/models/catalog.py`): its models are folder names inside it.
+MODELS = {
+    "settings": Each(dict),
+    "models": [str],
+    "command?": str,
+    "failures?": Each(str),
+    "wall_s?": [SECONDS],
+}
 
 
 def file_problem(path: Path, data) -> str | None:
@@ -246,6 +254,8 @@ def shape_of(path: Path) -> object | None:
         return KERNEL_TIMES
     if path.name == "model.json":
         return MODEL
+    if path.name == "models.json":
+        return MODELS
     if path.parent.name == "trials" and re.fullmatch(r"trial_\d+\.json", path.name):
         return TRIAL
     if in_tuner and path.name == "summary.json":

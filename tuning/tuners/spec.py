@@ -50,6 +50,7 @@ class RunOptions(TypedDict, total=False):
     workers: int  # Optuna processes sharing one study
     rpc_tracker: str  # --rpc-tracker HOST:PORT: MetaSchedule measures on its servers
     rpc_key: str
+    study: str  # the run's studies' name in a shared storage (two runs never share one)
 
 
 @dataclass(frozen=True)
@@ -115,9 +116,15 @@ class StorageChecks(Protocol):
         """The file a URL names (None for a server)."""
         ...
 
-    def open_first(self, url: str, identity: dict, password_env: str | None, **extra) -> None:
-        """Create the tuner's study in the storage, or check it is this run's, before the run
-        folder exists."""
+    def new_study(self) -> str:
+        """A name for a new run's studies in a shared storage, unique to that run."""
+        ...
+
+    def open_first(
+        self, url: str, identity: dict, password_env: str | None, study: str | None, **extra
+    ) -> None:
+        """Create the tuner's study (named for the run's `study`) in the storage, or check it is
+        this run's, before the run folder exists."""
         ...
 
 
@@ -174,5 +181,8 @@ class TunerSpec:
     def write_summary(self, run: Run, summary: dict) -> None:
         """The tuner's summary.json, with what the report reads of its spec: the report
         renders from the run folder alone."""
-        declared = {"budget_counts": self.budget_counts, "kernel_times": self.kernel_times}
+        workers = run.meta.get("options", {}).get("workers", 1)
+        shared = f", shared by its {workers} workers" if workers > 1 else ""
+        counts = self.budget_counts.replace("{workers}", shared)  # filled in, not left literal
+        declared = {"budget_counts": counts, "kernel_times": self.kernel_times}
         write_json(run.tuner_dir(self.name) / "summary.json", {**summary, **declared})

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from baselines.window_bench import table
 from reports.comparisons import ratio_text
+from reports.escape import code, md
 from tuning.errors import UsageError
 
 from .committed import committed
@@ -54,23 +55,23 @@ def _us(value) -> str:
 
 
 def _launch(kernel: dict | None) -> str:
-    return f"{kernel['grid']} x {kernel['block']}" if kernel else "not recorded"
+    return md(f"{kernel.get('grid')} x {kernel.get('block')}") if kernel else "not recorded"
 
 
 def study_section(report: dict, source: Path, date: str) -> list[str]:
     """ON (the default rules) against `fixed` (with the rule) on the issue's graph."""
     arms = report.get("arms", {})
     if "on" not in arms or "fixed" not in arms:
-        return [f"The run in `{source}` has no `on` and `fixed` arms to compare."]
+        return [f"The run in {code(source)} has no `on` and `fixed` arms to compare."]
     environment = report.get("environment", {})
     kernels = {row.get("arm"): row for row in report.get("fused_kernel", [])}
     on, fixed = arms["on"], arms["fixed"]
     lines = [
-        f"`{report.get('command')}` on {environment.get('gpu', report.get('device'))}, "
-        f"{date}, TVM {environment.get('tvm')}, "
-        f"{report.get('trials')} processes (`{source}`). The fused pool kernel at kernel level"
-        " (the tuners' timer), and the whole graph end to end (median and interquartile range"
-        " of every sample; GPU time with the calls queued):",
+        f"{code(report.get('command'))} on {md(environment.get('gpu', report.get('device')))}, "
+        f"{md(date)}, TVM {md(environment.get('tvm'))}, "
+        f"{md(report.get('trials'))} processes ({code(source)}). The fused pool kernel at kernel "
+        "level (the tuners' timer), and the whole graph end to end (median and interquartile "
+        "range of every sample; GPU time with the calls queued):",
         "",
         "| | default rules (`on`) | with WindowReduction (`fixed`) |",
         "|---|---|---|",
@@ -88,7 +89,7 @@ def study_section(report: dict, source: Path, date: str) -> list[str]:
 
 
 def _range(arm: dict) -> str:
-    if not isinstance(arm.get("median_us"), int | float):
+    if not all(isinstance(arm.get(k), int | float) for k in ("median_us", "q1_us", "q3_us")):
         return "not timed"
     return f"{arm['median_us']:.2f} us ({arm['q1_us']:.2f}–{arm['q3_us']:.2f})"
 
@@ -97,10 +98,11 @@ def sweep_section(sweep: dict, source: Path, date: str) -> list[str]:
     """Per Case of the sweep: the fused kernel and the graph under both rule lists."""
     cases = sweep.get("cases", [])
     if not cases:
-        return [f"The sweep in `{source}` holds no Case."]
+        return [f"The sweep in {code(source)} holds no Case."]
     lines = [
-        f"`{sweep.get('command')}` on {sweep.get('device')}, {date} (`{source}`): per Case, the "
-        "fused pool kernel at kernel level and the graph end to end (medians), under the default "
+        f"{code(sweep.get('command'))} on {md(sweep.get('device'))}, {md(date)} ({code(source)}):"
+        " per Case, the fused pool kernel at kernel level and the graph end to end (medians), "
+        "under the default "
         "rules (`on`) and with WindowReduction (`fixed`).",
         "",
         "| Case | kernel, on | kernel, fixed | end to end, on | end to end, fixed "
@@ -111,12 +113,13 @@ def sweep_section(sweep: dict, source: Path, date: str) -> list[str]:
         kernel, whole = case.get("kernel_us", {}), case.get("end_to_end_us", {})
         ratio = case.get("fixed_over_on")
         lines.append(
-            f"| {case.get('case')} | {_us(kernel.get('default'))} | {_us(kernel.get('fixed'))} "
+            f"| {md(case.get('case'))} | {_us(kernel.get('default'))} | {_us(kernel.get('fixed'))} "
             f"| {_us(whole.get('on'))} | {_us(whole.get('fixed'))} "
             f"| {ratio_text(ratio) if ratio else 'not measured'} |"
         )
     slower = sweep.get("fixed_slower_than_on") or []
-    lines += ["", f"Cases where `fixed` is slower than `on`: {', '.join(slower) or 'none'}."]
+    slower_text = md(", ".join(map(str, slower))) or "none"
+    lines += ["", f"Cases where `fixed` is slower than `on`: {slower_text}."]
     return lines
 
 
@@ -124,12 +127,13 @@ def bench_section(bench: dict, source: Path, date: str) -> list[str]:
     """The two candidate fixes kernel by kernel, and how often each is faster."""
     rows = bench.get("kernels", [])
     if not rows:
-        return [f"`{source}` holds no kernel."]
+        return [f"{code(source)} holds no kernel."]
     environment = bench.get("environment", {})
     lists = list(rows[0]["lists"])
     lines = [
         f"The toolkit's benchmark of the two fixes (`window_bench`) on "
-        f"{environment.get('gpu', 'the CPU')}, {date}, TVM {environment.get('tvm')} (`{source}`). "
+        f"{md(environment.get('gpu', 'the CPU'))}, {md(date)}, TVM {md(environment.get('tvm'))} "
+        f"({code(source)}). "
         "Each cell: the rule that takes the kernel, its launch (blocks x threads)"
         + (
             ", its median time at kernel level (interquartile range) and the ratio to the "

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reports.comparisons import ratio_text
+from reports.escape import code, md
 from tuning.errors import UsageError
 
 # The end-to-end figures a row gives (GPU time where recorded), and how the table names them.
@@ -21,10 +22,10 @@ def models_section(data: dict, source: Path, date: str) -> list[str]:
             f"{source} holds no model rows; give --models the folder `tune models` wrote"
         )
     lines = [
-        f"`{data.get('command', 'tune models')}` on {data.get('device', 'a device not recorded')}, "
-        f"{date} (`{source}`): per model, "
-        "the kernels with the #20401 pattern and their time per call under the default rules "
-        "and with WindowReduction, then the model end to end (one process; the interval is "
+        f"{code(data.get('command', 'tune models'))} on "
+        f"{md(data.get('device', 'a device not recorded'))}, {md(date)} ({code(source)}): per "
+        "model, the kernels with the #20401 pattern and their time per call under the default "
+        "rules and with WindowReduction, then the model end to end (one process; the interval is "
         "over its timing blocks).",
         "",
         "| model | pattern kernels | their time per call: default → WindowReduction | "
@@ -43,8 +44,8 @@ def _row(row: dict) -> str:
     ratios = ((row.get("recovered") or {}).get("fixed") or {}).get("ratios") or {}
     ratio = ratios.get(figure)
     return (
-        f"| {row.get('label', row.get('model'))} | {pattern.get('kernels', 0)} of "
-        f"{row.get('kernels')} | {_ms(by_list.get('default'))} → {_ms(by_list.get('fixed'))} | "
+        f"| {md(row.get('label', row.get('model')))} | {md(pattern.get('kernels', 0))} of "
+        f"{md(row.get('kernels'))} | {_ms(by_list.get('default'))} → {_ms(by_list.get('fixed'))} | "
         f"{_ms(times.get(DEFAULT))} → {_ms(times.get(FIXED))} ({label}) | "
         f"{ratio_text(ratio) if ratio else '—'} | {'yes' if row.get('correct') else 'no'} |"
     )

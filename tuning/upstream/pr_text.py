@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import tvm
 
 import baselines.window_reduction as rule_module
+from reports.escape import code
 
 from .patch import SUBJECT
 from .rule import API_NAMES, source_text
@@ -64,8 +65,8 @@ def _test_names() -> list[str]:
 
 def render_pr(figures: Figures, author: tuple[str, str]) -> str:
     does, declines = _docstring_parts()
-    constants = [f"- `{name}` = {value}: {note}" for name, value, note in constant_notes()]
-    tests = [f"- `{name}`" for name in _test_names()]
+    constants = [f"- {code(name)} = {value}: {note}" for name, value, note in constant_notes()]
+    tests = [f"- {code(name)}" for name in _test_names()]
     paths = ", ".join(example.name for example in EXAMPLES if example.scheduled)
     declined = ", ".join(example.name for example in EXAMPLES if not example.scheduled)
     sections = [

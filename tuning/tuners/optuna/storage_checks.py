@@ -5,12 +5,24 @@ folder exists."""
 from __future__ import annotations
 
 from .storages import remember_password, storage_file
-from .study import open_study, study_name
+from .study import STUDY_NAME, new_study_base, open_study, study_name
 
-__all__ = ["open_first", "remember_password", "storage_file"]
+__all__ = ["new_study", "open_first", "remember_password", "storage_file"]
 
 
-def open_first(url: str, identity: dict, password_env: str | None, whole: bool = False) -> None:
-    """The tuner's study in the storage the run shares (with `whole`, the one-kernel tuner's):
-    created, or checked to be this run's."""
-    open_study(url, study_name(whole, shared=True), None, identity, password_env)
+def new_study() -> str:
+    """The name under which a new run keeps its studies in a shared storage (run.json's
+    options keep it): two runs given one storage never share trials."""
+    return new_study_base()
+
+
+def open_first(
+    url: str,
+    identity: dict,
+    password_env: str | None,
+    study: str | None,
+    whole: bool = False,
+) -> None:
+    """The tuner's study in the storage the run shares (with `whole`, the one-kernel tuner's),
+    under the run's `study` name: created, or checked to be this run's."""
+    open_study(url, study_name(whole, True, study or STUDY_NAME), None, identity, password_env)

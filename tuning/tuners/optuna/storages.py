@@ -18,7 +18,14 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuning.redact import has_password, redact, with_password, without_password
+from tuning.redact import (
+    has_password,
+    query_password,
+    redact,
+    remember_secret,
+    with_password,
+    without_password,
+)
 from tuning.runfolder.store import RunError, check_in_place, not_regular, read_bytes
 
 from .heartbeat import heartbeat_options
@@ -42,13 +49,18 @@ def remember_password(url: str) -> str:
     bare = without_password(url)
     if bare != url:
         _typed[bare] = _password_of(url)
+        remember_secret(_typed[bare])
     return bare
 
 
 def _password_of(url: str) -> str:
     from urllib.parse import unquote, urlsplit
 
-    return unquote(urlsplit(url).password or "")
+    try:
+        typed = urlsplit(url).password
+    except ValueError:  # a port that is not a number: the server will say so
+        typed = None
+    return unquote(typed or "") or query_password(url) or ""
 
 
 def password_for(url: str, password_env: str | None) -> str | None:
@@ -61,6 +73,7 @@ def password_for(url: str, password_env: str | None) -> str | None:
     if not password_env:
         return None
     password = os.environ.get(password_env)
+    remember_secret(password)
     if password is None:
         raise RunError(
             f"--storage-password-env names {password_env}, which is not set; "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import time
 
 import optuna
@@ -15,10 +16,17 @@ STUDY_NAME = "fused-pool"
 STORAGE_ATTEMPTS = 3
 
 
-def study_name(whole: bool, shared: bool) -> str:
+def study_name(whole: bool, shared: bool, base: str = STUDY_NAME) -> str:
     """The study of tuner `optuna` (or, `whole`, `optuna-one-kernel`): a storage the user gives
-    (`shared`) holds both tuners' studies; the default one in the run folder is a tuner's own."""
-    return f"{STUDY_NAME}-one-kernel" if whole and shared else STUDY_NAME
+    (`shared`) holds both tuners' studies; the default one in the run folder is a tuner's own.
+    `base`: the run's own name in a shared storage (`new_study_base`)."""
+    return f"{base}-one-kernel" if whole and shared else base
+
+
+def new_study_base() -> str:
+    """A study name no other run has (run.json's options keep it): two runs given one storage
+    never share trials; only a resume of the same run folder finds its study again."""
+    return f"{STUDY_NAME}-{secrets.token_hex(6)}"
 
 
 def open_study(
@@ -33,6 +41,7 @@ def open_study(
     run's study, and leave it as it is. Without `create` (a worker joining a study), a study
     the storage does not hold is refused: a misspelt name must not start a study of its own."""
     check_untouched(url)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created" line
     path = storage_file(url)
     if not create and path is not None and not path.exists():  # opening would create it
         raise RunError(

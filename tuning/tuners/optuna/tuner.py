@@ -60,7 +60,7 @@ def tune_run(
     check_in_folder(url, run.path)
     study = open_study(
         url,
-        study_name(whole, shared=bool(options.get("storage"))),
+        study_name(whole, bool(options.get("storage")), options.get("study", STUDY_NAME)),
         make_sampler(options.get("sampler", "tpe"), options.get("seed", 0)),
         run.meta["identity"],
         options.get("storage_password_env"),

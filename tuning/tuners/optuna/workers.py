@@ -67,7 +67,7 @@ def run_workers(
             "--storage",
             url,
             "--study",
-            STUDY_NAME,
+            options.get("study", STUDY_NAME),
             "--budget",
             str(share),
             "--target",
