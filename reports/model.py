@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 
+from baselines.models.failures import failure_rows
 from tuning.runfolder.store import Run, read_json, write_json, write_text
 
 from .samples import LABELS, samples_by_figure
@@ -65,6 +66,7 @@ def summarize_model_run(run: Run) -> dict:
             if rules != DEFAULT
         },
         "build_errors": meta.get("build_errors", {}),
+        "rule_failures": failure_rows(analysis),
         "tuned": meta.get("tuned", {}),
         "phase_wall_s": meta.get("phase_wall_s", {}),
     }

@@ -3,6 +3,8 @@ what each candidate list recovers, the controls, correctness), then the tables i
 
 from __future__ import annotations
 
+from baselines.models.failures import failure_section, failure_text
+
 from .cells import MISSING, table
 from .comparisons import ratio_text, verdict
 from .markdown import closing_sections
@@ -31,6 +33,7 @@ def label(report: dict) -> str:
 
 def render(report: dict) -> str:
     lines = [f"# {label(report)}: the #20401 pattern in a real network", "", headline(report)]
+    lines += failure_section(report.get("rule_failures", []))
     lines += _pattern_section(report)
     if report["arms"]:
         lines += _arms_section(report)
@@ -80,6 +83,7 @@ def headline(report: dict) -> str:
     for rules, found in report["recovered"].items():
         timed = found["ratios"] or found["predicted_gain_ms"] is not None
         parts.append(_recovered_text(rules, found) if timed else _changes_text(report, rules))
+    parts += [failure_text(**row) + "." for row in report.get("rule_failures", [])]
     parts.append(_correct_text(report))
     parts += _peer_text(report)
     return " ".join(p for p in parts if p)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from baselines.models.errors import ModelError
+from baselines.models.failures import failure_lines
 from tuning.measure.harness import run_trial_process
 from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json
 
@@ -51,6 +52,8 @@ def prepare_all(
     for key, run in runs.items():
         try:
             prepared[key] = prep.wait(key, run)
+            for line in failure_lines(read_json(run.path / "analysis.json")):
+                progress.line(line if len(runs) == 1 else f"{key}: {line}")
         except ModelError as error:
             if failures is None:
                 raise

@@ -201,6 +201,7 @@ ANALYSIS = {
             "launches": Each(LAUNCH),
             "cross_thread": Each(bool),
             "pattern": bool,
+            "failures?": Each({"rule": str, "message": str, "upstream": (str, None)}),
         }
     ],
 }
