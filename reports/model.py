@@ -125,6 +125,8 @@ def _end_to_end(run: Run, meta: dict) -> dict:
         "ratio_method": ratio_method(trials, protocol) if trials else {},
         "trial_walls": [{"trial": t["trial"], **t.get("wall_s", {})} for t in trials],
         "checks": {n: [t["checks"][n] for t in trials if n in t["checks"]] for n in names},
+        # why an arm has no GPU time (the GPU timer's reason), the last trial's word
+        "gpu_reasons": {n: r for t in trials for n, r in t.get("gpu_queued_reasons", {}).items()},
     }
 
 

@@ -257,6 +257,10 @@ def _arms_section(report: dict) -> list[str]:
             ["arm", *(f"{v}, ms" for v in figures.values()), "correct", "max abs err", "scale"],
             rows,
         ),
+        *(
+            f"\nNo GPU time for `{arm}`: {reason}."
+            for arm, reason in report.get("gpu_reasons", {}).items()
+        ),
         "",
         "Ratios, each from samples paired within blocks "
         f"({report['ratio_method'].get('method', '')}):",
