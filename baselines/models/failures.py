@@ -65,8 +65,8 @@ def failure_text(kernel: str, rules: str, failure: dict) -> str:
         else f"no later rule of `{rules}` takes it"
     )
     return (
-        f"`{rules}` cannot build the model as TVM ships it: {failure['rule']} raises on kernel "
-        f"`{kernel}` ({failure['message']}{issue}); {taken}"
+        f"For CUDA, `{rules}` cannot build the model as TVM ships it: {failure['rule']} raises "
+        f"on kernel `{kernel}` ({failure['message']}{issue}); {taken}"
     )
 
 

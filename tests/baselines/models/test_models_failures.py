@@ -92,7 +92,7 @@ def test_tune_model_reports_the_failure_in_one_line_and_a_row(tmp_path):
     printed = result.stdout + result.stderr
     assert "Traceback" not in printed
     own = [line for line in printed.splitlines() if "cannot build" in line.split(":")[0]]
-    assert [line.split(" ")[0] for line in own] == ["`default`", "`fixed`"]
+    assert [line.split("`")[1] for line in own] == ["default", "fixed"]
     assert all(ISSUE in line and "`mean`" in line for line in own)
     report = (out / "report.md").read_text()
     assert "## Kernels a rule cannot schedule" in report
