@@ -114,6 +114,8 @@ def measure(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> None:
     if plan.analyze_only:
         return
     built = [arm for arm in plan.arms() if arm.name not in prepared.build_errors]
+    for name, error in prepared.build_errors.items():
+        progress.line(f"`{name}` cannot be built, not timed: {error}")
     run.update_meta(build_errors={**run.meta.get("build_errors", {}), **prepared.build_errors})
     if not kernel_times_complete(run):
         _kernel_times(run, plan, prepared, built, progress)
