@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 
+from baselines.models.failures import failure_rows
 from tuning.redact import redact_data
 from tuning.runfolder.store import Run, read_json, write_json, write_text
 
@@ -61,6 +62,7 @@ def summarize_model_run(run: Run) -> dict:
             if rules != DEFAULT
         },
         "build_errors": meta.get("build_errors", {}),
+        "rule_failures": failure_rows(analysis),
         "tuned": meta.get("tuned", {}),
         "phase_wall_s": meta.get("phase_wall_s", {}),
     }
@@ -119,6 +121,8 @@ def _end_to_end(run: Run, meta: dict) -> dict:
         "ratio_method": ratio_method(trials, protocol) if trials else {},
         "trial_walls": [{"trial": t["trial"], **t.get("wall_s", {})} for t in trials],
         "checks": {n: [t["checks"][n] for t in trials if n in t["checks"]] for n in names},
+        # why an arm has no GPU time (the GPU timer's reason), the last trial's word
+        "gpu_reasons": {n: r for t in trials for n, r in t.get("gpu_queued_reasons", {}).items()},
     }
 
 

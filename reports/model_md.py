@@ -3,6 +3,8 @@ what each candidate list recovers, the controls, correctness), then the tables i
 
 from __future__ import annotations
 
+from baselines.models.failures import failure_text
+
 from . import model_tables as tables
 from .comparisons import verdict
 from .escape import code, md
@@ -20,6 +22,7 @@ def label(report: dict) -> str:
 def render(report: dict) -> str:
     """report.md: the paragraph, then the tables it rests on, then what was run."""
     lines = [f"# {md(label(report))}: the #20401 pattern in a real network", "", headline(report)]
+    lines += tables.failure_section(report.get("rule_failures", []))
     lines += tables.pattern_section(report)
     if report["arms"]:
         lines += tables.arms_section(report)
@@ -69,6 +72,9 @@ def headline(report: dict) -> str:
     for rules, found in report["recovered"].items():
         timed = found["ratios"] or found["predicted_gain_ms"] is not None
         parts.append(_recovered_text(rules, found) if timed else _changes_text(report, rules))
+    parts += [
+        failure_text(**row, name=code, text=md) + "." for row in report.get("rule_failures", [])
+    ]
     parts.append(_correct_text(report))
     parts += _peer_text(report)
     return " ".join(p for p in parts if p)

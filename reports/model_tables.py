@@ -95,6 +95,10 @@ def arms_section(report: dict) -> list[str]:
             ["arm", *(f"{v}, ms" for v in figures.values()), "correct", "max abs err", "scale"],
             rows,
         ),
+        *(
+            f"\nNo GPU time for {code(arm)}: {md(reason)}."
+            for arm, reason in report.get("gpu_reasons", {}).items()
+        ),
         "",
         "Ratios, each from samples paired within blocks "
         f"({report['ratio_method'].get('method', '')}):",
@@ -244,3 +248,33 @@ def walls_section(report: dict) -> list[str]:
             f"timing {walls_of.get('timing_s', 0):.0f} s"
         )
     return lines
+
+
+def failure_section(rows: list[dict]) -> list[str]:
+    """Kernels a rule cannot schedule (`failure_rows` of the analysis; none without one): a row
+    per kernel and list."""
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Kernels a rule cannot schedule (the list cannot build the model as TVM ships it)",
+        "",
+    ]
+    header = ["list", "kernel", "rule that raises", "TVM's message", "upstream", "taken instead by"]
+    cells = [
+        [
+            code(row["rules"]),
+            code(row["kernel"]),
+            md(row["failure"]["rule"]),
+            code(row["failure"]["message"]),
+            md(row["failure"].get("upstream") or "not a known one"),
+            md(row["failure"].get("next_rule") or "no rule"),
+        ]
+        for row in rows
+    ]
+    return lines + [
+        *table(header, cells),
+        "",
+        "Every figure of such a list here is of its build with the kernel left to the rule named "
+        "last, where dlight's pass would end the build.",
+    ]

@@ -78,7 +78,9 @@ def _row(folder: Path) -> dict | None:
         "correct": all(report["arms"][n]["correct"] for n in tvm) if tvm else None,
         "wrong": [n for n in tvm if not report["arms"][n]["correct"]],
         "build_errors": report["build_errors"],
+        "rule_failures": report.get("rule_failures", []),
         "gpu_ms": {n: _ms(a.get("queued_gpu_us")) for n, a in report["arms"].items()},
+        "gpu_reasons": report.get("gpu_reasons", {}),
         "call_path_ms": {n: _ms(a.get("median_us")) for n, a in report["arms"].items()},
         "versus_peers": {
             pair: ratio

@@ -51,6 +51,17 @@ def headline(summary: dict) -> str:
         if not wrong
         else f"**Not correct: {'; '.join(wrong)}.**",
     ]
+    failing = [
+        f"{row['model']}: `{f['rules']}` ({f['failure']['rule']} raises on `{f['kernel']}`"
+        + (f", {f['failure']['upstream']})" if f["failure"].get("upstream") else ")")
+        for row in rows
+        for f in row.get("rule_failures", [])
+    ]
+    if failing:
+        parts.append(
+            "Rule lists that cannot build a model as TVM ships it (timed with the kernel left "
+            f"to the next rule; the model's report says which): {'; '.join(failing)}."
+        )
     if summary["failures"]:
         failed = "; ".join(f"{md(m)}: {md(e)}" for m, e in summary["failures"].items())
         parts.append(f"Not run: {failed}.")
@@ -147,4 +158,8 @@ def _arms_table(rows: list[dict]) -> list[str]:
             ]
             for r in rows
         ],
-    )
+    ) + [
+        f"\nNo GPU time for {r['model']}'s `{arm}`: {reason}."
+        for r in rows
+        for arm, reason in r.get("gpu_reasons", {}).items()
+    ]

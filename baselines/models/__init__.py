@@ -8,10 +8,11 @@ of `tune model` and `tune models`.
     kernels.py    a model's kernels (PrimFuncs), unscheduled or by a rule list, for kernel timing
     pattern.py    the #20401 pattern, stated once: its text and its test
     analysis.py   per kernel, for CUDA without a GPU: rule per list, launch, window, pattern
+    failures.py   a rule that raises on a kernel, as a finding (rule, TVM's message, issue)
     build.py      the VM executable for a rule list, and a run on NumPy inputs
     check.py      PyTorch eager as the reference (TF32 off), and the tolerance
     catalog.py    the built-in list `tune models` runs
 
-Nothing is re-exported here: spec, errors, pattern and catalog import neither torch nor TVM,
-and importing one of them must not import the others.
+Nothing is re-exported here: spec, errors, pattern, failures and catalog import neither torch
+nor TVM, and importing one of them must not import the others.
 """

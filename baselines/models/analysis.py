@@ -9,7 +9,7 @@ without TVM.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import tvm
 import tvm_ffi
@@ -18,6 +18,7 @@ from tvm import s_tir, tirx
 from baselines.anatomy import launch_configs
 from baselines.pipeline import make_target, unscheduled
 
+from .failures import RuleFailure
 from .kernels import kernel_calls, prim_funcs, schedule_kernel
 from .kernels import rule_lists as named_rule_lists
 from .pattern import CRITERION, PATTERN_LIST, has_pattern
@@ -41,6 +42,8 @@ class KernelAnalysis:
     launches      per rule list, its launch (None: no thread is bound, as on no GPU schedule)
     cross_thread  per rule list, whether a reduction loop is bound to threadIdx
     pattern       CRITERION (pattern.py), under the default list
+    failures      per rule list where a rule raised on the kernel: the rule, TVM's message, the
+                  upstream issue, and the next rule, which `rules` then names (failures.py)
     """
 
     name: str
@@ -51,6 +54,7 @@ class KernelAnalysis:
     launches: dict[str, Launch | None]
     cross_thread: dict[str, bool]
     pattern: bool
+    failures: dict[str, RuleFailure] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -64,6 +68,10 @@ class ModelAnalysis:
 
     def pattern_kernels(self) -> list[KernelAnalysis]:
         return [kernel for kernel in self.kernels if kernel.pattern]
+
+    def failing_lists(self) -> list[str]:
+        """The rule lists that cannot build the model as TVM ships them: a rule raises."""
+        return list(dict.fromkeys(name for k in self.kernels for name in k.failures))
 
     def rule_changes(self, before: str = "default", after: str = "fixed") -> list[KernelAnalysis]:
         """The kernels whose rule differs between two lists (none, for a control model)."""
@@ -105,17 +113,19 @@ def _analyze_kernel(
     name: str, func: tirx.PrimFunc, calls: int, target, lists: dict
 ) -> KernelAnalysis:
     window, outputs = reduction_window(func)
-    rules, launches, cross = {}, {}, {}
+    rules, launches, cross, failures = {}, {}, {}, {}
     for list_name, rules_of_list in lists.items():
         scheduled = schedule_kernel(func, target, rules_of_list)
         rules[list_name] = scheduled.rule
+        if scheduled.failure is not None:
+            failures[list_name] = scheduled.failure
         launches[list_name] = launch(name, scheduled.func)
         cross[list_name] = reduces_across_threads(scheduled.func)
     default = launches[PATTERN_LIST]
     pattern = default is not None and has_pattern(
         window, outputs, cross[PATTERN_LIST], default.grid, default.block
     )
-    return KernelAnalysis(name, window, outputs, calls, rules, launches, cross, pattern)
+    return KernelAnalysis(name, window, outputs, calls, rules, launches, cross, pattern, failures)
 
 
 def reduction_window(func: tirx.PrimFunc) -> tuple[int | None, int | None]:

@@ -4,6 +4,10 @@ The build is the backend's own pipeline with its default schedule pass given the
 the study's arms are (`baselines/pipeline.py`); only the rule list changes between "default"
 and "fixed". The host (llvm) pipeline has no default schedule pass: there `rules` must be None.
 A tuned build is a rule list's build with some kernels scheduled by a tuner beforehand.
+
+The schedule pass is dlight's, kernel by kernel (`ScheduleEach`), with one difference: a rule
+that raises on a kernel is recorded and the kernel left to the next rule of the list, where
+dlight's pass ends the whole build (`failures.py`). Where no rule raises, the two are the same.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ from pathlib import Path
 import numpy as np
 import tvm
 from tvm import relax, tirx
-from tvm.s_tir import dlight
 
 from baselines.backend import pass_name
 from baselines.pipeline import backend_passes
+
+from .failures import RuleFailure
+from .kernels import schedule_kernel
 
 
 def lower_model(
@@ -24,23 +30,54 @@ def lower_model(
     target: tvm.target.Target,
     rules: list | None = None,
     replaced: dict[str, tirx.PrimFunc] | None = None,
+    failures: dict[str, RuleFailure] | None = None,
 ) -> tvm.IRModule:
-    """`mod` through the backend's passes, its default schedule pass replaced by one with
-    `rules` (None: the backend's own list). `replaced`: kernels by name, scheduled already
+    """`mod` through the backend's passes, its default schedule pass replaced by `ScheduleEach`
+    with `rules` (None: the backend's own list). `replaced`: kernels by name, scheduled already
     (a tuner's), put in right after FuseTIR, marked scheduled: default scheduling, which
-    follows FuseTIR, skips them (`tuned_kernels`)."""
+    follows FuseTIR, skips them (`tuned_kernels`). `failures` (a dict) is given the kernels on
+    which a rule raised, by name."""
     passes = backend_passes(target)
     names = [pass_name(transform) for transform in passes]
-    if rules is not None:
-        if "ApplyDefaultSchedule" not in names:
-            raise ValueError(f"the {target.kind.name} pipeline schedules with no rule list")
-        passes[names.index("ApplyDefaultSchedule")] = dlight.ApplyDefaultSchedule(*rules)
+    if rules is not None and "ApplyDefaultSchedule" not in names:
+        raise ValueError(f"the {target.kind.name} pipeline schedules with no rule list")
+    if "ApplyDefaultSchedule" in names:
+        position = names.index("ApplyDefaultSchedule")
+        own = passes[position]
+        found = {} if failures is None else failures
+        passes[position] = ScheduleEach(list(own.rules) if rules is None else rules, found)
     with target, tvm.transform.PassContext(opt_level=3):
         for name, transform in zip(names, passes):
             mod = transform(mod)
             if name == "FuseTIR" and replaced:
                 mod = _replace_kernels(mod, replaced)
     return mod
+
+
+@tvm.transform.module_pass(opt_level=0, name="ApplyDefaultSchedule")
+class ScheduleEach:
+    """dlight's `ApplyDefaultSchedule` kernel by kernel through `kernels.schedule_kernel`: a
+    rule that raises is recorded in `failures` (kernel name -> RuleFailure), and the kernel is
+    left to the next rule."""
+
+    def __init__(self, rules: list, failures: dict[str, RuleFailure]):
+        self.rules, self.failures = rules, failures
+
+    def transform_module(self, mod: tvm.IRModule, _context) -> tvm.IRModule:
+        updated = {}
+        for var, func in mod.functions_items():
+            if not isinstance(func, tirx.PrimFunc):
+                continue
+            target = func.attrs.get("target") if func.attrs is not None else None
+            target = target or tvm.target.Target.current(allow_none=False)
+            scheduled = schedule_kernel(func, target, self.rules)
+            if scheduled.failure is not None:
+                self.failures[var.name_hint] = scheduled.failure
+            if scheduled.rule is not None:
+                updated[var] = scheduled.func
+        for var, func in updated.items():
+            mod[var] = func
+        return mod
 
 
 def _replace_kernels(mod: tvm.IRModule, replaced: dict[str, tirx.PrimFunc]) -> tvm.IRModule:
@@ -57,9 +94,11 @@ def build_model(
     target: tvm.target.Target,
     rules: list | None = None,
     replaced: dict[str, tirx.PrimFunc] | None = None,
+    failures: dict[str, RuleFailure] | None = None,
 ) -> tvm.runtime.Executable:
-    """The VM executable of `mod` (`tvm.compile`'s Executable; `export_library` writes it)."""
-    lowered = lower_model(mod, target, rules, replaced)
+    """The VM executable of `mod` (`tvm.compile`'s Executable; `export_library` writes it);
+    `failures` as `lower_model` gives them."""
+    lowered = lower_model(mod, target, rules, replaced, failures)
     return relax.build(lowered, target=target, relax_pipeline=None, tir_pipeline="default")
 
 

@@ -8,6 +8,7 @@ what the kernel computed before any rule touched it, whatever the operators insi
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,15 +19,19 @@ from tvm import relax, s_tir, tirx
 from baselines import rules
 from baselines.pipeline import HOST, unscheduled
 
+from .failures import RuleFailure, rule_failure
+
 
 @dataclass(frozen=True)
 class ScheduledKernel:
     """`func` as the rule list leaves it, marked scheduled as `ApplyDefaultSchedule` marks it;
     `rule` is the rule's class name, None if no rule of the list takes it (the function then
-    stays as it came, which a GPU build rejects)."""
+    stays as it came, which a GPU build rejects). `failure`: an earlier rule of the list raised
+    on the kernel (dlight's pass would have ended the build there); `rule` is the next one."""
 
     rule: str | None
     func: tirx.PrimFunc
+    failure: RuleFailure | None = None
 
 
 def rule_lists(target: tvm.target.Target, names=("default", "fixed")) -> dict[str, list]:
@@ -68,17 +73,29 @@ def kernel_calls(lowered: tvm.IRModule) -> dict[str, int]:
 
 def schedule_kernel(func: tirx.PrimFunc, target: tvm.target.Target, rules: list) -> ScheduledKernel:
     """The first rule of `rules` that schedules `func`, as `dlight.ApplyDefaultSchedule` picks
-    it; a function marked scheduled (a library dispatch's) is left as it is, as there."""
+    it; a function marked scheduled (a library dispatch's) is left as it is, as there. A rule
+    that raises is recorded (the first such) and the kernel left to the next rule, where dlight
+    would end the whole build (`failures.py`)."""
     if func.attrs is not None and func.attrs.get("tirx.is_scheduled", False):
         return ScheduledKernel(None, func)
+    failure = None
     with target:
         for rule in rules:
-            space = rule.apply(func, target, False)
+            try:
+                space = rule.apply(func, target, False)
+            except Exception as error:  # TVM's InternalError among them: a finding, not a crash
+                failure = failure or rule_failure(type(rule).__name__, error)
+                continue
             if space is not None:
                 first = space if isinstance(space, s_tir.Schedule) else space[0]
                 scheduled = first.mod["main"].with_attr("tirx.is_scheduled", True)
-                return ScheduledKernel(type(rule).__name__, scheduled)
-    return ScheduledKernel(None, func)
+                name = type(rule).__name__
+                return ScheduledKernel(name, scheduled, _taken(failure, name))
+    return ScheduledKernel(None, func, failure)
+
+
+def _taken(failure: RuleFailure | None, rule: str) -> RuleFailure | None:
+    return None if failure is None else dataclasses.replace(failure, next_rule=rule)
 
 
 def scheduled_kernels(

@@ -29,15 +29,15 @@ from .workload import as_workload
 
 
 def _timers(
-    arm: TimedArm, x, protocol, on_gpu: bool
+    arm: TimedArm, x, protocol, queued: QueuedGpuTimer | None
 ) -> dict[str, Callable[[], list[float] | None]]:
-    """The arm's timer of each figure; the GPU's returns None where the host never got ahead."""
+    """The arm's timer of each figure; the GPU's (`queued`, on a GPU) returns None where the
+    host never got ahead."""
     timers: dict[str, Callable[[], list[float] | None]] = {
         "call_path": arm.timer(x, protocol),
         "python_call": arm.python_timer(x, protocol),
     }
-    if on_gpu:
-        queued = QueuedGpuTimer(arm.call, (), protocol.queued_calls)
+    if queued is not None:
         timers["gpu_queued"] = lambda: queued(protocol.repeat)
     return timers
 
@@ -78,7 +78,11 @@ def measure_blocks(
     first_row = start_row(index, len(names))
     orders = block_orders(names, blocks, first_row) if names else []
     x = as_workload(case).input(0)
-    timers = {name: _timers(arm, x, protocol, on_gpu) for name, arm in built.items()}
+    queued = {n: QueuedGpuTimer(a.call, (), protocol.queued_calls) for n, a in built.items()}
+    timers = {
+        name: _timers(arm, x, protocol, queued[name] if on_gpu else None)
+        for name, arm in built.items()
+    }
     started = time.monotonic()
     _warm_up(built, timers, orders[0] if orders else [], protocol, index, say)
     spent["warmup_s"] = time.monotonic() - started
@@ -105,4 +109,11 @@ def measure_blocks(
         "blocks": blocks,
         **balance(orders),
     }
-    return {"design": design, "block_orders": orders, "block_samples_us": samples}
+    # Why an arm has no GPU time, where its timer's last call gave none.
+    reasons = {n: t.reason for n, t in queued.items() if on_gpu and t.reason}
+    return {
+        "design": design,
+        "block_orders": orders,
+        "block_samples_us": samples,
+        **({"gpu_queued_reasons": reasons} if reasons else {}),
+    }

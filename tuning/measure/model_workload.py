@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -114,7 +114,8 @@ class ModelWorkload:
 
         if name not in PEERS:
             raise ValueError(f"a model's peers are {', '.join(PEERS)}, not {name}")
-        module = self.loaded().module.to(self.device)
+        module: Any = self.loaded().module  # a torch.nn.Module (load.py types it `object`)
+        module = module.to(self.device)
 
         def graph(*inputs) -> tuple:
             return tuple(_pytree.tree_leaves(module(*inputs)))

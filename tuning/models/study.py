@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from baselines.models.errors import ModelError
+from baselines.models.failures import failure_lines
 from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import run_trial_process
 from tuning.runfolder.names import member
@@ -54,6 +55,8 @@ def prepare_all(
     for key, run in runs.items():
         try:
             prepared[key] = prep.wait(key, run)
+            for line in failure_lines(read_json(run.path / "analysis.json")):
+                progress.line(line if len(runs) == 1 else f"{key}: {line}")
         except ModelError as error:
             if failures is None:
                 raise
@@ -109,6 +112,8 @@ def measure(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> None:
     if plan.analyze_only:
         return
     built = [arm for arm in plan.arms() if arm.name not in prepared.build_errors]
+    for name, error in prepared.build_errors.items():
+        progress.line(f"`{name}` cannot be built, not timed: {error}")
     run.update_meta(build_errors={**run.meta.get("build_errors", {}), **prepared.build_errors})
     if not kernel_times_complete(run):
         _kernel_times(run, plan, prepared, built, progress)

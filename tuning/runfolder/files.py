@@ -42,6 +42,7 @@ os.umask(_UMASK)
 # The largest file read whole (a journal of a long study is a few MB; a trial file, KB).
 LARGEST_READ = 256 * 2**20
 
+
 class RunError(ValueError):
     """A run folder that cannot be used as asked; the message says why and what to do."""
 

@@ -72,6 +72,7 @@ TRIAL = {
     "block_samples_us?": Each(Each([[TIME]])),
     "samples_us?": Each([TIME]),
     "queued_gpu_us?": Each([TIME]),
+    "gpu_queued_reasons?": Each(str),
     "kernels?": Each([{"name": str}]),
     "cuda_graph_launches?": dict,
     # Where the trial's time went (`harness.run_trial`); the report reads these.
@@ -175,6 +176,7 @@ ANALYSIS = {
             "launches": Each(LAUNCH),
             "cross_thread": Each(bool),
             "pattern": bool,
+            "failures?": Each({"rule": str, "message": str, "upstream": (str, None)}),
         }
     ],
 }

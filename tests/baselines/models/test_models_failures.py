@@ -1,0 +1,100 @@
+"""A kernel a rule cannot schedule is a finding, not a crash: a whole-tensor `mean`, on which
+dlight's Reduction raises (apache/tvm#20061), is recorded with the rule, TVM's message and the
+issue, and left to the next rule; the analysis, the build and `tune model` go on."""
+
+import json
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip(
+    "torch", reason="the model tests need PyTorch: pip install -e '.[torch]'"
+)
+
+import tvm  # noqa: E402
+from tvm.s_tir import dlight  # noqa: E402
+
+from baselines.anatomy import cuda_source  # noqa: E402
+from baselines.models.analysis import analyze  # noqa: E402
+from baselines.models.build import build_model, run_model  # noqa: E402
+from baselines.models.check import check_outputs, torch_outputs  # noqa: E402
+from baselines.models.failures import failure_lines, tvm_message, upstream_issue  # noqa: E402
+from baselines.models.importer import prepare_model  # noqa: E402
+from baselines.models.kernels import rule_lists, schedule_kernel  # noqa: E402
+from baselines.models.load import load_model  # noqa: E402
+from baselines.models.spec import ModelOptions, parse_spec  # noqa: E402
+from baselines.pipeline import make_target, unscheduled  # noqa: E402
+from tests.conftest import ROOT, tune  # noqa: E402
+
+CUDA = make_target("cuda")
+SPEC = "tests/baselines/models/whole_mean.py:make"
+ISSUE = "apache/tvm#20061"
+
+
+@pytest.fixture(scope="module")
+def whole_mean():
+    return prepare_model(SPEC, ModelOptions())
+
+
+def test_dlight_cannot_schedule_the_whole_tensor_mean(whole_mean):
+    """The finding itself, as TVM ships it: dlight's pass raises (this test fails the day
+    TVM fixes it, and the table of known messages should then lose its row)."""
+    mod = unscheduled(whole_mean.mod, CUDA)
+    with CUDA, pytest.raises(tvm.error.InternalError) as raised:
+        dlight.ApplyDefaultSchedule(*rule_lists(CUDA)["default"])(mod)
+    assert upstream_issue(tvm_message(raised.value)) == ISSUE
+
+
+def test_the_rule_that_raises_is_recorded_and_the_kernel_left_to_the_next(whole_mean):
+    mean = unscheduled(whole_mean.mod, CUDA)["mean"]
+    for name, rules in rule_lists(CUDA).items():
+        scheduled = schedule_kernel(mean, CUDA, rules)
+        failure = scheduled.failure
+        assert failure is not None, name
+        assert (failure.rule, failure.upstream) == ("Reduction", ISSUE)
+        assert failure.message.startswith("InternalError: Check failed: block_realize ==")
+        assert "0x" not in failure.message and "\n" not in failure.message
+        assert scheduled.rule == failure.next_rule == "GeneralReduction"
+
+
+def test_the_analysis_goes_on_and_names_the_failure_per_list(whole_mean):
+    analysis = analyze(whole_mean.mod)
+    assert analysis.failing_lists() == ["default", "fixed"]
+    failed = [k.name for k in analysis.kernels if k.failures]
+    assert failed == ["mean"]
+    kernels = json.loads(json.dumps(analysis.to_dict()["kernels"]))  # as analysis.json holds them
+    lines = failure_lines({"kernels": kernels})
+    assert len(lines) == 2 and all(ISSUE in line and "`mean`" in line for line in lines)
+    # the window rule still takes the pools of the same network
+    assert any(k.rules["fixed"] == "WindowReduction" for k in analysis.kernels)
+
+
+def test_a_cuda_build_goes_on_with_the_failing_kernel_left_to_the_next_rule(whole_mean):
+    for name, rules in rule_lists(CUDA).items():
+        failures: dict = {}
+        executable = build_model(whole_mean.mod, CUDA, rules, failures=failures)
+        assert list(failures) == ["mean"] and failures["mean"].upstream == ISSUE, name
+        assert "mean_kernel" in cuda_source(executable)
+
+
+def test_the_network_itself_is_computed_right_on_the_host(whole_mean):
+    """The host build (no rule list) of the same network matches PyTorch eager."""
+    loaded = load_model(parse_spec(SPEC), ModelOptions())
+    inputs = loaded.random_inputs(0)
+    got = run_model(build_model(whole_mean.mod, make_target("llvm")), inputs, tvm.cpu(0))
+    assert check_outputs(got, torch_outputs(loaded.module, inputs), "float32").correct
+    assert np.ndim(got[0]) == 0
+
+
+def test_tune_model_reports_the_failure_in_one_line_and_a_row(tmp_path):
+    out = tmp_path / "run"
+    result = tune("model", str(ROOT / SPEC), "--analyze", "--out", str(out), check_exit=0)
+    printed = result.stdout + result.stderr
+    assert "Traceback" not in printed
+    own = [line for line in printed.splitlines() if "cannot build" in line.split(":")[0]]
+    assert [line.split("`")[1] for line in own] == ["default", "fixed"]
+    assert all(ISSUE in line and "`mean`" in line for line in own)
+    report = (out / "report.md").read_text()
+    assert "## Kernels a rule cannot schedule" in report
+    rows = [row for row in report.splitlines() if row.startswith("| `default` | `mean` |")]
+    assert len(rows) == 1 and ISSUE in rows[0] and rows[0].endswith("| GeneralReduction |")

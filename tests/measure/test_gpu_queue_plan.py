@@ -1,0 +1,115 @@
+"""How the GPU timer sizes its queue (`plan_queue`, `resized`): pure functions, tested without a
+GPU. The timer's own behaviour on a GPU is `test_gpu_timer.py`'s.
+
+`_caught_up` models what the GPU timer meets: the GPU catches up when the host's time to queue
+the calls outlasts the sleep, or when the calls' launches overflow the GPU's queue of pending
+launches (past it a launch waits for the sleep to end)."""
+
+import itertools
+
+import pytest
+
+from tuning.measure.gpu_timer import (
+    MAX_SLEEP_MS,
+    MIN_SLEEP_MS,
+    SLEEP_MARGIN,
+    QueuedGpuTimer,
+    QueuePlan,
+    plan_queue,
+    resized,
+)
+
+QUEUE = 1024  # pending launches the GPU's queue holds, about
+
+
+def _caught_up(plan: QueuePlan, host_ms: float, launches_per_call: int) -> bool:
+    return plan.calls * host_ms >= plan.sleep_ms or plan.calls * launches_per_call > QUEUE
+
+
+def _first_timed(host_ms: float, launches_per_call: int, wanted: int = 5):
+    """The plan the timer settles on (None: no figure), and the repeats dropped on the way."""
+    plan, dropped = plan_queue(host_ms, wanted), 0
+    while plan is not None and _caught_up(plan, host_ms, launches_per_call):
+        plan, dropped = resized(plan, host_ms), dropped + 1
+    return plan, dropped
+
+
+def test_the_sleep_covers_the_calls_host_time_with_its_margin():
+    assert plan_queue(2.0, 5) == QueuePlan(5, SLEEP_MARGIN * 5 * 2.0)
+    assert plan_queue(0.005, 50) == QueuePlan(50, MIN_SLEEP_MS)  # kernels: microseconds a call
+    assert plan_queue(0.0, 50) == QueuePlan(50, MIN_SLEEP_MS)
+
+
+def test_fewer_calls_are_queued_where_their_host_time_outlasts_the_longest_sleep():
+    plan = plan_queue(10.0, 50)
+    assert plan.calls == int(MAX_SLEEP_MS // (SLEEP_MARGIN * 10.0)) < 50
+    assert plan.sleep_ms <= MAX_SLEEP_MS
+    assert plan_queue(MAX_SLEEP_MS / SLEEP_MARGIN, 5) == QueuePlan(1, MAX_SLEEP_MS)
+    assert plan_queue(MAX_SLEEP_MS, 5) is None  # one call longer than the longest sleep allows
+
+
+def test_a_caught_up_repeat_halves_the_calls_then_lengthens_the_sleep_then_gives_up():
+    plan, seen = QueuePlan(8, 4.0), []
+    while plan is not None:
+        seen.append(plan)
+        plan = resized(plan, 0.1)
+    assert [(p.calls, p.sleep_ms) for p in seen] == [
+        (8, 4.0),
+        (4, 4.0),
+        (2, 4.0),
+        (1, 4.0),
+        *((1, 4.0 * 2**k) for k in range(1, 7)),
+    ]
+    assert seen[-1] == QueuePlan(1, MAX_SLEEP_MS)
+
+
+@pytest.mark.parametrize(
+    ("calls", "sleep_ms", "host_ms"),
+    itertools.product(
+        [1, 2, 5, 50, 200], [MIN_SLEEP_MS, 3.0, 100.0, MAX_SLEEP_MS], [0, 0.01, 7, 300]
+    ),
+)
+def test_resizing_always_ends(calls, sleep_ms, host_ms):
+    plan, steps = QueuePlan(calls, sleep_ms), 0
+    while plan is not None:
+        after = resized(plan, host_ms)
+        if after is not None:
+            assert after.calls <= plan.calls and after != plan
+            assert MIN_SLEEP_MS <= after.sleep_ms <= MAX_SLEEP_MS
+        plan, steps = after, steps + 1
+    assert steps <= 8 + 10  # log2(200) halvings, log2(256) doublings, the last try
+
+
+@pytest.mark.parametrize(
+    ("model", "host_ms", "launches_per_call"),
+    [
+        # launches per call from the H200 run's analysis.json (reports/h200/models); host times
+        # of the order the call paths there allow
+        ("densenet121, TVM", 1.5, 248),
+        ("nasnetalarge, TVM", 4.0, 919),
+        ("inception_v3, PyTorch eager", 3.0, 320),
+        ("nasnetalarge, PyTorch eager", 22.0, 1000),
+    ],
+)
+def test_models_whose_calls_overflow_the_queue_get_a_figure(model, host_ms, launches_per_call):
+    """Five calls of these overflow the queue: the old timer (five calls, only the sleep
+    doubled) never got ahead; the resized queue does within a few dropped repeats."""
+    old = QueuePlan(5, 1.0)
+    while old is not None and _caught_up(old, host_ms, launches_per_call):
+        old = QueuePlan(5, old.sleep_ms * 2) if old.sleep_ms < 64 else None
+    assert old is None, model
+    plan, dropped = _first_timed(host_ms, launches_per_call)
+    assert plan is not None and dropped <= 3, model
+    assert plan.calls * launches_per_call <= QUEUE
+
+
+def test_a_call_too_long_for_the_queue_alone_gives_no_figure():
+    assert _first_timed(0.5, 2 * QUEUE)[0] is None
+
+
+def test_without_a_gpu_the_timer_says_why_it_has_no_figure():
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    timer = QueuedGpuTimer(lambda: None)
+    assert timer(2) is None and timer.reason == "no CUDA device"
