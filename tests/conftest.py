@@ -39,6 +39,38 @@ def rule_launch(func, target):
     return window, choose_launch(window, target)
 
 
+# `pytest -n 2` (the README's command) runs the tests on two workers, each given the next unit
+# of work when it is almost out (--dist loadgroup, pyproject.toml). A test that uses a
+# module-scoped fixture (a run folder its tests read and change in turn, a process pool, an RPC
+# tracker) goes to the worker that runs the module's other users of it, in their order, so the
+# fixture is built once, as without xdist; units that hold a `slow` test go first, so that
+# neither worker is left with a long test at the end while the other waits.
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    """Whether `item` uses, itself or through another fixture, one built once per module."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info else ()
+    return any(chain[-1].scope in ("class", "module", "package") for chain in defs)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group the users of a module's fixture (above) and put the slow units first."""
+    for item in items:
+        if _shares_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+    def group(item: pytest.Item) -> str:
+        marker = item.get_closest_marker("xdist_group")
+        if marker is None:
+            return item.nodeid
+        return marker.args[0] if marker.args else marker.kwargs.get("name", "default")
+
+    slow = {group(item) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: group(item) not in slow)  # stable: the rest keep their order
+
+
 @pytest.fixture(params=CASES, ids=["default", "window3", "odd"])
 def case(request):
     return request.param
