@@ -39,6 +39,55 @@ def rule_launch(func, target):
     return window, choose_launch(window, target)
 
 
+# `pytest -n 2` (the README's command) runs the tests on two workers, each given the next unit
+# of work when it is almost out (--dist loadgroup, pyproject.toml). The tests that use a
+# module-scoped fixture (a run folder its tests read and change in turn, a process pool, an RPC
+# tracker) are one unit, run by one worker in their order, so the fixture is built once, as
+# without xdist. A unit holding a `slow` test is slow as a whole (its other tests wait for the
+# same build; `-m "not slow"` leaves them all out) and goes first, so that neither worker is
+# left with a long test at the end while the other waits.
+
+
+def _module_fixtures(item: pytest.Item) -> list[str]:
+    """The fixtures built once per module that `item` uses, itself or through another one."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.items() if info else ()
+    module = item.nodeid.split("::")[0]
+    scoped = (name for name, chain in defs if chain[-1].scope in ("class", "module", "package"))
+    return sorted(f"{module}::{name}" for name in scoped)
+
+
+def _units(items: list[pytest.Item]) -> list[str]:
+    """Each item's unit: the fixtures of its module it uses with the tests that share any of
+    them (one unit per connected set), or the item alone."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    used = [_module_fixtures(item) for item in items]
+    for keys in used:
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+    return [root(keys[0]) if keys else item.nodeid for item, keys in zip(items, used)]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups and -m selects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Group the tests that share a module's fixture and put the slow units first (above)."""
+    units = _units(items)
+    slow = {unit for item, unit in zip(items, units) if item.get_closest_marker("slow")}
+    for item, unit in zip(items, units):
+        if unit != item.nodeid:
+            item.add_marker(pytest.mark.xdist_group(unit))
+        if unit in slow:
+            item.add_marker(pytest.mark.slow)
+    order = {id(item): unit not in slow for item, unit in zip(items, units)}
+    items.sort(key=lambda item: order[id(item)])  # stable: the rest keep their order
+
+
 @pytest.fixture(params=CASES, ids=["default", "window3", "odd"])
 def case(request):
     return request.param
@@ -176,9 +225,10 @@ def plant(path: Path, kind: str, victim: Path | None = None) -> None:
             os.chdir(here)
     elif kind == "folder":
         path.mkdir()
-    elif kind == "hard link":
-        os.link(victim, path)
-    elif kind == "symbolic link":
-        path.symlink_to(victim)
+    elif kind in ("hard link", "symbolic link") and victim is not None:
+        if kind == "hard link":
+            os.link(victim, path)
+        else:
+            path.symlink_to(victim)
     else:
-        raise ValueError(kind)
+        raise ValueError(f"{kind} (a link needs its victim)")

@@ -132,6 +132,7 @@ def test_a_run_recorded_before_blocks_were_kept_still_renders(finished_run, tmp_
     assert report["ratios"]["serial/on"]["units"] == 2
 
 
+@pytest.mark.slow
 def test_resume_measures_only_what_is_missing(finished_run):
     kept = (finished_run / "trials" / "trial_0.json").read_text()
     os.remove(finished_run / "trials" / "trial_1.json")  # as if interrupted before trial 1 ended
@@ -245,6 +246,7 @@ def test_resume_of_a_folder_that_is_not_a_run(tmp_path):
     assert done.returncode == 2 and "is not a run folder" in done.stderr
 
 
+@pytest.mark.slow
 def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     out = tmp_path / "run"
     tune(
@@ -293,6 +295,7 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     assert plots.plot_optimization_history(study) is not None
 
 
+@pytest.mark.slow
 def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path, monkeypatch):
     from tuning import study
     from tuning.cli.main import main

@@ -59,6 +59,7 @@ class FaultySpace(InjectingSpace):
     faults = {(2, 1): Crash, (4, 1): Hang}
 
 
+@pytest.mark.slow
 def test_candidates_that_crash_or_hang_are_recorded_and_the_search_goes_on(tmp_path):
     space = FaultySpace(WINDOW3, "llvm")
     study = optuna.create_study(
@@ -85,6 +86,7 @@ def _measured(storage_url, name="fused-pool"):
     }
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_search_resumes_with_every_measured_trial(tmp_path):
     out = tmp_path / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
@@ -128,6 +130,7 @@ def test_corrupt_optuna_storage_is_refused_and_left_alone(tmp_path):
     assert not (tmp_path / "run").exists()  # tried first: the same command works once it is fixed
 
 
+@pytest.mark.slow
 def test_two_runs_given_one_storage_never_share_trials(tmp_path):
     """Two runs of the same Case given one storage each tune a study of their own (named for
     the run, in run.json); the first's trials are left as they were."""
@@ -236,6 +239,7 @@ def test_a_metaschedule_database_the_repair_cannot_mend_is_put_back_as_it_was(tm
     ]
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_metaschedule_resumes_with_every_recorded_trial(tmp_path):
     out = tmp_path / "run"
     runs = out / "tuners"

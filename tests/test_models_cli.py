@@ -123,6 +123,7 @@ def test_the_report_renders_again_without_tvm(model_run, tmp_path):
     assert (copy / "report.md").read_text() == (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_same_command_again_measures_nothing(model_run):
     out, _ = model_run
     stamps = {p: p.stat().st_mtime_ns for p in [*out.glob("trials/*"), out / "kernel_times.json"]}
@@ -166,6 +167,7 @@ def _optuna_measured(out: Path) -> dict:
     return {t.number: t.value for t in trials if measurement(t)}
 
 
+@pytest.mark.slow
 def test_tune_top_killed_mid_search_resumes_and_reports_default_rule_and_tuned(tmp_path):
     out = tmp_path / "tuned"
     args = [*QUICK, "--trials", "1", "--peers", "torch-eager", "--tune-top", "1", "--budget", "3"]
@@ -235,6 +237,7 @@ def test_tune_models_writes_one_checked_run_per_model_and_a_summary(models_run):
     assert done.stdout.splitlines()[-1] == f"report: {out / 'models.md'}"
 
 
+@pytest.mark.slow
 def test_tune_models_again_measures_nothing(models_run):
     out, args, _ = models_run
     measured = [*out.glob("*/trials/*"), *out.glob("*/kernel_times.json")]

@@ -100,6 +100,7 @@ def _metaschedule_measuring(process, out) -> bool:
 BOTH_TUNERS = ["--tuners", "optuna,metaschedule"]
 
 
+@pytest.mark.slow
 def test_a_second_writer_is_refused_and_a_killed_main_process_leaves_no_child(tmp_path, start):
     """Both tuners at once, each in a thread of the main process: the children of both (the
     builder pools, the measuring processes) and the resource tracker die with it."""
@@ -123,6 +124,7 @@ def test_a_second_writer_is_refused_and_a_killed_main_process_leaves_no_child(tm
     assert_all_gone(children)
 
 
+@pytest.mark.slow
 def test_workers_stop_when_their_run_is_killed(tmp_path, start):
     out = tmp_path / "run"
     url = f"journal://{out / 'tuners' / 'optuna' / 'study.journal'}"
@@ -173,6 +175,7 @@ def _tuned(out) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_the_main_process_killed_alone_leaves_no_trial_process(tmp_path, start):
     out = tmp_path / "run"
     process = start("--budget", "0", "--out", str(out))
@@ -188,6 +191,7 @@ def _records(url) -> dict:
     return {t.number: measurement(t) for t in study.get_trials(deepcopy=False) if measurement(t)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_path, start, how):
     """Ctrl-C mid-search, then the resume, which keeps every measured trial; SIGTERM to the

@@ -61,6 +61,7 @@ def _records(url) -> dict:
     return {t.number: measurement(t) for t in study.get_trials(deepcopy=False) if measurement(t)}
 
 
+@pytest.mark.slow
 def test_a_disk_filled_mid_run_gives_one_line_and_the_run_resumes(small_disk):
     out = small_disk / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"

@@ -132,6 +132,7 @@ def test_a_sweep_stored_before_rules_were_recorded_renders_without_tvm(tmp_path)
     )
 
 
+@pytest.mark.slow
 def test_running_the_sweep_again_measures_nothing(sweep_dir):
     trial = sweep_dir / "small-16x16" / "trials" / "trial_0.json"
     before = trial.read_bytes()
@@ -150,6 +151,7 @@ def test_unknown_sweep_case_is_one_line_and_exit_2():
     assert "unknown sweep case 'nope'" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp_path, monkeypatch):
     from tuning import study
     from tuning.cli.main import main
@@ -186,6 +188,7 @@ def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp
     assert "no tuned optimum" in (out / "sweep.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_users_own_cases_from_a_file_and_from_case_groups(tmp_path):
     cases = tmp_path / "cases.toml"
     cases.write_text(
@@ -451,6 +454,7 @@ def test_a_cases_file_that_is_a_device_is_one_line(tmp_path, capsys):
     _refused(capsys, code, "/dev/zero is a character device, not a regular file")
 
 
+@pytest.mark.slow
 def test_a_sweep_stopped_by_sigterm_leaves_nothing_in_tmpdir(tmp_path):
     """Builders killed mid-export used to leave tmpXXXX/lib0.o in TMPDIR: every temporary file
     of the command and its children is in its own folder (`tuning/scratch.py`), removed."""

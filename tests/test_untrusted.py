@@ -169,6 +169,7 @@ def test_a_resume_names_a_file_of_the_wrong_shape_in_one_line(copy, name, change
     assert line.startswith(f"tune: error: {copy / name} is damaged ({says}); "), line
 
 
+@pytest.mark.slow
 def test_a_resume_rebuilds_what_the_storages_and_the_machine_give(copy):
     (copy / "environment.json").unlink()
     DAMAGE["garbled"](copy / "tuners" / "optuna" / "summary.json")
@@ -229,6 +230,7 @@ def test_a_password_never_reaches_a_file_or_a_message_when_the_server_is_away(tm
     assert not out.exists()  # the storage is tried before the run folder is made
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("POOL_TUNING_PG_URL"),
     reason="no PostgreSQL server (set POOL_TUNING_PG_URL; .ci/run starts one)",

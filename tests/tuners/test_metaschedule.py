@@ -62,6 +62,7 @@ def test_tuned_schedule_applied_back_matches_the_reference(tuned):
         np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
 
 
+@pytest.mark.slow
 def test_resume_does_not_measure_again(tuned):
     run, _ = tuned
     path = run.path / "tuners" / "ms-space" / "trials.json"

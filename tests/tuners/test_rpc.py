@@ -124,6 +124,7 @@ def remote_run(tracker, tmp_path_factory):
     return out, [_sessions(log) - b for log, b in zip(servers, before)]
 
 
+@pytest.mark.slow
 def test_every_candidate_is_measured_on_the_servers(tracker, remote_run):
     out, sessions = remote_run
     measured = 0

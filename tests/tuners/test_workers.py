@@ -28,6 +28,7 @@ def _assert_each_point_once(trials, budget):
     assert len({t.user_attrs["key"] for t in trials}) == budget  # no point measured twice
 
 
+@pytest.mark.slow
 def test_local_workers_share_the_budget_exactly(tmp_path):
     out = tmp_path / "run"
     tune(
@@ -46,6 +47,7 @@ def test_local_workers_share_the_budget_exactly(tmp_path):
     _assert_each_point_once(_measured(journal, STUDY_NAME), 12)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("POOL_TUNING_PG_URL"),
     reason="no PostgreSQL server (set POOL_TUNING_PG_URL; .ci/run starts one)",
