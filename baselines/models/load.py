@@ -15,12 +15,16 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import MissingPackage, ModelError, UnknownModel, first_line
 from .fence import user_code
 from .spec import FILE, ModelOptions, ModelSpec
+
+if TYPE_CHECKING:
+    import torch
 
 WEIGHT_SEED = 0
 INPUT_SEED = 0
@@ -35,7 +39,7 @@ class LoadedModel:
 
     spec: ModelSpec
     options: ModelOptions
-    module: object  # torch.nn.Module
+    module: torch.nn.Module
     inputs: tuple
 
     def random_inputs(self, seed: int) -> list[np.ndarray]:
