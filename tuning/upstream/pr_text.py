@@ -17,7 +17,8 @@ from reports.escape import code
 
 from .patch import SUBJECT
 from .rule import API_NAMES, source_text
-from .tvm_test import EXAMPLES, TVM_TEST
+from .tvm_examples import EXAMPLES
+from .tvm_test import TVM_TEST
 from .tvm_tree import BASE_COMMIT, BASE_DATE, BASE_SUBJECT, CUDA_PIPELINE, RULE, TEST
 
 CONSTANTS = ("MAX_WINDOW", "ROW_REUSE", "BLOCK_THREADS", "MULTIPROCESSORS")
