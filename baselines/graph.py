@@ -26,6 +26,8 @@ def build_graph(case: Case, split_after_pool: bool = False) -> tvm.IRModule:
 
     def prelude_and_pool():
         # PARTIAL binds the pool to a non-dataflow var: FuseOps cannot fuse across it.
+        """The pool, on the input or on the Case's prelude (branches of Adds joined by concats);
+        with `split_after_pool` bound outside the dataflow block (PARTIAL)."""
         emit = bb.emit_output if split_after_pool else bb.emit
         pool_input = x
         if case.prelude:

@@ -231,6 +231,10 @@ def _row(case: str, side: str, kernel: str, config, code: dict, timed: dict) -> 
 
 
 def main(argv: list[str]) -> int:
+    """`python3 -m baselines.kernel_code OUT NAME:key=value,...`: each Case compared (`compare`),
+    its line printed as it ends, then kernel_code.json and kernel_code.md; Triton's and
+    inductor's caches under OUT, so that a run leaves the user's own alone. The usage and exit
+    status 2 when a Case is missing."""
     if len(argv) < 2:
         print(__doc__.split("\n\n")[2].strip(), file=sys.stderr)
         return 2

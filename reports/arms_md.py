@@ -8,6 +8,8 @@ from .summary import fixed_rule_before
 
 
 def arms_table(report: dict) -> list[str]:
+    """One row per arm: the median of each figure, its ratios to ON and to the best arm,
+    correctness and the largest error against the reference."""
     figures, rows = report["figures"], []
     for name, arm in report["arms"].items():
         medians = [us(arm.get("figures", {}).get(f, {}).get("median_us")) for f in figures]

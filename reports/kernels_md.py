@@ -8,6 +8,8 @@ from .escape import code
 
 
 def kernels_table(report: dict) -> list[str]:
+    """Each arm's CUDA kernels as ptxas reports them (launch, registers, shared and local
+    memory); a line saying there are none on llvm."""
     rows = []
     for name, arm in report["arms"].items():
         for kernel in arm["kernels"]:
@@ -28,6 +30,9 @@ def kernels_table(report: dict) -> list[str]:
 
 
 def fused_kernel_table(report: dict) -> list[str]:
+    """The fused pool kernel in each arm: its launch, resources, time per launch and the
+    bandwidth of the bytes it must move (and those of one kernel for the whole graph, where an arm
+    is one); nothing for a run without it."""
     rows = [
         [
             code(r["arm"]),

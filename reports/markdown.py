@@ -44,6 +44,9 @@ def wall_text(report: dict) -> list[str]:
 
 
 def render(report: dict) -> str:
+    """report.md: the paragraph for the issue first, then the tables it rests on, in the order
+    a reader checks them (arms, ratios, noise, block order, kernels, tuners, wall time, the
+    run's Case, protocol and environment)."""
     lines = [
         "# Fused MaxPool + Add (apache/tvm#20401): default schedule against tuned schedules",
         "",

@@ -39,6 +39,8 @@ def method_text(report: dict) -> str:
 
 
 def ratios_section(report: dict) -> list[str]:
+    """Every paired ratio the run took, one column per figure, with the interval's method;
+    nothing where no pair was timed."""
     figures = report["figures"]
     pairs = list(dict.fromkeys(p for ratios in report["ratios_by_figure"].values() for p in ratios))
     if not pairs:
@@ -57,6 +59,8 @@ def ratios_section(report: dict) -> list[str]:
 
 
 def noise_section(report: dict) -> list[str]:
+    """Each arm's noise by level (within a timer call, between blocks, between processes) per
+    figure, then each trial's centre: where the interval's width comes from."""
     rows, figures = [], report["figures"]
     for name, arm in report["arms"].items():
         for figure, label in figures.items():
@@ -113,6 +117,8 @@ def _trial_centres(report: dict, figure: str, label: str) -> list[str]:
 
 
 def design_text(report: dict) -> list[str]:
+    """The order of the blocks: the Williams design, whether its cycles were whole (the
+    balance exact only then) and each trial's starting row."""
     designs = report.get("design")
     if not designs:
         return []

@@ -22,6 +22,8 @@ SEQUENTIAL = ("preparation", "kernel timing", "tuning", "tuned build", "trials")
 
 
 def render_models(out: Path) -> dict:
+    """`tune models`' summary from each model's own report: models.json (redacted), models.md
+    and, with matplotlib, models.png; returns the summary."""
     from .models_md import markdown
 
     stored = read_json(out / FILE)

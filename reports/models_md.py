@@ -26,6 +26,9 @@ def _held(rec) -> bool | None:
 
 
 def headline(summary: dict) -> str:
+    """models.md's opening paragraph: the models with the pattern, those faster end to end
+    (interval below 1), the controls and how many of their intervals hold 1, correctness, the
+    rule lists TVM cannot build with, the models not run, the wall time."""
     rows = summary["rows"]
     found = [r for r in rows if r["pattern"]["kernels"]]
     faster, controls, held = [], [], []
@@ -72,6 +75,9 @@ def headline(summary: dict) -> str:
 
 
 def markdown(summary: dict) -> str:
+    """models.md: the paragraph, one row per model and candidate list (the pattern's cost, the
+    list's ratio to the default, the control's check, correctness), what each model shows, and
+    end to end per arm."""
     lines = ["# The #20401 pattern across real networks (`tune models`)", "", headline(summary)]
     rows = []
     for row in summary["rows"]:

@@ -48,6 +48,8 @@ def headline(report: dict) -> str:
 
 
 def setting(report: dict) -> str:
+    """The first sentence: device, target, trials, and what the intervals are (and what they are
+    blind to, or that there are none), so that every verdict after it can be read."""
     method, trials = report["ratio_method"], report["trials"]
     notes = []
     if method.get("coverage"):

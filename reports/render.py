@@ -33,6 +33,8 @@ CSV_FIELDS = (
 
 
 def render_run(run: Run) -> dict:
+    """A run's report files from its stored data (report.json, report.md, comment.md,
+    report.csv, plots where matplotlib is installed), redacted; returns the report's data."""
     report = redact_data(summarize_run(run))  # a crafted run file may hold a password
     write_json(run.path / "report.json", report)
     write_text(run.path / "report.md", markdown.render(report))

@@ -20,6 +20,10 @@ FLOAT_BYTES = 4
 
 
 def summarize_run(run: Run) -> dict:
+    """report.json's data from a run folder: each arm's figures and correctness, the paired
+    ratios per figure with their method, the design, the tuners and the kernel times. A trial
+    file missing, or an arm no trial measured, is a `RunError` that says which: a report is of the
+    whole run, never of what happens to be left."""
     meta = run.meta
     trials = run.trials()
     require_every_trial(run, meta, len(trials))
@@ -113,6 +117,8 @@ def _figure_summary(per_trial: list) -> dict:
 
 
 def arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
+    """One arm across the trials: correctness, its kernels, each figure's summary, and the
+    call-path figure's under the top-level keys earlier reports gave."""
     checks = [t["checks"][name] for t in trials if name in t["checks"]]
     errors = [c["max_abs_err"] for c in checks if c.get("max_abs_err") is not None]
     figures = {

@@ -36,6 +36,9 @@ KERNELS = {
 
 
 def render_sweep(out: Path, names: list[str]) -> dict:
+    """The sweep's report from its Cases' own: sweep.json (one row per Case, the Cases where
+    the rule is slower than ON or beyond the goal, the tuners' failures), sweep.md and, with
+    matplotlib, sweep.png; returns the sweep's data."""
     stored = read_json(out / SWEEP_JSON)  # with `large_reductions` where the sweep recorded it
     folders = [member(out, name, out / SWEEP_JSON) for name in names]
     cases = [

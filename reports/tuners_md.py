@@ -66,6 +66,8 @@ def _tuners_of_the_run(report: dict) -> dict:
 
 
 def tuners_table(report: dict) -> list[str]:
+    """One row per tuner: trials, valid ones, failures by reason, the best kernel time and where
+    it was found, wall time; the kernel timers used above it."""
     rows = []
     for name, tuner in report["tuners"].items():
         failed = ", ".join(f"{md(k)}: {v}" for k, v in tuner.get("failed_by_reason", {}).items())

@@ -55,6 +55,10 @@ def prepare_model(text: str, options: ModelOptions) -> ImportedModel:
 
 
 def import_model(loaded: LoadedModel) -> ImportedModel:
+    """The loaded model as Relax: `torch.export`, then Relax's importer (with
+    DecomposeOpsForInference where the options ask). A model the exporter or the importer cannot
+    take raises one line that says which and why (`NotExportable`, `UnsupportedOperator`), not
+    their tracebacks."""
     import torch
     from tvm.relax.frontend.torch import from_exported_program
 

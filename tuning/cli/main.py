@@ -132,6 +132,9 @@ def _stop_on_sigterm(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`tune ARGS`: the subcommand run with the working folder checked first (libraries fail far
+    from the cause when it is gone), SIGTERM taken as Ctrl-C, builders' temporary files and every
+    lock released however it ends; returns the exit status."""
     command = argv is None  # the `tune` command itself, not a caller in this process
     argv = sys.argv[1:] if argv is None else argv
     try:

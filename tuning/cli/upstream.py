@@ -28,6 +28,9 @@ def _path(text: str) -> Path:
 
 
 def main(argv: list[str]) -> int:
+    """`tune upstream`: with --out, the patch, its files and PR.md written under DIR (an edited
+    file kept unless --force); with --check, the patch tested in a scratch clone of a TVM checkout,
+    exit status 1 where a test changed or a name is missing."""
     parser = Parser(
         prog="tune upstream",
         description="The candidate rule as a pull request to apache/tvm: a git format-patch "

@@ -16,6 +16,9 @@ DEFAULT, FIXED = "tvm-default", "tvm-fixed"
 
 
 def models_section(data: dict, source: Path, date: str) -> list[str]:
+    """PR.md's table of real networks: one row per model of `tune models`' models.json, with the
+    command, device and date it was run; a file without rows is a usage error, not an empty
+    table."""
     rows = data.get("rows")
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
         raise UsageError(

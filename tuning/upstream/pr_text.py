@@ -65,6 +65,9 @@ def _test_names() -> list[str]:
 
 
 def render_pr(figures: Figures, author: tuple[str, str]) -> str:
+    """PR.md, section by section: what the rule does and declines from its own docstring, its
+    constants with their comments, the tests from the shipped test file, and the figures given;
+    every fact read from where it lives, so the text cannot drift from the patch."""
     does, declines = _docstring_parts()
     constants = [f"- {code(name)} = {value}: {note}" for name, value, note in constant_notes()]
     tests = [f"- {code(name)}" for name in _test_names()]
