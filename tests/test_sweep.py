@@ -378,6 +378,27 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
         render_sweep(out, names)
 
 
+def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
+    """The H200 sweep's folders with a sweep.json that records one tuner, held against `fixed`:
+    the tables name that one and give the whole graph's kernel no tuned optimum."""
+    from reports.sweep import render_sweep
+
+    stored = ROOT / "reports" / "h200" / "sweep"
+    with tarfile.open(stored / "cases.tar.xz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    out = tmp_path / "sweep"
+    recorded = json.loads((stored / "sweep.json").read_text())
+    (out / "sweep.json").write_text(json.dumps({**recorded, "tuners": {"optuna": "fixed"}}))
+    sweep = render_sweep(out, recorded["settings"]["cases"])
+    assert all(
+        list(c["kernel_us"]) == ["default", "fixed", "serial", "optuna", "one-kernel"]
+        for c in sweep["cases"]
+    )
+    assert all(c["fixed_gap"] is not None and c["one_kernel_gap"] is None for c in sweep["cases"])
+    text = (out / "sweep.md").read_text()
+    assert "| fixed gap to optuna |" in text and "| kernel us: rule | gap |" in text
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
