@@ -7,16 +7,14 @@ from .samples import LABELS
 
 DEFAULT_ORDER = ("off", "partial", "on", "serial")
 # (numerator, denominator) pairs the issue thread quotes, when both arms were timed: the issue's
-# slowdown, the rule-made arms against each other and against the tuned optimum of their kernel.
+# slowdown and the rule-made arms against each other (each against the tuned optimum of its
+# kernel follows, as the run's tuners declared: `ratio_pairs`).
 ISSUE_RATIOS = (
     ("on", "off"),
     ("on", "partial"),
     ("serial", "on"),
     ("one-kernel", "fixed"),
     ("one-kernel+capture", "fixed+capture"),
-    ("fixed", "optuna"),
-    ("fixed", "metaschedule"),
-    ("one-kernel", "optuna-one-kernel"),
 )
 # TVM arms that are the issue's baselines, not candidates to hold against a peer.
 BASELINES = ("off", "partial", "on")
@@ -43,8 +41,11 @@ def like_for_like(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
     ]
 
 
-def ratio_pairs(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
-    pairs = [pair for pair in ISSUE_RATIOS if pair[0] in timed and pair[1] in timed]
+def ratio_pairs(
+    timed: list[str], peers: list[str], held_against: dict[str, str]
+) -> list[tuple[str, str]]:
+    tuned = [(arm, tuner) for tuner, arm in held_against.items()]  # tuner -> its rule-made arm
+    pairs = [pair for pair in [*ISSUE_RATIOS, *tuned] if pair[0] in timed and pair[1] in timed]
     if "on" in timed:
         pairs += [(name, "on") for name in timed if name not in DEFAULT_ORDER]
     pairs += like_for_like(timed, peers)

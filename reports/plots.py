@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from tuning.runfolder.store import Run, read_json, write_bytes  # noqa: E402
 
+from .sweep_arms import sweep_tuners, tuned_against  # noqa: E402
+
 
 def write_all(run: Run, report: dict) -> None:
     arms_plot(run, report)
@@ -96,14 +98,16 @@ def _best_so_far(run: Run, report: dict) -> None:
 
 
 def _importances(run: Run, report: dict) -> None:
-    importances = report["tuners"].get("optuna", {}).get("importances")
-    if not importances:
+    # The first tuner whose summary gives its parameters' importances.
+    found = [(n, t["importances"]) for n, t in report["tuners"].items() if t.get("importances")]
+    if not found:
         return
+    name, importances = found[0]
     figure, axis = plt.subplots(figsize=(5, 3))
     names = list(importances)
     axis.barh(names, [importances[n] for n in names], color="tab:green")
     axis.set_xlabel("importance (fANOVA)")
-    axis.set_title("Optuna parameter importances")
+    axis.set_title(f"{name} parameter importances")
     _save(figure, run, "importances.png")
 
 
@@ -119,20 +123,25 @@ def sweep_plot(sweep: dict, path) -> None:
         "on": "tab:blue",
         "fixed": "tab:orange",
         "serial": "tab:green",
-        "optuna": "tab:red",
         "partial": "tab:purple",
         "one-kernel": "tab:brown",
     }
+    tuned = tuned_against(sweep_tuners(sweep), "fixed")  # the tuners of the pool kernel
+    colours.update(zip(tuned, ("tab:red", "tab:pink", "tab:olive", "tab:cyan", "tab:gray")))
     figure, (kernel_axis, e2e_axis) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
     for axis, field, keys in (
-        (kernel_axis, "kernel_us", ("default", "fixed", "serial", "optuna")),
-        (e2e_axis, "end_to_end_us", ("on", "partial", "fixed", "optuna", "one-kernel")),
+        (kernel_axis, "kernel_us", ("default", "fixed", "serial", *tuned)),
+        (e2e_axis, "end_to_end_us", ("on", "partial", "fixed", *tuned, "one-kernel")),
     ):
         width = 0.8 / len(keys)
         for i, key in enumerate(keys):
             values = [c[field][key] or np.nan for c in cases]
             axis.bar(
-                x + (i - (len(keys) - 1) / 2) * width, values, width, label=key, color=colours[key]
+                x + (i - (len(keys) - 1) / 2) * width,
+                values,
+                width,
+                label=key,
+                color=colours.get(key),
             )
         axis.set_yscale("log")
         axis.legend(fontsize=7, ncol=len(keys))

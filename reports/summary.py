@@ -33,7 +33,8 @@ def summarize_run(run: Run) -> dict:
     samples = samples_by_figure(trials, arm_names, meta["protocol"]["repeat"])
     arms = {name: arm_summary(name, trials, samples) for name in arm_names}
     timed = [name for name in arm_names if arms[name].get("median_us") is not None]
-    pairs = ratio_pairs(timed, peers)
+    tuners = _tuners(run, meta)
+    pairs = ratio_pairs(timed, peers, held_against(tuners, meta["tuners"]))
     by_figure = {figure: paired_ratios(per_arm, pairs) for figure, per_arm in samples.items()}
     report = {
         "command": meta.get("command"),
@@ -52,7 +53,7 @@ def summarize_run(run: Run) -> dict:
         "design": [{"trial": t["trial"], **t["design"]} for t in trials if "design" in t],
         "peers_not_measured": meta.get("peers_not_measured", {}),
         "peers_added": meta.get("peers_added", []),
-        "tuners": _tuners(run, meta),
+        "tuners": tuners,
         # What --budget counted is said per tuner in the report (tuners_md.budget_text).
         "budget": meta.get("budget"),
         "workers": meta.get("options", {}).get("workers", 1),
@@ -212,6 +213,25 @@ _EARLIER_KERNEL_TIMES = {
     "metaschedule": {"metaschedule": "best_kernel_us"},
     "optuna-one-kernel": {"one-kernel": "fixed_kernel_us", "optuna-one-kernel": "best_kernel_us"},
 }
+
+
+# What runs written before the tuners stored which rule-made arm theirs is held against
+# (`held_against`, 2026-12-01) declared.
+_EARLIER_HELD_AGAINST = {
+    "optuna": "fixed",
+    "metaschedule": "fixed",
+    "optuna-one-kernel": "one-kernel",
+}
+
+
+def held_against(tuners: dict, names: list[str]) -> dict[str, str]:
+    """Tuner arm -> the rule-made arm it is held against, as each of the run's tuners (`names`,
+    in the run's order) declared in its summary."""
+    held = {}
+    for name in names:
+        if name in tuners:
+            held[name] = tuners[name].get("held_against", _EARLIER_HELD_AGAINST.get(name))
+    return held
 
 
 def kernel_times(tuners: dict) -> dict:

@@ -10,29 +10,12 @@ from tuning.runfolder.names import member
 from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
 
 from .summary import kernel_times
+from .sweep_arms import end_to_end_arms, kernel_arms, sweep_tuners, tuned_against
 from .sweep_md import GOAL_GAP, markdown
 
 # The files a sweep writes into its folder, beside one folder per Case.
 SWEEP_JSON, SWEEP_MD, SWEEP_PNG = "sweep.json", "sweep.md", "sweep.png"
 OUTPUTS = (SWEEP_JSON, SWEEP_MD, SWEEP_PNG)
-END_TO_END = (
-    "partial",
-    "on",
-    "fixed",
-    "serial",
-    "optuna",
-    "one-kernel",
-    "optuna-one-kernel",
-    "fixed+capture",
-    "one-kernel+capture",
-)
-# The kernel times a sweep tabulates (key: the arm whose kernel): the default rule's kernel
-# (ON's), the rule's, the serial schedule's and Optuna's best, for the pool kernel and for the
-# one kernel of the whole graph.
-KERNELS = {
-    "default": "on",
-    **{arm: arm for arm in ("fixed", "serial", "optuna", "one-kernel", "optuna-one-kernel")},
-}
 
 
 def render_sweep(out: Path, names: list[str]) -> dict:
@@ -41,8 +24,10 @@ def render_sweep(out: Path, names: list[str]) -> dict:
     matplotlib, sweep.png; returns the sweep's data."""
     stored = read_json(out / SWEEP_JSON)  # with `large_reductions` where the sweep recorded it
     folders = [member(out, name, out / SWEEP_JSON) for name in names]
+    tuners = sweep_tuners(stored)
     cases = [
-        _case_row(f.name, read_json(f / "report.json"), read_json(f / RUN_FILE)) for f in folders
+        _case_row(f.name, read_json(f / "report.json"), read_json(f / RUN_FILE), tuners)
+        for f in folders
     ]
     sweep = redact_data(
         {
@@ -84,10 +69,12 @@ def render_sweep(out: Path, names: list[str]) -> dict:
 WHOLE, INDUCTOR, CAPTURED = "one-kernel", "torch-compile", "+capture"
 
 
-def _case_row(name: str, report: dict, meta: dict) -> dict:
+def _case_row(name: str, report: dict, meta: dict, tuners: dict[str, str]) -> dict:
     arms = report["arms"]
     times = kernel_times(report["tuners"])  # reports of older cases lack the arms' kernel_us
-    kernels = {key: times.get(arm) for key, arm in KERNELS.items()}
+    # The default rule's kernel is ON's.
+    kernels = {"default": times.get("on"), **{arm: times.get(arm) for arm in kernel_arms(tuners)}}
+    end_to_end = end_to_end_arms(tuners)
     fixed_vs_on = report["ratios"].get("fixed/on", {})
     one_vs_fixed = report["ratios"].get("one-kernel/fixed", {})
     launches = {
@@ -108,10 +95,10 @@ def _case_row(name: str, report: dict, meta: dict) -> dict:
         "fixed_max_abs_err": arms.get("fixed", {}).get("max_abs_err"),
         "one_kernel_correct": arms.get("one-kernel", {}).get("correct"),
         "kernel_us": kernels,
-        "fixed_gap": _gap(kernels["fixed"], kernels["optuna"]),
-        "one_kernel_gap": _gap(kernels["one-kernel"], kernels["optuna-one-kernel"]),
-        "end_to_end_us": {arm: arms.get(arm, {}).get("median_us") for arm in END_TO_END},
-        "queued_gpu_us": {arm: arms.get(arm, {}).get("queued_gpu_us") for arm in END_TO_END},
+        "fixed_gap": _gap(kernels, tuners, "fixed"),
+        "one_kernel_gap": _gap(kernels, tuners, "one-kernel"),
+        "end_to_end_us": {arm: arms.get(arm, {}).get("median_us") for arm in end_to_end},
+        "queued_gpu_us": {arm: arms.get(arm, {}).get("queued_gpu_us") for arm in end_to_end},
         "fixed_over_on": fixed_vs_on,
         "one_kernel_over_fixed": one_vs_fixed,
         "captured_one_kernel_over_fixed": report["ratios"].get(
@@ -148,5 +135,7 @@ def _against_inductor(report: dict) -> dict | None:
     }
 
 
-def _gap(kernel_us, optimum_us):
-    return kernel_us / optimum_us - 1 if kernel_us and optimum_us else None
+def _gap(kernels: dict, tuners: dict[str, str], arm: str) -> float | None:
+    """`arm`'s kernel against the best its tuners found (None where none found one)."""
+    found = [kernels[t] for t in tuned_against(tuners, arm) if kernels[t]]
+    return kernels[arm] / min(found) - 1 if kernels[arm] and found else None

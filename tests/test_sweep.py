@@ -15,6 +15,7 @@ import pytest
 from conftest import ROOT, TUNE, python_without_tvm, tune, within
 
 from reports.sweep import _case_row
+from reports.sweep_arms import sweep_tuners
 from reports.sweep_md import _inductor_table
 
 CASES = "small-16x16,odd-23x29"
@@ -84,7 +85,7 @@ def test_a_case_is_slower_only_where_the_whole_interval_is_above_one(low, high, 
         "tuners": {},
         "ratios": {"fixed/on": ratio, "one-kernel/fixed": ratio},
     }
-    row = _case_row("a-case", report, {})
+    row = _case_row("a-case", report, {}, {})
     assert row["fixed_slower_than_on"] is slower
     assert row["one_kernel_slower_than_fixed"] is slower
 
@@ -262,12 +263,13 @@ def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
         archive.extractall(tmp_path, filter="data")
     report = json.loads((tmp_path / "sweep" / "issue" / "report.json").read_text())
     meta = json.loads((tmp_path / "sweep" / "issue" / "run.json").read_text())
-    assert "inductor" not in _case_row("issue", report, meta)  # an older sweep: no inductor
+    tuners = sweep_tuners(json.loads((stored / "sweep.json").read_text()))
+    assert "inductor" not in _case_row("issue", report, meta, tuners)  # an older sweep
     report["arms"]["torch-compile"] = {"queued_gpu_us": 6.0}
     report["arms"]["torch-compile+capture"] = {"median_us": 6.1}
     ratio = {"ratio": 1.05, "low": 1.02, "high": 1.08}
     report["ratios_by_figure"]["gpu_queued"]["one-kernel/torch-compile"] = ratio
-    case = _case_row("issue", report, meta)
+    case = _case_row("issue", report, meta, tuners)
     row = case["inductor"]
     assert row["gpu_us"]["torch-compile"] == 6.0 and row["slower"]
     assert row["captured_us"]["torch-compile"] == 6.1
@@ -277,7 +279,7 @@ def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
     assert "| issue | 576 x 256 |" in table and "1.050 (1.020–1.080)" in table
     assert "slower than inductor by GPU time in: issue." in table
     report["ratios_by_figure"]["gpu_queued"]["one-kernel/torch-compile"]["low"] = 0.99
-    assert not _case_row("issue", report, meta)["inductor"]["slower"]
+    assert not _case_row("issue", report, meta, tuners)["inductor"]["slower"]
 
 
 def test_the_sweep_runs_inductor_on_cuda_with_pytorch():
@@ -374,6 +376,27 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
     (out / names[0] / "report.json").write_text(json.dumps({**report, "arms": []}))
     with pytest.raises(RunError, match=r"report.json is damaged \(arms should be an object"):
         render_sweep(out, names)
+
+
+def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
+    """The H200 sweep's folders with a sweep.json that records one tuner, held against `fixed`:
+    the tables name that one and give the whole graph's kernel no tuned optimum."""
+    from reports.sweep import render_sweep
+
+    stored = ROOT / "reports" / "h200" / "sweep"
+    with tarfile.open(stored / "cases.tar.xz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    out = tmp_path / "sweep"
+    recorded = json.loads((stored / "sweep.json").read_text())
+    (out / "sweep.json").write_text(json.dumps({**recorded, "tuners": {"optuna": "fixed"}}))
+    sweep = render_sweep(out, recorded["settings"]["cases"])
+    assert all(
+        list(c["kernel_us"]) == ["default", "fixed", "serial", "optuna", "one-kernel"]
+        for c in sweep["cases"]
+    )
+    assert all(c["fixed_gap"] is not None and c["one_kernel_gap"] is None for c in sweep["cases"])
+    text = (out / "sweep.md").read_text()
+    assert "| fixed gap to optuna |" in text and "| kernel us: rule | gap |" in text
 
 
 @pytest.mark.parametrize(

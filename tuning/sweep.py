@@ -32,7 +32,7 @@ from tuning.runfolder.sweep_folder import (  # noqa: F401  (check_sweep_folder: 
     check_sweep_folder,
     open_sweep_folder,
 )
-from tuning.tuners.registry import tuners_for
+from tuning.tuners.registry import TUNERS, tuners_for
 from tuning.tuners.spec import Role
 
 from .errors import TuningFailed
@@ -202,10 +202,13 @@ def run_sweep(
         "budget": budget,
         "protocol": protocol.to_dict(),
     }
-    open_sweep_folder(
-        out, settings, lambda: {"command": command, "large_reductions": reduction_rules()}
-    )
     tuners = tuners_for(Role.SWEEP) if budget > 0 else []  # the tuners whose spec takes the sweep
+    recorded = {
+        "command": command,
+        # Each tuner's arm and the rule-made arm it is held against: the tables' tuner columns.
+        "tuners": {name: TUNERS[name].held_against for name in tuners},
+    }
+    open_sweep_folder(out, settings, lambda: {**recorded, "large_reductions": reduction_rules()})
     arms = sweep_arms(target_spec["kind"])
     with details_to(out / DETAILS_LOG, progress):
         for number, name in enumerate(names, 1):

@@ -333,6 +333,19 @@ def test_on_a_cpu_fixed_and_on_cannot_be_told_apart(tmp_path):
     assert "a GPU rule: on llvm it builds what ON builds" in paragraph
 
 
+def test_a_tuner_no_report_names_is_held_against_the_arm_its_summary_declares(tmp_path):
+    """The ratios of a tuner's arm come from its summary.json (`held_against`), so a tuner
+    registered after reports/ was written gets its ratio with no edit there."""
+    summary = {**OPTUNA, "kernel_times": {"toy": "best_kernel_us"}}
+    tuners = {"toy": {**summary, "held_against": "serial"}, "other": summary}
+    figures = {**CPU_FIGURES, "toy": (30.0, 35.0), "other": (31.0, 36.0)}
+    run = _write_run(tmp_path / "run", "llvm", figures, list(CPU_FIGURES), tuners)
+    report = summarize_run(run)
+    assert "serial/toy" in report["ratios"] and "serial/toy" in render(report)
+    # A summary that declares no arm (and no earlier run's record names) gets none.
+    assert not [pair for pair in report["ratios"] if pair.endswith("/other")]
+
+
 def test_the_report_says_where_the_run_s_time_went():
     from reports.markdown import wall_text
 

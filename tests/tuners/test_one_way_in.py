@@ -39,11 +39,15 @@ def _valid(summary: dict) -> None:
 def test_the_study_runs_a_registered_tuner_and_compares_its_arm(tmp_path, only_random):
     out = tmp_path / "run"
     case = ["--case", "channels=2", "height=12", "width=12", "branches=2"]
-    assert main([*QUICK, *case, "--tuners", "random", "--arms", "serial", "--out", str(out)]) == 0
+    args = ["--tuners", "random", "--arms", "serial,fixed", "--out", str(out)]
+    assert main([*QUICK, *case, *args]) == 0
     _valid(_json(out / "tuners" / "random" / "summary.json"))
     report = _json(out / "report.json")
-    assert set(report["arms"]) == {"serial", "random"}
+    assert set(report["arms"]) == {"serial", "fixed", "random"}
     assert all(arm["correct"] for arm in report["arms"].values())
+    # Its ratio against the rule-made arm its spec names, with no edit to reports/.
+    assert "fixed/random" in report["ratios"]
+    assert "fixed/random" in (out / "report.md").read_text()
 
 
 def test_the_sweep_runs_the_tuners_that_take_it(tmp_path, only_random):
@@ -55,6 +59,9 @@ def test_the_sweep_runs_the_tuners_that_take_it(tmp_path, only_random):
     assert _json(run / "run.json")["tuners"] == ["random"]
     _valid(_json(run / "tuners" / "random" / "summary.json"))
     assert _json(run / "report.json")["arms"]["random"]["correct"]
+    # The sweep's tables take their tuner columns from what the sweep recorded.
+    assert _json(out / "sweep.json")["tuners"] == {"random": "fixed"}
+    assert "| fixed gap to random |" in (out / "sweep.md").read_text()
 
 
 def test_tune_top_runs_the_tuners_that_take_it(tmp_path, only_random):

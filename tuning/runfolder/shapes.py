@@ -103,7 +103,13 @@ TUNER_RUN = {
     "exhaustive_points?": COUNT,
     "time_spent?": Each(SECONDS),
 }
-SUMMARY = {**TUNER_RUN, "source?": str, "runs?": Each(TUNER_RUN), "kernel_times?": Each(str)}
+SUMMARY = {
+    **TUNER_RUN,
+    "source?": str,
+    "runs?": Each(TUNER_RUN),
+    "kernel_times?": Each(str),
+    "held_against?": str,
+}
 MEASUREMENT = {"status": str, "kernel_us?": TIME_OR_NONE}
 # A sweep's own file: written with its marker (`kind`) since 2026-12; a sweep.json made before
 # has no marker and is known by its settings.
@@ -120,6 +126,7 @@ SWEEP = {
     "kind?": str,
     "settings": SWEEP_SETTINGS,
     "command?": str,
+    "tuners?": Each(str),  # tuner -> the rule-made arm its arm is held against
     "large_reductions?": Each({"default": Each(str), "fixed": Each(str), "unchanged": bool}),
 }
 # What a sweep reads of each Case's report.json (`reports/sweep.py`).

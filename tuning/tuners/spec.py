@@ -151,6 +151,9 @@ class TunerSpec:
     # Arm -> the field of this tuner's summary that holds the arm's fused-kernel time (the
     # tuners time the rules' kernels with the same timer as their candidates).
     kernel_times: dict[str, str]
+    # The rule-made arm its arm is held against (the one scheduling the kernel it searches):
+    # the report gives that ratio from summary.json, naming no tuner itself.
+    held_against: str
     extra: dict = field(default_factory=dict)  # keyword options `tune_run` takes
     roles: frozenset[str] = frozenset({Role.STUDY})
     note: str = ""  # what `tune --help` adds to its name
@@ -184,5 +187,9 @@ class TunerSpec:
         workers = run.meta.get("options", {}).get("workers", 1)
         shared = f", shared by its {workers} workers" if workers > 1 else ""
         counts = self.budget_counts.replace("{workers}", shared)  # filled in, not left literal
-        declared = {"budget_counts": counts, "kernel_times": self.kernel_times}
+        declared = {
+            "budget_counts": counts,
+            "kernel_times": self.kernel_times,
+            "held_against": self.held_against,
+        }
         write_json(run.tuner_dir(self.name) / "summary.json", {**summary, **declared})

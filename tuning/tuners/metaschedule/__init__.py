@@ -9,6 +9,7 @@ METASCHEDULE = TunerSpec(
     budget_counts="candidates of its two runs together: `ms-default` half of it (rounded down), "
     "`ms-space` the rest",
     kernel_times={"metaschedule": "best_kernel_us"},
+    held_against="fixed",
     roles=frozenset({Role.STUDY, Role.DEFAULT, Role.TUNE_TOP}),
     rpc="tuning.tuners.metaschedule.rpc",
 )

@@ -14,6 +14,7 @@ OPTUNA = TunerSpec(
         "serial": "serial_kernel_us",
         "optuna": "best_kernel_us",
     },
+    held_against="fixed",
     roles=frozenset({Role.STUDY, Role.DEFAULT, Role.SWEEP, Role.TUNE_TOP}),
     storage="tuning.tuners.optuna.storage_checks",
 )
@@ -23,6 +24,7 @@ OPTUNA_ONE_KERNEL = TunerSpec(
     entry="tuning.tuners.optuna.tuner",
     budget_counts="the same, for the one kernel of the whole graph",
     kernel_times={"one-kernel": "fixed_kernel_us", "optuna-one-kernel": "best_kernel_us"},
+    held_against="one-kernel",
     extra={"whole": True},
     roles=frozenset({Role.STUDY, Role.SWEEP}),
     note="Optuna over the one kernel of the whole graph",
