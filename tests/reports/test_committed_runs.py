@@ -136,8 +136,7 @@ def test_the_committed_inductor_sweep_renders_its_committed_tables(tmp_path):
     without TVM to the committed sweep.md, one-kernel held against inductor in every Case."""
     with tarfile.open(STORED / "inductor" / "cases.tar.xz") as stored:
         stored.extractall(tmp_path, filter="data")
-    out = tmp_path / "sweep"
-    (out / "sweep.json").write_bytes((STORED / "inductor" / "sweep.json").read_bytes())
+    out = tmp_path / "sweep"  # the archive holds the sweep's folder, sweep.json with its Cases
     python_without_tvm(
         "import json\nfrom pathlib import Path\nfrom reports.sweep import render_sweep\n"
         f"out = Path({str(out)!r})\n"

@@ -22,6 +22,14 @@ AUTHOR = ["--author", "Ada Lovelace <ada@example.org>"]
 H200 = ROOT / "reports" / "h200"
 
 
+def _committed_sweep() -> dict:
+    """The committed sweep's sweep.json, kept in the archive of its folder."""
+    with tarfile.open(H200 / "sweep" / "cases.tar.xz") as archive:
+        member = archive.extractfile("sweep/sweep.json")
+        assert member is not None
+        return json.load(member)
+
+
 def _pr(tmp_path, *folders) -> str:
     out = tmp_path / "out"
     assert main(["upstream", "--out", str(out), *AUTHOR, *map(str, folders)]) == 0
@@ -33,7 +41,7 @@ def test_without_folders_the_figures_are_the_committed_h200_runs(tmp_path):
     of the toolkit's (one closing line names the toolkit)."""
     text = _pr(tmp_path)
     assert "Not given" not in text and "baselines" not in text and "python3 -m" not in text
-    sweep = json.loads((H200 / "sweep" / "sweep.json").read_text())
+    sweep = _committed_sweep()
     bench = json.loads((H200 / "window" / "window_bench.json").read_text())
     with tarfile.open(H200 / "run.tar.xz") as archive:
         report = json.load(archive.extractfile("run/report.json"))
@@ -99,8 +107,10 @@ def test_the_study_section_gives_the_runs_own_figures(tmp_path, study):
 
 
 def test_the_sweep_section_gives_a_row_per_case(tmp_path):
-    text = _pr(tmp_path, "--sweep", H200 / "sweep")
-    sweep = json.loads((H200 / "sweep" / "sweep.json").read_text())
+    with tarfile.open(H200 / "sweep" / "cases.tar.xz") as archive:  # the sweep's folder
+        archive.extractall(tmp_path / "committed", filter="data")
+    text = _pr(tmp_path, "--sweep", tmp_path / "committed" / "sweep")
+    sweep = _committed_sweep()
     for case in sweep["cases"]:
         row = next(line for line in text.splitlines() if line.startswith(f"| {case['case']} |"))
         assert f"{case['kernel_us']['fixed']:.2f} us" in row

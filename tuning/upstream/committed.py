@@ -12,7 +12,10 @@ H200 = Path(__file__).resolve().parents[2] / "reports" / "h200"
 # option -> (the file, or archive and member, holding the figures; where the run's date is).
 SOURCES = {
     "--run": (("run.tar.xz", "run/report.json"), ("run.tar.xz", "run/environment.json")),
-    "--sweep": (("sweep/sweep.json", None), ("sweep/cases.tar.xz", "sweep/issue/environment.json")),
+    "--sweep": (
+        ("sweep/cases.tar.xz", "sweep/sweep.json"),
+        ("sweep/cases.tar.xz", "sweep/issue/environment.json"),
+    ),
     "--models": (
         ("models/models.tar.xz", "models/models.json"),
         ("models/models.tar.xz", "models/resnet50/environment.json"),
