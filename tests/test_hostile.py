@@ -565,9 +565,9 @@ def test_pr_md_sections_show_a_stored_file_s_text_as_text(tmp_path):
     sweep = {"cases": [{"case": bad}], "command": bad, "device": bad, "fixed_slower_than_on": [bad]}
     models = {"device": bad, "rows": [{"label": bad, "model": bad, "kernels": bad}]}
     for lines in (
-        study_section(study, tmp_path / "r"),
-        sweep_section(sweep, tmp_path / "s"),
-        models_section(models, tmp_path / "m"),
+        study_section(study, tmp_path / "r", bad),
+        sweep_section(sweep, tmp_path / "s", bad),
+        models_section(models, tmp_path / "m", bad),
     ):
         text = re.sub(r"`[^`\n]+`", "", "\n".join(lines))
         assert "<img" not in text and "</details>" not in text and "@octocat" not in text, text

@@ -122,7 +122,6 @@ def test_a_sweep_stored_before_rules_were_recorded_renders_without_tvm(tmp_path)
     with tarfile.open(stored / "cases.tar.xz") as archive:
         archive.extractall(tmp_path, filter="data")
     out = tmp_path / "sweep"
-    shutil.copy(stored / "sweep.json", out / "sweep.json")
     names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
     _render_without_tvm(out, names)
     rendered = (out / "sweep.md").read_text()
@@ -263,7 +262,7 @@ def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
         archive.extractall(tmp_path, filter="data")
     report = json.loads((tmp_path / "sweep" / "issue" / "report.json").read_text())
     meta = json.loads((tmp_path / "sweep" / "issue" / "run.json").read_text())
-    tuners = sweep_tuners(json.loads((stored / "sweep.json").read_text()))
+    tuners = sweep_tuners(json.loads((tmp_path / "sweep" / "sweep.json").read_text()))
     assert "inductor" not in _case_row("issue", report, meta, tuners)  # an older sweep
     report["arms"]["torch-compile"] = {"queued_gpu_us": 6.0}
     report["arms"]["torch-compile+capture"] = {"median_us": 6.1}
@@ -343,7 +342,10 @@ def test_a_sweep_folder_is_known_by_its_marker_and_an_older_one_by_its_shape(swe
     check_sweep_folder(sweep_dir)
     older = tmp_path / "older"  # the H200 sweep, written before the marker
     older.mkdir()
-    shutil.copy(ROOT / "reports" / "h200" / "sweep" / "sweep.json", older / "sweep.json")
+    with tarfile.open(ROOT / "reports" / "h200" / "sweep" / "cases.tar.xz") as archive:
+        stored = archive.extractfile("sweep/sweep.json")  # kept in the archive of its folder
+        assert stored is not None
+        (older / "sweep.json").write_bytes(stored.read())
     assert "kind" not in json.loads((older / "sweep.json").read_text())
     check_sweep_folder(older)
     stopped = tmp_path / "stopped"  # a sweep killed before it wrote its sweep.json
@@ -370,7 +372,6 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
     with tarfile.open(stored / "cases.tar.xz") as archive:
         archive.extractall(tmp_path, filter="data")
     out = tmp_path / "sweep"
-    shutil.copy(stored / "sweep.json", out / "sweep.json")
     names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
     report = json.loads((out / names[0] / "report.json").read_text())
     (out / names[0] / "report.json").write_text(json.dumps({**report, "arms": []}))
@@ -387,7 +388,7 @@ def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
     with tarfile.open(stored / "cases.tar.xz") as archive:
         archive.extractall(tmp_path, filter="data")
     out = tmp_path / "sweep"
-    recorded = json.loads((stored / "sweep.json").read_text())
+    recorded = json.loads((out / "sweep.json").read_text())
     (out / "sweep.json").write_text(json.dumps({**recorded, "tuners": {"optuna": "fixed"}}))
     sweep = render_sweep(out, recorded["settings"]["cases"])
     assert all(
