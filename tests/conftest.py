@@ -232,3 +232,13 @@ def plant(path: Path, kind: str, victim: Path | None = None) -> None:
             path.symlink_to(victim)
     else:
         raise ValueError(f"{kind} (a link needs its victim)")
+
+
+def one_line(capsys, code: int, *parts: str) -> str:
+    """`main`'s outcome for bad input: exit code 2 and one line on stderr, no traceback, holding
+    every part; the line."""
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert all(part in lines[0] for part in parts), lines[0]
+    return lines[0]

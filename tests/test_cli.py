@@ -5,7 +5,7 @@ import os
 import shutil
 
 import pytest
-from conftest import tune
+from conftest import one_line, tune
 
 # Two blocks of two samples per trial, a 16 x 16 graph.
 FAST = [
@@ -371,14 +371,6 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
 # Round 3 (issue 26): every option's text, every integer's digits, the machine's bounds.
 
 
-def _refused(capsys, code: int, *parts: str) -> str:
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
-    assert all(part in lines[0] for part in parts), lines[0]
-    return lines[0]
-
-
 # (command, option): every option that names a folder, file, URL, name or list of names.
 NAMING_OPTIONS = [
     ([], "--out"),
@@ -408,7 +400,7 @@ def test_an_empty_or_blank_name_is_refused_before_anything_runs(
 
     monkeypatch.chdir(tmp_path)
     code = main([*command, option, text])
-    _refused(capsys, code, option)
+    one_line(capsys, code, option)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -432,7 +424,7 @@ def test_a_control_character_in_any_option_is_refused(args, text, tmp_path, caps
 
     monkeypatch.chdir(tmp_path)
     code = main([a.format(text) if "{}" in a else a for a in args])
-    line = _refused(capsys, code, "holds a control character")
+    line = one_line(capsys, code, "holds a control character")
     assert "\n" not in line and "\r" not in line and "\x1b" not in line
     assert list(tmp_path.iterdir()) == []
 
@@ -465,7 +457,7 @@ def test_numbers_in_other_digits_are_refused_by_every_option(
 
     monkeypatch.chdir(tmp_path)
     code = main([*command, "--target", "llvm", option, text])
-    _refused(capsys, code, f"argument {option}:", "in digits 0-9", repr(text))
+    one_line(capsys, code, f"argument {option}:", "in digits 0-9", repr(text))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -474,7 +466,7 @@ def test_a_worker_s_numbers_are_ascii_digits_too(option, capsys):
     from tuning.cli.main import main
 
     args = ["worker", "--storage", "journal:///x", "--budget", "1", option, "\u0663"]
-    _refused(capsys, main(args), f"argument {option}:", "in digits 0-9")
+    one_line(capsys, main(args), f"argument {option}:", "in digits 0-9")
 
 
 def test_workers_beyond_what_the_machine_holds_are_refused(tmp_path, capsys, monkeypatch):
@@ -484,7 +476,7 @@ def test_workers_beyond_what_the_machine_holds_are_refused(tmp_path, capsys, mon
     monkeypatch.chdir(tmp_path)
     most = max_workers()
     code = main(["--target", "llvm", "--budget", "3", "--workers", str(most + 1)])
-    _refused(capsys, code, f"--workers {most + 1} is more than this machine holds: at most {most}")
+    one_line(capsys, code, f"--workers {most + 1} is more than this machine holds: at most {most}")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -520,7 +512,7 @@ def test_a_storage_that_cannot_be_used_leaves_no_run_folder(storage, tmp_path, c
 
     out = tmp_path / "run"
     args = ["--storage", storage.format(tmp=tmp_path), "--out", str(out), "--budget", "2"]
-    _refused(capsys, main([*args, "--tuners", "optuna", *FAST]), "cannot open the Optuna storage")
+    one_line(capsys, main([*args, "--tuners", "optuna", *FAST]), "cannot open the Optuna storage")
     assert not out.exists()
 
 
@@ -539,10 +531,10 @@ def test_a_worker_joins_only_a_study_its_storage_holds(tmp_path, capsys):
     before = (tmp_path / "study.journal").read_bytes()
     worker = ["worker", "--budget", "1", "--target", "llvm"]
     code = main([*worker, "--storage", url, "--study", "fused-pol"])
-    _refused(capsys, code, "holds no study 'fused-pol' (it holds 'fused-pool')", "--study")
+    one_line(capsys, code, "holds no study 'fused-pol' (it holds 'fused-pool')", "--study")
     assert (tmp_path / "study.journal").read_bytes() == before
     code = main([*worker, "--storage", f"journal://{tmp_path / 'typo.journal'}"])
-    _refused(capsys, code, "typo.journal does not exist")
+    one_line(capsys, code, "typo.journal does not exist")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["study.journal"]
 
 

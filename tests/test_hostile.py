@@ -11,7 +11,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TUNE, python_path
+from conftest import ROOT, TUNE, one_line, python_path
 
 from reports.escape import WORD_JOINER, code, fenced, md
 from tuning.cli.main import main
@@ -155,14 +155,6 @@ def _set_models(folder, value) -> None:
 _MISSING = object()
 
 
-def _one_line(capsys, code_: int, *parts: str) -> str:
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert code_ == 2 and len(lines) == 1 and "Traceback" not in err, err
-    assert all(part in lines[0] for part in parts), lines[0]
-    return lines[0]
-
-
 def _victim(tmp_path):
     """A model folder outside the models folder, as a report would write it."""
     victim = tmp_path / "victim"
@@ -181,7 +173,7 @@ def test_a_models_list_naming_a_path_is_refused_and_nothing_is_written_there(
     (victim / "report.md").write_text("precious")
     name = {"relative": "../victim", "absolute": str(victim), "nested": "inception_v3/../.."}[form]
     _set_models(models_copy, [name])
-    _one_line(capsys, main(["report", str(models_copy)]), "models.json is damaged", "plain name")
+    one_line(capsys, main(["report", str(models_copy)]), "models.json is damaged", "plain name")
     assert sorted(p.name for p in victim.iterdir()) == sorted(p.name for p in inside.iterdir())
     assert (victim / "report.md").read_text() == "precious"
 
@@ -193,7 +185,7 @@ def test_a_model_folder_that_is_a_link_is_refused_and_its_target_left(
     shutil.move(models_copy / "inception_v3", victim)
     (victim / "report.md").write_text("precious")
     (models_copy / "inception_v3").symlink_to(victim)
-    _one_line(capsys, main(["report", str(models_copy)]), "is a symbolic link")
+    one_line(capsys, main(["report", str(models_copy)]), "is a symbolic link")
     assert (victim / "report.md").read_text() == "precious"
     assert not (victim / "tune.lock").exists()
 
@@ -212,7 +204,7 @@ def test_a_model_folder_that_is_a_link_is_refused_and_its_target_left(
 )
 def test_a_models_list_of_the_wrong_shape_is_one_line(models_copy, capsys, value, says):
     _set_models(models_copy, value)
-    _one_line(capsys, main(["report", str(models_copy)]), "models.json is damaged", says)
+    one_line(capsys, main(["report", str(models_copy)]), "models.json is damaged", says)
 
 
 def test_hostile_text_in_a_model_run_is_shown_as_text_in_its_reports(models_copy):
@@ -336,18 +328,18 @@ def test_an_arch_that_is_not_one_is_one_line(tmp_path, capsys, arch):
         "--out",
         str(tmp_path / "o"),
     ]
-    _one_line(capsys, main(argv), f"--arch {arch!r} is not a CUDA arch")
+    one_line(capsys, main(argv), f"--arch {arch!r} is not a CUDA arch")
 
 
 def test_a_resume_of_a_model_run_says_how_to_finish_it(models_copy, capsys):
-    _one_line(capsys, main(["--resume", str(models_copy / "inception_v3")]), "is a model run")
+    one_line(capsys, main(["--resume", str(models_copy / "inception_v3")]), "is a model run")
 
 
 @pytest.mark.parametrize("content", ["{}", "[]", '"x"'])
 def test_a_foreign_models_json_under_tune_models_is_one_line(tmp_path, capsys, content):
     (tmp_path / "models.json").write_text(content)
     argv = ["models", "--models", "torchvision:resnet18", "--analyze", "--out", str(tmp_path)]
-    _one_line(capsys, main(argv), "models.json is damaged")
+    one_line(capsys, main(argv), "models.json is damaged")
     assert (tmp_path / "models.json").read_text() == content
 
 
@@ -497,7 +489,7 @@ def test_a_full_disk_is_said_in_the_words_of_the_error_that_found_it():
 
 
 def test_a_right_to_left_override_in_out_is_refused(capsys):
-    _one_line(capsys, main(["--out", "runs/x\u202egpj.md", "--target", "llvm"]), "--out")
+    one_line(capsys, main(["--out", "runs/x\u202egpj.md", "--target", "llvm"]), "--out")
 
 
 def test_a_deleted_working_directory_is_one_line(tmp_path):

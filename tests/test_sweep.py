@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TUNE, python_without_tvm, tune, within
+from conftest import ROOT, TUNE, one_line, python_without_tvm, tune, within
 
 from reports.sweep import _case_row
 from reports.sweep_arms import sweep_tuners
@@ -293,14 +293,6 @@ def test_the_sweep_runs_inductor_on_cuda_with_pytorch():
 # Round 3 (issue 26): folders the sweep does not own, Case names and sizes, special files.
 
 
-def _refused(capsys, code: int, *parts: str) -> str:
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
-    assert all(part in lines[0] for part in parts), lines[0]
-    return lines[0]
-
-
 def _sweep(*args) -> int:
     from tuning.cli.main import main
 
@@ -329,7 +321,7 @@ def test_a_folder_that_is_not_a_sweep_s_is_refused_and_left_as_it_is(plant, tmp_
     plant(out)
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     code = _sweep("--cases", "small-16x16", "--out", str(out))
-    _refused(capsys, code, f"{out} exists and is not a sweep folder", "choose another --out")
+    one_line(capsys, code, f"{out} exists and is not a sweep folder", "choose another --out")
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     assert len(list(out.iterdir())) == 1
 
@@ -360,7 +352,7 @@ def test_a_marked_sweep_json_of_the_wrong_shape_is_damage_in_one_line(tmp_path, 
     out.mkdir()
     (out / "sweep.json").write_text('{"kind": "tune sweep", "settings": []}')
     code = _sweep("--cases", "small-16x16", "--out", str(out))
-    _refused(capsys, code, "sweep.json is damaged (settings should be an object, not a list)")
+    one_line(capsys, code, "sweep.json is damaged (settings should be an object, not a list)")
 
 
 def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_path):
@@ -426,7 +418,7 @@ def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
 )
 def test_case_names_and_sizes_are_checked_before_anything_runs(args, message, tmp_path, capsys):
     out = tmp_path / "sweep"
-    _refused(capsys, _sweep(*args, "--out", str(out)), message)
+    one_line(capsys, _sweep(*args, "--out", str(out)), message)
     assert not out.exists()
 
 
@@ -434,7 +426,7 @@ def test_a_name_in_the_cases_file_and_in_case_is_refused(tmp_path, capsys):
     (tmp_path / "cases.json").write_text('{"a": {"channels": 2}}')
     args = ["--cases-file", str(tmp_path / "cases.json"), "--case", "a", "channels=3"]
     code = _sweep(*args, "--out", str(tmp_path / "sweep"))
-    _refused(capsys, code, f"case 'a' is given in {tmp_path / 'cases.json'} and in --case")
+    one_line(capsys, code, f"case 'a' is given in {tmp_path / 'cases.json'} and in --case")
 
 
 CASES_FILES = {
@@ -468,14 +460,14 @@ def test_a_cases_file_that_cannot_be_read_as_cases_is_one_line(make, message, tm
     path = path if path.exists() else path.with_suffix(".toml")
     with within(30):
         code = _sweep("--cases-file", str(path), "--out", str(tmp_path / "sweep"))
-    _refused(capsys, code, message)
+    one_line(capsys, code, message)
     assert not (tmp_path / "sweep").exists()
 
 
 def test_a_cases_file_that_is_a_device_is_one_line(tmp_path, capsys):
     with within(30):
         code = _sweep("--cases-file", "/dev/zero", "--out", str(tmp_path / "sweep"))
-    _refused(capsys, code, "/dev/zero is a character device, not a regular file")
+    one_line(capsys, code, "/dev/zero is a character device, not a regular file")
 
 
 @pytest.mark.slow

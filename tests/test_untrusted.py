@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import SMALL, plant, tune, within
+from conftest import SMALL, one_line, plant, tune, within
 
 from baselines.arms import ARMS
 from baselines.case import Case
@@ -36,21 +36,12 @@ def copy(finished, tmp_path):
     return target
 
 
-def _one_line(capsys, code: int, *parts: str) -> str:
-    """`main`'s outcome: exit code 2 and one line on stderr that holds every part."""
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
-    assert all(part in lines[0] for part in parts), lines[0]
-    return lines[0]
-
-
 def test_a_link_planted_in_a_run_folder_is_refused_and_its_target_left(copy, tmp_path, capsys):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     (copy / "report.md").unlink()
     (copy / "report.md").symlink_to(victim)
-    _one_line(capsys, main(["report", str(copy)]), "report.md is a symbolic link")
+    one_line(capsys, main(["report", str(copy)]), "report.md is a symbolic link")
     assert victim.read_text() == "precious"
 
 
@@ -83,7 +74,7 @@ def test_a_stored_storage_outside_the_run_folder_needs_the_command_line(copy, tm
     meta = json.loads((copy / "run.json").read_text())
     meta["options"]["storage"] = f"sqlite:///{victim}"
     (copy / "run.json").write_text(json.dumps(meta))
-    _one_line(capsys, main(["--resume", str(copy)]), "outside the run folder", "--storage URL")
+    one_line(capsys, main(["--resume", str(copy)]), "outside the run folder", "--storage URL")
     assert victim.read_bytes() == b"mine"
 
 
@@ -111,7 +102,7 @@ DAMAGE = {
 )
 def test_a_damaged_or_missing_file_is_named_in_one_line(copy, capsys, name, damage):
     DAMAGE[damage](copy / name)
-    line = _one_line(capsys, main(["report", str(copy)]), name.split("/")[-1])
+    line = one_line(capsys, main(["report", str(copy)]), name.split("/")[-1])
     assert ("run.json" in line and "--out" in line) or f"tune --resume {copy}" in line
 
 
@@ -146,7 +137,7 @@ WRONG_SHAPES = {
 @pytest.mark.parametrize("name, change", WRONG_SHAPES.values(), ids=WRONG_SHAPES)
 def test_a_file_of_the_wrong_shape_is_named_in_one_line(copy, capsys, name, change):
     _set(copy / name, change)
-    line = _one_line(capsys, main(["report", str(copy)]), f"{copy / name} is damaged (")
+    line = one_line(capsys, main(["report", str(copy)]), f"{copy / name} is damaged (")
     assert ("run.json" in line and "--out" in line) or f"tune --resume {copy}" in line
 
 
@@ -280,7 +271,7 @@ def test_a_password_in_the_storage_url_is_in_no_file_the_run_writes(tmp_path):
 def test_a_run_file_of_another_format_is_refused_in_one_line(copy, capsys):
     meta = json.loads((copy / "run.json").read_text())
     (copy / "run.json").write_text(json.dumps({**meta, "format": 99}))
-    _one_line(capsys, main(["--resume", str(copy)]), "format 99", "reads format 1")
+    one_line(capsys, main(["--resume", str(copy)]), "format 99", "reads format 1")
 
 
 # Round 3 (issue 26): special files, links written through, values out of range, deep nesting.
@@ -301,7 +292,7 @@ def test_a_special_file_where_a_run_file_is_read_is_named_in_one_line(copy, caps
     plant(copy / name, kind)
     with within(30):
         code = main(["report", str(copy)])
-    line = _one_line(capsys, code, str(copy / name))
+    line = one_line(capsys, code, str(copy / name))
     assert {"fifo": "a FIFO", "socket": "a socket", "folder": "a folder"}[kind] in line
 
 
@@ -346,7 +337,7 @@ def test_the_lock_is_never_taken_through_a_link_nor_truncated(copy, tmp_path, ca
     plant(copy / "tune.lock", kind, victim)
     with within(30):
         code = main(["report", str(copy)])
-    _one_line(capsys, code, str(copy / "tune.lock"))
+    one_line(capsys, code, str(copy / "tune.lock"))
     assert victim.read_text() == "precious\n" * 100
 
 
@@ -420,7 +411,7 @@ def test_non_finite_or_impossible_samples_are_damage_found_before_anything_is_wr
 ):
     before = {name: (copy / name).read_bytes() for name in ("report.md", "report.json")}
     _sample_at(copy / "trials" / "trial_0.json", value)
-    line = _one_line(capsys, main(["report", str(copy)]), "trial_0.json is damaged (")
+    line = one_line(capsys, main(["report", str(copy)]), "trial_0.json is damaged (")
     assert "delete it, then tune --resume" in line
     assert {name: (copy / name).read_bytes() for name in before} == before
 
@@ -452,13 +443,13 @@ def test_non_finite_or_impossible_kernel_times_are_damage(copy, name, field, val
 @pytest.mark.parametrize("name", ["run.json", "trials/trial_0.json", "tuners/optuna/summary.json"])
 def test_nesting_too_deep_for_the_parser_is_said_in_one_line(copy, capsys, name):
     (copy / name).write_text("[" * 200_000)
-    _one_line(capsys, main(["report", str(copy)]), f"{name.split('/')[-1]} is damaged (nested")
+    one_line(capsys, main(["report", str(copy)]), f"{name.split('/')[-1]} is damaged (nested")
 
 
 def test_a_key_given_twice_is_damage(copy, capsys):
     text = (copy / "environment.json").read_text()
     (copy / "environment.json").write_text('{"tvm": "0.1",' + text.lstrip()[1:])
-    _one_line(capsys, main(["report", str(copy)]), "environment.json is damaged (key 'tvm'")
+    one_line(capsys, main(["report", str(copy)]), "environment.json is damaged (key 'tvm'")
 
 
 STORED_OUT_OF_RANGE = {
@@ -487,7 +478,7 @@ def _set_field(copy, where, name, value) -> None:
 )
 def test_a_stored_value_the_command_line_refuses_is_damage(copy, capsys, where, name, value):
     _set_field(copy, where, name, value)
-    line = _one_line(capsys, main(["report", str(copy)]), "run.json is damaged (")
+    line = one_line(capsys, main(["report", str(copy)]), "run.json is damaged (")
     assert f"{name} should be between" in line and f"not {value}" in line
 
 
@@ -516,7 +507,7 @@ def test_a_name_this_tune_does_not_know_in_run_json_is_one_line_on_resume(
     meta = json.loads((copy / "run.json").read_text())
     change(meta)
     (copy / "run.json").write_text(json.dumps(meta))
-    line = _one_line(capsys, main(["--resume", str(copy)]), says, "start a new run with --out")
+    line = one_line(capsys, main(["--resume", str(copy)]), says, "start a new run with --out")
     assert "which this tune does not know" in line
 
 
@@ -524,7 +515,7 @@ def test_an_arm_no_trial_measured_is_named_by_tune_report_not_reported_wrong(cop
     meta = json.loads((copy / "run.json").read_text())
     meta["arms"].append({"name": "nope"})
     (copy / "run.json").write_text(json.dumps(meta))
-    _one_line(capsys, main(["report", str(copy)]), "names arm 'nope', which no trial")
+    one_line(capsys, main(["report", str(copy)]), "names arm 'nope', which no trial")
 
 
 def test_a_stored_case_too_large_for_the_machine_is_refused_on_resume(copy, capsys):
@@ -532,7 +523,7 @@ def test_a_stored_case_too_large_for_the_machine_is_refused_on_resume(copy, caps
     case = {**meta["case"], "channels": 100000, "height": 4096, "width": 4096}
     meta["case"] = meta["identity"]["case"] = case
     (copy / "run.json").write_text(json.dumps(meta))
-    _one_line(capsys, main(["--resume", str(copy)]), "TVM indexes with int32")
+    one_line(capsys, main(["--resume", str(copy)]), "TVM indexes with int32")
 
 
 def test_hostile_text_and_a_password_in_a_run_file_reach_the_reports_as_text(copy):
