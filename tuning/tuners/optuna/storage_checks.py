@@ -5,15 +5,10 @@ folder exists."""
 from __future__ import annotations
 
 from .storages import remember_password, storage_file
-from .study import STUDY_NAME, new_study_base, open_study, study_name
+from .study import STUDY_NAME, open_study, study_name
+from .study import new_study_base as new_study
 
 __all__ = ["new_study", "open_first", "remember_password", "storage_file"]
-
-
-def new_study() -> str:
-    """The name under which a new run keeps its studies in a shared storage (run.json's
-    options keep it): two runs given one storage never share trials."""
-    return new_study_base()
 
 
 def open_first(
