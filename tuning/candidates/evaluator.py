@@ -212,7 +212,7 @@ class CandidateEvaluator:
                 self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return process_pool(self.workers)
+        return process_pool(self.workers, torch=False)  # builders compile; they run nothing
 
     def close(self, kill: bool = False) -> None:
         """`kill`: stop the builders and the runner mid-task (the run is being stopped)."""

@@ -12,15 +12,17 @@ import queue as queue_module
 import time
 from multiprocessing.process import BaseProcess
 
-from tuning.children import die_with_parent, stop
+from tuning.children import die_with_parent, leave_torch_out, stop
 from tuning.measure.protocol import KernelProtocol
 
 from .outcome import Outcome, Reason, failed
 from .time_book import TimeBook
 
 
-def _runner_loop(requests, replies, parent: int):
+def _runner_loop(requests, replies, parent: int, target_kind: str):
     die_with_parent(parent)
+    if target_kind != "cuda":  # PyTorch times CUDA kernels (`gpu_timer`); nothing else here
+        leave_torch_out()
     # Imported here, after the line to the parent is set: TVM is most of a new runner's
     # start-up, which no candidate is charged for (the time limit starts after "ready").
     from .kernel_check import measure_library
@@ -61,7 +63,9 @@ class KernelRunner:
         """A new measuring process, once it is ready."""
         self._requests, self._replies = self._context.Queue(), self._context.Queue()
         process = self._process = self._context.Process(
-            target=_runner_loop, args=(self._requests, self._replies, os.getpid()), daemon=True
+            target=_runner_loop,
+            args=(self._requests, self._replies, os.getpid(), self.kind),
+            daemon=True,
         )
         process.start()
         deadline = time.monotonic() + STARTUP_LIMIT_S

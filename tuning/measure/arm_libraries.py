@@ -17,7 +17,7 @@ from pathlib import Path
 from baselines.pipeline import make_target
 from tuning.children import kill_pool, process_pool
 
-from .workload import as_workload
+from .workload import CaseWorkload, as_workload
 
 
 def build_arm(subject, arm, target, ir_dir, library: Path | None, kernels: bool) -> tuple:
@@ -74,7 +74,9 @@ class ArmLibraries:
         if not self.needed or not arms:
             return
         if self._pool is None:
-            self._pool, self._started = process_pool(self.workers), time.monotonic()
+            # A Case's arms build from TVM alone; a model's are PyTorch modules until exported.
+            torch = not isinstance(self.workload, CaseWorkload)
+            self._pool, self._started = process_pool(self.workers, torch), time.monotonic()
         pool = self._pool
         for arm in arms:
             library = str(Path(self.path) / f"{arm.name}.so")

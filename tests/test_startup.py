@@ -1,0 +1,48 @@
+"""What makes a process of the project start fast does not change what it computes."""
+
+import inspect
+import sys
+
+from baselines.script_frames import PSEUDO_FILES
+from tuning.children import process_pool
+
+
+def _frames_seen_from(filename: str) -> list[tuple]:
+    """`inspect.stack()` as TVMScript's parser takes it, from code whose file is `filename`."""
+    code = compile("stack = inspect.stack()", filename, "exec")
+    scope = {"inspect": inspect}
+    exec(code, scope)
+    stack = scope["stack"]
+    return [(f.lineno, f.function, f.code_context) for f in stack if f.filename == filename]
+
+
+def test_known_pseudo_files_give_the_frames_inspects_own_scan_gives():
+    known = {name: inspect.modulesbyfile.pop(name) for name in PSEUDO_FILES}
+    try:
+        scanned = {name: _frames_seen_from(name) for name in PSEUDO_FILES}
+    finally:
+        inspect.modulesbyfile.update(known)
+    for name in PSEUDO_FILES:
+        assert _frames_seen_from(name) == scanned[name]
+        frame = sys._getframe()
+        assert inspect.getmodule(frame, name) is None
+
+
+def _torch_state() -> str:
+    if "torch" not in sys.modules:
+        return "not imported"
+    return "marked absent" if sys.modules["torch"] is None else "imported"
+
+
+def _torch_and_tvm() -> tuple:
+    import tvm
+
+    return _torch_state(), tvm.__version__
+
+
+def test_a_pool_that_runs_no_pytorch_starts_without_it_and_has_tvm():
+    import tvm
+
+    for torch, want in ((False, "marked absent"), (True, _torch_state())):
+        with process_pool(1, torch=torch) as pool:
+            assert pool.submit(_torch_and_tvm).result(timeout=300) == (want, tvm.__version__)
