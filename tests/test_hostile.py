@@ -418,11 +418,24 @@ def _phase_walls(out) -> dict:
         return {}
 
 
-# (what the run is doing, when it has got there)
+def _written_since(path, since: float) -> bool:
+    try:
+        return path.stat().st_mtime > since
+    except OSError:
+        return False
+
+
+# (what the run is doing, when this process has got there: a file it wrote since it started;
+# a file an earlier process left would send the signal before the handler is installed)
 MOMENTS = [
-    ("setting up", lambda out: (out / "run.json").is_file()),
-    ("tuning", lambda out: (out / "tuners" / "optuna" / "study.db").is_file()),
-    ("timing the arms", lambda out: "tuning" in _phase_walls(out)),
+    ("setting up", lambda out, since: _written_since(out / "run.json", since)),
+    ("tuning", lambda out, since: _written_since(out / "tuners" / "optuna" / "study.db", since)),
+    (
+        "timing the arms",
+        lambda out, since: (
+            _written_since(out / "run.json", since) and "tuning" in _phase_walls(out)
+        ),
+    ),
 ]
 
 
@@ -441,9 +454,12 @@ def test_sigterm_at_any_moment_of_a_study_ends_130_and_the_run_resumes(tmp_path)
         argv = first if number == 0 else ["--resume", str(out)]
         log = tmp_path / f"stderr{number}"
         with log.open("w") as stderr:
+            since = time.time()
             process = subprocess.Popen([*TUNE, *argv], cwd=ROOT, stderr=stderr)
             deadline = time.monotonic() + 300
-            while not reached(out) and process.poll() is None and time.monotonic() < deadline:
+            while (
+                not reached(out, since) and process.poll() is None and time.monotonic() < deadline
+            ):
                 time.sleep(0.1)
             assert process.poll() is None, f"ended before {doing}: {log.read_text()[-2000:]}"
             process.send_signal(signal.SIGTERM)
