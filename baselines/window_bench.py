@@ -1,5 +1,5 @@
-"""Kernels of the #20401 class under each rule list: the rule that takes each, whether its
-result is right, and on a GPU how long the kernel takes.
+"""Small-window reduction kernels (the class of apache/tvm#20401) under each rule list: the rule
+that takes each, whether its result is right, and on a GPU how long the kernel takes.
 
     python3 -m baselines.window_bench OUT [--target cuda|llvm] [--kernels A,B] [--lists ...]
 
@@ -187,7 +187,11 @@ def table(result: dict) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Measure the kernels under the lists, write OUT/window_bench.json and .md; 1 where a list
     gets a kernel wrong that the default list gets right, else 0."""
-    parser = argparse.ArgumentParser(prog="python3 -m baselines.window_bench", description=__doc__)
+    parser = argparse.ArgumentParser(  # its example shown as written, as `tune`'s parsers do
+        prog="python3 -m baselines.window_bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("out", type=Path, help="folder for window_bench.json and .md")
     parser.add_argument("--target", choices=("cuda", "llvm"), help="default: cuda if a GPU is here")
     parser.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated names")

@@ -1,7 +1,7 @@
-"""The kernels of the #20401 class that `window_bench` compares the rule lists on: each a small
-Relax graph with the shapes of a layer of a real model (or a control that no list should change),
-the same computation in PyTorch for reference, and the graph through the CUDA pipeline up to
-default scheduling with the one function that reduces.
+"""The small-window reduction kernels (the class of apache/tvm#20401) that `window_bench`
+compares the rule lists on: each a small Relax graph with the shapes of a layer of a real model
+(or a control that no list should change), the same computation in PyTorch for reference, and
+the graph through the CUDA pipeline up to default scheduling with the one function that reduces.
 """
 
 from __future__ import annotations

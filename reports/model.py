@@ -3,7 +3,7 @@ the run folder alone (no TVM): model.json, analysis.json, kernel_times.json, tri
 
 What it computes from them:
 - per kernel: its rule, launch and time under each rule list (and tuned), its launches per call
-  of the model (`calls`), and the #20401 pattern flag with the criterion stated once;
+  of the model (`calls`), and the idle-lane pattern flag with the criterion stated once;
 - what the pattern costs: the sum over pattern kernels of launches x time under the default
   list, against the model's end-to-end GPU time and against all its kernels' sum;
 - what each other list recovers: its end-to-end ratio to the default list with its paired

@@ -21,7 +21,11 @@ def label(report: dict) -> str:
 
 def render(report: dict) -> str:
     """report.md: the paragraph, then the tables it rests on, then what was run."""
-    lines = [f"# {md(label(report))}: the #20401 pattern in a real network", "", headline(report)]
+    lines = [
+        f"# {md(label(report))}: the idle-lane pattern in a real network",
+        "",
+        headline(report),
+    ]
     lines += tables.failure_section(report.get("rule_failures", []))
     lines += tables.pattern_section(report)
     if report["arms"]:
@@ -29,7 +33,7 @@ def render(report: dict) -> str:
     lines += tables.tuned_section(report)
     lines += tables.changes_section(report)
     lines += tables.costliest_section(report)
-    lines += ["", "## The #20401 pattern", "", report["criterion"]]
+    lines += ["", "## The idle-lane pattern", "", report["criterion"]]
     lines += tables.checks_section(report)
     lines += tables.walls_section(report)
     lines += closing_sections(
@@ -54,7 +58,7 @@ def headline(report: dict) -> str:
     parts = [
         f"{code(label(report))} with input {inputs}, {md(model['weights'])}, {where}.",
         f"{pattern['kernels']} of its {len(kernels)} kernels ({_launches(pattern['launches'])} "
-        "per call) have the #20401 pattern (criterion below; analysed for CUDA "
+        "per call) have the idle-lane pattern (criterion below; analysed for CUDA "
         f"{report['analysis_target'].get('arch')} under each rule list).",
     ]
     if pattern["default_ms"] is not None:

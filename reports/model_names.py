@@ -6,7 +6,7 @@ from __future__ import annotations
 
 DEFAULT = "default"
 TUNED = "tvm-tuned"
-# A model list's predicted gain agrees with the measured one within this share (issue 22).
+# A model list's predicted gain agrees with the measured one within this share.
 AGREEMENT = 0.10
 
 

@@ -44,7 +44,7 @@ def headline(summary: dict) -> str:
     wrong = [f"{md(r['model'])}: {md(', '.join(r['wrong']))}" for r in rows if r["wrong"]]
     parts = [
         f"{len(rows)} models on {md(summary.get('device'))}; {len(found)} have kernels with the "
-        "#20401 pattern.",
+        "idle-lane pattern.",
         "Faster than the default list end to end (GPU time on a GPU, interval below 1): "
         + (", ".join(faster) or "none")
         + ".",
@@ -78,7 +78,7 @@ def markdown(summary: dict) -> str:
     """models.md: the paragraph, one row per model and candidate list (the pattern's cost, the
     list's ratio to the default, the control's check, correctness), what each model shows, and
     end to end per arm."""
-    lines = ["# The #20401 pattern across real networks (`tune models`)", "", headline(summary)]
+    lines = ["# The idle-lane pattern across real networks (`tune models`)", "", headline(summary)]
     rows = []
     for row in summary["rows"]:
         pattern = row["pattern"]

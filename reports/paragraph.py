@@ -16,11 +16,11 @@ from .summary import fixed_rule_before
 CANDIDATE = "fixed"
 # The issue's slowdown: the fused arm against the unfused ones.
 SLOWDOWN = ("on/partial", "on/off")
-# The PyTorch peer held against the candidate like for like, plain and captured (issue 12).
+# The PyTorch peer held against the candidate like for like, plain and captured.
 FAIR_PEERS = ("fixed/torch-compile", "fixed+capture/torch-compile+capture")
 PEER_FIGURES = ("python_call", "gpu_queued")
 ONE_KERNEL = ("one-kernel/fixed", "one-kernel+capture/fixed+capture")
-# The whole graph against PyTorch like for like (issue 25): plain by GPU time against
+# The whole graph against PyTorch like for like: plain by GPU time against
 # torch.compile's, captured against torch.compile captured, end to end (a replay on both sides).
 WHOLE_GRAPH_PEERS = (
     ("one-kernel/torch-compile", ("gpu_queued",), "plain"),

@@ -6,7 +6,7 @@ from .cells import MISSING, table, us
 from .escape import code, md
 from .sweep_arms import sweep_tuners, tuned_against
 
-# Within this of the tuned optimum, the candidate rule is "close enough" (issue 7's goal).
+# Within this of the tuned optimum, the candidate rule is "close enough" (the project's goal).
 GOAL_GAP = 0.10
 
 

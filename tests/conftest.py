@@ -1,5 +1,6 @@
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -242,3 +243,18 @@ def one_line(capsys, code: int, *parts: str) -> str:
     assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
     assert all(part in lines[0] for part in parts), lines[0]
     return lines[0]
+
+
+# A text a user reads names none of the project's own issues ("issue 22", "(issue 31)") and calls
+# nothing by an upstream issue's bare number ("the #20401 pattern"): a citation of the thread the
+# tool is for, apache/tvm#20401, is no such name.
+_PROJECT_ISSUE = r"\bissue \d+\b|\(issue \d+\)"
+_ISSUE_NUMBER = re.compile(rf"{_PROJECT_ISSUE}|(?<![\w/])#\d+", re.IGNORECASE)
+_PROJECT_ISSUE_ONLY = re.compile(_PROJECT_ISSUE, re.IGNORECASE)
+
+
+def issue_numbers(text: str, bare: bool = True) -> list[str]:
+    """The issue numbers `text` names, each with the words around it (none: an empty list);
+    `bare=False` leaves out a bare `#N`, which an upstream commit's subject quoted may hold."""
+    pattern = _ISSUE_NUMBER if bare else _PROJECT_ISSUE_ONLY
+    return [text[max(0, m.start() - 40) : m.end() + 20] for m in pattern.finditer(text)]

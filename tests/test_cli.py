@@ -368,7 +368,7 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
     assert (copy / "report.md").read_text() == with_tvm
 
 
-# Round 3 (issue 26): every option's text, every integer's digits, the machine's bounds.
+# Round 3: every option's text, every integer's digits, the machine's bounds.
 
 
 # (command, option): every option that names a folder, file, URL, name or list of names.

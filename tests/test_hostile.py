@@ -1,4 +1,4 @@
-"""Hostile inputs, round 4 (issue 32): paths a report follows, secrets in storage URLs, text
+"""Hostile inputs, round 4: paths a report follows, secrets in storage URLs, text
 pasted into GitHub. Each is one line (exit 2) or text shown as it is, never a traceback, never a
 file written outside the folder given. Study runs are in test_untrusted.py (its finished run)."""
 

@@ -98,7 +98,7 @@ def test_every_tvm_build_matches_pytorch_eager_with_tf32_off_and_is_timed_beside
 def test_the_report_states_the_criterion_the_cost_and_tf32(model_run):
     out, done = model_run
     text = (out / "report.md").read_text()
-    assert "A kernel has the #20401 pattern when" in text
+    assert "A kernel has the idle-lane pattern when" in text
     assert "of its 3 kernels" in text and "Under the default rules they take" in text
     assert "TF32 off" in text and "nothing downloaded" in text
     assert "| `avg_pool2d` | 1 | 4 | Reduction, " in text

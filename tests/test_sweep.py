@@ -290,7 +290,7 @@ def test_the_sweep_runs_inductor_on_cuda_with_pytorch():
         assert {"torch-compile", "torch-compile+capture"} <= set(sweep_arms("cuda"))
 
 
-# Round 3 (issue 26): folders the sweep does not own, Case names and sizes, special files.
+# Round 3: folders the sweep does not own, Case names and sizes, special files.
 
 
 def _sweep(*args) -> int:

@@ -274,7 +274,7 @@ def test_a_run_file_of_another_format_is_refused_in_one_line(copy, capsys):
     one_line(capsys, main(["--resume", str(copy)]), "format 99", "reads format 1")
 
 
-# Round 3 (issue 26): special files, links written through, values out of range, deep nesting.
+# Round 3: special files, links written through, values out of range, deep nesting.
 
 # The files `tune report` reads (a resume reads these and kernels.json, the tuners' kernels).
 READ_FILES = [

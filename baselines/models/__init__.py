@@ -6,7 +6,7 @@ of `tune model` and `tune models`.
     load.py       the PyTorch module and its example inputs (random weights, nothing downloaded)
     importer.py   torch.export + Relax's importer: the Relax module of a model
     kernels.py    a model's kernels (PrimFuncs), unscheduled or by a rule list, for kernel timing
-    pattern.py    the #20401 pattern, stated once: its text and its test
+    pattern.py    the idle-lane pattern, stated once: its text and its test
     analysis.py   per kernel, for CUDA without a GPU: rule per list, launch, window, pattern
     failures.py   a rule that raises on a kernel, as a finding (rule, TVM's message, issue)
     build.py      the VM executable for a rule list, and a run on NumPy inputs

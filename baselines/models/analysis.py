@@ -1,5 +1,5 @@
 """Per kernel of a model, for CUDA without a GPU: the rule that takes it under each rule list,
-the launch that rule gives it, its reduction window, and whether it has the #20401 pattern.
+the launch that rule gives it, its reduction window, and whether it has the idle-lane pattern.
 
 It compiles through the backend's passes and the rule lists, and runs nothing: the launch is
 read off the scheduled TIR. The result is plain data (`to_dict`), which a report renders

@@ -1,5 +1,6 @@
-"""The #20401 pattern, stated once: the sentence a report prints and the test that flags a
-kernel, side by side so that they cannot drift apart. The test reads plain figures, which
+"""The idle-lane pattern (the default schedule apache/tvm#20401 reports, in any kernel), stated
+once: the sentence a report prints and the test that flags a kernel, side by side so that they
+cannot drift apart. The test reads plain figures, which
 `analysis.py` reads off the TIR.
 """
 
@@ -13,7 +14,7 @@ WARP = CUDA_LIMITS["thread_warp_size"]
 PATTERN_LIST = "default"
 
 CRITERION = (
-    "A kernel has the #20401 pattern when (1) each of its reductions reduces a constant number "
+    "A kernel has the idle-lane pattern when (1) each of its reductions reduces a constant number "
     f"of elements into each output, at most {MAX_WINDOW} (the candidate rule's window limit), "
     "and (2) the default rule list schedules it as a cross-thread reduction with one thread "
     "block per output (a reduction loop bound to threadIdx, as many blocks as outputs) whose "

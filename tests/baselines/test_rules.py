@@ -1,5 +1,5 @@
 """Which rule each of the project's kernels receives with the candidate `WindowReduction` rule,
-and what it builds (the rule across the whole #20401 class: test_window_rule.py)."""
+and what it builds (the rule across the whole class of apache/tvm#20401: test_window_rule.py)."""
 
 import dataclasses
 import math

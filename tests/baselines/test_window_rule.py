@@ -1,7 +1,7 @@
-"""The window rule across the #20401 class (window_reduction.py), the alternative fix beside it
-(serial_reduction.py), and the benchmark that compares them (window_bench.py, window_kernels.py):
-the rule each kind of kernel gets under each list, every schedule's numerics on llvm against
-PyTorch, the launch, declining, and ptxas's report of the CUDA kernels."""
+"""The window rule across the class of apache/tvm#20401 (window_reduction.py), the alternative
+fix beside it (serial_reduction.py), and the benchmark that compares them (window_bench.py,
+window_kernels.py): the rule each kind of kernel gets under each list, every schedule's numerics
+on llvm against PyTorch, the launch, declining, and ptxas's report of the CUDA kernels."""
 
 import ast
 import dataclasses
@@ -194,7 +194,7 @@ def _rules(kernel) -> dict:
 @pytest.mark.parametrize("kernel", CLASS, ids=_ids(CLASS))
 def test_every_kernel_of_the_class_gets_the_window_rule(kernel):
     rules = _rules(kernel)
-    assert rules["default"] in SERIAL  # the #20401 schedule, or Reduction's block of few threads
+    assert rules["default"] in SERIAL  # the issue's schedule, or Reduction's block of few threads
     assert rules["fixed"] == "WindowReduction"
     assert rules["reduction-fix"] == SERIAL[rules["default"]]
 

@@ -6,7 +6,7 @@ import json
 import tarfile
 
 import pytest
-from conftest import ROOT, python_without_tvm
+from conftest import ROOT, issue_numbers, python_without_tvm
 from test_report import _check_comment
 
 STORED = ROOT / "reports" / "h200"
@@ -60,6 +60,12 @@ def test_a_committed_run_gives_a_comment_for_the_thread(rendered):
             text
         )
         assert "one-kernel+capture/torch-compile+capture = 0.646 (95% CI 0.565–0.739)" in text
+
+
+def test_a_committed_run_s_report_names_no_issue_by_its_number(rendered):
+    _, run, _, _ = rendered
+    for name in ("report.md", "comment.md"):
+        assert not issue_numbers((run / name).read_text()), name
 
 
 def _close(a, b) -> bool:
@@ -129,6 +135,7 @@ def test_the_committed_models_folder_renders_its_committed_summary(tmp_path):
     committed = (STORED / "models" / "models.md").read_text()
     assert (tmp_path / "models" / "models.md").read_text() == committed
     assert "Every TVM build correct against PyTorch eager." in committed
+    assert not issue_numbers(committed)
 
 
 def test_the_committed_inductor_sweep_renders_its_committed_tables(tmp_path):

@@ -1,7 +1,6 @@
 """Reports of run folders written with known figures and the H200's noise, rendered as
-`tune report` renders them, on CPU: a CUDA run with the PyTorch peers (the H200's figures, from
-issue 12's table), a default-style CUDA run with both tuners, and an llvm run where `fixed` is
-`on`."""
+`tune report` renders them, on CPU: a CUDA run with the PyTorch peers (the H200's figures), a
+default-style CUDA run with both tuners, and an llvm run where `fixed` is `on`."""
 
 import json
 import re
@@ -366,7 +365,7 @@ def test_the_report_says_where_the_run_s_time_went():
     assert "tuning 121 s, arm builds 9 s, comparison 95 s" in text
 
 
-# The default arms of a CUDA run with PyTorch (issue 25): the issue's four, `fixed` and the one
+# The default arms of a CUDA run with PyTorch: the issue's four, `fixed` and the one
 # kernel of the whole graph, each plain and captured, both tuners' arms, and PyTorch's peers.
 # Figures from the H200 runs of 2026-11-30 (reports/h200/ and fair/).
 WHOLE_FIGURES = {

@@ -1,7 +1,7 @@
-"""`tune upstream --out DIR` into a folder it does not own (issue 26, defect 5): links planted at
-its outputs are replaced and their targets left alone, files that hold other text (an edited TVM
-checkout) are not overwritten without --force, and what cannot be replaced is refused in one
-line with nothing written."""
+"""`tune upstream --out DIR` into a folder it does not own: links planted at its outputs are
+replaced and their targets left alone, files that hold other text (an edited TVM checkout) are
+not overwritten without --force, and what cannot be replaced is refused in one line with nothing
+written."""
 
 import os
 import signal

@@ -15,8 +15,8 @@ fused kernel, report.
                                       patch, its files and PR.md (--run, --sweep, --models,
                                       --bench)
     tune model SPEC                   a real network (torchvision:NAME, timm:NAME,
-                                      FILE.py:FUNCTION): its #20401 kernels, per kernel and
-                                      end to end, against PyTorch
+                                      FILE.py:FUNCTION): its kernels with the idle-lane
+                                      pattern, per kernel and end to end, against PyTorch
     tune models                       the built-in list of networks, one run per model
     tune --rpc-tracker HOST:PORT --rpc-key KEY
                                       measure MetaSchedule's candidates on RPC servers
@@ -51,12 +51,14 @@ PROCESS_STARTED = time.monotonic()
 # machine without TVM, so nothing it needs may import TVM.
 
 
-REPORT_USAGE = (
-    "usage: tune report DIR [--comment]\n\n"
-    "Render a run folder's reports again from its stored data (no GPU, no TVM needed): a "
-    "study run (--comment prints its comment for the issue thread), a tune model run or a "
-    "tune models folder."
-)
+REPORT_USAGE = """usage: tune report DIR [--comment]
+
+Render a run folder's reports again from its stored data (no GPU, no TVM needed): a study run,
+a tune model run or a tune models folder.
+
+    tune report DIR             DIR/report.md again (a study run, a model run), or DIR/models.md
+                                and each model's report.md (a tune models folder)
+    tune report DIR --comment   print a study run's comment.md, for the issue thread"""
 
 
 def _report(argv: list[str]) -> int:

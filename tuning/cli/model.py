@@ -1,10 +1,10 @@
-"""`tune model SPEC` and `tune models`: real networks, per kernel and end to end (issue 22).
+"""`tune model SPEC` and `tune models`: real networks, per kernel and end to end.
 
     tune model torchvision:inception_v3          analysis, kernel times per rule list, the
                                                  model end to end against PyTorch (a GPU)
     tune model timm:legacy_xception --decompose  BatchNorm decomposed first
     tune model my_net.py:build --analyze         for CUDA without a GPU: rules, launches,
-                                                 the #20401 pattern; nothing runs
+                                                 the idle-lane pattern; nothing runs
     tune model torchvision:convnext_tiny --tune-top 2 --budget 100
                                                  the 2 costliest pattern kernels tuned
     tune models                                  the built-in list, one run folder per model

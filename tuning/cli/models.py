@@ -19,7 +19,15 @@ MODELS_TRIALS = 1
 def models_main(argv: list[str]) -> int:
     """`tune models`: every model of the built-in list (or of --models) per kernel and end to
     end, in DIR/<model>/, with DIR/models.md, .json and .png; the same command again finishes
-    an interrupted run and measures nothing already measured."""
+    an interrupted run and measures nothing already measured.
+
+        tune models                          the built-in list, one run folder per model
+        tune models --analyze                for CUDA without a GPU: rules, launches and the
+                                             idle-lane pattern per kernel; nothing runs
+        tune models --models inception_v3,resnet50,my_net.py:build --out DIR
+                                             a subset, or your own specs (NAME+decompose
+                                             decomposes BatchNorm first)
+    """
     from baselines.models.catalog import BUILTIN_MODELS
     from tuning.models.catalog import model_plans, open_models_folder, run_models, select_models
     from tuning.progress import DETAILS_LOG, Progress, details_to

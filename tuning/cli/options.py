@@ -13,6 +13,7 @@ What a resume may change is `run_options.py`'s.
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
 from typing import NoReturn
 
@@ -32,6 +33,16 @@ from .text import check_text
 
 
 class Parser(argparse.ArgumentParser):
+    """Every `tune` subcommand's parser: its description (a docstring, its common indentation
+    removed) printed as written, so that its examples keep their lines; an error one line."""
+
+    def __init__(self, *, description: str | None = None, **kwargs) -> None:
+        super().__init__(
+            description=description and inspect.cleandoc(description),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **kwargs,
+        )
+
     def error(self, message: str) -> NoReturn:  # one line, no usage dump
         raise UsageError(f"{message} (see {self.prog} --help)")
 
@@ -112,9 +123,7 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def parser(description: str) -> Parser:
     """The parser of `tune` (a run, or --resume of one); the run-defining options default to
     None, so that a resume tells one given from one left out (`run_options.py`)."""
-    p = Parser(
-        prog="tune", description=description, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    p = Parser(prog="tune", description=description)
     p.add_argument(
         "--budget",
         type=integer,

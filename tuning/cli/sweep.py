@@ -18,7 +18,15 @@ from .run import recorded_command
 def sweep_main(argv: list[str]) -> int:
     """`tune sweep`: arms partial, on, fixed, serial, one-kernel and Optuna's best (of the
     fused pool kernel and of the one kernel) for each of a set of Cases, with the captured arms
-    and inductor on a GPU with PyTorch; the same command again finishes an interrupted sweep."""
+    and inductor on a GPU with PyTorch; the same command again finishes an interrupted sweep.
+
+        tune sweep --budget 40            the built-in Cases, Optuna's search 40 trials each
+        tune sweep --cases issue,window3-stride1 --out DIR
+                                          a subset; the same command resumes
+        tune sweep --cases-file my_cases.toml --case wide width=256 prelude=false
+                                          your own named Cases: a TOML or JSON file with one
+                                          table of case fields per name, and --case groups
+    """
     from tuning.sweep import (
         SWEEP_CASES,
         check_cases_fit,

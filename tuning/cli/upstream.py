@@ -28,15 +28,19 @@ def _path(text: str) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """`tune upstream`: with --out, the patch, its files and PR.md written under DIR (an edited
-    file kept unless --force); with --check, the patch tested in a scratch clone of a TVM checkout,
-    exit status 1 where a test changed or a name is missing."""
-    parser = Parser(
-        prog="tune upstream",
-        description="The candidate rule as a pull request to apache/tvm: a git format-patch "
-        "file against TVM main, the files it adds or changes as TVM lays them out, and PR.md, "
-        "its description with the figures of the folders given.",
-    )
+    """`tune upstream`: the candidate rule as a pull request to apache/tvm: a git format-patch
+    file against TVM main, the files it adds or changes as TVM lays them out, and PR.md, its
+    description with the figures of the folders given; or the patch tested on a TVM checkout.
+
+        tune upstream --out DIR --run RUN --models MODELS
+                                        under DIR: the patch, its files and PR.md with the
+                                        figures of a `tune` run and a `tune models` folder
+                                        (an edited file is kept unless --force)
+        tune upstream --check TVM_TREE  the patch applied in a scratch clone of a TVM checkout
+                                        and TVM's tests run without and with it; exit status 1
+                                        where a test changed or a name is missing
+    """
+    parser = Parser(prog="tune upstream", description=main.__doc__)
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--out", type=_path, metavar="DIR", help="folder to write")
     action.add_argument(

@@ -22,7 +22,15 @@ from .options import Parser, add_password_env, check_options, integer
 
 
 def worker_main(argv: list[str]) -> int:
-    """`tune worker`: join a shared Optuna study (on this machine or another) and measure."""
+    """`tune worker`: join a shared Optuna study (on this machine or another) and measure its
+    candidates, BUDGET of them, beside the study's other workers.
+
+        tune worker --storage postgresql://user@host/db --study fused-pool --budget 100
+                                          100 trials of the study `tune --workers` created
+        tune worker --storage journal:///RUN/study.journal --budget 50 --sampler random
+                                          50 more trials for the study of a run folder
+                                          (`tune --workers K` writes that journal), at random
+    """
     parser = Parser(prog="tune worker", description=worker_main.__doc__)
     parser.add_argument(
         "--storage",

@@ -1,4 +1,4 @@
-"""`tune model` and `tune models`: real networks through the study's measurement (issue 22).
+"""`tune model` and `tune models`: real networks through the study's measurement.
 
     plan.py          what a model run measures (run.json), and its arms' names
     prepare.py       the CPU work before any timing, in parallel processes: import and

@@ -27,7 +27,7 @@ def models_section(data: dict, source: Path, date: str) -> list[str]:
     lines = [
         f"{code(data.get('command', 'tune models'))} on "
         f"{md(data.get('device', 'a device not recorded'))}, {md(date)} ({code(source)}): per "
-        "model, the kernels with the #20401 pattern and their time per call under the default "
+        "model, the kernels with the idle-lane pattern and their time per call under the default "
         "rules and with WindowReduction, then the model end to end (one process; the interval is "
         "over its timing blocks).",
         "",

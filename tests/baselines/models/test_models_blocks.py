@@ -1,6 +1,6 @@
 """Blocks of real networks, each a FILE.py:FUNCTION spec (tests/fixtures/model_blocks.py): imported
 through torch.export, analysed for CUDA without a GPU (the rule of every kernel under both
-lists, its launch, the #20401 pattern flagged where the issue finds it and nowhere else), and
+lists, its launch, the idle-lane pattern flagged where the issue finds it and nowhere else), and
 built for llvm and checked against PyTorch eager."""
 
 import pytest
@@ -124,7 +124,7 @@ def test_dense_transition_pool_gets_one_block_of_four_threads_per_output():
 def test_analysis_is_plain_data():
     _, analysis = imported("dense_transition")
     data = analysis.to_dict()
-    assert data["criterion"].startswith("A kernel has the #20401 pattern")
+    assert data["criterion"].startswith("A kernel has the idle-lane pattern")
     assert data["target"]["kind"] == "cuda"
     row = {k["name"]: k for k in data["kernels"]}["avg_pool2d"]
     assert row["launches"]["default"] == {"grid": 288, "block": 4}

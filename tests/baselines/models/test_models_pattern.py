@@ -1,4 +1,4 @@
-"""The #20401 pattern on plain figures: what the criterion flags and what it leaves."""
+"""The idle-lane pattern on plain figures: what the criterion flags and what it leaves."""
 
 import pytest
 
