@@ -37,12 +37,17 @@ def _torch_state() -> str:
 def _torch_and_tvm() -> tuple:
     import tvm
 
-    return _torch_state(), tvm.__version__
+    from baselines.torch_peer import torch_available
+
+    return _torch_state(), torch_available(), tvm.__version__
 
 
 def test_a_pool_that_runs_no_pytorch_starts_without_it_and_has_tvm():
     import tvm
 
-    for torch, want in ((False, "marked absent"), (True, _torch_state())):
+    from baselines.torch_peer import torch_available
+
+    here = (_torch_state(), torch_available())
+    for torch, want in ((False, ("marked absent", False)), (True, here)):
         with process_pool(1, torch=torch) as pool:
-            assert pool.submit(_torch_and_tvm).result(timeout=300) == (want, tvm.__version__)
+            assert pool.submit(_torch_and_tvm).result(timeout=300) == (*want, tvm.__version__)
