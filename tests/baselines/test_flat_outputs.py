@@ -43,12 +43,14 @@ def _flat_points(space: Space) -> list[dict]:
     [*((c, True) for c in CASES), (STRIDE1, False), (STRIDE1, True)],
     ids=["default-whole", "window3-whole", "odd-whole", "stride1", "stride1-whole"],
 )
-def test_every_flat_cpu_point_matches_the_reference(case, whole):
-    """(The pool kernel's flat points of CASES are among every valid point test_template
-    builds.)"""
+def test_flat_cpu_points_match_the_reference(case, whole):
+    """Every flat point of the stride-1 Case, a third of those of the whole-graph kernels of
+    CASES (either value and vector, unrolled or not). The pool kernel's flat points of CASES
+    are among every valid point test_template builds."""
     space = Space(case, "llvm", whole=whole)
     points = _flat_points(space)
     assert {p["outputs_flat"] for p in points} == {2, 4} and any(p["vector"] for p in points)
+    points = points if case == STRIDE1 else points[::3]
     with CandidateEvaluator(case, {"kind": "llvm"}, QUICK, workers=2, whole=whole) as evaluator:
         records = evaluator.evaluate([space.config(p) for p in points])
     failed = [(p, r) for p, r in zip(points, records) if r["status"] != "ok"]
@@ -68,6 +70,14 @@ def test_flat_points_are_pruned_where_they_cannot_apply():
     assert whole.why_invalid(whole.seeds()[2]) is None and whole.seeds()[2]["vector"]
 
 
+def _global_accesses(case: Case, params: dict, whole: bool, folder) -> list[str]:
+    """The global loads and stores of the PTX nvcc makes of the point's CUDA source."""
+    (folder / "k.cu").write_text(_cuda_source(case, params, whole))
+    ptx = folder / "k.ptx"
+    subprocess.run(["nvcc", "--ptx", "-arch=sm_90", "-o", ptx, folder / "k.cu"], check=True)
+    return re.findall(r"^\s*(?:@!?%\w+\s+)?((?:ld|st)\.global[\w.]*)", ptx.read_text(), re.M)
+
+
 @nvcc
 @pytest.mark.parametrize("whole", [False, True], ids=["pool", "whole"])
 def test_pairs_of_the_flat_output_store_one_vector_and_read_no_output_back(whole, tmp_path):
@@ -77,15 +87,21 @@ def test_pairs_of_the_flat_output_store_one_vector_and_read_no_output_back(whole
     space = Space.for_target(S1_32, CUDA, whole)
     seed = space.seeds()[2]
     assert space.config(seed) == LIKE_INDUCTOR
-    source = _cuda_source(S1_32, seed, whole)
-    assert "__launch_bounds__(128)" in source and "*(float2*)(T_add_intermediate" in source
-    (tmp_path / "k.cu").write_text(source)
-    ptx = tmp_path / "k.ptx"
-    subprocess.run(["nvcc", "--ptx", "-arch=sm_90", "-o", ptx, tmp_path / "k.cu"], check=True)
-    ops = re.findall(r"^\s*(?:@!?%\w+\s+)?((?:ld|st)\.global[\w.]*)", ptx.read_text(), re.M)
+    assert "__launch_bounds__(128)" in _cuda_source(S1_32, seed, whole)
+    ops = _global_accesses(S1_32, seed, whole, tmp_path)
     outputs = 2 if whole else 1  # the graph returns two of its three Adds
     assert [op for op in ops if op.startswith("st.")] == ["st.global.v2.f32"] * outputs
     assert sum(op.startswith("ld.") for op in ops) == 2 * 4 + (0 if whole else 1)
+
+
+@nvcc
+def test_a_pair_within_a_row_loads_the_columns_it_shares_once(tmp_path):
+    """32 outputs a row: a thread's pair never spans rows, and its 2x2 windows share a column:
+    6 loads of the input (and the 0-d Add constant), not 8."""
+    case = Case(channels=8, height=33, width=33, window=2, stride=1, prelude=False, tail=1)
+    seed = Space.for_target(case, CUDA, whole=True).seeds()[2]
+    ops = _global_accesses(case, seed, True, tmp_path)
+    assert sum(op.startswith("ld.") for op in ops) == 6 + 1 and ops[-1] == "st.global.v2.f32"
 
 
 def test_points_stored_before_the_knob_keep_their_records_keys_and_kernels(tmp_path):
