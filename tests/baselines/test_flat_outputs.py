@@ -126,3 +126,26 @@ def test_points_stored_before_the_knob_keep_their_records_keys_and_kernels(tmp_p
         scheduled = kernel_module(PoolSchedule(**row["params"]).apply(func, target))
         executable = tvm.compile(scheduled, target=target)
         assert kernel_key(executable, launch_configs(scheduled)) == row["kernel_key"], row
+
+
+def test_a_te_kernel_of_32_bit_indices_takes_flat_points_and_one_whose_pool_is_returned_not():
+    """Any kernel the template takes (a real network's is made by TE, indices int32): two
+    chained Adds right on llvm; where the pool's value is itself returned, a clear refusal."""
+    import numpy as np
+    from tvm import te, topi
+
+    x = te.placeholder((1, 2, 7, 7), name="x")
+    pool = topi.nn.pool2d(x, (2, 2), (1, 1), (1, 1), (0, 0, 0, 0), "max")
+    first = te.compute(pool.shape, lambda *i: pool(*i) + 1.0, name="first")
+    second = te.compute(pool.shape, lambda *i: first(*i) + 1.0, name="second")
+    data = np.random.default_rng(0).random((1, 2, 7, 7), dtype="float32")
+    want = np.max([data[:, :, a : a + 6, b : b + 6] for a in (0, 1) for b in (0, 1)], axis=0)
+    target = make_target("llvm")
+    for flat, vector in ((2, True), (4, False)):
+        point = PoolSchedule(outputs_flat=flat, unroll=True, vector=vector)
+        scheduled = point.apply(te.create_prim_func([x, first, second]), target)
+        args = [tvm.runtime.tensor(a) for a in (data, np.zeros_like(want), np.zeros_like(want))]
+        tvm.compile(kernel_module(scheduled), target=target)["main"](*args)
+        assert np.allclose(args[1].numpy(), want + 1) and np.allclose(args[2].numpy(), want + 2)
+    with pytest.raises(ValueError, match="the reduced value is a function output"):
+        PoolSchedule(outputs_flat=2).apply(te.create_prim_func([x, pool, first]), target)
