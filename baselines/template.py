@@ -2,10 +2,10 @@
 
 Reads like a dlight rule: one small class, one `apply`. It is the window rule's schedule
 (`window_reduction.py`: its analysis, vector loads and unrolling) with the knobs the tuners turn:
-outputs per thread along W and H, which end of the split the threads take, where the pooled value
-lives, and a CPU schedule. Every point parallelizes over outputs and reduces the window inside one
-thread, which is what the issue says the default rule does not do. The issue's SERIAL kernel is
-one point of it (`SERIAL`).
+outputs per thread along W and H or along the flattened output (`flat_outputs.py`), which end of
+the split the threads take, where the pooled value lives, and a CPU schedule. Every point
+parallelizes over outputs and reduces the window inside one thread, which is what the issue says
+the default rule does not do. The issue's SERIAL kernel is one point of it (`SERIAL`).
 
 It also takes the whole graph as one kernel (`baselines/whole_graph.py`) as the project's
 `rules.WindowReduction` does: a concatenation's branches inlined into the window's loads as one
@@ -21,9 +21,13 @@ import tvm
 from tvm import s_tir
 
 from .branch_loads import select_branch_loads, stage_scalars
+from .flat_outputs import flatten_outputs
 from .window_reduction import aligned_vector, analyze_window, unroll_inside, vector_loads
 
 POOL_BLOCK = "pool_max"
+# Knobs added after runs were stored, at the values that give the schedules from before them: a
+# point records them only at other values, so a stored point keeps its record and its key.
+ADDED_KNOBS = {"outputs_flat": 1}
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,9 @@ class PoolSchedule:
     vector        vectorize the per-thread input rows (loads) and outputs along W (stores);
                   on CUDA only where the pool reads its input from memory (no prologue)
     pooled_scope  where the pooled value lives between the reduction and the epilogue
+    outputs_flat  consecutive elements of the flattened output per thread, with outputs_w and
+                  outputs_h 1 (`flat_outputs.py`); with `vector`, their stores are vectorized
+                  and no input rows are staged
     """
 
     threads: int = 256
@@ -48,9 +55,10 @@ class PoolSchedule:
     unroll: bool = False
     vector: bool = False
     pooled_scope: str = "local"
+    outputs_flat: int = 1
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        return recorded(dataclasses.asdict(self))
 
     def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target) -> tvm.tirx.PrimFunc:
         sch = s_tir.Schedule(func)
@@ -70,20 +78,37 @@ class PoolSchedule:
 SERIAL = PoolSchedule()
 
 
+def recorded(params: dict) -> dict:
+    """A point's knobs as runs record it: the ADDED_KNOBS at their old values left out."""
+    return {k: v for k, v in params.items() if k not in ADDED_KNOBS or v != ADDED_KNOBS[k]}
+
+
+def _flat(cfg: PoolSchedule) -> bool:
+    """Whether the point tiles the flattened output (a value MetaSchedule samples is one of the
+    flat domain's values above 1)."""
+    return not isinstance(cfg.outputs_flat, int) or cfg.outputs_flat > 1
+
+
 def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
     """The window rule's analysis (the prologue inlined into the pool, a concatenation's
     branches as one load, the epilogue inlined into the outputs), then the first output's H and
-    W tiled by outputs per thread; the window, the fused outer loop, and the two tile loops."""
+    W tiled by outputs per thread (or its flat index, `outputs_flat`); the window, the blocks to
+    place after the first output, the fused outer loop, and the two tile loops (H's None where
+    the output is flat)."""
     window = analyze_window(sch)
     if window is None:
         raise ValueError("the function is not a sliding-window reduction with elementwise outputs")
     if window.inlined_input:
         select_branch_loads(sch, window.reduction)
+    if _flat(cfg):
+        first, later = flatten_outputs(sch, window)
+        outer, inner = sch.split(sch.get_loops(first)[0], [None, cfg.outputs_flat])
+        return window, later, outer, None, inner
     *outer, h, w = sch.get_loops(window.outputs[0])
     h_outer, h_inner = sch.split(h, [None, cfg.outputs_h])
     w_outer, w_inner = sch.split(w, [None, cfg.outputs_w])
     sch.reorder(*outer, h_outer, w_outer, h_inner, w_inner)
-    return window, sch.fuse(*outer, h_outer, w_outer), h_inner, w_inner
+    return window, window.outputs[1:], sch.fuse(*outer, h_outer, w_outer), h_inner, w_inner
 
 
 def _place_later_outputs(
@@ -98,12 +123,12 @@ def _place_later_outputs(
             sch.vectorize(w_inner)
         elif cfg.unroll:
             sch.unroll(w_inner)
-        if cfg.unroll:
+        if cfg.unroll and not _flat(cfg):  # flat: one loop inside the thread's
             sch.unroll(h_inner)
 
 
 def _schedule_gpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
-    window, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
+    window, later, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
     if cfg.thread_axis == "inner":
         block_loop, thread_loop = sch.split(outer, [None, cfg.threads])
     else:
@@ -114,26 +139,28 @@ def _schedule_gpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
     sch.compute_at(window.reduction, thread_loop, preserve_unit_loops=True)
     sch.set_scope(window.reduction, 0, cfg.pooled_scope)
     stage_scalars(sch, window.reduction, thread_loop)
-    vector_stores = cfg.vector and cfg.outputs_w in (2, 4)
-    _place_later_outputs(sch, window.outputs[1:], thread_loop, cfg, vector_stores)
+    vector_stores = cfg.vector and (_flat(cfg) or cfg.outputs_w in (2, 4))
+    _place_later_outputs(sch, later, thread_loop, cfg, vector_stores)
     if cfg.vector:
-        if window.inlined_input:
-            raise ValueError("vector loads need the pool's input in memory, not a prologue")
-        vector_loads(sch, window.reduction, thread_loop)
+        if not _flat(cfg):
+            if window.inlined_input:
+                raise ValueError("vector loads need the pool's input in memory, not a prologue")
+            vector_loads(sch, window.reduction, thread_loop)
         if vector_stores:
             sch.vectorize(w_inner)
     if cfg.unroll:
         unroll_inside(sch, window.reduction, thread_loop)
         if not vector_stores:
             sch.unroll(w_inner)
-        sch.unroll(h_inner)
+        if h_inner is not None:
+            sch.unroll(h_inner)
 
 
 def _schedule_cpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
-    window, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
+    window, later, outer, _, w_inner = _tile_outputs(sch, cfg)
     sch.parallel(outer)
     sch.compute_at(window.reduction, outer, preserve_unit_loops=True)
-    _place_later_outputs(sch, window.outputs[1:], outer, cfg, cfg.vector)
+    _place_later_outputs(sch, later, outer, cfg, cfg.vector)
     if cfg.unroll:
         unroll_inside(sch, window.reduction, outer)
     if cfg.vector:

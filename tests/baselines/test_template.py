@@ -74,7 +74,7 @@ def test_pruned_shared_memory_points_really_do_not_fit():
         ptxas_resources(_cuda_source(DEFAULT, pruned[0]))
 
 
-def test_seeds_are_serial_and_closest_to_default():
+def test_seeds_are_serial_closest_to_default_and_like_inductor():
     seeds = Space.for_target(DEFAULT, CUDA).seeds()
     assert seeds[0] == {
         "threads": 256,
@@ -84,5 +84,7 @@ def test_seeds_are_serial_and_closest_to_default():
         "unroll": False,
         "vector": False,
         "pooled_scope": "local",
+        "outputs_flat": 1,
     }
     assert seeds[1]["pooled_scope"] == "shared"
+    assert (seeds[2]["threads"], seeds[2]["outputs_flat"], seeds[2]["vector"]) == (128, 2, True)

@@ -145,3 +145,34 @@ def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, cap
     finally:
         logger.removeHandler(unnamed)
     assert "Task" not in capfd.readouterr().out
+
+
+def test_every_template_design_replays_from_its_trace_and_builds_right():
+    """ms-space's designs, those tiling W and H and the flat ones, on a stride-1 kernel of two
+    outputs: each replays from the JSON trace a database stores, and on llvm computes the
+    reference (a pair of flat outputs spans rows: 11 outputs a row)."""
+    from tvm import s_tir
+
+    from tuning.candidates.kernel import kernel_module
+    from tuning.candidates.kernel_check import check_and_time
+    from tuning.candidates.task import PoolKernel
+    from tuning.measure.protocol import KernelProtocol
+    from tuning.tuners.metaschedule.space import STRUCTURES, template_space
+
+    case = WINDOW3.replace(height=12, width=12, window=2, tail=2)
+    quick = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1)
+    for kind, spec in (("cuda", {"kind": "cuda", "arch": "sm_90"}), ("llvm", {"kind": "llvm"})):
+        task = PoolKernel.of(case, spec, whole=True)
+        module = kernel_module(task.function(spec))
+        designs = template_space(kind)(s_tir.Schedule(module, seed=1))
+        assert len(designs) == 2 * len(STRUCTURES[kind])
+        for design in designs:
+            replayed = s_tir.Schedule(module)
+            s_tir.schedule.Trace.apply_json_to_schedule(design.trace.as_json(), replayed)
+            tvm.ir.assert_structural_equal(replayed.mod, design.mod)
+            if kind == "llvm":
+                scheduled = design.mod["main"].with_attr("tirx.is_scheduled", True)
+                built = tvm.compile(kernel_module(scheduled), target=make_target("llvm")).mod
+                device = tvm.cpu(0)
+                outcome = check_and_time(built, device, task, quick, [task.upload(0, device)])
+                assert outcome["status"] == "ok", (design.trace, outcome)

@@ -121,6 +121,31 @@ def test_resume_keeps_every_measurement(tmp_path, evaluator):
     assert all(after[n] == before[n] for n in before)
 
 
+class SpaceBeforeFlat(Space):
+    """The space as it was before `outputs_flat`: a study stored then has no such parameter."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.domains = {k: v for k, v in self.domains.items() if k != "outputs_flat"}
+
+
+def test_a_study_stored_before_a_knob_was_added_resumes_without_measuring_again(
+    tmp_path, evaluator
+):
+    """Its distributions still fit, its points keep their keys (SERIAL is not queued again),
+    and only new points are measured."""
+    OptunaSearch(_study(tmp_path), SpaceBeforeFlat(WINDOW3, "llvm"), evaluator, batch=3).run(6)
+    before = {r["key"] for r in records(_study(tmp_path))}
+    assert len(before) == 6 and not any("outputs_flat" in k for k in before)
+    study = _study(tmp_path)
+    space = Space(WINDOW3, "llvm")
+    OptunaSearch(study, space, evaluator, batch=3).run(9)
+    rows = records(study)
+    keys = {r["key"] for r in rows}
+    assert len(rows) == len(keys) == 9 and before <= keys
+    assert sum(1 for r in rows if r["key"] == key(space.seeds()[0])) == 1
+
+
 def test_a_seed_interrupted_by_a_kill_is_measured_on_resume(tmp_path, evaluator):
     space = Space(WINDOW3, "llvm")
     study = _study(tmp_path)

@@ -10,10 +10,13 @@ from dataclasses import dataclass
 from tvm import s_tir
 
 from baselines.case import Case
-from baselines.template import SERIAL, PoolSchedule, vector_fits
+from baselines.template import SERIAL, PoolSchedule, recorded, vector_fits
 from baselines.window_reduction import analyze_window
 
-# Each knob of the template and the values it takes (a categorical distribution to Optuna).
+# Each knob of the template and the values it takes (a categorical distribution to Optuna); the
+# one place they are declared (MetaSchedule's space takes them from here). A knob added later
+# goes last, its value 1 giving the schedules from before it (`template.ADDED_KNOBS`), and an
+# existing domain keeps its values: Optuna refuses to resume a study whose distributions changed.
 Domains = dict[str, list]
 
 GPU_DOMAINS: Domains = {
@@ -24,6 +27,7 @@ GPU_DOMAINS: Domains = {
     "unroll": [False, True],
     "vector": [False, True],
     "pooled_scope": ["local", "shared"],
+    "outputs_flat": [1, 2, 4],
 }
 # On the CPU the template parallelizes the outer loop; threads, binding and scope do not apply.
 CPU_DOMAINS: Domains = {
@@ -31,10 +35,16 @@ CPU_DOMAINS: Domains = {
     "outputs_h": [1, 2, 4],
     "unroll": [False, True],
     "vector": [False, True],
+    "outputs_flat": [1, 2, 4],
 }
+# Lanes of a CUDA vector store of floats.
+VECTOR_LANES = (2, 4)
 # The nearest the template comes to dlight's GeneralReduction: the pooled value in shared memory,
 # one output per thread, no unrolling, the smallest blocks (the default is one block per output).
 CLOSEST_TO_DEFAULT = PoolSchedule(threads=32, pooled_scope="shared")
+# Inductor's kernel on the stride-1 Cases (reports/h200/README.md): 128 threads, each with two
+# consecutive elements of the flattened output, stored as one vector where they divide it.
+LIKE_INDUCTOR = PoolSchedule(threads=128, outputs_flat=2, unroll=True, vector=True)
 
 
 @dataclass(frozen=True)
@@ -128,10 +138,13 @@ class Space:
         return {name: getattr(schedule, name) for name in self.domains}
 
     def seeds(self) -> list[dict]:
-        """Known points measured first: the issue's SERIAL and the closest to the default."""
+        """Known points measured first: the issue's SERIAL, the closest to the default, and
+        inductor's launch (its stores scalar where the vector does not fit)."""
         seeds = [self.params(SERIAL)]
         if self.target_kind == "cuda":
             seeds.append(self.params(CLOSEST_TO_DEFAULT))
+            like = self.params(LIKE_INDUCTOR)
+            seeds.append({**like, "vector": False} if self.why_invalid(like) else like)
         return seeds
 
     def points(self) -> list[dict]:
@@ -146,13 +159,17 @@ class Space:
         """None for a point that can be built, else the reason it is pruned."""
         cfg = self.config(params)
         kernel = self.kernel
+        if cfg.outputs_flat > 1 and (cfg.outputs_w > 1 or cfg.outputs_h > 1):
+            return "outputs along the flattened output and along W or H at once"
+        if cfg.outputs_flat > kernel.outputs:
+            return "tile larger than the output"
         if cfg.outputs_w > kernel.out_w or cfg.outputs_h > kernel.out_h:
             return "tile larger than the output"
         if self.max_threads is not None and cfg.threads > self.max_threads:
             return "too many threads per block"
         if cfg.vector and not self._vector_fits(cfg):
             return "vector width does not fit"
-        if cfg.vector and self.target_kind == "cuda" and kernel.prologue:
+        if cfg.vector and self.target_kind == "cuda" and kernel.prologue and cfg.outputs_flat == 1:
             return "no vector loads from an inlined prologue"
         if (
             self.target_kind == "cuda"
@@ -170,14 +187,19 @@ class Space:
         outer binding a block's outputs are strided, so TVM allocates the whole output."""
         if cfg.thread_axis == "outer":
             return 4 * self.kernel.outputs
-        return 4 * cfg.threads * cfg.outputs_w * cfg.outputs_h
+        return 4 * cfg.threads * cfg.outputs_w * cfg.outputs_h * cfg.outputs_flat
 
     def _vector_fits(self, cfg: PoolSchedule) -> bool:
+        if cfg.outputs_flat > 1:  # vector stores only, of a thread's aligned elements
+            lanes = cfg.outputs_flat in VECTOR_LANES or self.target_kind != "cuda"
+            return lanes and self.kernel.outputs % cfg.outputs_flat == 0
         if self.target_kind != "cuda":
             return cfg.outputs_w > 1 and self.kernel.out_w % cfg.outputs_w == 0
         return cfg.outputs_w in self.kernel.vector_tiles
 
 
 def key(params: dict) -> str:
-    """A stable name for a point, to find repeats."""
+    """A stable name for a point, to find repeats (a point stored before a knob was added has
+    the key it had)."""
+    params = recorded(params)
     return ",".join(f"{name}={params[name]}" for name in sorted(params))

@@ -1,5 +1,10 @@
 """MetaSchedule's space of the schedule template (run `ms-space`): a ScheduleFn whose structural
-choices are separate designs and whose threads and outputs per thread are sampled decisions."""
+choices are separate designs and whose threads and outputs per thread are sampled decisions.
+
+The designs tiling W and H come first, as they were before the flat designs were added (a stored
+database's traces replay on them); then one flat design per structure, outputs per thread along
+the flattened output sampled, with vector stores on CUDA (where a sampled tile does not divide
+the output, TVM stores its elements one by one)."""
 
 from __future__ import annotations
 
@@ -13,10 +18,20 @@ from tuning.tuners.space import CPU_DOMAINS, GPU_DOMAINS
 
 DOMAINS = {"cuda": GPU_DOMAINS, "llvm": CPU_DOMAINS}
 # Sampled decisions of the ms-space designs: the Optuna space's numeric knobs, with its domains.
-SAMPLED = {
+SAMPLED: dict[str, dict[str, list]] = {
     kind: {name: domains[name] for name in ("threads", "outputs_w", "outputs_h") if name in domains}
     for kind, domains in DOMAINS.items()
 }
+# Those of the flat designs: threads, and outputs per thread along the flattened output (1 is
+# the designs above).
+FLAT_SAMPLED: dict[str, dict[str, list]] = {
+    kind: {
+        **{name: domains[name] for name in ("threads",) if name in domains},
+        "outputs_flat": [v for v in domains["outputs_flat"] if v > 1],
+    }
+    for kind, domains in DOMAINS.items()
+}
+FLAT_FIXED: dict[str, dict[str, bool]] = {"cuda": {"vector": True}, "llvm": {}}
 # Structural choices, one design each. Vector staging is left out on CUDA: its width depends on
 # the tile, which a replayed trace cannot re-derive. Outer binding with shared memory never fits.
 STRUCTURAL = {"cuda": ("thread_axis", "pooled_scope", "unroll"), "llvm": ("unroll", "vector")}
@@ -36,19 +51,24 @@ STRUCTURES = {kind: _structures(kind) for kind in STRUCTURAL}
 
 
 def template_space(target_kind: str) -> Callable[[s_tir.Schedule], list[s_tir.Schedule]]:
-    """The ScheduleFn: one design per structure, numeric knobs as sampled decisions."""
-    sampled = SAMPLED[target_kind]
+    """The ScheduleFn: per structure, a design tiling W and H and a flat one, numeric knobs as
+    sampled decisions."""
+    tilings: tuple[tuple[dict[str, list], dict[str, bool]], ...] = (
+        (SAMPLED[target_kind], {}),
+        (FLAT_SAMPLED[target_kind], FLAT_FIXED[target_kind]),
+    )
 
     def designs(sch):
         out = []
-        for structure in STRUCTURES[target_kind]:
-            design = sch.copy()
-            values = {
-                name: design.sample_categorical(choices, [1 / len(choices)] * len(choices))
-                for name, choices in sampled.items()
-            }
-            PoolSchedule(**values, **structure).schedule(design, target_kind)
-            out.append(design)
+        for sampled, fixed in tilings:
+            for structure in STRUCTURES[target_kind]:
+                design = sch.copy()
+                values = {
+                    name: design.sample_categorical(choices, [1 / len(choices)] * len(choices))
+                    for name, choices in sampled.items()
+                }
+                PoolSchedule(**values, **{**structure, **fixed}).schedule(design, target_kind)
+                out.append(design)
         return out
 
     return designs
