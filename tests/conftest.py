@@ -128,7 +128,7 @@ def tune_killed_when(condition, *args, timeout=600):
 
 
 # Children are killed by the kernel when their parent dies; allow for a loaded machine.
-GRACE_S = 10
+GRACE_S = 30
 
 
 def assert_all_gone(children) -> None:

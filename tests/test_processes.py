@@ -210,7 +210,7 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
     else:
         os.kill(process.pid, signal.SIGTERM)  # the main process alone
     stderr = _stderr(process)
-    assert process.returncode == 130
+    assert process.returncode == 130, stderr[-3000:]
     first, *finished, last = stderr.strip().splitlines()
     assert first == f"run folder: {out}" and "Traceback" not in stderr, stderr
     assert last == (
