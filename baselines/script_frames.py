@@ -5,8 +5,8 @@ every frame. A frame whose "file" is a pseudo-file (`<frozen importlib._bootstra
 module imports, `<string>` at the bottom of a spawned child, `<ast>` inside the parser's own
 evaluation) is in no module, and `inspect.getmodule` learns that by scanning all of `sys.modules`
 again on every call. MetaSchedule's `TuneContext` and dlight's matmul rule import TVM's tensor
-intrinsics, 248 TVMScript functions parsed at import: 33 s of CPU on a 2-core machine, 5 s once
-these pseudo-files are known. Seeding `inspect`'s own file-to-module cache with them, mapped to a
+intrinsics, 248 TVMScript functions parsed at import: 33 to 40 s of CPU on a 2-core machine, 5
+to 6 s once these pseudo-files are known. Seeding `inspect`'s own file-to-module cache with them, mapped to a
 name no module has, makes `getmodule` answer what its scan would (None) at once.
 """
 
