@@ -1,5 +1,6 @@
 """The census of a zoo (`tune models --zoo`): census.json and census.csv, from models.json and
-each model's own folder (report.json, analysis.json, run.json); no TVM. census.md is
+each model's own folder (report.json, analysis.json, run.json); no TVM. A model not analysed
+yet (an interrupted census) is a row that says so. census.md is
 `census_md.py`'s.
 
 Per model of the zoo: its kernels, its flagged kernels (the #20401 pattern) and their launches
@@ -62,8 +63,8 @@ def _row(name: str, folder: Path, failure: str | None) -> tuple[dict, dict]:
     row of its failure (or of what is left to do)."""
     if not (folder / "report.json").exists():
         meta = read_json(folder / RUN_FILE) if (folder / RUN_FILE).exists() else {}
-        said = failure or meta.get("failure") or "not analysed yet: the same command finishes it"
-        return {"model": name, "failure": said}, {}
+        said = failure or meta.get("failure")
+        return ({"model": name, "failure": said} if said else {"model": name, "left": True}), {}
     report = read_json(folder / "report.json")
     analysis = read_json(folder / "analysis.json")
     declines = {k["name"]: k.get("declines", {}) for k in analysis["kernels"]}

@@ -17,14 +17,16 @@ def headline(census: dict) -> str:
     their launches, what the window rule takes and declines (by reason), the default list's
     rules of the flagged kernels, the lists that cannot build a model, the wall time."""
     zoo, rows = census["zoo"], census["rows"]
-    analysed = [r for r in rows if "failure" not in r]
+    analysed = [r for r in rows if "kernels" in r]
+    left = sum(1 for r in rows if r.get("left"))
     flagged = [k for r in analysed for k in r["flagged"]]
     count = tally(flagged)
     version = f" {zoo['version']}" if zoo.get("version") else ""
     parts = [
         f"{len(rows)} models of {md(zoo['source'])}{version} ({zoo['listed']} listed by "
         f"{code(zoo['listed_by'])}), on {md(census.get('device'))}: {len(analysed)} analysed, "
-        f"{len(rows) - len(analysed)} not (each a row with its reason).",
+        f"{len(rows) - len(analysed) - left} failed (each a row with its reason)"
+        + (f", {left} left to analyse (the same command finishes them)." if left else "."),
         f"{sum(r['kernels'] for r in analysed)} kernels; {count['kernels']} flagged with the "
         f"#20401 pattern in {sum(1 for r in analysed if r['flagged'])} models "
         f"({count['launches']} launches per call of all the models).",
@@ -91,8 +93,8 @@ def markdown(census: dict) -> str:
 
 
 def _cells(row: dict, lists: list[str], timed: bool) -> list:
-    if "failure" in row:
-        said = f"not analysed: {md(row['failure'])}"
+    if "kernels" not in row:
+        said = "not analysed yet" if row.get("left") else f"not analysed: {md(row['failure'])}"
         return [md(row["model"]), said, *[MISSING] * (4 + (len(lists) if timed else 0))]
     count = tally(row["flagged"])
     failing = ", ".join(code(f["rules"]) for f in row["rule_failures"])

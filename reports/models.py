@@ -60,8 +60,8 @@ def rerender_models(out: Path) -> Path:
             run = Run.open(folder)
             run.lock()
             render_model_run(run)
-    render_models(out)
-    return out / "models.md"
+    summary = render_models(out)
+    return out / ("census.md" if summary.get("zoo") else "models.md")
 
 
 def _row(folder: Path) -> dict | None:

@@ -39,8 +39,10 @@ def census(tmp_path_factory):
     tune_killed_when(lambda: any(out.glob("*/analysis.json")), *args)
     first = _stamps(out)
     assert len(first) == 1, "the census was not killed in the middle"
+    assert main(["report", str(out)]) == 0  # the census so far
+    partial = _json(out / "census.json")
     done = tune(*args, check_exit=0)  # the failing model is a row of the census, kept
-    return out, args, first, done
+    return out, args, (first, partial), done
 
 
 def test_the_census_sorts_the_flagged_kernels_and_keeps_the_failure_as_a_row(census):
@@ -64,7 +66,10 @@ def test_the_census_sorts_the_flagged_kernels_and_keeps_the_failure_as_a_row(cen
     assert "4 models of tests/fixtures/tiny_zoo.py (4 listed by `tiny_zoo.py: list_models()`)" in (
         text
     )
-    assert "3 analysed, 1 not" in text and "The window rule takes 1 of them" in text
+    assert (
+        "3 analysed, 1 failed (each a row with its reason)." in text
+        and "The window rule takes 1 of them" in text
+    )
     assert "| pool | 1 | 1 (1) | 1 (1) | — | Reduction 1 |" in text
     assert "| branchy | not analysed: torch.export cannot export" in text
     assert "- not sliding: no reduction slides along the outputs" in text
@@ -75,7 +80,8 @@ def test_the_census_sorts_the_flagged_kernels_and_keeps_the_failure_as_a_row(cen
 
 
 def test_the_interrupted_census_kept_what_it_had_and_a_choice_of_it_analyses_nothing(census):
-    out, args, first, _ = census
+    out, args, (first, partial), _ = census
+    assert [row.get("left", False) for row in partial["rows"]].count(True) == 3
     assert all(path.stat().st_mtime_ns == stamp for path, stamp in first.items())
     stamps = _stamps(out)
     done = tune(*args, "--only", "*pool*,att*,branchy", "--skip", "global_*", check_exit=0)

@@ -1,4 +1,5 @@
-"""`tune models`: the built-in list of real networks, one model run each, and a summary."""
+"""`tune models`: the built-in list of real networks (or --models, or a library's zoo with --zoo),
+one model run each, and a summary (a zoo's: census.md)."""
 
 from __future__ import annotations
 
