@@ -81,7 +81,13 @@ def markdown(census: dict) -> str:
                 "",
                 "A flagged kernel has the #20401 pattern (each model's report.md states the "
                 "criterion); the launches are per call of the model. The flagged kernels one by "
-                "one, with their rule and launch under each list: census.csv.",
+                "one, with their rule and launch under each list: census.csv."
+                + (
+                    " A list's column: launches x each flagged kernel's time alone under it "
+                    "(GPU time on a GPU)."
+                    if timed
+                    else ""
+                ),
                 *(["", "## Why the window rule declines a flagged kernel", ""] if reasons else []),
                 *(f"- {md(reason)}: {md(text)}" for reason, text in reasons.items()),
                 "",

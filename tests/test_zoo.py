@@ -93,6 +93,15 @@ def test_the_interrupted_census_kept_what_it_had_and_a_choice_of_it_analyses_not
     assert [row["model"] for row in rows] == ["pool", "attention", "branchy"]
 
 
+def test_a_zoo_decomposed_is_each_model_decomposed_in_a_folder_of_its_own():
+    from baselines.models.zoo import list_zoo
+    from tuning.models.catalog import folder_names, zoo_models
+
+    entries = zoo_models(list_zoo(str(ROOT / ZOO)), decompose=True)
+    assert all(entry.options.decompose for entry in entries)
+    assert folder_names(entries) == [f"{name}-decomposed" for name in MODELS]
+
+
 def test_pick_keeps_the_order_and_refuses_a_glob_that_matches_nothing():
     assert pick(MODELS, [], []) == MODELS
     assert pick(MODELS, ["*pool*", "branchy"], ["global*"]) == ["pool", "branchy"]
@@ -111,6 +120,7 @@ def test_pick_keeps_the_order_and_refuses_a_glob_that_matches_nothing():
         (["--zoo", "tests/fixtures/user_models.py"], "has no function list_models()"),
         (["--zoo", ZOO, "--only", "resnet*"], "--only 'resnet*' matches no model"),
         (["--zoo", ZOO, "--models", "x.py:f"], "give --models or --zoo, not both"),
+        (["--models", "x.py:f", "--decompose"], "--decompose is for --zoo"),
     ],
 )
 def test_a_zoo_that_cannot_be_listed_is_one_line(capsys, monkeypatch, tmp_path, args, says):

@@ -52,10 +52,17 @@ def models_main(argv: list[str]) -> int:
     parser.add_argument(
         "--skip", default=None, metavar="GLOBS", help="comma-separated model-name globs to leave"
     )
+    parser.add_argument(
+        "--decompose",
+        action="store_true",
+        help="with --zoo: DecomposeOpsForInference after each model's import",
+    )
     add_shared(parser, trials=MODELS_TRIALS)
     args = parser.parse_args(argv)
     if args.zoo is not None and args.models is not None:
         raise UsageError("give --models or --zoo, not both")
+    if args.decompose and args.zoo is None:
+        raise UsageError("--decompose is for --zoo; --models takes NAME+decompose")
     shared = settings_of(args)
     entries, zoo = _entries(args)
     kind = "analysis" if args.analyze else shared["target_spec"]["kind"]
@@ -71,7 +78,7 @@ def _entries(args) -> tuple[list, Zoo | None]:
     from tuning.models.catalog import filter_models, select_models, zoo_models
 
     zoo = list_zoo(args.zoo) if args.zoo is not None else None
-    entries = zoo_models(zoo) if zoo else select_models(args.models)
+    entries = zoo_models(zoo, args.decompose) if zoo else select_models(args.models)
     return filter_models(entries, globs(args.only), globs(args.skip)), zoo
 
 

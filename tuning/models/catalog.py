@@ -87,11 +87,11 @@ def complete(run: Run, plan: ModelPlan) -> bool:
     return "failure" in run.meta or (analysed and timed)
 
 
-def zoo_models(zoo: Zoo) -> list[CatalogEntry]:
-    """Every model of a zoo (`baselines/models/zoo.py`) as an entry, at its own input size."""
-    return [
-        CatalogEntry(zoo.spec(n), ModelOptions(), f"listed by {zoo.listed_by}") for n in zoo.names
-    ]
+def zoo_models(zoo: Zoo, decompose: bool = False) -> list[CatalogEntry]:
+    """Every model of a zoo (`baselines/models/zoo.py`) as an entry, at its own input size;
+    `decompose`: each with DecomposeOpsForInference after its import."""
+    options, by = ModelOptions(decompose=decompose), f"listed by {zoo.listed_by}"
+    return [CatalogEntry(zoo.spec(name), options, by) for name in zoo.names]
 
 
 def filter_models(entries: list[CatalogEntry], only: list[str], skip: list[str]) -> list:
