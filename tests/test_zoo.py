@@ -15,7 +15,9 @@ from conftest import ROOT, one_line, tune, tune_killed_when
 
 torch = pytest.importorskip("torch", reason="the zoo tests need PyTorch: pip install torch")
 
-from baselines.models.errors import ModelError  # noqa: E402
+from concurrent.futures.process import BrokenProcessPool  # noqa: E402
+
+from baselines.models.errors import MissingPackage, ModelError  # noqa: E402
 from baselines.models.zoo import pick  # noqa: E402
 from tuning.cli.main import main  # noqa: E402
 
@@ -130,3 +132,27 @@ def test_a_zoo_that_cannot_be_listed_is_one_line(capsys, monkeypatch, tmp_path, 
     out = tmp_path / "out"
     one_line(capsys, main(["models", *args, "--analyze", "--out", str(out)]), says)
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "error, line, kept",
+    [
+        (
+            RuntimeError("Traceback (most recent call last):\n  File x\nInternalError: Check"),
+            "cannot import or analyse z.py:net: RuntimeError: InternalError: Check",
+            True,
+        ),
+        (MissingPackage("z.py:net needs timm: pip install timm"), "needs timm", False),
+        (BrokenProcessPool("gone"), "tried again next time", False),
+    ],
+)
+def test_a_failed_preparation_is_one_line_kept_where_the_model_is_at_fault(
+    tmp_path, error, line, kept
+):
+    from tuning.models.study import prepare_failure
+    from tuning.runfolder.store import Run
+
+    run = Run.create(tmp_path / "net", {"settings": {"model": {"spec": "z.py:net"}}})
+    said = prepare_failure(run, error)
+    assert line in said and "\n" not in said
+    assert run.meta.get("failure") == (said if kept else None)

@@ -72,24 +72,36 @@ def prepare_all(
 
 
 def prepare_failure(run: Run, error: Exception) -> str:
-    """One line for a model whose preparation failed. A property of the model and the
-    libraries (an exporter's refusal, an operator Relax lacks, a TVM error) is kept in its
-    run folder, so that the same command again does not try it again; a missing package or a
-    process that died (memory, a crash) is not, and is tried again."""
+    """One line for a model whose preparation failed. Where it failed before its analysis for
+    a reason of the model and the libraries (an exporter's refusal, an operator Relax lacks, a
+    TVM error), the line is kept in its run folder, so that the same command again does not try
+    it again; a missing package, a process that died (memory, a crash) or a failure after the
+    analysis is not, and is tried again."""
     from concurrent.futures.process import BrokenProcessPool
 
-    from baselines.models.errors import MissingPackage, first_line
+    from baselines.models.errors import MissingPackage
 
     if isinstance(error, BrokenProcessPool):
         return "its preparation's process ended (out of memory or a crash); tried again next time"
-    if isinstance(error, ModelError):
-        line = first_line(error)
-    else:
-        spec = run.meta["settings"]["model"]["spec"]
-        line = f"TVM cannot import or analyse {spec}: {type(error).__name__}: {first_line(error)}"
+    said = (
+        _said(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {_said(error)}"
+    )
+    if (run.path / "analysis.json").exists():
+        return f"its preparation failed after its analysis: {said}"[:300]
+    if not isinstance(error, ModelError):
+        said = f"cannot import or analyse {run.meta['settings']['model']['spec']}: {said}"
     if not isinstance(error, MissingPackage):
-        run.update_meta(failure=line[:300])
-    return line[:300]
+        run.update_meta(failure=said[:300])
+    return said[:300]
+
+
+def _said(error: Exception) -> str:
+    """What the error says, in one line: its first line, or its last where the first opens a
+    traceback (TVM's errors may carry theirs in the message)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return lines[-1] if lines[0].startswith("Traceback") else lines[0]
 
 
 def open_model_run(out: Path, plan: ModelPlan) -> Run:
