@@ -8,14 +8,13 @@ refusals (a zoo library that cannot be imported among them)."""
 
 import json
 import sys
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, one_line, tune, tune_killed_when
 
 torch = pytest.importorskip("torch", reason="the zoo tests need PyTorch: pip install torch")
-
-from concurrent.futures.process import BrokenProcessPool  # noqa: E402
 
 from baselines.models.errors import MissingPackage, ModelError  # noqa: E402
 from baselines.models.zoo import pick  # noqa: E402
