@@ -75,6 +75,7 @@ def _row(name: str, folder: Path, failure: str | None) -> tuple[dict, dict]:
         "kernels": len(report["kernels"]),
         "launches": sum(k["calls"] for k in report["kernels"]),
         "flagged": flagged,
+        "analysis_s": sum(report["phase_wall_s"].get(p, 0) for p in ("import", "analysis")),
         "rule_failures": [
             {"rules": f["rules"], "kernel": f["kernel"], **f["failure"]}
             for f in report["rule_failures"]

@@ -45,7 +45,7 @@ def headline(census: dict) -> str:
         )
     walls = census.get("wall_s") or []
     if walls:
-        parts.append(f"Wall time {sum(walls):.0f} s over {len(walls)} command(s).")
+        parts.append(f"Wall time of the {len(walls)} command(s) that ended: {sum(walls):.0f} s.")
     return " ".join(part for part in parts if part)
 
 
@@ -64,10 +64,12 @@ def markdown(census: dict) -> str:
         "window rule takes (launches)",
         "declines: why",
         "default's rules of the flagged",
+        "import + analysis, s",
         *([f"flagged, {rules}" for rules in lists] if timed else []),
     ]
     cells = [_cells(row, lists, timed) for row in census["rows"]]
-    reasons = census.get("reasons", {})
+    given = {k["window_rule"] for r in census["rows"] for k in r.get("flagged", [])}
+    reasons = {key: text for key, text in census.get("reasons", {}).items() if key in given}
     return (
         "\n".join(
             [
@@ -101,7 +103,7 @@ def markdown(census: dict) -> str:
 def _cells(row: dict, lists: list[str], timed: bool) -> list:
     if "kernels" not in row:
         said = "not analysed yet" if row.get("left") else f"not analysed: {md(row['failure'])}"
-        return [md(row["model"]), said, *[MISSING] * (4 + (len(lists) if timed else 0))]
+        return [md(row["model"]), said, *[MISSING] * (5 + (len(lists) if timed else 0))]
     count = tally(row["flagged"])
     failing = ", ".join(code(f["rules"]) for f in row["rule_failures"])
     return [
@@ -111,5 +113,6 @@ def _cells(row: dict, lists: list[str], timed: bool) -> list:
         f"{count['taken']} ({count['taken_launches']})",
         _counts(count["declined"]) or MISSING,
         _counts(count["default_rules"]) or MISSING,
+        f"{row['analysis_s']:.0f}",
         *([duration(flagged_ms(row["flagged"], rules)) for rules in lists] if timed else []),
     ]

@@ -71,7 +71,7 @@ def test_the_census_sorts_the_flagged_kernels_and_keeps_the_failure_as_a_row(cen
         "3 analysed, 1 failed (each a row with its reason)." in text
         and "The window rule takes 1 of them" in text
     )
-    assert "| pool | 1 | 1 (1) | 1 (1) | — | Reduction 1 |" in text
+    assert "| pool | 1 | 1 (1) | 1 (1) | — | Reduction 1 | " in text
     assert "| branchy | not analysed: torch.export cannot export" in text
     assert "- not sliding: no reduction slides along the outputs" in text
     csv = (out / "census.csv").read_text().splitlines()
