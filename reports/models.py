@@ -38,6 +38,10 @@ def render_models(out: Path) -> dict:
     )
     write_json(out / FILE, summary)
     write_text(out / "models.md", markdown(summary))
+    if summary.get("zoo"):  # a zoo's census (`tune models --zoo`)
+        from .census import render_census
+
+        render_census(out, summary)
     try:
         from .model_plots import models_plot
     except ImportError:  # matplotlib is optional; the tables are enough
@@ -56,8 +60,8 @@ def rerender_models(out: Path) -> Path:
             run = Run.open(folder)
             run.lock()
             render_model_run(run)
-    render_models(out)
-    return out / "models.md"
+    summary = render_models(out)
+    return out / ("census.md" if summary.get("zoo") else "models.md")
 
 
 def _row(folder: Path) -> dict | None:

@@ -9,10 +9,12 @@ of `tune model` and `tune models`.
     pattern.py    the idle-lane pattern, stated once: its text and its test
     analysis.py   per kernel, for CUDA without a GPU: rule per list, launch, window, pattern
     failures.py   a rule that raises on a kernel, as a finding (rule, TVM's message, issue)
+    declines.py   why the window rule leaves a kernel to another rule (the census says it)
     build.py      the VM executable for a rule list, and a run on NumPy inputs
     check.py      PyTorch eager as the reference (TF32 off), and the tolerance
     catalog.py    the built-in list `tune models` runs
+    zoo.py        a library's models as specs (`tune models --zoo`), and the name filters
 
-Nothing is re-exported here: spec, errors, pattern, failures and catalog import neither torch
-nor TVM, and importing one of them must not import the others.
+Nothing is re-exported here: spec, errors, failures, catalog and zoo import neither torch nor
+TVM, and importing one of them must not import the others.
 """

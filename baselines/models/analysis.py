@@ -18,6 +18,7 @@ from tvm import s_tir, tirx
 from baselines.anatomy import launch_configs
 from baselines.pipeline import make_target, unscheduled
 
+from .declines import REASONS, decline_reason
 from .failures import RuleFailure
 from .kernels import kernel_calls, prim_funcs, schedule_kernel
 from .kernels import rule_lists as named_rule_lists
@@ -44,6 +45,8 @@ class KernelAnalysis:
     pattern       CRITERION (pattern.py), under the default list
     failures      per rule list where a rule raised on the kernel: the rule, TVM's message, the
                   upstream issue, and the next rule, which `rules` then names (failures.py)
+    declines      per rule list holding the window rule that leaves this kernel (one with a
+                  constant reduction) to another rule: why (declines.py)
     """
 
     name: str
@@ -55,6 +58,7 @@ class KernelAnalysis:
     cross_thread: dict[str, bool]
     pattern: bool
     failures: dict[str, RuleFailure] = field(default_factory=dict)
+    declines: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -65,6 +69,7 @@ class ModelAnalysis:
     target: dict
     criterion: str
     kernels: tuple[KernelAnalysis, ...]
+    declines: dict = field(default_factory=lambda: dict(REASONS))  # each reason, stated
 
     def pattern_kernels(self) -> list[KernelAnalysis]:
         return [kernel for kernel in self.kernels if kernel.pattern]
@@ -82,6 +87,7 @@ class ModelAnalysis:
             "target": self.target,
             "criterion": self.criterion,
             "kernels": [kernel.to_dict() for kernel in self.kernels],
+            "declines": self.declines,
         }
 
 
@@ -113,19 +119,25 @@ def _analyze_kernel(
     name: str, func: tirx.PrimFunc, calls: int, target, lists: dict
 ) -> KernelAnalysis:
     window, outputs = reduction_window(func)
-    rules, launches, cross, failures = {}, {}, {}, {}
+    rules, launches, cross, failures, declines = {}, {}, {}, {}, {}
     for list_name, rules_of_list in lists.items():
         scheduled = schedule_kernel(func, target, rules_of_list)
         rules[list_name] = scheduled.rule
         if scheduled.failure is not None:
             failures[list_name] = scheduled.failure
+        names = [type(rule).__name__ for rule in rules_of_list]
+        reason = decline_reason(func, window, names, scheduled.rule)
+        if reason is not None:
+            declines[list_name] = reason
         launches[list_name] = launch(name, scheduled.func)
         cross[list_name] = reduces_across_threads(scheduled.func)
     default = launches[PATTERN_LIST]
     pattern = default is not None and has_pattern(
         window, outputs, cross[PATTERN_LIST], default.grid, default.block
     )
-    return KernelAnalysis(name, window, outputs, calls, rules, launches, cross, pattern, failures)
+    return KernelAnalysis(
+        name, window, outputs, calls, rules, launches, cross, pattern, failures, declines
+    )
 
 
 def reduction_window(func: tirx.PrimFunc) -> tuple[int | None, int | None]:

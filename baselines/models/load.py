@@ -117,6 +117,26 @@ def _torchvision_size(torchvision, spec: ModelSpec) -> int:
     return crop[0] if isinstance(crop, (tuple, list)) else crop
 
 
+def import_file(path: Path, asked: str, running: str) -> ModuleType:
+    """A user's FILE.py imported as a module; `asked` names what asked for it in a ModelError,
+    `running` in the error of its own code (`fence.user_code`)."""
+    if not path.is_file():
+        raise ModelError(f"{asked}: no file {path}")
+    loader = importlib.util.spec_from_file_location(f"tune_model_{path.stem}", path)
+    if loader is None or loader.loader is None:
+        raise ModelError(f"{asked}: {path} is not a Python file")
+    user = importlib.util.module_from_spec(loader)
+    with user_code(running, path):
+        # Registered by its name, as an import would: torch.compile looks the module up there.
+        sys.modules[loader.name] = user
+        try:
+            loader.loader.exec_module(user)
+        except BaseException:
+            sys.modules.pop(loader.name, None)
+            raise
+    return user
+
+
 def _from_file(spec: ModelSpec, options: ModelOptions):
     """FUNCTION() of FILE.py: (module, example inputs as a tuple of tensors)."""
     import torch
@@ -127,20 +147,7 @@ def _from_file(spec: ModelSpec, options: ModelOptions):
             f"{spec.text} makes its own example inputs; drop the {' and '.join(fixed)} option"
         )
     path = Path(spec.path or "")
-    if not path.is_file():
-        raise ModelError(f"model spec {spec.text!r}: no file {spec.path}")
-    loader = importlib.util.spec_from_file_location(f"tune_model_{path.stem}", path)
-    if loader is None or loader.loader is None:
-        raise ModelError(f"model spec {spec.text!r}: {spec.path} is not a Python file")
-    user = importlib.util.module_from_spec(loader)
-    with user_code(f"{spec.path} (imported for {spec.text})", path):
-        # Registered by its name, as an import would: torch.compile looks the module up there.
-        sys.modules[loader.name] = user
-        try:
-            loader.loader.exec_module(user)
-        except BaseException:
-            sys.modules.pop(loader.name, None)
-            raise
+    user = import_file(path, f"model spec {spec.text!r}", f"{spec.path} (imported for {spec.text})")
     function = getattr(user, spec.name, None)
     if not callable(function):
         raise ModelError(f"{spec.path} has no function {spec.name}")

@@ -18,6 +18,8 @@ fused kernel, report.
                                       FILE.py:FUNCTION): its kernels with the idle-lane
                                       pattern, per kernel and end to end, against PyTorch
     tune models                       the built-in list of networks, one run per model
+    tune models --zoo torchvision --analyze
+                                      a census of every model of a library (census.md)
     tune --rpc-tracker HOST:PORT --rpc-key KEY
                                       measure MetaSchedule's candidates on RPC servers
 """

@@ -8,6 +8,7 @@
     tune model torchvision:convnext_tiny --tune-top 2 --budget 100
                                                  the 2 costliest pattern kernels tuned
     tune models                                  the built-in list, one run folder per model
+    tune models --zoo torchvision --analyze      every model of a library: census.md
 
 The same command again finishes an interrupted run and measures nothing already measured.
 """

@@ -1,25 +1,32 @@
-"""`tune models`: the built-in list of real networks, one model run each, and a summary."""
+"""`tune models`: the built-in list of real networks (or --models, or a library's zoo with --zoo),
+one model run each, and a summary (a zoo's: census.md)."""
 
 from __future__ import annotations
 
 import datetime
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tuning.runfolder.store import check_folder_name
+from tuning.errors import UsageError
+from tuning.runfolder.store import RUN_FILE, check_folder_name, read_json
 
 from .model import add_shared, settings_of
 from .options import Parser
 from .run import recorded_command
+
+if TYPE_CHECKING:
+    from baselines.models.zoo import Zoo
 
 # One trial per model by default, as `tune sweep` has it: the intervals are over blocks.
 MODELS_TRIALS = 1
 
 
 def models_main(argv: list[str]) -> int:
-    """`tune models`: every model of the built-in list (or of --models) per kernel and end to
-    end, in DIR/<model>/, with DIR/models.md, .json and .png; the same command again finishes
-    an interrupted run and measures nothing already measured.
+    """`tune models`: every model of the built-in list (or of --models, or of a library with
+    --zoo) per kernel and end to end, in DIR/<model>/, with DIR/models.md, .json and .png (and
+    with --zoo, census.md: one table of every model's flagged kernels); the same command again
+    finishes an interrupted run and measures nothing already measured.
 
         tune models                          the built-in list, one run folder per model
         tune models --analyze                for CUDA without a GPU: rules, launches and the
@@ -27,10 +34,11 @@ def models_main(argv: list[str]) -> int:
         tune models --models inception_v3,resnet50,my_net.py:build --out DIR
                                              a subset, or your own specs (NAME+decompose
                                              decomposes BatchNorm first)
+        tune models --zoo torchvision --analyze --skip 'vit_h_*,vit_l_*'
+                                             every torchvision classification model, one census
     """
     from baselines.models.catalog import BUILTIN_MODELS
-    from tuning.models.catalog import model_plans, open_models_folder, run_models, select_models
-    from tuning.progress import DETAILS_LOG, Progress, details_to
+    from baselines.models.zoo import LIBRARIES
 
     parser = Parser(prog="tune models", description=models_main.__doc__)
     parser.add_argument(
@@ -41,22 +49,70 @@ def models_main(argv: list[str]) -> int:
         + "), or any SPEC (FILE.py:FUNCTION, torchvision:NAME, timm:NAME); NAME+decompose "
         "decomposes BatchNorm first",
     )
+    parser.add_argument(
+        "--zoo",
+        default=None,
+        metavar="LIBRARY",
+        help=f"every model of a library ({', '.join(LIBRARIES)}: its list_models()), with "
+        "census.md; torchvision's classification models only",
+    )
+    parser.add_argument(
+        "--only", default=None, metavar="GLOBS", help="comma-separated model-name globs to run"
+    )
+    parser.add_argument(
+        "--skip", default=None, metavar="GLOBS", help="comma-separated model-name globs to leave"
+    )
+    parser.add_argument(
+        "--decompose",
+        action="store_true",
+        help="with --zoo: DecomposeOpsForInference after each model's import",
+    )
     add_shared(parser, trials=MODELS_TRIALS)
     args = parser.parse_args(argv)
-    entries = select_models(args.models)
+    if args.zoo is not None and args.models is not None:
+        raise UsageError("give --models or --zoo, not both")
+    if args.decompose and args.zoo is None:
+        raise UsageError("--decompose is for --zoo; --models takes NAME+decompose")
     shared = settings_of(args)
+    entries, zoo = _entries(args)
     kind = "analysis" if args.analyze else shared["target_spec"]["kind"]
-    out = Path(args.out or f"runs/models-{datetime.date.today()}-{kind}")
+    prefix = f"zoo-{Path(zoo.source).stem}" if zoo else "models"
+    out = Path(args.out or f"runs/{prefix}-{datetime.date.today()}-{kind}")
     check_folder_name(out)
-    command = recorded_command("tune models", argv)
+    return _run(out, entries, zoo, shared, recorded_command("tune models", argv), args.verbose)
+
+
+def _entries(args) -> tuple[list, Zoo | None]:
+    """The models asked for, filtered by --only and --skip; the zoo listed, if one was."""
+    from baselines.models.zoo import globs, list_zoo
+    from tuning.models.catalog import filter_models, select_models, zoo_models
+
+    zoo = list_zoo(args.zoo) if args.zoo is not None else None
+    entries = zoo_models(zoo, args.decompose) if zoo else select_models(args.models)
+    return filter_models(entries, globs(args.only), globs(args.skip)), zoo
+
+
+def _run(out: Path, entries: list, zoo, shared: dict, command: str, verbose: bool) -> int:
+    from reports.models_md import headline
+    from tuning.models.catalog import model_plans, open_models_folder, run_models
+    from tuning.progress import DETAILS_LOG, Progress, details_to
+
     plans = model_plans(entries, shared, command)
-    open_models_folder(out, plans, command)
-    progress = Progress(verbose=args.verbose)
+    open_models_folder(out, plans, command, zoo.to_dict() if zoo else None)
+    progress = Progress(verbose=verbose)
     print(f"models folder: {out}", file=sys.stderr)
     with details_to(out / DETAILS_LOG, progress):
         summary = run_models(out, plans, progress)
-    from reports.models_md import headline
+    if zoo:
+        from reports.census import FILE
+        from reports.census_md import headline as census_headline
 
-    print(headline(summary))
-    print(f"report: {out / 'models.md'}")
-    return 2 if summary["failures"] else 0
+        print(census_headline(read_json(out / FILE)))
+    else:
+        print(headline(summary))
+    print(f"report: {out / ('census.md' if zoo else 'models.md')}")
+    # A census's rows include the models that fail for a reason of their own (kept in their
+    # folders); it fails only while a model is left to try again.
+    failed = summary["failures"]
+    left = [name for name in failed if "failure" not in read_json(out / name / RUN_FILE)]
+    return 2 if (left if zoo else failed) else 0

@@ -6,7 +6,8 @@
     kernel_times.py  every kernel under every rule list: checked, then timed (kernel_times.json)
     tune_top.py      the costliest pattern kernels tuned by the study's tuners (--tune-top)
     study.py         one model's run, phase by phase, each skipped where stored (resumable)
-    catalog.py       `tune models`: the built-in list, one run folder per model, models.md
+    catalog.py       `tune models`: the built-in list, --models or a zoo (--zoo), one run
+                     folder per model, models.md (and a zoo's census.md)
 
 It sits on the top floor of `tuning/`, beside study.py and sweep.py: it uses the harness
 (`measure/`, through `measure/model_workload.py`), the kernel timer (`candidates/`), the tuners

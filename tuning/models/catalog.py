@@ -1,12 +1,15 @@
-"""`tune models`: the built-in list (`baselines/models/catalog.py`), or the models `--models`
-names, one ordinary model run folder each (`DIR/<model>/`, readable with `tune report`), and
-models.md, models.json and models.png across them (`reports/models.py`).
+"""`tune models`: the built-in list (`baselines/models/catalog.py`), the models `--models`
+names, or every model of a zoo (`--zoo`, `baselines/models/zoo.py`), one ordinary model run
+folder each (`DIR/<model>/`, readable with `tune report`), and models.md, models.json and
+models.png across them (`reports/models.py`); for a zoo, census.md too (`reports/census.py`).
 
 Every model's CPU work (import, analysis, builds, torch.compile's first compile) runs first, all
-models at once in one pool of processes; then each model is timed in turn, with nothing else
-running. The same command again finishes an interrupted run: a model whose run is complete is
-kept as it is and measures nothing. A model that cannot be run (a package missing on this
-machine, a module the exporter refuses) is named in models.md and the others go on.
+models at once in one pool of processes, each recorded in its folder as it ends; then each model
+is timed in turn, with nothing else running. The same command again finishes an interrupted run:
+a model whose run is complete is kept as it is and measures nothing. A model that cannot be run
+(a package missing on this machine, a module the exporter refuses, a TVM error) is named in
+models.md in one line and the others go on; where the failure is the model's own, not a missing
+package or a process that died, it is kept in its folder and not tried again.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pathlib import Path
 from baselines.models.catalog import BUILTIN_MODELS, CatalogEntry
 from baselines.models.errors import ModelError
 from baselines.models.spec import ModelOptions, parse_spec
+from baselines.models.zoo import Zoo, pick
 from tuning.runfolder.lock import hold
 from tuning.runfolder.store import Run, RunError, read_json, write_json
 
@@ -76,9 +80,25 @@ def folder_names(entries: list[CatalogEntry]) -> list[str]:
 
 
 def complete(run: Run, plan: ModelPlan) -> bool:
+    """Whether the model's run has nothing left to do: analysed and timed, or failed in a way
+    kept in its folder (`study.prepare_failure`)."""
     analysed = (run.path / "analysis.json").exists()
     timed = plan.analyze_only or (kernel_times_complete(run) and not trials_left(run, plan))
-    return analysed and timed and (run.path / "report.json").exists()
+    return "failure" in run.meta or (analysed and timed)
+
+
+def zoo_models(zoo: Zoo, decompose: bool = False) -> list[CatalogEntry]:
+    """Every model of a zoo (`baselines/models/zoo.py`) as an entry, at its own input size;
+    `decompose`: each with DecomposeOpsForInference after its import."""
+    options, by = ModelOptions(decompose=decompose), f"listed by {zoo.listed_by}"
+    return [CatalogEntry(zoo.spec(name), options, by) for name in zoo.names]
+
+
+def filter_models(entries: list[CatalogEntry], only: list[str], skip: list[str]) -> list:
+    """The entries whose model name `--only` and `--skip` keep (`zoo.pick`), in order."""
+    names = [parse_spec(e.spec).name for e in entries]
+    kept = set(pick(names, only, skip))
+    return [entry for entry, name in zip(entries, names) if name in kept]
 
 
 def model_plans(entries: list[CatalogEntry], shared: dict, command: str) -> dict:
@@ -101,9 +121,16 @@ def run_models(out: Path, plans: dict, progress) -> dict:
     started = time.monotonic()
     runs = {name: open_model_run(out / name, plan) for name, plan in plans.items()}
     left = {name: run for name, run in runs.items() if not complete(run, plans[name])}
-    for name in [name for name in runs if name not in left]:
-        progress.line(f"{name}: already measured, kept")
     failures: dict = {}
+    for name in [name for name in runs if name not in left]:
+        run = runs[name]
+        if "failure" in run.meta:  # kept from an earlier command: not tried again
+            failures[name] = run.meta["failure"]
+            progress.line(f"{name}: failed before, kept (remove {run.path} to try again)")
+            continue
+        if not (run.path / "report.json").exists():  # measured, interrupted before its report
+            render_model_run(run)
+        progress.line(f"{name}: already measured, kept")
     with Preparation() as prep:
         for name, run in left.items():
             submit(prep, name, run, plans[name])
@@ -125,16 +152,25 @@ def run_models(out: Path, plans: dict, progress) -> dict:
     return render_models(out)
 
 
-def open_models_folder(out: Path, plans: dict, command: str) -> None:
-    """models.json with the settings; a folder holding other settings is refused; one
-    `tune models` per folder at a time."""
+def open_models_folder(out: Path, plans: dict, command: str, zoo: dict | None = None) -> None:
+    """models.json with the settings (and the zoo listed, for a census); a folder holding a
+    model with other settings, or another zoo's census, is refused; one `tune models` per
+    folder at a time. Another choice of models (--only, --skip) goes on in the same folder."""
     settings = {name: plan.settings for name, plan in plans.items()}
     path = out / FILE
-    if path.exists() and read_json(path)["settings"] != settings:
-        raise RunError(f"{out} holds a tune models run with other settings; choose another --out")
-    if out.exists() and not path.exists() and any(out.iterdir()):
+    stored = read_json(path) if path.exists() else None
+    if stored is not None:
+        before = stored["settings"]
+        if any(before.get(name, found) != found for name, found in settings.items()):
+            raise RunError(
+                f"{out} holds a tune models run with other settings; choose another --out"
+            )
+        if (stored.get("zoo") or {}).get("source") != (zoo or {}).get("source"):
+            raise RunError(f"{out} holds a tune models run of other models; choose another --out")
+        settings = {**before, **settings}
+    if out.exists() and stored is None and any(out.iterdir()):
         raise RunError(f"{out} exists and is not a tune models folder; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     hold(out)  # one `tune models` per folder at a time
-    stored = read_json(path) if path.exists() else {}
-    write_json(path, {**stored, "settings": settings, "models": list(plans), "command": command})
+    found = {"settings": settings, "models": list(plans), "command": command}
+    write_json(path, {**(stored or {}), **found, **({"zoo": zoo} if zoo else {})})

@@ -183,16 +183,23 @@ class Preparation:
         return prepared
 
     def wait_all(self, step=None) -> int:
-        """Until every submitted task has ended; `step(done, total)` hears each one end.
-        Returns how many there were."""
+        """Until every submitted task has ended; `step(done, total, ended)` hears each one end,
+        with the keys whose tasks have all ended since it last heard (each key once). Returns
+        how many tasks there were."""
         self.start()
         futures = [f for tasks in self._tasks.values() for f in tasks.values()]
-        told = -1
+        told, heard = -1, set()
         while True:
             done, left = wait(futures, timeout=1)
-            if step is not None and len(done) != told:
+            ended = [
+                key
+                for key, tasks in self._tasks.items()
+                if key not in heard and all(f.done() for f in tasks.values())
+            ]
+            heard.update(ended)
+            if step is not None and (len(done) != told or ended):
                 told = len(done)
-                step(told, len(futures))
+                step(told, len(futures), ended)
             if not left:
                 return len(futures)
 

@@ -46,23 +46,62 @@ def run_model(run: Run, plan: ModelPlan, progress) -> dict:
 def prepare_all(
     prep: Preparation, runs: dict[str, Run], progress, failures: dict | None = None
 ) -> dict[str, Prepared]:
-    """Wait for every model's preparation (a bar over the tasks), then record each in its run
-    folder; by key. A model that cannot be imported raises its ModelError, or with `failures`
-    is left out and its error kept there."""
+    """Wait for every model's preparation (a bar over the tasks), recording each in its run
+    folder as soon as its tasks have ended (an interrupted `tune models` keeps what is done);
+    by key, in the order of `runs`. A model that cannot be imported raises its ModelError, or
+    with `failures` is left out and its one line kept there (`prepare_failure`)."""
     progress.start("preparation")
-    tasks = prep.wait_all(lambda done, total: progress.step("preparation", done, total))
     prepared = {}
-    for key, run in runs.items():
-        try:
-            prepared[key] = prep.wait(key, run)
-            for line in failure_lines(read_json(run.path / "analysis.json")):
-                progress.line(line if len(runs) == 1 else f"{key}: {line}")
-        except ModelError as error:
-            if failures is None:
-                raise
-            failures[key] = str(error)
+
+    def step(done: int, total: int, ended: list[str]) -> None:
+        progress.step("preparation", done, total)
+        for key in ended:
+            run = runs[key]
+            try:
+                prepared[key] = prep.wait(key, run)
+                for line in failure_lines(read_json(run.path / "analysis.json")):
+                    progress.line(line if len(runs) == 1 else f"{key}: {line}")
+            except Exception as error:
+                if failures is None:
+                    raise
+                failures[key] = prepare_failure(run, error)
+
+    tasks = prep.wait_all(step)
     progress.finish("preparation", f"{tasks} tasks for {len(runs)} model(s)")
-    return prepared
+    return {key: prepared[key] for key in runs if key in prepared}
+
+
+def prepare_failure(run: Run, error: Exception) -> str:
+    """One line for a model whose preparation failed. Where it failed before its analysis for
+    a reason of the model and the libraries (an exporter's refusal, an operator Relax lacks, a
+    TVM error), the line is kept in its run folder, so that the same command again does not try
+    it again; a missing package, a process that died (memory, a crash) or a failure after the
+    analysis is not, and is tried again."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from baselines.models.errors import MissingPackage
+
+    if isinstance(error, BrokenProcessPool):
+        return "its preparation's process ended (out of memory or a crash); tried again next time"
+    said = (
+        _said(error) if isinstance(error, ModelError) else f"{type(error).__name__}: {_said(error)}"
+    )
+    if (run.path / "analysis.json").exists():
+        return f"its preparation failed after its analysis: {said}"[:300]
+    if not isinstance(error, ModelError):
+        said = f"cannot import or analyse {run.meta['settings']['model']['spec']}: {said}"
+    if not isinstance(error, MissingPackage):
+        run.update_meta(failure=said[:300])
+    return said[:300]
+
+
+def _said(error: Exception) -> str:
+    """What the error says, in one line: its first line, or its last where the first opens a
+    traceback (TVM's errors may carry theirs in the message)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return lines[-1] if lines[0].startswith("Traceback") else lines[0]
 
 
 def open_model_run(out: Path, plan: ModelPlan) -> Run:

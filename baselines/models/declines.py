@@ -1,0 +1,85 @@
+"""Why the window rule leaves a kernel to the rules after it: the census of a zoo
+(`tune models --zoo`) says it for every flagged kernel the candidate list does not take.
+
+`window_reduction.py` declines silently (a rule returns None, as dlight's rules do), so the
+reason is read here off the unscheduled kernel, in the order the decline matters most to a
+reader: a rule placed before the window rule took the kernel; a window over MAX_WINDOW; no
+reduction that slides along the outputs (softmax and layer-norm rows, global pools, matmuls:
+each output reduces a row of its own); more than one reduction; else another form the rule
+does not take (a layout, an epilogue, a lone reduction of padded values).
+"""
+
+from __future__ import annotations
+
+import tvm_ffi
+from tvm import s_tir, tirx
+
+from baselines.window_reduction import MAX_WINDOW
+
+# The candidate rule's class name, in the lists that hold it (baselines/rules.py).
+WINDOW_RULE = "WindowReduction"
+EARLIER = "earlier rule"
+OVER = f"window over {MAX_WINDOW}"
+ROWS = "not sliding"
+SEVERAL = "several reductions"
+OTHER = "other form"
+# Each reason as a report states it (analysis.json carries it, as it carries the criterion).
+REASONS = {
+    EARLIER: "a rule before the window rule in the list takes the kernel (Matmul, GEMV)",
+    OVER: f"its window is over {MAX_WINDOW} elements, more than one thread reduces serially",
+    ROWS: "no reduction slides along the outputs: each output reduces a row of its own "
+    "(softmax and layer-norm rows, global pools, matmuls)",
+    SEVERAL: "more than one reduction in the kernel",
+    OTHER: "a layout, an epilogue or a lone reduction of padded values the rule does not take",
+}
+
+
+def decline_reason(
+    func: tirx.PrimFunc, window: int | None, rule_names: list[str], rule: str | None
+) -> str | None:
+    """Why the list of rules `rule_names` does not give `func` (with its largest `window`) to
+    the window rule, where the list holds it and `rule` (the rule that took it) is another;
+    None where the list has no window rule, the window rule takes the kernel, or the kernel has
+    no constant reduction (`window` None: nothing for the rule to take)."""
+    if WINDOW_RULE not in rule_names or rule == WINDOW_RULE or window is None:
+        return None
+    if rule in rule_names and rule_names.index(rule) < rule_names.index(WINDOW_RULE):
+        return EARLIER
+    if window > MAX_WINDOW:
+        return OVER
+    reductions = _reductions(func)
+    if not any(_slides(block) for block in reductions):
+        return ROWS
+    return SEVERAL if len(reductions) > 1 else OTHER
+
+
+def _reductions(func: tirx.PrimFunc) -> list[s_tir.SBlock]:
+    found: list[s_tir.SBlock] = []
+
+    def visit(block: s_tir.SBlock) -> None:
+        if any(v.iter_type == tirx.IterVar.CommReduce for v in block.iter_vars):
+            found.append(block)
+
+    tvm_ffi.structural_walk(func.body, [(s_tir.SBlock, visit)])
+    return found
+
+
+def _slides(block: s_tir.SBlock) -> bool:
+    """Whether some read index of `block` moves with both an output axis (of extent over 1) and
+    a reduction axis: a window sliding along the outputs, as the rule requires."""
+    spatial, reduce = [], []
+    for v in block.iter_vars:
+        extent = v.dom.extent
+        if v.iter_type == tirx.IterVar.CommReduce:
+            reduce.append(v.var)
+        elif not (isinstance(extent, tirx.IntImm) and extent.value == 1):
+            spatial.append(v.var)
+    return any(
+        _uses(r.min, spatial) and _uses(r.min, reduce) for read in block.reads for r in read.region
+    )
+
+
+def _uses(expr, variables: list) -> bool:
+    used: list[tirx.Var] = []
+    tvm_ffi.structural_walk(expr, [(tirx.Var, used.append)])
+    return any(u.same_as(v) for u in used for v in variables)

@@ -1,0 +1,152 @@
+"""The census of a zoo (`tune models --zoo`): census.json and census.csv, from models.json and
+each model's own folder (report.json, analysis.json, run.json); no TVM. A model not analysed
+yet (an interrupted census) is a row that says so. census.md is
+`census_md.py`'s.
+
+Per model of the zoo: its kernels, its flagged kernels (the idle-lane pattern) and their launches
+per call, those the window rule takes under a candidate list and those it declines with the
+reason (`baselines/models/declines.py`), the default list's rule of each flagged kernel, the
+rule lists that cannot build the model, and on a GPU the flagged kernels' time under every
+list; a model that could not be analysed is a row with its one-line reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+from pathlib import Path
+
+from tuning.runfolder.names import member
+from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
+
+from .model_names import DEFAULT
+
+FILE = "census.json"
+WINDOW_RULE = "WindowReduction"
+TAKES = "takes"
+
+
+def render_census(out: Path, summary: dict) -> dict:
+    """census.json, census.csv and census.md of the models folder `out` (a zoo's), from
+    `summary` (models.json, as `reports.models` renders it); returns the census."""
+    from .census_md import markdown
+
+    rows, reasons = [], {}
+    for name in summary["models"]:
+        folder = member(out, name, out / "models.json")
+        row, stated = _row(name, folder, summary["failures"].get(name))
+        rows.append(row)
+        reasons.update(stated)
+    census = {
+        "zoo": summary["zoo"],
+        "device": summary.get("device"),
+        "rule_lists": _lists(summary),
+        "rows": rows,
+        "reasons": reasons,
+        "wall_s": summary.get("wall_s", []),
+        "command": summary.get("command"),
+    }
+    write_json(out / FILE, census)
+    write_text(out / "census.csv", census_csv(census))
+    write_text(out / "census.md", markdown(census))
+    return census
+
+
+def _lists(summary: dict) -> list[str]:
+    settings: dict = next(iter(summary["settings"].values()), {})
+    return settings.get("rule_lists", [DEFAULT])
+
+
+def _row(name: str, folder: Path, failure: str | None) -> tuple[dict, dict]:
+    """A model's row and the reasons its analysis states; a model without its report is a
+    row of its failure (or of what is left to do)."""
+    if not (folder / "report.json").exists():
+        meta = read_json(folder / RUN_FILE) if (folder / RUN_FILE).exists() else {}
+        said = failure or meta.get("failure")
+        return ({"model": name, "failure": said} if said else {"model": name, "left": True}), {}
+    report = read_json(folder / "report.json")
+    analysis = read_json(folder / "analysis.json")
+    declines = {k["name"]: k.get("declines", {}) for k in analysis["kernels"]}
+    flagged = [_kernel(k, declines[k["name"]]) for k in report["kernels"] if k["pattern"]]
+    return {
+        "model": name,
+        "spec": report["model"]["spec"],
+        "kernels": len(report["kernels"]),
+        "launches": sum(k["calls"] for k in report["kernels"]),
+        "flagged": flagged,
+        "analysis_s": sum(report["phase_wall_s"].get(p, 0) for p in ("import", "analysis")),
+        "rule_failures": [
+            {"rules": f["rules"], "kernel": f["kernel"], **f["failure"]}
+            for f in report["rule_failures"]
+        ],
+    }, analysis.get("declines", {})
+
+
+def _kernel(kernel: dict, declines: dict) -> dict:
+    """A flagged kernel: its launches, window, rule and launch per list, what the window rule
+    does with it (takes, or the reason it declines), and its time per list (None: untimed)."""
+    takes = any(rule == WINDOW_RULE for rule in kernel["rules"].values())
+    return {
+        "name": kernel["name"],
+        "calls": kernel["calls"],
+        "window": kernel["window"],
+        "outputs": kernel["outputs"],
+        "rules": kernel["rules"],
+        "launches": kernel["launches"],
+        "window_rule": TAKES if takes else next(iter(declines.values()), None),
+        "kernel_us": {r: us for r, us in kernel["kernel_us"].items() if us is not None},
+    }
+
+
+def tally(flagged: list[dict]) -> dict:
+    """Counts over flagged kernels: kernels and launches, taken, declined by reason, and the
+    default list's rules."""
+    taken = [k for k in flagged if k["window_rule"] == TAKES]
+    return {
+        "kernels": len(flagged),
+        "launches": sum(k["calls"] for k in flagged),
+        "taken": len(taken),
+        "taken_launches": sum(k["calls"] for k in taken),
+        "declined": Counter(str(k["window_rule"]) for k in flagged if k["window_rule"] != TAKES),
+        "default_rules": Counter(str(k["rules"].get(DEFAULT)) for k in flagged),
+    }
+
+
+def flagged_ms(flagged: list[dict], rules: str) -> float | None:
+    """Launches x time of the flagged kernels under `rules`, in ms; None unless all are timed."""
+    times = [k["kernel_us"].get(rules) for k in flagged]
+    if not flagged or None in times:
+        return None
+    return sum(k["calls"] * t for k, t in zip(flagged, times)) / 1e3
+
+
+CSV_FIELDS = ("model", "kernel", "calls", "window", "outputs", "list", "rule", "grid", "block")
+
+
+def census_csv(census: dict) -> str:
+    """One row per flagged kernel and rule list: its rule, launch, what the window rule does
+    with it and its time (empty without a GPU)."""
+    table = io.StringIO(newline="")
+    writer = csv.writer(table)
+    writer.writerow((*CSV_FIELDS, "window_rule", "kernel_us"))
+    for row in census["rows"]:
+        for k in row.get("flagged", []):
+            for rules in census["rule_lists"]:
+                launch = k["launches"].get(rules) or {}
+                writer.writerow(
+                    (
+                        row["model"],
+                        k["name"],
+                        k["calls"],
+                        k["window"],
+                        k["outputs"],
+                        rules,
+                        k["rules"].get(rules),
+                        launch.get("grid"),
+                        launch.get("block"),
+                        k["window_rule"],
+                        k["kernel_us"].get(rules),
+                    )
+                )
+    return table.getvalue()

@@ -1,0 +1,157 @@
+"""`tune models --zoo`: the census of a library's models, on a tiny zoo CI can load
+(tests/fixtures/tiny_zoo.py, listed through its `list_models()` as torchvision's are) with the
+real export and TVM analysis: the flagged kernels the window rule takes and those it declines
+with the reason, a model torch.export refuses as a row with its one line, an interrupted census
+finished without analysing again what it had, the --only/--skip filters choosing among what it
+holds, and the one-line
+refusals (a zoo library that cannot be imported among them)."""
+
+import json
+import sys
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, one_line, tune, tune_killed_when
+
+torch = pytest.importorskip("torch", reason="the zoo tests need PyTorch: pip install torch")
+
+from baselines.models.errors import MissingPackage, ModelError  # noqa: E402
+from baselines.models.zoo import pick  # noqa: E402
+from tuning.cli.main import main  # noqa: E402
+
+ZOO = "tests/fixtures/tiny_zoo.py"
+MODELS = ["pool", "attention", "global_pool", "branchy"]
+
+
+def _json(path: Path):
+    return json.loads(path.read_text())
+
+
+def _stamps(out: Path) -> dict:
+    return {p: p.stat().st_mtime_ns for p in out.glob("*/analysis.json")}
+
+
+@pytest.fixture(scope="module")
+def census(tmp_path_factory):
+    """The census, killed once a model is analysed, then finished by the same command."""
+    out = tmp_path_factory.mktemp("zoo") / "census"
+    args = ["models", "--zoo", ZOO, "--analyze", "--out", str(out)]
+    tune_killed_when(lambda: any(out.glob("*/analysis.json")), *args)
+    first = _stamps(out)
+    assert len(first) == 1, "the census was not killed in the middle"
+    assert main(["report", str(out)]) == 0  # the census so far
+    partial = _json(out / "census.json")
+    done = tune(*args, check_exit=0)  # the failing model is a row of the census, kept
+    return out, args, (first, partial), done
+
+
+def test_the_census_sorts_the_flagged_kernels_and_keeps_the_failure_as_a_row(census):
+    out, _, _, done = census
+    rows = {row["model"]: row for row in _json(out / "census.json")["rows"]}
+    assert list(rows) == MODELS
+    (pool,) = rows["pool"]["flagged"]
+    assert pool["window"] == 4 and pool["window_rule"] == "takes"
+    assert pool["rules"] == {"default": "Reduction", "fixed": "WindowReduction"}
+    for name in ("attention", "global_pool"):  # a softmax row of 49, a global pool of 16
+        (row,) = rows[name]["flagged"]
+        assert (
+            row["window_rule"] == "not sliding" and row["rules"]["fixed"] == row["rules"]["default"]
+        )
+    assert rows["branchy"] == {
+        "model": "branchy",
+        "failure": rows["branchy"]["failure"],
+    } and rows["branchy"]["failure"].startswith(f"torch.export cannot export {ZOO}:branchy: ")
+    assert "Traceback" not in done.stdout + done.stderr
+    text = (out / "census.md").read_text()
+    assert "4 models of tests/fixtures/tiny_zoo.py (4 listed by `tiny_zoo.py: list_models()`)" in (
+        text
+    )
+    assert (
+        "3 analysed, 1 failed (each a row with its reason)." in text
+        and "The window rule takes 1 of them" in text
+    )
+    assert "| pool | 1 | 1 (1) | 1 (1) | — | Reduction 1 | " in text
+    assert "| branchy | not analysed: torch.export cannot export" in text
+    assert "- not sliding: no reduction slides along the outputs" in text
+    csv = (out / "census.csv").read_text().splitlines()
+    assert csv[1].startswith("pool,fused_avg_pool2d_add,1,4,64,default,Reduction,64,4,takes")
+    assert len(csv) == 1 + 3 * 2  # three flagged kernels, two lists
+    assert done.stdout.splitlines()[-1] == f"report: {out / 'census.md'}"
+
+
+def test_the_interrupted_census_kept_what_it_had_and_a_choice_of_it_analyses_nothing(census):
+    out, args, (first, partial), _ = census
+    assert [row.get("left", False) for row in partial["rows"]].count(True) == 3
+    assert all(path.stat().st_mtime_ns == stamp for path, stamp in first.items())
+    stamps = _stamps(out)
+    done = tune(*args, "--only", "*pool*,att*,branchy", "--skip", "global_*", check_exit=0)
+    assert _stamps(out) == stamps
+    assert done.stderr.count("already measured, kept") == 2
+    assert done.stderr.count("failed before, kept") == 1
+    assert "preparation" not in done.stderr  # nothing submitted
+    rows = _json(out / "census.json")["rows"]
+    assert [row["model"] for row in rows] == ["pool", "attention", "branchy"]
+
+
+def test_a_zoo_decomposed_is_each_model_decomposed_in_a_folder_of_its_own():
+    from baselines.models.zoo import list_zoo
+    from tuning.models.catalog import folder_names, zoo_models
+
+    entries = zoo_models(list_zoo(str(ROOT / ZOO)), decompose=True)
+    assert all(entry.options.decompose for entry in entries)
+    assert folder_names(entries) == [f"{name}-decomposed" for name in MODELS]
+
+
+def test_pick_keeps_the_order_and_refuses_a_glob_that_matches_nothing():
+    assert pick(MODELS, [], []) == MODELS
+    assert pick(MODELS, ["*pool*", "branchy"], ["global*"]) == ["pool", "branchy"]
+    with pytest.raises(ModelError, match="--skip 'vit_\\*' matches no model"):
+        pick(MODELS, [], ["vit_*"])
+    with pytest.raises(ModelError, match="leave no model"):
+        pick(MODELS, ["pool"], ["p*"])
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--zoo", "torchvision"], "--zoo torchvision needs torchvision: pip install torchvision"),
+        (["--zoo", "timm"], "--zoo timm needs timm: pip install timm"),
+        (["--zoo", "keras"], "--zoo keras: not a zoo; give one of torchvision, timm, FILE.py"),
+        (["--zoo", "tests/fixtures/user_models.py"], "has no function list_models()"),
+        (["--zoo", ZOO, "--only", "resnet*"], "--only 'resnet*' matches no model"),
+        (["--zoo", ZOO, "--models", "x.py:f"], "give --models or --zoo, not both"),
+        (["--models", "x.py:f", "--decompose"], "--decompose is for --zoo"),
+    ],
+)
+def test_a_zoo_that_cannot_be_listed_is_one_line(capsys, monkeypatch, tmp_path, args, says):
+    for library in ("torchvision", "timm"):  # not importable, as in CI
+        monkeypatch.setitem(sys.modules, library, None)
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "out"
+    one_line(capsys, main(["models", *args, "--analyze", "--out", str(out)]), says)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "error, line, kept",
+    [
+        (
+            RuntimeError("Traceback (most recent call last):\n  File x\nInternalError: Check"),
+            "cannot import or analyse z.py:net: RuntimeError: InternalError: Check",
+            True,
+        ),
+        (MissingPackage("z.py:net needs timm: pip install timm"), "needs timm", False),
+        (BrokenProcessPool("gone"), "tried again next time", False),
+    ],
+)
+def test_a_failed_preparation_is_one_line_kept_where_the_model_is_at_fault(
+    tmp_path, error, line, kept
+):
+    from tuning.models.study import prepare_failure
+    from tuning.runfolder.store import Run
+
+    run = Run.create(tmp_path / "net", {"settings": {"model": {"spec": "z.py:net"}}})
+    said = prepare_failure(run, error)
+    assert line in said and "\n" not in said
+    assert run.meta.get("failure") == (said if kept else None)
