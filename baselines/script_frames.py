@@ -6,8 +6,8 @@ module imports, `<string>` at the bottom of a spawned child, `<ast>` inside the 
 evaluation) is in no module, and `inspect.getmodule` learns that by scanning all of `sys.modules`
 again on every call. MetaSchedule's `TuneContext` and dlight's matmul rule import TVM's tensor
 intrinsics, 248 TVMScript functions parsed at import: 33 to 40 s of CPU on a 2-core machine, 5
-to 6 s once these pseudo-files are known. Seeding `inspect`'s own file-to-module cache with them, mapped to a
-name no module has, makes `getmodule` answer what its scan would (None) at once.
+to 6 s once these pseudo-files are known. Seeding `inspect`'s own file-to-module cache with them,
+mapped to a name no module has, makes `getmodule` answer what its scan would (None) at once.
 """
 
 from __future__ import annotations
