@@ -1,5 +1,5 @@
 """PR.md's figures where no folder is given: the H200 runs committed under reports/h200/, each
-read from its file (or from the archive its run folder is kept in), with the date its run
+read from the archive its run folder is kept in, with the date its run
 recorded (the environment.json of a run it holds where the file itself has none)."""
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ SOURCES = {
         ("models/models.tar.xz", "models/models.json"),
         ("models/models.tar.xz", "models/resnet50/environment.json"),
     ),
-    "--bench": (("window/window_bench.json", None), ("window/window_bench.json", None)),
+    "--bench": (
+        ("window/window_bench.tar.xz", "window/window_bench.json"),
+        ("window/window_bench.tar.xz", "window/window_bench.json"),
+    ),
 }
 
 
-def _read(file: str, member: str | None) -> dict:
-    if member is None:
-        return json.loads((H200 / file).read_text())
+def _read(file: str, member: str) -> dict:
     with tarfile.open(H200 / file) as archive:
         found = archive.extractfile(member)
         if found is None:
@@ -42,4 +43,4 @@ def committed(option: str) -> tuple[dict, Path, str]:
     environment = _read(dated, dated_member)
     date = str(environment.get("date") or environment.get("environment", {}).get("date", ""))
     where = H200.relative_to(H200.parents[1]) / file
-    return data, where / member if member else where, date[:10] or "date not recorded"
+    return data, where / member, date[:10] or "date not recorded"
