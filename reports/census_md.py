@@ -12,6 +12,13 @@ from .escape import code, md
 from .model_md import duration
 
 
+def _where(device: str | None) -> str:
+    """Where the census ran: `tune models --analyze` records its device as none."""
+    if not device or device.startswith("none"):
+        return "analysed for CUDA without a GPU (nothing timed)"
+    return f"on {md(device)}"
+
+
 def headline(census: dict) -> str:
     """What the census found: the models analysed and not, the kernels, the flagged ones and
     their launches, what the window rule takes and declines (by reason), the default list's
@@ -24,7 +31,7 @@ def headline(census: dict) -> str:
     version = f" {zoo['version']}" if zoo.get("version") else ""
     parts = [
         f"{len(rows)} models of {md(zoo['source'])}{version} ({zoo['listed']} listed by "
-        f"{code(zoo['listed_by'])}), on {md(census.get('device'))}: {len(analysed)} analysed, "
+        f"{code(zoo['listed_by'])}), {_where(census.get('device'))}: {len(analysed)} analysed, "
         f"{len(rows) - len(analysed) - left} failed (each a row with its reason)"
         + (f", {left} left to analyse (the same command finishes them)." if left else "."),
         f"{sum(r['kernels'] for r in analysed)} kernels; {count['kernels']} flagged with the "
