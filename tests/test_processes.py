@@ -199,7 +199,10 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
     out = tmp_path / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
     if how == "ctrl-c":
-        process = start("--budget", "12", "--tuners", "optuna", "--out", str(out))
+        # Trials on the small Case take a fraction of a second each, once the processes are up:
+        # a budget that keeps the search going for seconds after the first is measured (of the
+        # small Case's 32 valid points).
+        process = start("--budget", "24", "--tuners", "optuna", "--out", str(out))
         _wait_for(lambda: _measured(url) >= 1, process)
     else:
         process = start("--budget", "40", *BOTH_TUNERS, "--out", str(out))
@@ -229,4 +232,4 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
         )
         assert resumed.returncode == 0, resumed.stderr[-3000:]
         after = _records(url)
-        assert len(after) == 12 and all(after[n] == r for n, r in before.items())
+        assert len(after) == 24 and all(after[n] == r for n, r in before.items())
