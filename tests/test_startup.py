@@ -1,10 +1,14 @@
 """What makes a process of the project start fast does not change what it computes."""
 
 import inspect
+import subprocess
 import sys
+
+import pytest
 
 from baselines.script_frames import PSEUDO_FILES
 from tuning.children import process_pool
+from tuning.cli.main import _runs_no_pytorch
 
 
 def _frames_seen_from(filename: str) -> list[tuple]:
@@ -51,3 +55,39 @@ def test_a_pool_that_runs_no_pytorch_starts_without_it_and_has_tvm():
     for torch, want in ((False, ("marked absent", False)), (True, here)):
         with process_pool(1, torch=torch) as pool:
             assert pool.submit(_torch_and_tvm).result(timeout=300) == (*want, tvm.__version__)
+
+
+_WITHOUT_TORCH = """
+import sys
+from tuning.children import import_tvm_without_torch
+import_tvm_without_torch()
+import tvm
+from scipy import stats  # looks for PyTorch among the imported modules
+print("torch" in sys.modules, round(float(stats.t.ppf(0.975, 3)), 3), bool(tvm.__version__))
+"""
+
+
+def test_tvm_imported_without_pytorch_leaves_it_unimported_and_scipy_working():
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_TORCH], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "3.182", "True"]
+
+
+@pytest.mark.parametrize(
+    "argv, without",
+    [
+        (["--target", "llvm", "--budget", "0"], True),
+        (["sweep", "--target=llvm"], True),
+        (["--target", "llvm", "--arms", "on,torch-eager"], False),
+        (["--target", "llvm", "--arms=fixed+capture"], False),
+        (["--budget", "0"], False),  # auto: CUDA where a GPU is visible
+        (["--target", "cuda"], False),
+        (["model", "torchvision:resnet18", "--target", "llvm"], False),
+        (["report", "--target", "llvm"], False),
+        ([], False),
+    ],
+)
+def test_a_study_or_sweep_on_llvm_naming_no_pytorch_arm_starts_without_it(argv, without):
+    assert _runs_no_pytorch(argv) is without

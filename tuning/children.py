@@ -63,6 +63,17 @@ def leave_torch_out() -> None:
     sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
 
 
+def import_tvm_without_torch() -> None:
+    """TVM imported with PyTorch marked absent, then the mark taken away: TVM's FFI goes
+    without PyTorch, and a library that looks for PyTorch among the imported modules (SciPy's
+    array API does) finds none rather than the mark."""
+    leave_torch_out()
+    import tvm  # noqa: F401
+
+    if sys.modules.get("torch", 0) is None:
+        del sys.modules["torch"]
+
+
 def _start_pool_child(parent_pid: int, torch: bool) -> None:
     die_with_parent(parent_pid)
     if not torch:

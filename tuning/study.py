@@ -48,7 +48,7 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
     with (
         ArmLibraries.for_run(run, plan) as libraries,
         # Each trial's process starts now and imports while the tuners run (`trial_process`).
-        TrialProcesses(left, peers) as processes,
+        TrialProcesses(left, peers, torch=bool(peers) or target.kind.name == "cuda") as processes,
     ):
         libraries.start(arms)  # built while the tuners run; each tuned arm once it is found
         tuned, failures = _tune(run, plan, target, progress, libraries.start)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from baselines.case import CaseError
 from baselines.models.errors import ModelError
+from tuning.children import import_tvm_without_torch
 from tuning.errors import EXIT_TUNING_FAILED, EXIT_USAGE, TrackerError, TuningFailed, UsageError
 from tuning.progress import DETAILS_LOG, Progress, details_to
 from tuning.redact import redact
@@ -135,6 +136,19 @@ def _stop_on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
+def _runs_no_pytorch(argv: list[str]) -> bool:
+    """A study or sweep on `--target llvm` naming no PyTorch arm: TVM is imported without
+    PyTorch, which its FFI would import for nothing (3.5 s of CPU); the arms, the references
+    and the tuners there are TVM's and NumPy's alone."""
+    first = argv[0] if argv else "-"
+    if first != "sweep" and not first.startswith("-"):
+        return False
+    words = [part for arg in argv for part in arg.split("=", 1)]
+    named = [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--arms"]
+    on_llvm = any(words[i + 1] == "llvm" for i, word in enumerate(words[:-1]) if word == "--target")
+    return on_llvm and not any("torch" in arms or "capture" in arms for arms in named)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`tune ARGS`: the subcommand run with the working folder checked first (libraries fail far
     from the cause when it is gone), SIGTERM taken as Ctrl-C, builders' temporary files and every
@@ -149,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if command and _runs_no_pytorch(argv):
+        import_tvm_without_torch()
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     code = 1
     try:

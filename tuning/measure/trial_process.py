@@ -12,15 +12,22 @@ import os
 import queue as queue_module
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from tuning.children import die_with_parent, stop
+from tuning.children import die_with_parent, import_tvm_without_torch, stop
 
-from .harness import TrialJob, run_trial
+if TYPE_CHECKING:
+    from .harness import TrialJob
 
 
-def _trial_entry(jobs, replies, warm_peers: tuple, parent: int, spawned_at: float):
-    """A trial's process: imports, then its trial when it comes (None: no trial, exit)."""
+def _trial_entry(jobs, replies, warm_peers: tuple, torch: bool, parent: int, spawned_at: float):
+    """A trial's process: imports (TVM without PyTorch where the trial runs none), then its
+    trial when it comes (None: no trial, exit)."""
     die_with_parent(parent)
+    if not torch:
+        import_tvm_without_torch()
+    from .harness import run_trial
+
     imported = time.time()  # the process and the imports its entry needs (TVM)
     if warm_peers:
         from baselines.torch_peer import load_compilers
@@ -68,15 +75,16 @@ def _cuda_initialized() -> bool:
 
 class TrialProcess:
     """A trial's fresh process, started now and given its trial later (`run`). `warm_peers`:
-    the PyTorch peers it will time, whose compiler it imports while it waits."""
+    the PyTorch peers it will time, whose compiler it imports while it waits; `torch`: whether
+    the trial may run PyTorch at all (peers, or CUDA graphs captured through it)."""
 
-    def __init__(self, index: int, warm_peers: tuple = ()):
+    def __init__(self, index: int, warm_peers: tuple = (), torch: bool = True):
         context = multiprocessing.get_context("spawn")
         self.index = index
         self._jobs, self._replies = context.Queue(), context.Queue()
         self._process = context.Process(
             target=_trial_entry,
-            args=(self._jobs, self._replies, tuple(warm_peers), os.getpid(), time.time()),
+            args=(self._jobs, self._replies, tuple(warm_peers), torch, os.getpid(), time.time()),
         )
         self._process.start()
 
@@ -118,11 +126,12 @@ class TrialProcesses:
     thread that will use them: a child dies with the thread that started it); on leaving, any
     not used is stopped."""
 
-    def __init__(self, indices: list[int], warm_peers: tuple = ()):
-        self._waiting = {index: TrialProcess(index, warm_peers) for index in indices}
+    def __init__(self, indices: list[int], warm_peers: tuple = (), torch: bool = True):
+        self._torch = torch
+        self._waiting = {index: TrialProcess(index, warm_peers, torch) for index in indices}
 
     def take(self, index: int, warm_peers: tuple = ()) -> TrialProcess:
-        return self._waiting.pop(index, None) or TrialProcess(index, warm_peers)
+        return self._waiting.pop(index, None) or TrialProcess(index, warm_peers, self._torch)
 
     def __enter__(self) -> "TrialProcesses":
         return self
