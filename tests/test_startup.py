@@ -80,6 +80,7 @@ def test_tvm_imported_without_pytorch_leaves_it_unimported_and_scipy_working():
     [
         (["--target", "llvm", "--budget", "0"], True),
         (["sweep", "--target=llvm"], True),
+        (["worker", "--storage", "sqlite:///s.db", "--target", "llvm"], True),
         (["--target", "llvm", "--arms", "on,torch-eager"], False),
         (["--target", "llvm", "--arms=fixed+capture"], False),
         (["--budget", "0"], False),  # auto: CUDA where a GPU is visible
@@ -89,5 +90,5 @@ def test_tvm_imported_without_pytorch_leaves_it_unimported_and_scipy_working():
         ([], False),
     ],
 )
-def test_a_study_or_sweep_on_llvm_naming_no_pytorch_arm_starts_without_it(argv, without):
+def test_a_study_sweep_or_worker_on_llvm_naming_no_pytorch_arm_starts_without_it(argv, without):
     assert _runs_no_pytorch(argv) is without

@@ -137,11 +137,11 @@ def _stop_on_sigterm(signum, frame):
 
 
 def _runs_no_pytorch(argv: list[str]) -> bool:
-    """A study or sweep on `--target llvm` naming no PyTorch arm: TVM is imported without
-    PyTorch, which its FFI would import for nothing (3.5 s of CPU); the arms, the references
-    and the tuners there are TVM's and NumPy's alone."""
+    """A study, sweep or Optuna worker on `--target llvm` naming no PyTorch arm: TVM is
+    imported without PyTorch, which its FFI would import for nothing (3.5 s of CPU); the arms,
+    the references and the tuners there are TVM's and NumPy's alone."""
     first = argv[0] if argv else "-"
-    if first != "sweep" and not first.startswith("-"):
+    if first not in ("sweep", "worker") and not first.startswith("-"):
         return False
     words = [part for arg in argv for part in arg.split("=", 1)]
     named = [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--arms"]
