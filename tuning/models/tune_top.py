@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import functools
 import pickle
+import traceback
 from pathlib import Path
 
 import tvm
 
+from baselines.models.errors import first_line
 from baselines.pipeline import make_target
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
@@ -132,7 +134,9 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
                 tuner: functools.partial(TUNERS[tuner].tuner().tune_kernel, job, evaluator)
                 for tuner, job in jobs.items()
             },
-            fatal=lambda error: not isinstance(error, TuningFailed),
+            # A tuner that raises on one kernel (TVM's error on a kernel its space cannot
+            # take) is that tuner's finding for the kernel; only an interrupt ends the run.
+            fatal=lambda error: not isinstance(error, Exception),
         )
     found = {t: _outcome(o) for t, o in outcomes.items()}
     timed = {t: s["best_kernel_us"] for t, s in found.items() if s.get("best_kernel_us")}
@@ -149,8 +153,8 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
         "budget": plan.budget,
     }
     write_json(done, summary)
-    for tuner, reason in _skipped(summary, jobs).items():
-        progress.line(f"{name}: {tuner} skipped, {reason}")
+    for tuner, reason in _not_tuned(summary, jobs).items():
+        progress.line(f"{name}: {tuner} {reason}")
     progress.line(
         f"{name}: default {_us(summary['default_us'])}, fixed {_us(summary['fixed_us'])}, "
         f"tuned {_us(summary['kernel_us'])} ({best or 'no valid candidate'})"
@@ -159,15 +163,29 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
 
 
 def _outcome(outcome) -> dict:
-    """A tuner's summary of a kernel; for a tuner that found nothing, its reason (`skipped`:
-    its space does not take the kernel, `error`: nothing valid was measured)."""
+    """A tuner's summary of a kernel; for a tuner that found nothing, its reason in one line
+    (`skipped`: its space does not take the kernel; `error`: nothing valid was measured, or it
+    raised, its traceback then in details.log)."""
     if isinstance(outcome, OutOfScope):
         return {"skipped": str(outcome)}
-    return {"error": str(outcome)} if isinstance(outcome, BaseException) else outcome
+    if isinstance(outcome, TuningFailed):
+        return {"error": str(outcome)}
+    if isinstance(outcome, BaseException):
+        traceback.print_exception(outcome)  # to details.log (`progress.details_to`)
+        return {"error": f"{type(outcome).__name__}: {first_line(outcome)[:300]}"}
+    return outcome
 
 
-def _skipped(summary: dict, jobs: dict) -> dict[str, str]:
-    return {t: summary[t]["skipped"] for t in jobs if "skipped" in summary[t]}
+def _not_tuned(summary: dict, jobs: dict) -> dict[str, str]:
+    """Each tuner that has no schedule of the kernel: why, as its console line says it."""
+    said = {}
+    for tuner in jobs:
+        found = summary[tuner]
+        if "skipped" in found:
+            said[tuner] = f"skipped, {found['skipped']}"
+        elif "error" in found:
+            said[tuner] = f"found nothing: {found['error']}"
+    return said
 
 
 def _us(value) -> str:
