@@ -5,7 +5,8 @@ matmuls, convolutions, ...) tuned with the study's own tuners, side by side, eac
 Optuna over the schedule template, `baselines/template.py`, and MetaSchedule over the kernel's own
 default space), each through its `tune_kernel` in a folder of its own. A tuner whose space does
 not take a kernel (the template, on anything but a sliding-window reduction) is skipped for it,
-its one-line reason in the kernel's summary.
+its one-line reason in the kernel's summary; a tuner that raises on a kernel has that error's
+line there instead (its traceback in details.log), and the other kernels are still tuned.
 
 Every candidate is checked against the host reference (the unscheduled kernel on llvm) before its
 time counts (`candidates/task.ModelKernel`), and the evaluator also times the kernel as the
@@ -41,6 +42,15 @@ from .plan import PATTERN_KERNELS, TUNED_BASE, ModelPlan
 
 FILE = "tuned_kernels.json"
 
+# TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
+_KINDS = (
+    ("conv", ("conv",)),
+    ("matmul", ("matmul", "dense", "linear", "bmm")),
+    ("pool", ("pool",)),
+    ("softmax", ("softmax",)),
+    ("norm", ("norm",)),
+)
+
 
 def costliest(run: Run, count: int, pattern_only: bool = True) -> list[dict]:
     """The analyses of the `count` kernels (pattern kernels only, with `pattern_only`) with the
@@ -62,16 +72,6 @@ def kernel_kind(kernel: dict) -> str:
     found = [kind for kind, words in _KINDS if any(word in name for word in words)]
     kind = found[0] if found else "reduction" if kernel.get("window") else "elementwise"
     return f"{kind}, idle lanes" if kernel.get("pattern") else kind
-
-
-# TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
-_KINDS = (
-    ("conv", ("conv",)),
-    ("matmul", ("matmul", "dense", "linear", "bmm")),
-    ("pool", ("pool",)),
-    ("softmax", ("softmax",)),
-    ("norm", ("norm",)),
-)
 
 
 def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | None:
