@@ -257,6 +257,22 @@ def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optun
     assert "with other settings; give the options it was started with" in line
 
 
+@pytest.mark.parametrize(
+    "kernel, kind",
+    [
+        ({"name": "fused_conv2d_add_relu", "window": 144, "pattern": False}, "conv"),
+        ({"name": "fused_matmul_add_gelu", "window": 96, "pattern": False}, "matmul"),
+        ({"name": "avg_pool2d", "window": 4, "pattern": True}, "pool, idle lanes"),
+        ({"name": "fused_mean", "window": 49, "pattern": False}, "reduction"),
+        ({"name": "fused_add_multiply", "window": None, "pattern": False}, "elementwise"),
+    ],
+)
+def test_a_tuned_kernel_is_named_for_what_it_computes(kernel, kind):
+    from tuning.models.tune_top import kernel_kind
+
+    assert kernel_kind(kernel) == kind
+
+
 @pytest.fixture(scope="module")
 def models_run(tmp_path_factory):
     """`tune models` over a pattern block, a control block and a user's two-input module."""
