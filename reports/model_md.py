@@ -11,6 +11,7 @@ from .escape import code, md
 from .markdown import closing_sections
 from .model_names import AGREEMENT, DEFAULT, arm_of
 from .model_tables import duration
+from .model_tuned import tuned_section, tuned_text
 
 
 def label(report: dict) -> str:
@@ -30,7 +31,7 @@ def render(report: dict) -> str:
     lines += tables.pattern_section(report)
     if report["arms"]:
         lines += tables.arms_section(report)
-    lines += tables.tuned_section(report)
+    lines += tuned_section(report)
     lines += tables.changes_section(report)
     lines += tables.costliest_section(report)
     lines += ["", "## The idle-lane pattern", "", report["criterion"]]
@@ -81,6 +82,7 @@ def headline(report: dict) -> str:
     ]
     parts.append(_correct_text(report))
     parts += _peer_text(report)
+    parts.append(tuned_text(report))
     return " ".join(p for p in parts if p)
 
 

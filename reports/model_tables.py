@@ -1,13 +1,13 @@
 """The tables of a model run's report.md, below its paragraph (`model_md.py`): the pattern's
-kernels, the arms, the tuned kernels, the rule changes, the costliest kernels, the checks, and
-where the time went."""
+kernels, the arms, the rule changes, the costliest kernels, the checks, and where the time
+went (the tuned kernels': `model_tuned.py`)."""
 
 from __future__ import annotations
 
 from .cells import MISSING, table
 from .comparisons import ratio_text
 from .escape import code, md
-from .model_names import DEFAULT, TUNED
+from .model_names import DEFAULT
 
 MAX_KERNEL_ROWS = 40
 COSTLIEST = 10
@@ -120,47 +120,6 @@ def _median_ms(arm: dict, figure: str) -> float | None:
 
 def _ratio_cell(ratio: dict | None) -> str:
     return MISSING if ratio is None else ratio_text(ratio)
-
-
-def tuned_section(report: dict) -> list[str]:
-    """--tune-top: per kernel, the tuners' evaluator's times of the lists' schedules and of
-    each tuner's best (one timer, the kernel compiled alone)."""
-    kernels = report["tuned"].get("kernels", {})
-    if not kernels:
-        return []
-    # Each tuner's summary is a table of its own in a kernel's (`tuning/models/tune_top.py`).
-    tuners = [key for key, value in next(iter(kernels.values())).items() if isinstance(value, dict)]
-    rows = []
-    for name, found in kernels.items():
-        cells = []
-        for tuner in tuners:
-            got = found.get(tuner, {})
-            cells.append(
-                f"{_us(got.get('best_kernel_us'))} ({got.get('valid', 0)} of "
-                f"{got.get('trials', 0)} valid)"
-                if "error" not in got
-                else f"none ({md(got['error'])})"
-            )
-        rows.append(
-            [
-                code(name),
-                _us(found["default_us"]),
-                _us(found["fixed_us"]),
-                *cells,
-                found["best"] or MISSING,
-            ]
-        )
-    budget = next(iter(kernels.values()))["budget"]
-    return [
-        "",
-        f"## Tuned kernels (--tune-top {len(kernels)}, {budget} candidates per tuner; us, each "
-        "kernel compiled alone and timed by the tuners' evaluator)",
-        "",
-        *table(["kernel", "default", "fixed", *(code(t) for t in tuners), "into tvm-tuned"], rows),
-        "",
-        f"`{TUNED}` is the {code(report['tuned'].get('base'))} list's build with these "
-        "kernels put in.",
-    ]
 
 
 def changes_section(report: dict) -> list[str]:

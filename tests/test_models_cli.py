@@ -205,6 +205,74 @@ def test_tune_top_killed_mid_search_resumes_and_reports_default_rule_and_tuned(t
     assert _optuna_measured(out) == after
 
 
+MATMUL_HEAD = "tests/fixtures/matmul_head.py:pool_then_linear"
+
+
+@pytest.mark.slow
+def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optuna_skipped(
+    tmp_path,
+):
+    out = tmp_path / "any"
+    args = [*QUICK, "--trials", "1", "--peers", "torch-compile", "--tune-top", "1"]
+    done = tune("model", MATMUL_HEAD, *args, "--kernels", "any", "--budget", "2", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    report = _json(out / "report.json")
+    kernels = {k["name"]: k for k in report["kernels"]}
+    costs = {n: k["calls"] * k["kernel_us"]["default"] for n, k in kernels.items()}
+    (name,) = report["tuned"]["kernels"]
+    # The costliest kernel, the matmul, not the model's pattern kernel (the pool).
+    assert name == max(costs, key=costs.__getitem__) and not kernels[name]["pattern"]
+    assert any(k["pattern"] for k in kernels.values())
+    summary = report["tuned"]["kernels"][name]
+    assert summary["kind"] == "matmul" and report["tuned"]["chosen"] == "any"
+    skipped = "not in the schedule template's space: the kernel is not a sliding-window reduction"
+    assert summary["optuna"]["skipped"].startswith(skipped)
+    assert not (out / "tuners" / name / "optuna").exists()  # no study made for it
+    # MetaSchedule's candidates, each checked against the host reference before its time counts.
+    rows = _json(out / "tuners" / name / "metaschedule" / "trials.json")
+    assert len(rows) == 2 and {r["status"] for r in rows} <= {"ok", "wrong", "failed"}
+    assert summary["metaschedule"]["valid"] == sum(r["status"] == "ok" for r in rows) >= 1
+    assert summary["best"] == "metaschedule"
+    assert summary["kernel_us"] == summary["metaschedule"]["best_kernel_us"]
+    assert summary["default_us"] > 0 and summary["fixed_us"] > 0
+    assert report["arms"]["tvm-tuned"]["correct"]
+    console = done.stdout + done.stderr
+    assert f"{name}: optuna skipped, {skipped}" in console and "Traceback" not in console
+    text = (out / "report.md").read_text()
+    assert "## Tuned kernels (--tune-top 1 --kernels any, 2 candidates per tuner;" in text
+    assert f"| `{name}` | matmul | 1 |" in text and f"skipped: {skipped}" in text
+    assert "best schedule by `metaschedule` 1) against `tvm-fixed`: end to end" in text
+    ratio = report["ratios_by_figure"]["call_path"]["tvm-tuned/torch-compile"]
+    ahead = (
+        "**torch.compile is ahead**"
+        if ratio["distinguishable"] and ratio["low"] > 1
+        else "**`tvm-tuned` is ahead of torch.compile**"
+        if ratio["distinguishable"]
+        else "`tvm-tuned` and torch.compile cannot be told apart"
+    )
+    assert ahead in text
+    # Another --kernels is another run: refused in one line, nothing measured again.
+    again = tune("model", MATMUL_HEAD, *args, "--budget", "2", "--out", str(out), check_exit=2)
+    (line,) = again.stderr.strip().splitlines()
+    assert "with other settings; give the options it was started with" in line
+
+
+@pytest.mark.parametrize(
+    "kernel, kind",
+    [
+        ({"name": "fused_conv2d_add_relu", "window": 144, "pattern": False}, "conv"),
+        ({"name": "fused_matmul_add_gelu", "window": 96, "pattern": False}, "matmul"),
+        ({"name": "avg_pool2d", "window": 4, "pattern": True}, "pool, idle lanes"),
+        ({"name": "fused_mean", "window": 49, "pattern": False}, "reduction"),
+        ({"name": "fused_add_multiply", "window": None, "pattern": False}, "elementwise"),
+    ],
+)
+def test_a_tuned_kernel_is_named_for_what_it_computes(kernel, kind):
+    from tuning.models.tune_top import kernel_kind
+
+    assert kernel_kind(kernel) == kind
+
+
 @pytest.fixture(scope="module")
 def models_run(tmp_path_factory):
     """`tune models` over a pattern block, a control block and a user's two-input module."""
@@ -278,6 +346,11 @@ def _one_line(capsys, argv: list[str]) -> str:
         (["model", DENSE, "--peers", "jax", "--analyze"], "unknown peer 'jax'"),
         (["model", DENSE, "--budget", "10", "--analyze"], "give --tune-top"),
         (["model", DENSE, "--tune-top", "2", "--analyze"], "give one"),
+        (["model", DENSE, "--kernels", "any", "--analyze"], "give --tune-top"),
+        (
+            ["model", DENSE, "--tune-top", "1", "--kernels", "all", "--target", "llvm"],
+            "--kernels must be one of pattern, any, got 'all'",
+        ),
         (["model", DENSE, "--trials", "0", "--target", "llvm"], "--trials must be between"),
         (["model", DENSE, "--blocks", "many", "--target", "llvm"], "--blocks must be auto"),
         (["model", DENSE, "--dtype", "int8", "--analyze"], "invalid choice"),

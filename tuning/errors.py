@@ -18,3 +18,8 @@ class TrackerError(ValueError):
 
 class TuningFailed(RuntimeError):
     """A tuner that measured no valid candidate: the run must not pass silently."""
+
+
+class OutOfScope(TuningFailed):
+    """A tuner whose space does not take the kernel (Optuna's template, on a kernel that is not
+    a sliding-window reduction): skipped, with this one-line reason, never a crash."""

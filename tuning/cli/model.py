@@ -7,6 +7,9 @@
                                                  the idle-lane pattern; nothing runs
     tune model torchvision:convnext_tiny --tune-top 2 --budget 100
                                                  the 2 costliest pattern kernels tuned
+    tune model torchvision:convnext_tiny --tune-top 8 --kernels any --budget 64
+                                                 the 8 costliest kernels, matmuls and convs
+                                                 too, each against its default schedule
     tune models                                  the built-in list, one run folder per model
     tune models --zoo torchvision --analyze      every model of a library: census.md
 
@@ -141,7 +144,7 @@ def _names(text: str, known, what: str, empty: bool = False) -> list[str]:
 def model_main(argv: list[str]) -> int:
     """`tune model SPEC`: one network, per kernel and end to end."""
     from reports.model_md import headline
-    from tuning.models.plan import ModelPlan
+    from tuning.models.plan import KERNEL_CHOICES, ModelPlan
     from tuning.models.study import open_model_run, run_model
     from tuning.progress import DETAILS_LOG, Progress, details_to
 
@@ -157,6 +160,14 @@ def model_main(argv: list[str]) -> int:
     )
     parser.add_argument("--tune-top", type=integer, default=0, metavar="K", help="tune K kernels")
     parser.add_argument(
+        "--kernels",
+        default=None,
+        metavar="|".join(KERNEL_CHOICES),
+        help="which kernels --tune-top takes: the costliest with the idle-lane pattern "
+        "(pattern, the default) or the costliest whatever they are (any: MetaSchedule tunes "
+        "each in its default space, Optuna those its schedule template covers)",
+    )
+    parser.add_argument(
         "--budget", type=integer, default=None, help="candidates per tuner and kernel"
     )
     add_shared(parser, trials=Protocol.trials)
@@ -164,6 +175,7 @@ def model_main(argv: list[str]) -> int:
     spec = parse_spec(args.spec)
     options = ModelOptions(args.batch, args.size, args.dtype, args.decompose)
     budget = _tuning(args)
+    kernels = _kernels(args, KERNEL_CHOICES)
     settings = settings_of(args)
     _check_loads(args.spec, options)
     plan = ModelPlan(
@@ -171,6 +183,7 @@ def model_main(argv: list[str]) -> int:
         options,
         tune_top=args.tune_top,
         budget=budget,
+        kernels=kernels,
         command=recorded_command("tune model", argv),
         **settings,
     )
@@ -231,6 +244,17 @@ def _tuning(args) -> int:
     if args.tune_top and args.analyze:
         raise UsageError("--tune-top times kernels and --analyze runs nothing; give one")
     return (DEFAULT_BUDGET if args.budget is None else args.budget) if args.tune_top else 0
+
+
+def _kernels(args, choices: tuple[str, ...]) -> str:
+    """--kernels checked: one of `choices`, and only with --tune-top."""
+    if args.kernels is None:
+        return choices[0]
+    if args.kernels not in choices:
+        raise UsageError(f"--kernels must be one of {', '.join(choices)}, got {args.kernels!r}")
+    if not args.tune_top:
+        raise UsageError("--kernels says which kernels --tune-top K tunes; give --tune-top")
+    return args.kernels
 
 
 def _check_loads(spec: str, options: ModelOptions) -> None:

@@ -4,7 +4,7 @@
     prepare.py       the CPU work before any timing, in parallel processes: import and
                      analysis, a build per rule list, torch.compile's first compile
     kernel_times.py  every kernel under every rule list: checked, then timed (kernel_times.json)
-    tune_top.py      the costliest pattern kernels tuned by the study's tuners (--tune-top)
+    tune_top.py      the costliest kernels (pattern ones, or any) tuned by the study's tuners
     study.py         one model's run, phase by phase, each skipped where stored (resumable)
     catalog.py       `tune models`: the built-in list, --models or a zoo (--zoo), one run
                      folder per model, models.md (and a zoo's census.md)

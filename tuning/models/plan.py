@@ -22,6 +22,10 @@ TUNED_BASE = "fixed"
 # GPU-time sample 5 calls queued (a network's call is milliseconds, not microseconds), warm-up
 # by 10 calls and 0.25 s, 2 checks per arm. `tune model` runs 3 trials, `tune models` 1.
 MODEL_PROTOCOL = Protocol(number=1, warmup_calls=10, checks=2, queued_calls=5)
+# `--kernels`: which kernels --tune-top K takes, the K costliest pattern kernels (the default,
+# what runs made before the option did) or the K costliest whatever their pattern.
+KERNEL_CHOICES = ("pattern", "any")
+PATTERN_KERNELS = KERNEL_CHOICES[0]
 
 
 def arm_name(rules: str) -> str:
@@ -44,6 +48,7 @@ class ModelPlan:
     arch: str = "sm_90"  # of the analysis (the GPU's own on a GPU)
     shows: str | None = None  # why a built-in model is in the list
     command: str = ""
+    kernels: str = PATTERN_KERNELS  # of --tune-top: KERNEL_CHOICES
 
     @property
     def identity(self) -> dict:
@@ -52,7 +57,8 @@ class ModelPlan:
 
     @property
     def settings(self) -> dict:
-        """Everything that decides what the run measures."""
+        """Everything that decides what the run measures (`kernels` only where it is not the
+        default, as runs made before the option have it)."""
         return {
             "model": self.identity["model"],
             "target_spec": self.target_spec,
@@ -63,6 +69,7 @@ class ModelPlan:
             "budget": self.budget,
             "analyze_only": self.analyze_only,
             "arch": self.arch,
+            **({"kernels": self.kernels} if self.kernels != PATTERN_KERNELS else {}),
         }
 
     def meta(self) -> dict:
@@ -93,6 +100,7 @@ class ModelPlan:
             settings["arch"],
             meta.get("shows"),
             meta.get("command", ""),
+            settings.get("kernels", PATTERN_KERNELS),
         )
 
     @property

@@ -3,8 +3,8 @@
     preparation    import and analysis, a build per rule list, torch.compile's first compile
                    (`prepare.py`, parallel processes; analysis.json, model.json)
     kernel timing  every kernel under every rule list, checked, then timed (kernel_times.json)
-    tuning         with --tune-top K: the K costliest pattern kernels tuned (`tune_top.py`),
-                   and the tuned arm built
+    tuning         with --tune-top K: the K costliest pattern kernels (with --kernels any,
+                   the K costliest kernels) tuned (`tune_top.py`), and the tuned arm built
     trials         the study's harness: every TVM arm and the PyTorch peers, checked against
                    PyTorch eager, timed in interleaved Williams-ordered blocks, each trial a
                    fresh process (trials/)
@@ -168,7 +168,7 @@ def tuning_left(run: Run, plan: ModelPlan) -> bool:
 
 
 def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
-    """With --tune-top: the costliest pattern kernels tuned (`tune_top.py`), then, where
+    """With --tune-top: the costliest kernels tuned (`tune_top.py`), then, where
     trials are left, the tuned arm built; [] without it, or where nothing valid was found."""
     from .prepare import build_alone
     from .tune_top import tune_top

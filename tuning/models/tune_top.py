@@ -1,8 +1,12 @@
 """`--tune-top K`: the K pattern kernels that cost the model most under the default list
-(launches per call x time alone) tuned with the study's own tuners, side by side, each measuring
+(launches per call x time alone; with `--kernels any`, the K costliest kernels whatever they are:
+matmuls, convolutions, ...) tuned with the study's own tuners, side by side, each measuring
 `--budget` candidates: every tuner whose spec takes the role `tune-top` (`tuners/registry.py`:
 Optuna over the schedule template, `baselines/template.py`, and MetaSchedule over the kernel's own
-default space), each through its `tune_kernel` in a folder of its own.
+default space), each through its `tune_kernel` in a folder of its own. A tuner whose space does
+not take a kernel (the template, on anything but a sliding-window reduction) is skipped for it,
+its one-line reason in the kernel's summary; a tuner that raises on a kernel has that error's
+line there instead (its traceback in details.log), and the other kernels are still tuned.
 
 Every candidate is checked against the host reference (the unscheduled kernel on llvm) before its
 time counts (`candidates/task.ModelKernel`), and the evaluator also times the kernel as the
@@ -16,10 +20,12 @@ from __future__ import annotations
 
 import functools
 import pickle
+import traceback
 from pathlib import Path
 
 import tvm
 
+from baselines.models.errors import first_line
 from baselines.pipeline import make_target
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
@@ -27,49 +33,78 @@ from tuning.candidates.outcome import Status
 from tuning.candidates.rule_schedule import DefaultSchedule
 from tuning.candidates.side_by_side import side_by_side
 from tuning.candidates.task import ModelKernel
-from tuning.errors import TuningFailed
+from tuning.errors import OutOfScope, TuningFailed
 from tuning.runfolder.store import Run, read_json, write_json, write_text
 from tuning.tuners.registry import TUNERS, tuners_for
 from tuning.tuners.spec import KernelJob, Role
 
-from .plan import TUNED_BASE, ModelPlan
+from .plan import PATTERN_KERNELS, TUNED_BASE, ModelPlan
 
 FILE = "tuned_kernels.json"
 
+# TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
+_KINDS = (
+    ("conv", ("conv",)),
+    ("matmul", ("matmul", "dense", "linear", "bmm")),
+    ("pool", ("pool",)),
+    ("softmax", ("softmax",)),
+    ("norm", ("norm",)),
+)
 
-def costliest(run: Run, count: int) -> list[str]:
-    """The `count` pattern kernels with the largest launches x default time, timed right."""
+
+def costliest(run: Run, count: int, pattern_only: bool = True) -> list[dict]:
+    """The analyses of the `count` kernels (pattern kernels only, with `pattern_only`) with the
+    largest launches x default time, timed right; costliest first."""
     times = read_json(run.path / "kernel_times.json")["kernels"]
     costs = []
     for kernel in read_json(run.path / "analysis.json")["kernels"]:
         default = times.get(kernel["name"], {}).get("default", {})
-        if kernel["pattern"] and default.get("status") == Status.OK:
-            costs.append((kernel["calls"] * default["kernel_us"], kernel["name"]))
-    return [name for _, name in sorted(costs, reverse=True)[:count]]
+        if (kernel["pattern"] or not pattern_only) and default.get("status") == Status.OK:
+            costs.append((kernel["calls"] * default["kernel_us"], kernel["name"], kernel))
+    return [kernel for *_, kernel in sorted(costs, key=lambda c: c[:2], reverse=True)[:count]]
+
+
+def kernel_kind(kernel: dict) -> str:
+    """What a kernel computes, as the report names it: its operator read off TVM's name of the
+    fused function (conv, matmul, pool, norm, softmax), else a reduction or elementwise; ", idle
+    lanes" where it has the pattern."""
+    name = kernel["name"]
+    found = [kind for kind, words in _KINDS if any(word in name for word in words)]
+    kind = found[0] if found else "reduction" if kernel.get("window") else "elementwise"
+    return f"{kind}, idle lanes" if kernel.get("pattern") else kind
 
 
 def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | None:
-    """Tune (or finish tuning) the costliest pattern kernels; the tuned kernels' file in the
-    run folder (None where no kernel has a valid schedule)."""
-    names = costliest(run, plan.tune_top)
+    """Tune (or finish tuning) the costliest kernels (`plan.kernels`: pattern kernels only, or
+    any); the tuned kernels' file in the run folder (None where no kernel has a valid
+    schedule)."""
+    kernels = costliest(run, plan.tune_top, plan.kernels == PATTERN_KERNELS)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
     target = make_target(**plan.target_spec)
     summaries, tuned = {}, {}
-    for number, name in enumerate(names, 1):
-        progress.line(f"tuning {number}/{len(names)}: {name}")
-        summaries[name], func = _tune_kernel(run, plan, name, funcs[name], target, progress)
+    for number, kernel in enumerate(kernels, 1):
+        name = kernel["name"]
+        progress.line(f"tuning {number}/{len(kernels)}: {name} ({kernel_kind(kernel)})")
+        summaries[name], func = _tune_kernel(run, plan, kernel, funcs[name], target, progress)
         if func is not None:
             tuned[name] = func
     path = run.path / FILE
     if tuned:
         write_text(path, tvm.ir.save_json(tvm.IRModule(tuned)))
+    chosen = {"chosen": plan.kernels} if plan.kernels != PATTERN_KERNELS else {}
     run.update_meta(
-        tuned={"kernels": summaries, "file": FILE if tuned else None, "base": TUNED_BASE}
+        tuned={
+            "kernels": summaries,
+            "file": FILE if tuned else None,
+            "base": TUNED_BASE,
+            **chosen,
+        }
     )
     return str(path) if tuned else None
 
 
-def _tune_kernel(run: Run, plan: ModelPlan, name: str, func, target, progress) -> tuple:
+def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress) -> tuple:
+    name = kernel["name"]
     folder = run.path / "tuners" / name
     done = folder / "summary.json"
     task = ModelKernel(name, func, plan.options.dtype)
@@ -99,26 +134,58 @@ def _tune_kernel(run: Run, plan: ModelPlan, name: str, func, target, progress) -
                 tuner: functools.partial(TUNERS[tuner].tuner().tune_kernel, job, evaluator)
                 for tuner, job in jobs.items()
             },
-            fatal=lambda error: not isinstance(error, TuningFailed),
+            # A tuner that raises on one kernel (TVM's error on a kernel its space cannot
+            # take) is that tuner's finding for the kernel; only an interrupt ends the run.
+            fatal=lambda error: not isinstance(error, Exception),
         )
-    found = {t: o for t, o in outcomes.items() if not isinstance(o, BaseException)}
+    found = {t: _outcome(o) for t, o in outcomes.items()}
     timed = {t: s["best_kernel_us"] for t, s in found.items() if s.get("best_kernel_us")}
     best = min(timed, key=timed.__getitem__) if timed else None
     summary = {
         "kernel": name,
+        "kind": kernel_kind(kernel),
+        "calls": kernel["calls"],
         "default_us": rules["default"].get("kernel_us"),
         "fixed_us": rules["fixed"].get("kernel_us"),
-        **{t: found.get(t, {"error": str(outcomes[t])}) for t in jobs},
+        **{t: found[t] for t in jobs},
         "best": best,
         "kernel_us": timed.get(best) if best else None,
         "budget": plan.budget,
     }
     write_json(done, summary)
+    for tuner, reason in _not_tuned(summary, jobs).items():
+        progress.line(f"{name}: {tuner} {reason}")
     progress.line(
         f"{name}: default {_us(summary['default_us'])}, fixed {_us(summary['fixed_us'])}, "
         f"tuned {_us(summary['kernel_us'])} ({best or 'no valid candidate'})"
     )
     return summary, _best_function(jobs, summary)
+
+
+def _outcome(outcome) -> dict:
+    """A tuner's summary of a kernel; for a tuner that found nothing, its reason in one line
+    (`skipped`: its space does not take the kernel; `error`: nothing valid was measured, or it
+    raised, its traceback then in details.log)."""
+    if isinstance(outcome, OutOfScope):
+        return {"skipped": str(outcome)}
+    if isinstance(outcome, TuningFailed):
+        return {"error": str(outcome)}
+    if isinstance(outcome, BaseException):
+        traceback.print_exception(outcome)  # to details.log (`progress.details_to`)
+        return {"error": f"{type(outcome).__name__}: {first_line(outcome)[:300]}"}
+    return outcome
+
+
+def _not_tuned(summary: dict, jobs: dict) -> dict[str, str]:
+    """Each tuner that has no schedule of the kernel: why, as its console line says it."""
+    said = {}
+    for tuner in jobs:
+        found = summary[tuner]
+        if "skipped" in found:
+            said[tuner] = f"skipped, {found['skipped']}"
+        elif "error" in found:
+            said[tuner] = f"found nothing: {found['error']}"
+    return said
 
 
 def _us(value) -> str:

@@ -161,6 +161,7 @@ MODEL_RUN = {
         "budget": option("budget"),
         "analyze_only": bool,
         "arch": str,
+        "kernels?": str,  # --kernels of --tune-top, where not the default
     },
     "shows?": (str, None),
     "command?": str,

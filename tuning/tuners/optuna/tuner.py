@@ -15,12 +15,13 @@ import optuna
 
 from baselines.arms import Arm, template_arm
 from baselines.case import Case
+from baselines.models.errors import first_line
 from baselines.template import PoolSchedule
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.rule_schedule import DefaultSchedule
 from tuning.candidates.summary import summary_counts, tuner_result
-from tuning.errors import TuningFailed
+from tuning.errors import OutOfScope, TuningFailed
 from tuning.progress import Progress
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.space import Space, key
@@ -97,13 +98,17 @@ def tune_run(
 
 
 def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
-    """Tune (or finish tuning) any kernel the template takes, its study in `job.folder`."""
+    """Tune (or finish tuning) any kernel the template takes, its study in `job.folder`;
+    `OutOfScope` (before any study is made) for a kernel it does not take."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     started = time.monotonic()
+    try:
+        space = Space.for_function(job.task.function(job.target_spec), job.target)
+    except Exception as error:  # broad: a kernel the window analysis cannot read is not taken
+        raise OutOfScope(f"not in the schedule template's space: {first_line(error)}") from error
     job.folder.mkdir(parents=True, exist_ok=True)
     url = default_storage_url(job.folder)
     study = open_study(url, STUDY_NAME, make_sampler("tpe", 0), job.identity)
-    space = Space.for_function(job.task.function(job.target_spec), job.target)
     OptunaSearch(study, space, evaluator, job.progress, phase=job.phase).run(job.budget)
     summary, valid = summary_counts(records(study), time.monotonic() - started)
     if not valid:

@@ -1,0 +1,129 @@
+"""What `tune model --tune-top` found, in a model run's report.md: per tuned kernel its kind,
+its time as the default and the fixed lists schedule it and each tuner's best (one timer, the
+kernel compiled alone), which tuner won, and a tuner skipped with its reason; in the paragraph,
+`tvm-tuned` end to end against the fixed list and against torch.compile, said plainly."""
+
+from __future__ import annotations
+
+from .cells import MISSING, table
+from .comparisons import ratio_text
+from .escape import code, md
+from .model_names import TUNED, arm_of
+from .samples import LABELS
+
+# The peer the tuned build is held against, where it was timed.
+COMPILED = "torch-compile"
+# The figure a verdict on the tuned build names first: GPU time where there is one.
+FIGURES = ("gpu_queued", "call_path")
+
+
+def tuned_section(report: dict) -> list[str]:
+    """The tuned kernels' table (none without --tune-top)."""
+    kernels = report["tuned"].get("kernels", {})
+    if not kernels:
+        return []
+    # Each tuner's summary is a table of its own in a kernel's (`tuning/models/tune_top.py`).
+    first = next(iter(kernels.values()))
+    tuners = [key for key, value in first.items() if isinstance(value, dict)]
+    rows = [
+        [
+            code(name),
+            md(found.get("kind", MISSING)),
+            found.get("calls", MISSING),
+            _us(found["default_us"]),
+            _us(found["fixed_us"]),
+            *(_tuner_cell(found.get(tuner, {})) for tuner in tuners),
+            _us(found.get("kernel_us")),
+            found["best"] or MISSING,
+        ]
+        for name, found in kernels.items()
+    ]
+    chosen = report["tuned"].get("chosen")
+    option = f" --kernels {chosen}" if chosen else ""
+    return [
+        "",
+        f"## Tuned kernels (--tune-top {len(kernels)}{option}, {first['budget']} candidates per "
+        "tuner; us, each kernel compiled alone and timed by the tuners' evaluator)",
+        "",
+        *table(
+            [
+                "kernel",
+                "kind",
+                "calls",
+                "default",
+                "fixed",
+                *(code(t) for t in tuners),
+                "best",
+                "into tvm-tuned",
+            ],
+            rows,
+        ),
+        "",
+        f"`{TUNED}` is the {code(report['tuned'].get('base'))} list's build with these "
+        "kernels put in.",
+    ]
+
+
+def _tuner_cell(found: dict) -> str:
+    if "skipped" in found:
+        return f"skipped: {md(found['skipped'])}"
+    if "error" in found:
+        return f"none ({md(found['error'])})"
+    valid = f"{found.get('valid', 0)} of {found.get('trials', 0)} valid"
+    return f"{_us(found.get('best_kernel_us'))} ({valid})"
+
+
+def _us(value) -> str:
+    return MISSING if value is None else f"{value:.1f}"
+
+
+def tuned_text(report: dict) -> str:
+    """`tvm-tuned` end to end against the list it was built on and against torch.compile, each
+    with its interval; which is ahead of torch.compile, said in words ("" where not timed)."""
+    if TUNED not in report["arms"]:
+        return ""
+    found = report["tuned"]
+    kernels = found.get("kernels", {})
+    won = [k["best"] for k in kernels.values() if k.get("best")]
+    winners = ", ".join(f"{code(t)} {won.count(t)}" for t in dict.fromkeys(won))
+    base = arm_of(found.get("base", ""))
+    pair = f"{TUNED}/{base}"
+    sentences = [
+        f"{code(TUNED)} ({len(kernels)} kernel(s) tuned; best schedule by {winners or 'none'}) "
+        f"against {code(base)}: {_verdicts(report, pair)}."
+    ]
+    pair = f"{TUNED}/{COMPILED}"
+    first = _ratio(report, pair)
+    if first is not None:
+        sentences.append(f"Against {code(COMPILED)}: {_verdicts(report, pair)}.")
+        sentences.append(_ahead(*first))
+    return " ".join(sentences)
+
+
+def _verdicts(report: dict, pair: str) -> str:
+    found = []
+    for figure in FIGURES:
+        ratio = report["ratios_by_figure"].get(figure, {}).get(pair)
+        if ratio is not None:
+            found.append(f"{LABELS[figure]} {pair} = {ratio_text(ratio)}")
+    return "; ".join(found) or "not timed"
+
+
+def _ratio(report: dict, pair: str) -> tuple[str, dict] | None:
+    """The first of FIGURES that has the pair's ratio, and that ratio."""
+    for figure in FIGURES:
+        ratio = report["ratios_by_figure"].get(figure, {}).get(pair)
+        if ratio is not None:
+            return figure, ratio
+    return None
+
+
+def _ahead(figure: str, ratio: dict) -> str:
+    """Which of the tuned build and torch.compile is ahead, by `ratio` (tuned / compiled) in
+    `figure`."""
+    what = LABELS[figure]
+    if not ratio.get("distinguishable"):
+        return f"In {what}, {code(TUNED)} and torch.compile cannot be told apart."
+    if ratio["low"] > 1:
+        return f"**torch.compile is ahead**: {code(TUNED)} takes {ratio['ratio']:.2f}x its {what}."
+    return f"**{code(TUNED)} is ahead of torch.compile**: {ratio['ratio']:.2f}x its {what}."
