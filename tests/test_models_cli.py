@@ -213,7 +213,9 @@ def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optun
     tmp_path,
 ):
     out = tmp_path / "any"
-    args = [*QUICK, "--trials", "1", "--peers", "torch-compile", "--tune-top", "1"]
+    # PyTorch eager as the peer: torch.compile on a CPU costs a minute, and which of it and
+    # tvm-tuned is ahead is said by tests/reports/test_model_tuned.py.
+    args = [*QUICK, "--trials", "1", "--peers", "torch-eager", "--tune-top", "1"]
     done = tune("model", MATMUL_HEAD, *args, "--kernels", "any", "--budget", "2", "--out", str(out))
     assert done.returncode == 0, done.stderr
     report = _json(out / "report.json")
@@ -242,15 +244,6 @@ def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optun
     assert "## Tuned kernels (--tune-top 1 --kernels any, 2 candidates per tuner;" in text
     assert f"| `{name}` | matmul | 1 |" in text and f"skipped: {skipped}" in text
     assert "best schedule by `metaschedule` 1) against `tvm-fixed`: end to end" in text
-    ratio = report["ratios_by_figure"]["call_path"]["tvm-tuned/torch-compile"]
-    ahead = (
-        "**torch.compile is ahead**"
-        if ratio["distinguishable"] and ratio["low"] > 1
-        else "**`tvm-tuned` is ahead of torch.compile**"
-        if ratio["distinguishable"]
-        else "`tvm-tuned` and torch.compile cannot be told apart"
-    )
-    assert ahead in text
     # Another --kernels is another run: refused in one line, nothing measured again.
     again = tune("model", MATMUL_HEAD, *args, "--budget", "2", "--out", str(out), check_exit=2)
     (line,) = again.stderr.strip().splitlines()
