@@ -1,0 +1,195 @@
+"""A GPU rule for short rows: softmax and layer norm over at most MAX_ROW elements.
+
+GeneralReduction gives every row of a softmax or a layer norm a block of 256 threads, whatever its
+length: a Swin or MaxViT window's softmax over 49 elements leaves 207 of them idle in each of its
+reductions, and a 64-channel layer norm 192 (the idle-lane pattern of apache/tvm#20401, in rows
+that do not slide, so the window rule declines them). Here a row gets `lanes` threads, a warp or
+fewer, and a block several rows: each reduction of the row is shared among its lanes (warp
+shuffles, no block-wide reduction), its result kept in shared memory for the row's lanes, and the
+row's output written by the same lanes.
+
+The rule takes what GeneralReduction takes in one form: reductions over the trailing axes of the
+same iteration space (leading spatial axes, trailing reduced ones), then one block writing every
+element of the rows and reading the reduced values at the row's own index: softmax and layer norm
+over the last axes, RMS norm. It declines rows over MAX_ROW elements (a block per row pays there),
+symbolic extents, reductions in the middle of the axes, and every other form, leaving the function
+to the rules after it.
+
+The launch depends on the target alone: lanes from its `thread_warp_size`, threads per block as
+the window rule sizes them (`window_reduction.block_threads`).
+"""
+
+import math
+from dataclasses import dataclass
+
+from tvm import s_tir, tirx
+from tvm.s_tir.dlight.analysis import (
+    SBlockInfo,
+    collect_vars_used_in_prim_expr,
+    normalize_prim_func,
+)
+from tvm.s_tir.dlight.base import try_inline_contiguous_spatial
+from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
+from tvm.target import Target
+
+from .window_reduction import MAX_WINDOW, block_threads
+
+# Elements in a row, at most: the window rule's bound (49 in a 7x7 window's softmax, 64 in a
+# 64-channel layer norm). Longer rows are left to GeneralReduction's block per row.
+MAX_ROW = MAX_WINDOW
+# GeneralReduction's explicit unrolling of each thread's share of a row.
+UNROLL = 256
+
+
+class RowReduction(GPUScheduleRule):
+    """`lanes` threads per short row (None: the target's choice, `choose_lanes`), several rows
+    per block."""
+
+    def __init__(self, lanes: int | None = None):
+        self.lanes = lanes
+
+    def apply(self, func: tirx.PrimFunc, target: Target, _: bool) -> s_tir.Schedule | None:
+        if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
+            return None
+        sch = s_tir.Schedule(func)
+        rows = analyze_rows(sch)
+        if rows is None or not 1 < rows.length <= MAX_ROW:
+            return None
+        schedule_rows(sch, rows, self.lanes or choose_lanes(rows.length, target), target)
+        return sch
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Short rows as the rule reads them, dlight's contiguous spatial blocks inlined."""
+
+    reductions: tuple  # the reduction blocks, in order, each over the same rows
+    output: s_tir.schedule.SBlockRV  # the block writing the rows' elements
+    spatial: int  # the leading axes, one row for each of their points
+    extents: tuple  # of the leading axes and the row's
+    count: int  # rows
+    length: int  # elements in a row
+
+
+def analyze_rows(sch: s_tir.Schedule) -> Rows | None:
+    """The reductions over short rows and the block writing them; None for another form."""
+    blocks = try_inline_contiguous_spatial(sch, normalize_prim_func(sch))
+    if blocks is None or len(blocks) < 2:
+        return None
+    *reductions, output = blocks
+    kinds = reductions[0].dom_kind()
+    spatial = len(kinds.rstrip("R"))
+    extents = reductions[0].dom()
+    if spatial == 0 or kinds != "S" * spatial + "R" * (len(kinds) - spatial):
+        return None
+    if not all(isinstance(e, int) for e in extents) or spatial == len(kinds):
+        return None
+    if any(r.dom_kind() != kinds or r.dom() != extents for r in reductions):
+        return None
+    if not (output.is_injective() and output.dom() == extents):
+        return None
+    if not _reads_at_rows(sch, reductions, output, spatial):
+        return None
+    return Rows(
+        tuple(r.block_rv for r in reductions),
+        output.block_rv,
+        spatial,
+        tuple(extents),
+        math.prod(extents[:spatial]),
+        math.prod(extents[spatial:]),
+    )
+
+
+def _reads_at_rows(
+    sch: s_tir.Schedule, reductions: list[SBlockInfo], output: SBlockInfo, spatial: int
+) -> bool:
+    """Whether the output block writes at its own iterators (in order) and reads each reduced
+    value at one point that does not move along the row (its trailing iterators): the row's
+    lanes find it in their row."""
+    block = sch.get(output.block_rv)
+    axes = [v.var for v in block.iter_vars]
+    along = axes[len(axes) - (len(output.dom()) - spatial) :]
+    reduced = [w.source for r in reductions for w in sch.get(r.block_rv).writes]
+    write = block.writes[0].region if len(block.writes) == 1 else []
+    indices = [r.min for r in write if not isinstance(r.min, tirx.IntImm)]  # unit axes: 0
+    if len(indices) != len(axes) or not all(i.same_as(v) for i, v in zip(indices, axes)):
+        return False
+    return all(
+        all(_unit(r.extent) and not _uses(r.min, along) for r in read.region)
+        for read in block.reads
+        if any(read.source.same_as(buffer) for buffer in reduced)
+    )
+
+
+def _unit(extent) -> bool:
+    return isinstance(extent, tirx.IntImm) and extent.value == 1
+
+
+def _uses(expr, variables: list) -> bool:
+    used = collect_vars_used_in_prim_expr(expr)
+    return any(v in used for v in variables)
+
+
+def choose_lanes(length: int, target: Target) -> int:
+    """A warp per row: each lane reduces two elements or fewer of a row of up to MAX_ROW
+    (shorter rows get the fewest lanes that keep that, down to 4)."""
+    warp = max(4, int(target.attrs.get("thread_warp_size", 32)))
+    lanes = 4
+    while lanes < warp and 2 * lanes < length:
+        lanes *= 2
+    return lanes
+
+
+def schedule_rows(sch: s_tir.Schedule, rows: Rows, lanes: int, target: Target) -> None:
+    """`lanes` threads (threadIdx.x) per row, rows side by side in a block (threadIdx.y) of the
+    window rule's size; each reduction shared among the row's lanes."""
+    for block in rows.reductions:  # a value per row, indexed by the row: a register each
+        for index, write in enumerate(sch.get(block).writes):
+            sch.transform_layout(block, ("write", index), _flat(write.source.shape))
+    for block in (*rows.reductions, rows.output):  # one row axis: the bindings stay affine
+        sch.transform_block_layout(block, _one_row_axis(rows.extents, rows.spatial))
+    threads = max(block_threads(rows.count * lanes, target), lanes)
+    row, *along = sch.get_loops(rows.output)
+    block_loop, row_loop = sch.split(row, [None, threads // lanes])
+    _lanes(sch, along, lanes)
+    sch.bind(block_loop, "blockIdx.x")
+    sch.bind(row_loop, "threadIdx.y")
+    for block in reversed(rows.reductions):
+        for index, _ in enumerate(sch.get(block).writes):
+            sch.set_scope(block, index, "local")  # each lane gets the row's value (allreduce)
+        sch.compute_at(block, row_loop, preserve_unit_loops=True)
+        _lanes(sch, sch.get_loops(block)[-len(along) :], lanes)
+
+
+def _flat(shape) -> tirx.IndexMap:
+    """A buffer of `shape` as one axis."""
+
+    def flat(*indices):
+        index = indices[0]
+        for i, extent in zip(indices[1:], shape[1:]):
+            index = index * extent + i
+        return [index]
+
+    return tirx.IndexMap.from_func(flat, ndim=len(shape))
+
+
+def _one_row_axis(extents: tuple, spatial: int) -> tirx.IndexMap:
+    """The leading `spatial` iterators fused into one, the row's kept."""
+
+    def fuse(*iters):
+        row = iters[0]
+        for iterator, extent in zip(iters[1:spatial], extents[1:spatial]):
+            row = row * extent + iterator
+        return [row, *iters[spatial:]]
+
+    return tirx.IndexMap.from_func(fuse, ndim=len(extents))
+
+
+def _lanes(sch: s_tir.Schedule, loops: list, lanes: int) -> None:
+    """A row's loops shared among `lanes` threads, consecutive lanes on consecutive elements,
+    each lane's share unrolled."""
+    serial, lane = sch.split(sch.fuse(*loops), [None, lanes])
+    sch.reorder(lane, serial)
+    sch.bind(lane, "threadIdx.x")
+    sch.annotate(serial, ann_key="pragma_auto_unroll_max_step", ann_val=UNROLL)
+    sch.annotate(serial, ann_key="pragma_unroll_explicit", ann_val=1)
