@@ -106,8 +106,8 @@ def _swin(stage: int, batch: int = 1) -> RowKernel:
     shape = (batch * windows, heads, 49, 49)
     return RowKernel(
         f"swin_t-s{stage}-softmax" + (f"-b{batch}" if batch > 1 else ""),
-        f"Swin-T stage {stage}, batch {batch}: attention softmax, {windows} windows x {heads} "
-        "heads x 49 queries, over 49 keys",
+        f"Swin-T stage {stage}, batch {batch}: attention softmax, {_count(windows, 'window')} x "
+        f"{heads} heads x 49 queries, over 49 keys",
         SOFTMAX,
         shape,
     )
@@ -119,11 +119,15 @@ def _maxvit(stage: int) -> RowKernel:
     partitions, heads = (8 >> (stage - 1)) ** 2, 2 << (stage - 1)
     return RowKernel(
         f"maxvit_t-s{stage}-softmax",
-        f"MaxViT-T stage {stage}: attention softmax, {partitions} partitions x {heads} heads x "
-        "49 queries, over 49 keys",
+        f"MaxViT-T stage {stage}: attention softmax, {_count(partitions, 'partition')} x {heads} "
+        "heads x 49 queries, over 49 keys",
         SOFTMAX,
         (1, partitions, heads, 49, 49),
     )
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 _KERNELS = [

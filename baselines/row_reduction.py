@@ -193,3 +193,14 @@ def _lanes(sch: s_tir.Schedule, loops: list, lanes: int) -> None:
     sch.bind(lane, "threadIdx.x")
     sch.annotate(serial, ann_key="pragma_auto_unroll_max_step", ann_val=UNROLL)
     sch.annotate(serial, ann_key="pragma_unroll_explicit", ann_val=1)
+
+
+def with_row_reduction(rules: list) -> list:
+    """`rules` with RowReduction (a warp per row) right before GeneralReduction, the rule it
+    takes short rows from; the list unchanged where it has no GeneralReduction. The seam for
+    the candidate list, not used by any list yet: `row_bench`'s figures decide."""
+    names = [type(rule).__name__ for rule in rules]
+    if "GeneralReduction" not in names:
+        return list(rules)
+    position = names.index("GeneralReduction")
+    return [*rules[:position], RowReduction(), *rules[position:]]
