@@ -4,6 +4,7 @@ whether the row rule joins the candidate list.
 
     python3 -m baselines.row_bench OUT [--target cuda|llvm] [--kernels A,B] [--peers ...]
     python3 -m baselines.row_bench OUT --render      row_bench.md again from row_bench.json
+                                                     (or from it in OUT/row_bench.tar.xz)
 
 Each kernel's PrimFunc (the CUDA pipeline up to default scheduling) is scheduled by the default
 list's first taker (GeneralReduction: a block of 256 threads per row) and by the row rule with
@@ -13,8 +14,9 @@ before it is timed, and so is each PyTorch peer (eager; torch.compile unless lef
 timer (`tuning.measure.gpu_timer`: CUDA events around calls queued behind a sleeping kernel, as
 `tune`'s kernel checks time candidates). With `--target llvm` (a test mode for CI) the CUDA
 schedules are replayed for the CPU without their thread bindings (`window_bench.without_bindings`),
-checked the same way and timed by `time_evaluator`: CPU figures, which decide nothing. Writes
-OUT/row_bench.json and OUT/row_bench.md (`row_report.py`).
+checked the same way and timed by `time_evaluator`: CPU figures, which decide nothing. The
+inputs stay in L2 between calls, for TVM and PyTorch alike. Writes OUT/row_bench.json and
+OUT/row_bench.md (`row_report.py`), after each kernel.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tarfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -184,24 +187,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         return _render(parser, args.out)
     target_kind = args.target or ("cuda" if tvm.cuda(0).exist else "llvm")
+    if target_kind == "cuda" and not tvm.cuda(0).exist:
+        parser.error("--target cuda needs a GPU here (--target llvm checks on the CPU)")
     kernels = args.kernels.split(",")
     peers = [] if args.peers == "none" else args.peers.split(",")
     unknown = [k for k in kernels if k not in KERNELS] + [p for p in peers if p not in PEERS]
     if unknown:
         parser.error(f"unknown kernel or peer: {', '.join(unknown)}")
-    rows = []
-    for name in kernels:
-        rows.append(measure(KERNELS[name], target_kind, peers))
-        print(f"{name}: " + ", ".join(_cell(n, e) for n, e in rows[-1]["schedules"].items()))
+    args.out.mkdir(parents=True, exist_ok=True)
+    started, rows = time.perf_counter(), list[dict]()
     result = {
         "environment": {**environment(target_kind), "torch": _torch_version()},
         "protocol": asdict(PROTOCOLS[target_kind]),
         "tolerance": TOLERANCE,
         "kernels": rows,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "row_bench.json").write_text(json.dumps(result, indent=2))
-    (args.out / "row_bench.md").write_text(markdown(result))
+    for name in kernels:  # the files written after each kernel: a cut run keeps what it did
+        rows.append(measure(KERNELS[name], target_kind, peers))
+        print(f"{name}: " + ", ".join(_cell(n, e) for n, e in rows[-1]["schedules"].items()))
+        result["wall_s"] = time.perf_counter() - started
+        (args.out / "row_bench.json").write_text(json.dumps(result, indent=1))
+        (args.out / "row_bench.md").write_text(markdown(result))
     print(markdown(result))
     wrong = [
         f"{row['kernel']} ({name})"
@@ -215,12 +221,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _render(parser: argparse.ArgumentParser, out: Path) -> int:
+    """OUT/row_bench.md from OUT/row_bench.json, or from the row_bench.json kept in
+    OUT/row_bench.tar.xz (as a committed run keeps it)."""
     try:
-        result = json.loads((out / "row_bench.json").read_text())
-    except (OSError, ValueError) as failure:
-        parser.error(f"cannot read {out / 'row_bench.json'}: {failure}")
+        result = json.loads(_stored(out))
+    except (OSError, ValueError, KeyError, tarfile.TarError) as failure:
+        parser.error(f"cannot read row_bench.json in {out}: {failure}")
     (out / "row_bench.md").write_text(markdown(result))
     return 0
+
+
+def _stored(out: Path) -> bytes:
+    if (out / "row_bench.json").exists():
+        return (out / "row_bench.json").read_bytes()
+    with tarfile.open(out / "row_bench.tar.xz") as archive:
+        (member,) = [m for m in archive.getmembers() if Path(m.name).name == "row_bench.json"]
+        found = archive.extractfile(member)
+        if found is None:
+            raise KeyError(member.name)
+        return found.read()
 
 
 def _cell(name: str, entry: dict) -> str:

@@ -4,6 +4,8 @@ and registers on a CUDA target built without running, the tables and their decis
 
 import json
 import shutil
+import tarfile
+from pathlib import Path
 
 import pytest
 import tvm
@@ -180,6 +182,22 @@ def test_the_benchmark_writes_and_renders_its_tables_on_llvm(tmp_path):
     (tmp_path / "row_bench.md").unlink()
     assert main([str(tmp_path), "--render"]) == 0
     assert (tmp_path / "row_bench.md").read_text() == text
+    committed = tmp_path / "committed"  # as a run is committed: the JSON kept in an archive
+    committed.mkdir()
+    with tarfile.open(committed / "row_bench.tar.xz", "w:xz") as archive:
+        archive.add(tmp_path / "row_bench.json", arcname="rows/row_bench.json")
+    assert main([str(committed), "--render"]) == 0
+    assert (committed / "row_bench.md").read_text() == text
+
+
+STORED = Path(__file__).resolve().parents[2] / "reports" / "h200" / "rows"
+
+
+@pytest.mark.skipif(not STORED.exists(), reason="no H200 run of row_bench committed yet")
+def test_the_committed_h200_run_renders_again(tmp_path):
+    shutil.copy(STORED / "row_bench.tar.xz", tmp_path)
+    assert main([str(tmp_path), "--render"]) == 0
+    assert (tmp_path / "row_bench.md").read_text() == (STORED / "row_bench.md").read_text()
 
 
 def _result(warp: tuple, default: tuple = (9.0, 10.0, 11.0)) -> dict:
@@ -205,7 +223,14 @@ def test_the_decision_needs_the_warp_ahead_everywhere():
 
 
 def test_bad_input_is_one_line_and_exit_two(tmp_path, capsys):
-    for argv in ([str(tmp_path), "--kernels", "nope"], [str(tmp_path / "absent"), "--render"]):
+    bad = [
+        [str(tmp_path), "--kernels", "nope"],
+        [str(tmp_path), "--peers", "torch-nope"],
+        [str(tmp_path / "absent"), "--render"],
+    ]
+    if not tvm.cuda(0).exist:
+        bad.append([str(tmp_path), "--target", "cuda"])
+    for argv in bad:
         with pytest.raises(SystemExit) as exited:
             main(argv)
         assert exited.value.code == 2
