@@ -8,7 +8,8 @@ whether the row rule joins the candidate list.
 
 Each kernel's PrimFunc (the CUDA pipeline up to default scheduling) is scheduled by the default
 list's first taker (GeneralReduction: a block of 256 threads per row) and by the row rule with
-32, 16 and 8 lanes per row, all built in one module; each is checked against NumPy (float64)
+32 lanes per row (also with the row loaded once into registers: `warp-regs`), 16 and 8, all
+built in one module; each is checked against NumPy (float64)
 before it is timed, and so is each PyTorch peer (eager; torch.compile unless left out). With
 `--target cuda` (the default where a GPU is present) every kernel is timed by the project's GPU
 timer (`tuning.measure.gpu_timer`: CUDA events around calls queued behind a sleeping kernel, as
@@ -48,6 +49,7 @@ from .window_bench import environment, without_bindings
 SCHEDULES = {
     "default": default_rules,
     "warp": lambda target: [RowReduction(32)],
+    "warp-regs": lambda target: [RowReduction(32, registers=True)],
     "lanes16": lambda target: [RowReduction(16)],
     "lanes8": lambda target: [RowReduction(8)],
 }
@@ -60,8 +62,8 @@ PROTOCOLS = {
 
 
 def schedule(kernel: RowKernel, target_kind: str) -> tuple[tvm.IRModule, dict]:
-    """Every schedule of the kernel as a function of one module (for llvm, without its
-    bindings), and per schedule its rule and launch."""
+    """Every schedule of the kernel as a function of one module (`symbol(name)`; for llvm,
+    without its bindings), and per schedule its rule and launch."""
     func, cuda = kernel.function(), make_target("cuda")
     functions, entries = {}, {}
     for name, rules in SCHEDULES.items():
@@ -69,10 +71,15 @@ def schedule(kernel: RowKernel, target_kind: str) -> tuple[tvm.IRModule, dict]:
         if sch is None:
             raise ValueError(f"no rule of schedule {name} takes {kernel.name}")
         body = sch.mod["main"] if target_kind == "cuda" else without_bindings(func, sch.trace)
-        functions[name] = body.with_attr("global_symbol", name)
+        functions[symbol(name)] = body.with_attr("global_symbol", symbol(name))
         (launch,) = launch_configs(tvm.IRModule({"main": sch.mod["main"]})).values()
         entries[name] = {"rule": rule, **launch}
     return tvm.IRModule(functions), entries
+
+
+def symbol(name: str) -> str:
+    """A schedule's function in the built module (a C identifier)."""
+    return name.replace("-", "_")
 
 
 def measure(kernel: RowKernel, target_kind: str, peers: list[str]) -> dict:
@@ -88,12 +95,12 @@ def measure(kernel: RowKernel, target_kind: str, peers: list[str]) -> dict:
     inputs = [tvm.runtime.tensor(a, device=device) for a in arrays]
     for name, entry in entries.items():
         out = tvm.runtime.tensor(np.full(want.shape, np.nan, "float32"), device=device)
-        library[name](*inputs, out)
+        library[symbol(name)](*inputs, out)
         device.sync()
         entry.update(_checked(error(out.numpy(), want)))
         if entry["correct"]:
             samples, timer = time_kernel(
-                library, name, [*inputs, out], device, protocol, target_kind == "cuda"
+                library, symbol(name), [*inputs, out], device, protocol, target_kind == "cuda"
             )
             entry.update(_summary(samples), timer=timer)
     for peer in peers:

@@ -43,10 +43,11 @@ UNROLL = 256
 
 class RowReduction(GPUScheduleRule):
     """`lanes` threads per short row (None: the target's choice, `choose_lanes`), several rows
-    per block."""
+    per block; with `registers`, each lane loads its elements of the row once, into registers,
+    for every pass over the row (else each pass reads them again, from L1)."""
 
-    def __init__(self, lanes: int | None = None):
-        self.lanes = lanes
+    def __init__(self, lanes: int | None = None, registers: bool = False):
+        self.lanes, self.registers = lanes, registers
 
     def apply(self, func: tirx.PrimFunc, target: Target, _: bool) -> s_tir.Schedule | None:
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
@@ -55,7 +56,10 @@ class RowReduction(GPUScheduleRule):
         rows = analyze_rows(sch)
         if rows is None or not 1 < rows.length <= MAX_ROW:
             return None
-        schedule_rows(sch, rows, self.lanes or choose_lanes(rows.length, target), target)
+        lanes = self.lanes or choose_lanes(rows.length, target)
+        row_loop = schedule_rows(sch, rows, lanes, target)
+        if self.registers:
+            rows_in_registers(sch, rows, lanes, row_loop)
         return sch
 
 
@@ -140,9 +144,11 @@ def choose_lanes(length: int, target: Target) -> int:
     return lanes
 
 
-def schedule_rows(sch: s_tir.Schedule, rows: Rows, lanes: int, target: Target) -> None:
+def schedule_rows(
+    sch: s_tir.Schedule, rows: Rows, lanes: int, target: Target
+) -> s_tir.schedule.LoopRV:
     """`lanes` threads (threadIdx.x) per row, rows side by side in a block (threadIdx.y) of the
-    window rule's size; each reduction shared among the row's lanes."""
+    window rule's size; each reduction shared among the row's lanes. The row loop."""
     for block in rows.reductions:  # a value per row, indexed by the row: a register each
         for index, write in enumerate(sch.get(block).writes):
             sch.transform_layout(block, ("write", index), _flat(write.source.shape))
@@ -159,6 +165,39 @@ def schedule_rows(sch: s_tir.Schedule, rows: Rows, lanes: int, target: Target) -
             sch.set_scope(block, index, "local")  # each lane gets the row's value (allreduce)
         sch.compute_at(block, row_loop, preserve_unit_loops=True)
         _lanes(sch, sch.get_loops(block)[-len(along) :], lanes)
+    return row_loop
+
+
+def rows_in_registers(sch: s_tir.Schedule, rows: Rows, lanes: int, row_loop) -> None:
+    """The row the first reduction reads, loaded once by the row's lanes into registers (lane
+    `l` holding elements `l`, `l + lanes`, ..., the last ones padded) and read from there by
+    every pass over the row. Nothing where the row spans several axes."""
+    if len(rows.extents) - rows.spatial != 1:
+        return
+    readers = [*rows.reductions, rows.output]
+    cache = sch.cache_read(rows.reductions[0], 0, "local", consumer_blocks=readers)
+    shape = _ints(sch.get(cache).writes[0].source.shape)
+
+    def by_lane(*indices):
+        row = indices[0]
+        for index, extent in zip(indices[1:-1], shape[1:-1]):
+            row = row * extent + index
+        element = indices[-1]
+        return [row, element % lanes, element // lanes]
+
+    layout = tirx.IndexMap.from_func(by_lane, ndim=len(shape))
+    sch.transform_layout(cache, ("write", 0), layout, pad_value=0.0)
+    sch.compute_at(cache, row_loop, preserve_unit_loops=True)
+    *_, lane, serial = sch.get_loops(cache)  # a padded layout's loops: lane, then element
+    if int(sch.get(serial).extent) == rows.length:  # unpadded, the row's own loop: split it
+        serial, lane = sch.split(serial, [None, lanes])
+        sch.reorder(lane, serial)
+    sch.bind(lane, "threadIdx.x")
+    sch.unroll(serial)
+
+
+def _ints(exprs) -> list[int]:
+    return [int(e) for e in exprs]
 
 
 def _flat(shape) -> tirx.IndexMap:

@@ -11,10 +11,12 @@ decide; a CPU run (llvm, the test mode) states that it decides nothing.
 
 from __future__ import annotations
 
-TVM = ("default", "warp", "lanes16", "lanes8")
+TVM = ("default", "warp", "warp-regs", "lanes16", "lanes8")
+WARP = ("warp", "warp-regs")  # the row rule as it would ship: a warp per row
 LABELS = {
     "default": "default",
     "warp": "warp per row (32 lanes)",
+    "warp-regs": "warp, row in registers",
     "lanes16": "16 lanes",
     "lanes8": "8 lanes",
     "torch-eager": "PyTorch eager",
@@ -96,7 +98,10 @@ def _best_lanes(row: dict) -> str | None:
 
 
 def _launches(result: dict) -> list[str]:
-    lines = ["| kernel | " + " | ".join(LABELS[n] for n in TVM) + " |", "|---" * 5 + "|"]
+    lines = [
+        "| kernel | " + " | ".join(LABELS[n] for n in TVM) + " |",
+        "|---" * (len(TVM) + 1) + "|",
+    ]
     for row in result["kernels"]:
         cells = [
             f"{e['rule']} {e['grid']}x{e['block']}" for e in (row["schedules"][n] for n in TVM)
@@ -117,24 +122,46 @@ def beats(entry: dict, default: dict) -> bool:
 
 
 def decision(result: dict) -> str:
-    """`taken` where the warp-per-row schedule beats the default on every kernel; otherwise
-    why not, naming the kernels."""
+    """`taken` where a warp per row (plain, or with the row in registers) beats the default on
+    every kernel, with how it stands against PyTorch; otherwise why not, naming the kernels."""
     if result["environment"]["run_on"] != "cuda":
         return (
             "None from this run: it ran on the CPU (llvm, the test mode), where every schedule "
             "is built and checked and the times are the CPU's; only GPU figures decide."
         )
     rows = result["kernels"]
-    losing = [
-        r["kernel"] for r in rows if not beats(r["schedules"]["warp"], r["schedules"]["default"])
-    ]
-    if not losing:
+    losing = {
+        name: [
+            r["kernel"] for r in rows if not beats(r["schedules"][name], r["schedules"]["default"])
+        ]
+        for name in WARP
+    }
+    taken = [name for name in WARP if not losing[name]]
+    if not taken:
         return (
-            f"**taken**: a warp per row beats the default on all {len(rows)} kernels "
-            "(interquartile ranges apart), and every result is right."
+            "**not taken**: a warp per row does not beat the default on every kernel: "
+            + "; ".join(
+                f"{LABELS[n]} on {len(losing[n])} of {len(rows)} ({', '.join(losing[n])})"
+                for n in WARP
+            )
+            + " (slower, not interquartile ranges apart, or wrong)."
         )
+    best = min(taken, key=lambda name: sum(r["schedules"][name]["median_us"] for r in rows))
     return (
-        f"**not taken**: a warp per row does not beat the default on {len(losing)} of "
-        f"{len(rows)} kernels ({', '.join(losing)}): slower, not interquartile ranges apart, "
-        "or wrong."
+        f"**taken**: {' and '.join(LABELS[n] for n in taken)} beat{'s' if len(taken) == 1 else ''} "
+        f"the default on all {len(rows)} kernels (interquartile ranges apart), every result "
+        f"right; the faster in sum: {LABELS[best]}, {_span(rows, best, 'default')} of the "
+        "default's time"
+        + "".join(
+            f", {_span(rows, best, peer)} of {LABELS[peer]}'s"
+            for peer in ("torch-eager", "torch-compile")
+            if all(_median(r["schedules"].get(peer, {})) for r in rows)
+        )
+        + "."
     )
+
+
+def _span(rows: list[dict], name: str, base: str) -> str:
+    """The least and largest ratio of `name`'s median to `base`'s over the kernels."""
+    ratios = [r["schedules"][name]["median_us"] / r["schedules"][base]["median_us"] for r in rows]
+    return f"x{min(ratios):.2f} to x{max(ratios):.2f}"
