@@ -5,13 +5,14 @@ length: a Swin or MaxViT window's softmax over 49 elements leaves 207 of them id
 reductions, and a 64-channel layer norm 192 (the idle-lane pattern of apache/tvm#20401, in rows
 that do not slide, so the window rule declines them). Here a row gets `lanes` threads, a warp or
 fewer, and a block several rows: each reduction of the row is shared among its lanes (warp
-shuffles, no block-wide reduction), its result kept in shared memory for the row's lanes, and the
-row's output written by the same lanes.
+shuffles, no block-wide reduction or barrier), its result broadcast to a register of every lane
+of the row, and the row's output written by the same lanes. With `registers`, each lane also
+loads its elements of the row once, for every pass (softmax reads its row three times).
 
 The rule takes what GeneralReduction takes in one form: reductions over the trailing axes of the
 same iteration space (leading spatial axes, trailing reduced ones), then one block writing every
 element of the rows and reading the reduced values at the row's own index: softmax and layer norm
-over the last axes, RMS norm. It declines rows over MAX_ROW elements (a block per row pays there),
+over the last axes. It declines rows over MAX_ROW elements (a block per row pays there),
 symbolic extents, reductions in the middle of the axes, and every other form, leaving the function
 to the rules after it.
 

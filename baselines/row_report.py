@@ -39,7 +39,13 @@ def markdown(result: dict) -> str:
         + ". Each kernel and PyTorch peer checked against NumPy (float64, tolerance "
         f"{result['tolerance']:g} of the largest magnitude) before it is timed; a cell gives "
         "the median time in us and its interquartile range, WRONG where the check failed, "
-        "or why there is no figure.",
+        "or why there is no figure. The inputs stay in L2 between calls, for TVM and PyTorch "
+        "alike"
+        + (
+            f"; the run took {result['wall_s']:.0f} s, builds included."
+            if "wall_s" in result
+            else "."
+        ),
         "",
         *_times(result, names),
         "",
