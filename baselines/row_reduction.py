@@ -1,23 +1,18 @@
 """A GPU rule for short rows: softmax and layer norm over at most MAX_ROW elements.
 
-GeneralReduction gives every row of a softmax or a layer norm a block of 256 threads, whatever its
-length: a Swin or MaxViT window's softmax over 49 elements leaves 207 of them idle in each of its
-reductions, and a 64-channel layer norm 192 (the idle-lane pattern of apache/tvm#20401, in rows
-that do not slide, so the window rule declines them). Here a row gets `lanes` threads, a warp or
-fewer, and a block several rows: each reduction of the row is shared among its lanes (warp
-shuffles, no block-wide reduction or barrier), its result broadcast to a register of every lane
-of the row, and the row's output written by the same lanes. With `registers`, each lane also
-loads its elements of the row once, for every pass (softmax reads its row three times).
+GeneralReduction gives every row a block of 256 threads: a Swin or MaxViT window's softmax over
+49 elements leaves 207 idle in each reduction, a 64-channel layer norm 192 (the idle-lane pattern
+of apache/tvm#20401 in rows that do not slide, which the window rule declines). Here a row gets
+`lanes` threads, a warp or fewer, and a block several rows: each reduction is shared among the
+row's lanes (warp shuffles, no barrier), its result broadcast to a register of each lane, which
+then writes its elements of the row. With `registers`, each lane loads its elements once for
+every pass (softmax reads its row three times).
 
-The rule takes what GeneralReduction takes in one form: reductions over the trailing axes of the
-same iteration space (leading spatial axes, trailing reduced ones), then one block writing every
-element of the rows and reading the reduced values at the row's own index: softmax and layer norm
-over the last axes. It declines rows over MAX_ROW elements (a block per row pays there),
-symbolic extents, reductions in the middle of the axes, and every other form, leaving the function
-to the rules after it.
-
-The launch depends on the target alone: lanes from its `thread_warp_size`, threads per block as
-the window rule sizes them (`window_reduction.block_threads`).
+It takes GeneralReduction's form where the reductions run over the trailing axes of one
+iteration space and one block then writes the rows, reading each reduced value at its row:
+softmax and layer norm over the last axes. It declines rows over MAX_ROW elements, symbolic
+extents, reductions between spatial axes and every other form. The launch depends on the target
+alone: lanes from its warp, threads per block as the window rule sizes them.
 """
 
 import math
@@ -35,8 +30,7 @@ from tvm.target import Target
 
 from .window_reduction import MAX_WINDOW, block_threads
 
-# Elements in a row, at most: the window rule's bound (49 in a 7x7 window's softmax, 64 in a
-# 64-channel layer norm). Longer rows are left to GeneralReduction's block per row.
+# Elements in a row, at most: the window rule's bound. Longer rows keep a block each.
 MAX_ROW = MAX_WINDOW
 # GeneralReduction's explicit unrolling of each thread's share of a row.
 UNROLL = 256
@@ -152,9 +146,9 @@ def schedule_rows(
     window rule's size; each reduction shared among the row's lanes. The row loop."""
     for block in rows.reductions:  # a value per row, indexed by the row: a register each
         for index, write in enumerate(sch.get(block).writes):
-            sch.transform_layout(block, ("write", index), _flat(write.source.shape))
+            sch.transform_layout(block, ("write", index), _index_map(write.source.shape, 0))
     for block in (*rows.reductions, rows.output):  # one row axis: the bindings stay affine
-        sch.transform_block_layout(block, _one_row_axis(rows.extents, rows.spatial))
+        sch.transform_block_layout(block, _index_map(rows.extents, rows.spatial))
     threads = max(block_threads(rows.count * lanes, target), lanes)
     row, *along = sch.get_loops(rows.output)
     block_loop, row_loop = sch.split(row, [None, threads // lanes])
@@ -177,17 +171,9 @@ def rows_in_registers(sch: s_tir.Schedule, rows: Rows, lanes: int, row_loop) -> 
         return
     readers = [*rows.reductions, rows.output]
     cache = sch.cache_read(rows.reductions[0], 0, "local", consumer_blocks=readers)
-    shape = _ints(sch.get(cache).writes[0].source.shape)
-
-    def by_lane(*indices):
-        row = indices[0]
-        for index, extent in zip(indices[1:-1], shape[1:-1]):
-            row = row * extent + index
-        element = indices[-1]
-        return [row, element % lanes, element // lanes]
-
-    layout = tirx.IndexMap.from_func(by_lane, ndim=len(shape))
-    sch.transform_layout(cache, ("write", 0), layout, pad_value=0.0)
+    shape = sch.get(cache).writes[0].source.shape
+    by_lane = _index_map(shape, len(shape) - 1, lanes)
+    sch.transform_layout(cache, ("write", 0), by_lane, pad_value=0.0)
     sch.compute_at(cache, row_loop, preserve_unit_loops=True)
     *_, lane, serial = sch.get_loops(cache)  # a padded layout's loops: lane, then element
     if int(sch.get(serial).extent) == rows.length:  # unpadded, the row's own loop: split it
@@ -197,32 +183,19 @@ def rows_in_registers(sch: s_tir.Schedule, rows: Rows, lanes: int, row_loop) -> 
     sch.unroll(serial)
 
 
-def _ints(exprs) -> list[int]:
-    return [int(e) for e in exprs]
+def _index_map(extents, rows: int, lanes: int = 0) -> tirx.IndexMap:
+    """The leading `rows` of `extents` fused into one row index (all of them where `rows` is
+    0), the rest kept; with `lanes`, the last index split as (lane, element of the lane)."""
 
+    def mapped(*indices):
+        count = rows or len(indices)
+        row = indices[0]
+        for index, extent in zip(indices[1:count], extents[1:count]):
+            row = row * extent + index
+        rest = list(indices[count:])
+        return [row, rest[0] % lanes, rest[0] // lanes] if lanes else [row, *rest]
 
-def _flat(shape) -> tirx.IndexMap:
-    """A buffer of `shape` as one axis."""
-
-    def flat(*indices):
-        index = indices[0]
-        for i, extent in zip(indices[1:], shape[1:]):
-            index = index * extent + i
-        return [index]
-
-    return tirx.IndexMap.from_func(flat, ndim=len(shape))
-
-
-def _one_row_axis(extents: tuple, spatial: int) -> tirx.IndexMap:
-    """The leading `spatial` iterators fused into one, the row's kept."""
-
-    def fuse(*iters):
-        row = iters[0]
-        for iterator, extent in zip(iters[1:spatial], extents[1:spatial]):
-            row = row * extent + iterator
-        return [row, *iters[spatial:]]
-
-    return tirx.IndexMap.from_func(fuse, ndim=len(extents))
+    return tirx.IndexMap.from_func(mapped, ndim=len(extents))
 
 
 def _lanes(sch: s_tir.Schedule, loops: list, lanes: int) -> None:
