@@ -1,23 +1,18 @@
-"""Short rows (softmax, layer norm; `row_kernels.py`) under TVM's default rules, under a warp or
-fewer threads per row (`row_reduction.RowReduction`), and in PyTorch: the figures that decide
-whether the row rule joins the candidate list.
+"""Short rows (softmax, layer norm: `row_kernels.py`) under TVM's default rules, a warp or fewer
+threads per row (`row_reduction.py`) and PyTorch: the figures that decide on the row rule.
 
     python3 -m baselines.row_bench OUT [--target cuda|llvm] [--kernels A,B] [--peers ...]
-    python3 -m baselines.row_bench OUT --render      row_bench.md again from row_bench.json
-                                                     (or from it in OUT/row_bench.tar.xz)
+    python3 -m baselines.row_bench OUT --render    row_bench.md again from OUT/row_bench.json
+                                                   (or from it in OUT/row_bench.tar.xz)
 
-Each kernel's PrimFunc (the CUDA pipeline up to default scheduling) is scheduled by the default
-list's first taker (GeneralReduction: a block of 256 threads per row) and by the row rule with
-32 lanes per row (also with the row loaded once into registers: `warp-regs`), 16 and 8, all
-built in one module; each is checked against NumPy (float64)
-before it is timed, and so is each PyTorch peer (eager; torch.compile unless left out). With
-`--target cuda` (the default where a GPU is present) every kernel is timed by the project's GPU
-timer (`tuning.measure.gpu_timer`: CUDA events around calls queued behind a sleeping kernel, as
-`tune`'s kernel checks time candidates). With `--target llvm` (a test mode for CI) the CUDA
-schedules are replayed for the CPU without their thread bindings (`window_bench.without_bindings`),
-checked the same way and timed by `time_evaluator`: CPU figures, which decide nothing. The
-inputs stay in L2 between calls, for TVM and PyTorch alike. Writes OUT/row_bench.json and
-OUT/row_bench.md (`row_report.py`), after each kernel.
+Each kernel's PrimFunc is scheduled by the default list (GeneralReduction: 256 threads a row)
+and the row rule (32 lanes a row, also with the row in registers: `warp-regs`; 16; 8), all built
+in one module, each checked against NumPy (float64) before it is timed, as is each PyTorch peer
+(eager, torch.compile). On CUDA every kernel is timed by the project's GPU timer (CUDA events
+around calls queued behind a sleep: `tuning.measure.gpu_timer`), inputs staying in L2. On llvm,
+CI's test mode, the CUDA schedules run without their thread bindings (`window_bench`'s replay),
+timed by `time_evaluator`: CPU figures decide nothing. Writes OUT/row_bench.json and .md
+(`row_report.py`) after each kernel.
 """
 
 from __future__ import annotations
@@ -123,7 +118,8 @@ def _checked(found: float) -> dict:
 
 def _summary(samples: list[float]) -> dict:
     q1, median, q3 = np.percentile(samples, [25, 50, 75])
-    return {"median_us": median, "q1_us": q1, "q3_us": q3, "samples_us": samples}
+    rounded = [round(float(sample), 4) for sample in samples]  # below the timers' resolution
+    return {"median_us": median, "q1_us": q1, "q3_us": q3, "samples_us": rounded}
 
 
 def _peer(

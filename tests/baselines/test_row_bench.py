@@ -1,6 +1,5 @@
-"""The row rule (row_reduction.py: a warp or fewer threads per short row) and its benchmark
-(row_bench.py): every schedule right on llvm against NumPy, what the rule declines, its launch
-and registers on a CUDA target built without running, the tables and their decision."""
+"""The row rule (row_reduction.py) and row_bench: each schedule right on llvm against NumPy,
+what the rule declines, launches and registers on CUDA (built, nothing run), the tables."""
 
 import json
 import shutil
@@ -25,14 +24,11 @@ from baselines.window_kernels import fused, reduction_function
 
 CUDA = make_target("cuda")
 needs_torch = pytest.mark.skipif(not torch_available(), reason="PyTorch's peer: pip install torch")
-SMALL = [
-    RowKernel("softmax-49", "a window's softmax", SOFTMAX, (2, 3, 49)),
-    RowKernel("softmax-unit-axis", "MaxViT's 5-D softmax", SOFTMAX, (1, 2, 3, 5, 49)),
-    RowKernel("softmax-50", "ViT-B/32's", SOFTMAX, (3, 50)),
-    RowKernel("softmax-7", "fewer elements than lanes", SOFTMAX, (9, 7)),
-    RowKernel("layer_norm-64", "MaxViT's", LAYER_NORM, (1, 5, 64)),
-    RowKernel("layer_norm-33", "odd rows", LAYER_NORM, (7, 33)),
-]
+SMALL = [  # a window's softmax, MaxViT's 5-D one, ViT's, rows shorter than a warp, layer norms
+    RowKernel(f"{op}-{'x'.join(map(str, shape))}", "", op, shape)
+    for op, shape in [(SOFTMAX, (2, 3, 49)), (SOFTMAX, (1, 2, 3, 5, 49)), (SOFTMAX, (3, 50)),
+                      (SOFTMAX, (9, 7)), (LAYER_NORM, (1, 5, 64)), (LAYER_NORM, (7, 33))]
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("kernel", SMALL, ids=[k.name for k in SMALL])
@@ -43,7 +39,7 @@ def test_every_schedule_is_right_on_llvm(kernel):
         assert entry["correct"] and entry["error"] < 1e-5, (name, entry)
         assert entry["timer"] == "time_evaluator" and entry["median_us"] > 0
     assert row["schedules"]["default"]["rule"] == "GeneralReduction"
-    assert {row["schedules"][n]["rule"] for n in ("warp", "lanes16", "lanes8")} == {"RowReduction"}
+    assert {row["schedules"][n]["rule"] for n in SCHEDULES if n != "default"} == {"RowReduction"}
 
 
 def test_a_result_off_the_reference_is_wrong_and_not_timed(monkeypatch):
@@ -63,57 +59,25 @@ def test_pytorch_is_checked_and_timed_beside():
     assert peer["correct"] and peer["timer"] == "perf_counter" and peer["median_us"] > 0
 
 
-def test_a_warp_per_row_with_several_rows_per_block_on_cuda():
-    _, entries = schedule(KERNELS["swin_t-s1-softmax"], "cuda")  # 9408 rows of 49
-    assert (entries["default"]["grid"], entries["default"]["block"]) == (9408, 256)
-    assert (entries["warp"]["grid"], entries["warp"]["block"]) == (1176, 256)  # 8 rows a block
-    assert (entries["lanes8"]["grid"], entries["lanes8"]["block"]) == (294, 256)  # 32 rows
-
-
-def test_few_rows_still_fill_the_h200():
-    """ViT-B/32's 600 rows: blocks halved until each of 132 multiprocessors gets one."""
-    _, entries = schedule(KERNELS["vit_b_32-softmax"], "cuda")
-    assert (entries["warp"]["grid"], entries["warp"]["block"]) == (150, 128)
-
-
-@pytest.mark.parametrize("length, lanes", [(49, 32), (64, 32), (33, 32), (32, 16), (16, 8), (5, 4)])
-def test_lanes_follow_the_row(length, lanes):
-    assert choose_lanes(length, CUDA) == lanes
-
-
-def _function(kernel: RowKernel):
-    return kernel.function()
+def test_launches_on_cuda():
+    """Swin-T's 9408 rows of 49: 8 rows a block with a warp each, 32 with 8 lanes; ViT-B/32's
+    600: blocks halved until each of the H200's 132 multiprocessors gets one."""
+    launch = {}
+    for name in ("swin_t-s1-softmax", "vit_b_32-softmax"):
+        _, entries = schedule(KERNELS[name], "cuda")
+        launch[name] = {n: (e["grid"], e["block"]) for n, e in entries.items()}
+    swin, vit = launch["swin_t-s1-softmax"], launch["vit_b_32-softmax"]
+    assert (swin["default"], swin["warp"], swin["lanes8"]) == ((9408, 256), (1176, 256), (294, 256))
+    assert vit["warp"] == vit["warp-regs"] == (150, 128)
+    assert [choose_lanes(n, CUDA) for n in (49, 64, 33, 32, 16, 5)] == [32, 32, 32, 16, 8, 4]
 
 
 def test_the_rule_declines_what_is_not_a_short_row():
-    long = RowKernel("softmax-65", "", SOFTMAX, (4, 65))
-    wide = RowKernel("layer_norm-96", "Swin-T's", LAYER_NORM, (4, 96))
-    for kernel in (long, wide):
-        assert first_rule(_function(kernel), CUDA, [RowReduction()]) == (None, None)
-    window = WINDOW_KERNELS["issue-maxpool-add"]  # a window, the window rule's
-    mod = fused(window)
-    assert first_rule(mod[reduction_function(mod)], CUDA, [RowReduction()]) == (None, None)
-    assert first_rule(_middle_axis_sum(), CUDA, [RowReduction()]) == (None, None)
-    symbolic = _symbolic_rows()
-    assert first_rule(symbolic, CUDA, [RowReduction()]) == (None, None)
-
-
-def _middle_axis_sum():
-    @T.prim_func(private=True, s_tir=True)
-    def func(x: T.Buffer((4, 8, 6), "float32"), y: T.Buffer((4, 8, 6), "float32")):
-        s = T.sblock_alloc_buffer((4, 6))
-        for i, k, j in T.grid(4, 8, 6):
-            with T.sblock("s"):
-                vi, vk, vj = T.axis.remap("SRS", [i, k, j])
-                with T.init():
-                    s[vi, vj] = T.float32(0)
-                s[vi, vj] = s[vi, vj] + x[vi, vk, vj]
-        for i, k, j in T.grid(4, 8, 6):
-            with T.sblock("y"):
-                vi, vk, vj = T.axis.remap("SSS", [i, k, j])
-                y[vi, vk, vj] = x[vi, vk, vj] / s[vi, vj]
-
-    return func
+    long = RowKernel("softmax-65", "", SOFTMAX, (4, 65)).function()
+    wide = RowKernel("layer_norm-96", "Swin-T's", LAYER_NORM, (4, 96)).function()
+    mod = fused(WINDOW_KERNELS["issue-maxpool-add"])  # a window: the window rule's
+    for func in (long, wide, mod[reduction_function(mod)], _symbolic_rows()):
+        assert first_rule(func, CUDA, [RowReduction()]) == (None, None)
 
 
 def _symbolic_rows():
