@@ -63,7 +63,7 @@ def markdown(result: dict) -> str:
 
 
 def _times(result: dict, names: list[str]) -> list[str]:
-    ratios = ["warp / default", "best lanes / default"]
+    ratios = ["warp / default", "best row rule / default"]
     peers = [n for n in ("torch-eager", "torch-compile") if n in names]
     ratios += [f"warp / {LABELS[peer]}" for peer in peers]
     header = ["kernel", "rows x length", *[LABELS[n] for n in names], *ratios]
