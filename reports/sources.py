@@ -17,7 +17,7 @@ RULE_MADE = (("default", "on"), ("rule", "fixed"), ("one-kernel", "one-kernel"))
 # Inductor's plain modes (its own CUDA graphs and whole-call captures are launch treatments, not
 # other kernels): the faster of those the run measured is inductor's row.
 INDUCTOR = ("torch-compile", "torch-compile-max-autotune")
-POOL, WHOLE = "pool", "whole graph"
+POOL, WHOLE = "pool", "whole"  # the fused pool kernel, the whole graph's one kernel
 
 
 def sources(report: dict, tuners: dict[str, str] | None = None) -> list[dict]:
