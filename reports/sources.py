@@ -49,8 +49,8 @@ def _timed(arms: dict, name: str) -> bool:
 
 
 def _row(source: str, arm: str, kernel: str | None, arms: dict, times: dict) -> dict:
-    if not _timed(arms, arm):
-        return {"source": source, "arm": arm, "kernel": kernel, "ran": False}
+    if not _timed(arms, arm):  # not measured, or measured wrong and so not timed
+        return {"source": source, "arm": arm, "kernel": kernel, "ran": False, "wrong": arm in arms}
     kernel_us = arms[arm].get("kernel_us", times.get(arm))  # older reports: the tuners' record
     return {
         "source": source,

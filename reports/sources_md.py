@@ -25,7 +25,7 @@ def sources_section(report: dict) -> list[str]:
     fastest = min(times, default=None)
     cells = []
     for r in rows:
-        figures = [NOT_RUN, NOT_RUN, MISSING]
+        figures = [_not_run(r), _not_run(r), MISSING]
         if r["ran"]:
             over = r["gpu_us"] / fastest if fastest and r.get("gpu_us") else None
             figures = [us(r.get("kernel_us")), us(r.get("gpu_us")), three(over)]
@@ -82,9 +82,14 @@ def _column(row: dict) -> str:
     return arm if row["source"] == row["arm"] else f"{row['source']} {arm}"
 
 
+def _not_run(row: dict) -> str:
+    """A source without figures: not measured, or wrong against the reference (not timed)."""
+    return "wrong, not timed" if row.get("wrong") else NOT_RUN
+
+
 def _pair(row: dict) -> str:
     if not row["ran"]:
-        return NOT_RUN
+        return _not_run(row)
     return f"{us(row.get('kernel_us'))} / {us(row.get('gpu_us'))}"
 
 

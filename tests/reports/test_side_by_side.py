@@ -79,11 +79,16 @@ def test_a_source_the_sweep_did_not_measure_is_said_not_run(inductor_sweep):
 
 
 def test_a_sweep_without_inductor_says_so_once(tmp_path):
-    """The committed sweep with tuners (no PyTorch then): every figure from the Cases' reports."""
+    """The committed sweep with tuners (no PyTorch then): every figure from the Cases' reports;
+    an arm measured wrong is said so, not `not run`."""
     out, names = _sweep(tmp_path, "sweep")
+    wrong = json.loads((out / "tail1" / "report.json").read_text())
+    wrong["arms"]["optuna"].update(correct=False, median_us=None)  # as a wrong arm is stored
+    _write(out / "tail1" / "report.json", wrong)
     sweep = render_sweep(out, names)
     text = (out / "sweep.md").read_text()
     assert "- Inductor was not run on any Case (it needs PyTorch and a GPU)." in text
+    assert "| tail1 | 99.36 / 105.62 | 2.31 / 6.15 | wrong, not timed | 2.24 / 2.54 |" in text
     issue = next(c for c in sweep["cases"] if c["case"] == "issue")
     by_arm = {row["arm"]: row for row in issue["sources"]}
     report = json.loads((out / "issue" / "report.json").read_text())
