@@ -1,21 +1,14 @@
-"""Every source's best kernel for one Case, side by side: the default rules (`on`), the candidate
-rule (`fixed`), each tuner's best, the whole graph as one kernel (`one-kernel`) and inductor
-(`torch-compile`), by the kernel timed alone and by GPU time with calls queued; and whether
-inductor is ahead of every TVM kernel.
-
-Read from a Case's report.json alone (the study's and each Case of a sweep), so that the study
-and the sweep show the same rows; a source the run did not measure is a row that says so, never a
-figure made up. The tuners are the run's own, each after the rule-made arm it is held against.
-"""
+"""Every source's best kernel for one Case side by side (default, rule, tuners, one-kernel,
+inductor) by kernel time alone and GPU time queued, and whether inductor is ahead of every TVM
+kernel; from report.json alone (a study's or a sweep Case's), a source not measured said so."""
 
 from __future__ import annotations
 
 from .summary import held_against, kernel_times
 
-# The rule-made sources, each with the arm it is; a tuner held against one follows it.
+# The rule-made sources and their arms; a tuner held against one follows it.
 RULE_MADE = (("default", "on"), ("rule", "fixed"), ("one-kernel", "one-kernel"))
-# Inductor's plain modes (its own CUDA graphs and whole-call captures are launch treatments, not
-# other kernels): the faster of those the run measured is inductor's row.
+# Inductor's plain modes (CUDA graphs are launch treatments): the faster one is its row.
 INDUCTOR = ("torch-compile", "torch-compile-max-autotune")
 POOL, WHOLE = "pool", "whole"  # the fused pool kernel, the whole graph's one kernel
 
@@ -63,20 +56,26 @@ def _row(source: str, arm: str, kernel: str | None, arms: dict, times: dict) -> 
 
 
 def inductor_ahead(report: dict, rows: list[dict]) -> dict | None:
-    """The fastest TVM source by GPU time against inductor's row: `tvm`, `inductor`, their GPU
-    times and the paired ratio tvm/inductor (None where the run has none); None where inductor
-    or every TVM source lacks a GPU time."""
+    """The fastest TVM source by GPU time against inductor's row: their arms and GPU times, the
+    paired ratio tvm/inductor (None where the run has none: then the medians'), who is ahead
+    (`standing`: inductor, tvm, or a tie where the interval holds 1) and by how much (`longer`:
+    the slower's time over the faster's, less 1); None where either lacks a GPU time."""
     tvm = [r for r in rows if r["ran"] and r["source"] != "inductor" and r.get("gpu_us")]
     peer = next((r for r in rows if r["source"] == "inductor" and r["ran"]), None)
     if not tvm or peer is None or not peer.get("gpu_us"):
         return None
     best = min(tvm, key=lambda r: r["gpu_us"])
+    ratio = _paired(report, best["arm"], peer["arm"])
+    value = ratio["ratio"] if ratio else best["gpu_us"] / peer["gpu_us"]
+    tie = ratio is not None and not ratio.get("distinguishable")
     return {
         "tvm": best["arm"],
         "inductor": peer["arm"],
         "tvm_gpu_us": best["gpu_us"],
         "inductor_gpu_us": peer["gpu_us"],
-        "ratio": _paired(report, best["arm"], peer["arm"]),
+        "ratio": ratio,
+        "standing": "tie" if tie else "inductor" if value > 1 else "tvm",
+        "longer": max(value, 1 / value) - 1,
     }
 
 

@@ -1,6 +1,5 @@
-"""Every source's best kernel side by side (`sources.py`), and the plain sentence on whether
-another compiler (inductor) is ahead of every TVM kernel: report.md's table has a row per source;
-sweep.md's one table a row per Case, the sources side by side in its columns."""
+"""Every source's best kernel side by side (`sources.py`) and whether inductor is ahead: in
+report.md a row per source, in sweep.md a row per Case."""
 
 from __future__ import annotations
 
@@ -12,9 +11,8 @@ from .sources import inductor_ahead, sources
 NOT_RUN = "not run"
 HEADING = "## Every source's best kernel, side by side"
 NOTE = (
-    "Alone: the kernel holding the pool timed alone by the tuners' timer (`pool`: the fused pool "
-    "kernel; `whole`: the whole graph's one kernel, other work; —: not timed alone); GPU: the "
-    "whole graph's call, calls queued, the figure the sources are compared on."
+    "Alone: the pool's kernel timed alone (`whole`: the whole graph's one kernel, other work); "
+    "GPU: the graph's call, calls queued, the figure compared."
 )
 
 
@@ -44,26 +42,34 @@ def sources_section(report: dict) -> list[str]:
 
 def sweep_sources_table(cases: list[dict]) -> list[str]:
     """sweep.md's table: a row per Case, a column per source (the sweep's tuners are every
-    Case's), each cell its kernel alone / the graph's GPU time; then the sentence per Case."""
-    columns = [_column(r) for r in cases[0]["sources"]]
-    cells, sentences = [], []
+    Case's), each cell alone us / GPU us; then a sentence per Case where inductor is ahead or
+    tied, and one for the Cases where TVM is ahead."""
+    cells, sentences, behind = [], [], []
     for c in cases:
-        rows = c["sources"]
+        rows, ahead = c["sources"], c["inductor_ahead"]
         ran = [r for r in rows if r["ran"] and r.get("gpu_us")]
         best = min(ran, key=lambda r: r["gpu_us"], default=None)
         cells.append(
             [md(c["case"]), *(_pair(r) for r in rows), code(best["arm"]) if best else MISSING]
         )
-        sentences.append(inductor_sentence(c["inductor_ahead"], rows, f"Case {md(c['case'])}"))
-    header = ["case", *columns, "fastest by GPU"]
+        if ahead and ahead["standing"] == "tvm":
+            behind.append(f"{md(c['case'])} {_percent(ahead['longer'])}")
+        else:
+            sentences.append(inductor_sentence(ahead, rows, f"Case {md(c['case'])}"))
     if not any(r["source"] == "inductor" and r["ran"] for c in cases for r in c["sources"]):
         sentences = [f"Inductor was {NOT_RUN} on any Case (it needs PyTorch and a GPU)."]
+    if behind:
+        sentences.append(
+            "TVM's fastest is ahead of inductor by GPU time, calls queued (interval below 1), "
+            f"on these Cases, inductor's time longer by: {', '.join(behind)}."
+        )
+    columns = [_column(r) for r in cases[0]["sources"]]
     return [
         HEADING,
         "",
-        NOTE + " Each cell: alone us / GPU us.",
+        NOTE + " Cells: alone us/GPU us.",
         "",
-        *table(header, cells),
+        *table(["case", *columns, "fastest"], cells),
         "",
         *(f"- {sentence}" for sentence in sentences),
     ]
@@ -90,35 +96,27 @@ def _not_run(row: dict) -> str:
 def _pair(row: dict) -> str:
     if not row["ran"]:
         return _not_run(row)
-    return f"{us(row.get('kernel_us'))} / {us(row.get('gpu_us'))}"
+    return f"{us(row.get('kernel_us'))}/{us(row.get('gpu_us'))}"
 
 
 def inductor_sentence(ahead: dict | None, rows: list[dict], where: str) -> str:
     """Where inductor is faster than every TVM kernel, by how much, with the paired interval;
-    where TVM is ahead, or the two cannot be told apart, that too; where inductor did not run,
-    that it did not."""
+    else that TVM is ahead, that the two cannot be told apart, or that inductor did not run."""
     if ahead is None:
         if not any(r["source"] == "inductor" and r["ran"] for r in rows):
             return f"Inductor was {NOT_RUN} on {where} (it needs PyTorch and a GPU)."
         return f"Inductor and TVM have no GPU time to compare on {where}."
     tvm, peer, ratio = code(ahead["tvm"]), code(ahead["inductor"]), ahead["ratio"]
-    value = ratio["ratio"] if ratio else ahead["tvm_gpu_us"] / ahead["inductor_gpu_us"]
-    pair = f"{ahead['tvm']}/{ahead['inductor']}"
-    said = f"{pair} = {ratio_text(ratio)}" if ratio else "medians, no paired interval"
-    if ratio is not None and not ratio.get("distinguishable"):
+    said = f"{ahead['tvm']}/{ahead['inductor']} = {ratio_text(ratio)}" if ratio else "medians"
+    by, fastest = _percent(ahead["longer"]), f"TVM's fastest ({tvm})"
+    if ahead["standing"] == "tie":
+        return f"On {where}, {fastest} and inductor ({peer}) cannot be told apart: {said}."
+    if ahead["standing"] == "inductor":
         return (
-            f"On {where}, TVM's fastest ({tvm}) and inductor ({peer}) cannot be told apart "
-            f"({said})."
+            f"Inductor ({peer}) is faster than every TVM kernel on {where} by {by} (GPU time, "
+            f"calls queued, against {tvm}: {said})."
         )
-    if value > 1:
-        return (
-            f"Inductor ({peer}) is faster than every TVM kernel on {where} by "
-            f"{_percent(value - 1)} (GPU time, calls queued, against {tvm}: {said})."
-        )
-    return (
-        f"TVM is ahead of inductor ({peer}) on {where}: {tvm} by {_percent(1 / value - 1)} "
-        f"(GPU time, calls queued: {said})."
-    )
+    return f"TVM is ahead of inductor ({peer}) on {where}: {tvm} by {by} (GPU time: {said})."
 
 
 def _percent(fraction: float) -> str:

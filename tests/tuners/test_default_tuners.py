@@ -1,6 +1,4 @@
-"""The tuners of a run that names none: on llvm `optuna` and `metaschedule` as ever; on CUDA also
-`optuna-one-kernel` (the whole graph's kernel, a GPU arm), at its share of --budget; a run stored
-before it was a default resumes as it was started."""
+"""A run naming no tuner: on CUDA also `optuna-one-kernel`, at its share of --budget."""
 
 import pytest
 
@@ -12,58 +10,50 @@ from tuning.errors import UsageError
 from tuning.tuners.optuna import one_kernel_budget
 from tuning.tuners.registry import TUNERS
 
+BOTH = ["optuna", "metaschedule"]
 SMALL = "--trials 1 --blocks 1 --case channels=2 height=12 width=12 branches=2".split()
 
 
-def test_the_default_tuners_depend_on_the_target():
-    assert run_tuners(None, 500, "llvm") == ["optuna", "metaschedule"]
-    assert run_tuners(None, 500, "cuda") == ["optuna", "metaschedule", "optuna-one-kernel"]
-    assert run_tuners(None, 0, "cuda") == []  # --budget 0: the arms only
-    assert run_tuners("optuna", 500, "cuda") == ["optuna"]  # a named list is the run's
-
-
-def test_the_whole_graph_s_search_takes_a_quarter_of_the_budget_and_at_least_the_sweep_s():
+def test_the_default_tuners_depend_on_the_target_and_the_whole_graph_takes_a_share():
+    assert run_tuners(None, 500, "llvm") == BOTH
+    assert run_tuners(None, 500, "cuda") == [*BOTH, "optuna-one-kernel"]
+    assert run_tuners(None, 0, "cuda") == [] and run_tuners("optuna", 500, "cuda") == ["optuna"]
     budgets = (500, 200, 100, 40, 20, 1, 0)
     assert [one_kernel_budget(b) for b in budgets] == [125, 50, 40, 40, 20, 1, 0]
-    said = TUNERS["optuna-one-kernel"].budget_counts
-    assert "a quarter of it (rounded down), at least 40" in said
-    text = parser("tune").format_help()
-    assert "optuna-one-kernel" in text and "BUDGET//4" in " ".join(text.split())
+    assert (
+        "a quarter of it (rounded down), at least 40" in TUNERS["optuna-one-kernel"].budget_counts
+    )
+    assert "BUDGET//4 trials (at least 40" in " ".join(parser("tune").format_help().split())
 
 
-def _start(tmp_path, *argv):
+def _start(tmp_path, *argv) -> dict:
     args = parser("tune").parse_args([*argv, *SMALL, "--out", str(tmp_path / "run")])
     return run_module.start_run(args, list(argv)).meta
 
 
-def test_a_new_run_on_llvm_keeps_its_two_default_tuners(tmp_path):
-    meta = _start(tmp_path, "--target", "llvm", "--budget", "8")
-    assert meta["tuners"] == ["optuna", "metaschedule"]
-
-
-def test_a_new_run_on_cuda_adds_the_whole_graph_s_tuner(tmp_path, monkeypatch, capsys):
-    cuda = {"kind": "cuda", "arch": "sm_90"}
-    monkeypatch.setattr(run_module, "resolve_target", lambda kind, say: (cuda, "H200 sm_90"))
+def test_a_new_run_on_llvm_keeps_its_two_tuners_and_on_cuda_adds_the_whole_graph_s(
+    tmp_path, monkeypatch
+):
+    assert _start(tmp_path / "llvm", "--target", "llvm", "--budget", "8")["tuners"] == BOTH
+    cuda = ({"kind": "cuda", "arch": "sm_90"}, "H200 sm_90")
+    monkeypatch.setattr(run_module, "resolve_target", lambda kind, say: cuda)
     monkeypatch.setattr(run_module, "save_environment", lambda run, target: None)
-    meta = _start(tmp_path, "--budget", "8")
-    assert meta["tuners"] == ["optuna", "metaschedule", "optuna-one-kernel"]
-    assert "one-kernel" in meta["arm_names"]  # the arm it is held against
-    # a bad --tuners is refused before the target is resolved, as ever
-    with pytest.raises(UsageError, match="unknown tuner 'nope'"):
-        _start(tmp_path, "--budget", "8", "--tuners", "nope")
+    meta = _start(tmp_path / "cuda", "--budget", "8")
+    assert meta["tuners"] == [*BOTH, "optuna-one-kernel"] and "one-kernel" in meta["arm_names"]
+    with pytest.raises(UsageError, match="unknown tuner 'nope'"):  # checked first, as ever
+        _start(tmp_path / "bad", "--tuners", "nope")
 
 
 def test_a_run_stored_before_the_default_changed_resumes_as_it_was_started(tmp_path):
     meta = {
         "budget": 500,
-        "tuners": ["optuna", "metaschedule"],
-        "arm_names": ["off", "on", "one-kernel"],
+        "tuners": BOTH,
+        "arm_names": ["on", "one-kernel"],
         "protocol": {"trials": 3, "blocks": None},
-        "options": {"sampler": "tpe", "seed": 0},
-        "identity": {"target": "cuda"},
+        "options": {},
     }
-    assert stored_options(meta)["tuners"] == ["optuna", "metaschedule"]
+    assert stored_options(meta)["tuners"] == BOTH
     refuse_changes({"tuners": None, "budget": None}, meta, tmp_path)  # left out: the run's own
-    refuse_changes({"tuners": ["optuna", "metaschedule"]}, meta, tmp_path)
+    refuse_changes({"tuners": BOTH}, meta, tmp_path)
     with pytest.raises(UsageError, match="--tuners optuna,metaschedule,optuna-one-kernel differs"):
         refuse_changes({"tuners": run_tuners(None, 500, "cuda")}, meta, tmp_path)

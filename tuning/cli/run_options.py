@@ -16,9 +16,8 @@ AUTO = "auto"
 # The options that define what a run measures, with their defaults (None in the parser, so
 # that a resume can tell an option given from one left out).
 # Arms: the four and the candidate fix; on CUDA also the whole graph as one kernel, and
-# with PyTorch both captured whole and PyTorch's peers (choices.default_arms). Tuners: optuna and
-# metaschedule; on CUDA also optuna-one-kernel (registry.default_tuners). None here: they depend
-# on the target. A resume takes the run's own, stored in run.json (`stored_options`).
+# with PyTorch both captured whole and PyTorch's peers (choices.default_arms); the tuners likewise
+# (registry.default_tuners). None here: they depend on the target.
 RUN_DEFAULTS = {
     "budget": 500,
     "arms": None,

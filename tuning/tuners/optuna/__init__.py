@@ -22,9 +22,8 @@ OPTUNA = TunerSpec(
     roles=frozenset({Role.STUDY, Role.DEFAULT, Role.SWEEP, Role.TUNE_TOP}),
     storage="tuning.tuners.optuna.storage_checks",
 )
-# The same search over the one kernel of the whole graph (arm one-kernel's kernel). On CUDA a
-# run that names no tuner runs it beside the two above, at a quarter of their budget, so that the
-# default study keeps its wall time (the three share the builders' cores and the one device).
+# The same over the whole graph's one kernel; in the default on CUDA, at a share of the budget so
+# that the study keeps its wall time (the tuners share the builders' cores and the device).
 OPTUNA_ONE_KERNEL = TunerSpec(
     name="optuna-one-kernel",
     entry="tuning.tuners.optuna.tuner",
