@@ -45,6 +45,11 @@ def ratio_pairs(
     timed: list[str], peers: list[str], held_against: dict[str, str]
 ) -> list[tuple[str, str]]:
     tuned = [(arm, tuner) for tuner, arm in held_against.items()]  # tuner -> its rule-made arm
+    # Each rule-made arm against every tuned arm too, the other kernel's included: the tuned
+    # optimum of the graph is the fastest of them all (`paragraph.against_fastest_tuned`).
+    declared = [tuner for tuner, arm in held_against.items() if arm]  # a tuner naming none: none
+    rule_made = dict.fromkeys(held_against[tuner] for tuner in declared)
+    tuned += [(arm, tuner) for arm in rule_made for tuner in declared]
     pairs = [pair for pair in [*ISSUE_RATIOS, *tuned] if pair[0] in timed and pair[1] in timed]
     if "on" in timed:
         pairs += [(name, "on") for name in timed if name not in DEFAULT_ORDER]

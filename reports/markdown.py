@@ -8,6 +8,7 @@ from .escape import code, fenced
 from .kernels_md import fused_kernel_table, kernels_table
 from .measurement_md import design_text, noise_section, ratios_section
 from .paragraph import headline
+from .sources_md import sources_section
 from .time_md import trials_time, tuners_time
 from .tuners_md import tuners_section
 
@@ -46,7 +47,8 @@ def wall_text(report: dict) -> list[str]:
 def render(report: dict) -> str:
     """report.md: the paragraph for the issue first, then the tables it rests on, in the order
     a reader checks them (arms, ratios, noise, block order, kernels, tuners, wall time, the
-    run's Case, protocol and environment)."""
+    run's Case, protocol and environment); every source's best kernel side by side after the
+    arms."""
     lines = [
         "# Fused MaxPool + Add (apache/tvm#20401): default schedule against tuned schedules",
         "",
@@ -57,6 +59,7 @@ def render(report: dict) -> str:
     ]
     lines += arms_table(report)
     lines += arm_notes(report)
+    lines += sources_section(report)
     lines += ratios_section(report)
     lines += noise_section(report)
     lines += design_text(report)

@@ -9,6 +9,7 @@ from tuning.redact import redact_data
 from tuning.runfolder.names import member
 from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
 
+from .sources import inductor_ahead, sources
 from .summary import kernel_times
 from .sweep_arms import end_to_end_arms, kernel_arms, sweep_tuners, tuned_against
 from .sweep_md import GOAL_GAP, markdown
@@ -108,6 +109,9 @@ def _case_row(name: str, report: dict, meta: dict, tuners: dict[str, str]) -> di
         "fixed_slower_than_on": bool(fixed_vs_on) and (fixed_vs_on.get("low") or 0) > 1,
         "one_kernel_slower_than_fixed": bool(one_vs_fixed) and (one_vs_fixed.get("low") or 0) > 1,
     }
+    # Every source's best kernel side by side (the tuners as the sweep recorded them).
+    row["sources"] = sources(report, tuners)
+    row["inductor_ahead"] = inductor_ahead(report, row["sources"])
     inductor = _against_inductor(report)
     if inductor is not None:
         row["inductor"] = inductor

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .cells import MISSING, table, us
 from .escape import code, md
+from .sources_md import sweep_sources_table
 from .sweep_arms import sweep_tuners, tuned_against
 
 # Within this of the tuned optimum, the candidate rule is "close enough" (the project's goal).
@@ -12,8 +13,8 @@ GOAL_GAP = 0.10
 
 def markdown(sweep: dict) -> str:
     """sweep.md: per Case, the rule chosen, the kernel times against Optuna's best and the
-    end-to-end arms, the findings, then the one-kernel and inductor tables and the large
-    reductions."""
+    end-to-end arms, the findings, then the one-kernel and inductor tables, every source side by
+    side per Case, and the large reductions."""
     settings = sweep["settings"]
     lines = [
         "# Sweep: the candidate `WindowReduction` rule (`fixed`) across Cases",
@@ -67,6 +68,8 @@ def markdown(sweep: dict) -> str:
         for name, errors in sweep["tuner_failures"].items()
     ]
     lines += _one_kernel_table(sweep) + _inductor_table(sweep)
+    side = _sources_section(sweep)
+    lines += [""] + side if side and lines[-1] else side
     lines += _reductions_section(sweep.get("large_reductions"))
     return "\n".join(lines) + "\n"
 
@@ -182,6 +185,13 @@ def _inductor_table(sweep: dict) -> list[str]:
         "",
         verdict,
     ]
+
+
+def _sources_section(sweep: dict) -> list[str]:
+    """Every source's best kernel side by side, a row per Case (sweeps rendered before the
+    Cases' rows held them: none)."""
+    cases = [c for c in sweep["cases"] if "sources" in c]
+    return [*sweep_sources_table(cases), ""] if cases else []
 
 
 def _findings(sweep: dict, key: str, against: str, arm: str, optimum: str) -> list[str]:

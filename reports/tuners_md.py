@@ -32,12 +32,22 @@ def tuners_section(report: dict) -> list[str]:
         return []
     return [
         "",
-        "## Tuners (the fused kernel, kernel-level timing)",
+        f"## Tuners ({_kernels(report)}, kernel-level timing)",
         "",
         *budget_text(report),
         *tuners_table(report),
         *sampler_table(report),
     ]
+
+
+def _kernels(report: dict) -> str:
+    """Which kernels the tuners searched: the fused one, or also the whole graph's (whose best
+    kernel time is of other work than the fused pool kernel's)."""
+    arms = report["arms"]
+    whole = [code(t) for t in report["tuners"] if arms.get(t, {}).get("whole_graph")]
+    if not whole:
+        return "the fused kernel"
+    return f"the fused pool kernel; {', '.join(whole)}: the whole graph's one kernel"
 
 
 def budget_text(report: dict) -> list[str]:

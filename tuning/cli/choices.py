@@ -15,7 +15,7 @@ from tuning.environment import gpu_arch, gpu_visible
 from tuning.errors import UsageError
 from tuning.runfolder.store import RunError
 from tuning.tuners.optuna.samplers import SAMPLERS
-from tuning.tuners.registry import TUNERS
+from tuning.tuners.registry import TUNERS, default_tuners
 from tuning.tuners.spec import RunOptions
 
 from .options import CUDA_ARM_NAMES, CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES
@@ -29,9 +29,10 @@ def tuner_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def run_tuners(text: str, budget: int) -> list[str]:
-    """The tuners a run with `budget` uses: none without a budget."""
-    names = tuner_names(text)
+def run_tuners(text: str | None, budget: int, target_kind: str = "llvm") -> list[str]:
+    """The tuners a run with `budget` uses: those `text` names, or where it names none (None)
+    the default ones of the target (`registry.default_tuners`); none without a budget."""
+    names = default_tuners(target_kind) if text is None else tuner_names(text)
     if not names and budget > 0:
         raise UsageError(
             f"--tuners names no tuner and --budget is {budget}; name one of "

@@ -25,10 +25,10 @@ from tuning.limits import BUILDER_BYTES, GB, MEMORY_SHARE, WORKER_BASE_BYTES
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.ranges import RANGES, out_of_range
 from tuning.tuners.optuna.samplers import SAMPLERS
-from tuning.tuners.registry import TUNERS, tuners_for
+from tuning.tuners.registry import TUNERS, default_tuners, tuners_for
 from tuning.tuners.spec import Role
 
-from .run_options import AUTO, RUN_DEFAULTS
+from .run_options import AUTO
 from .text import check_text
 
 
@@ -129,8 +129,8 @@ def parser(description: str) -> Parser:
         type=integer,
         help="candidates each tuner measures, failed ones "
         "included: Optuna's search measures BUDGET, MetaSchedule's two runs (default "
-        "space, template space) BUDGET//2 and the rest (default 500; 0 runs the arms "
-        "only)",
+        "space, template space) BUDGET//2 and the rest, optuna-one-kernel about BUDGET//4 "
+        "(--tuners says how) (default 500; 0 runs the arms only)",
     )
     p.add_argument(
         "--arms",
@@ -145,7 +145,7 @@ def parser(description: str) -> Parser:
         "--tuners",
         help=f"comma-separated subset of: {', '.join(tuners_for(Role.STUDY))} "
         f"({'; '.join(s.note for s in TUNERS.values() if s.note)}; default "
-        f"{RUN_DEFAULTS['tuners']})",
+        f"{','.join(default_tuners('llvm'))}, on CUDA {','.join(default_tuners('cuda'))})",
     )
     p.add_argument(
         "--target", default="auto", help="auto (CUDA if a GPU is visible, else llvm), cuda or llvm"

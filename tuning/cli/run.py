@@ -52,7 +52,7 @@ def start_run(args, argv: list[str]) -> Run:
     note = slow_case_note(case)
     if note:
         print(note, file=sys.stderr)
-    tuners = run_tuners(args.tuners, args.budget)
+    named = None if args.tuners is None else run_tuners(args.tuners, args.budget)  # checked first
     protocol = Protocol(
         number=args.number,
         repeat=args.repeat,
@@ -62,6 +62,9 @@ def start_run(args, argv: list[str]) -> Run:
         trials=args.trials,
     )
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    if named is None:  # none named: the target's default ones
+        named = run_tuners(None, args.budget, spec["kind"])
+    tuners = named
     arms = default_arms(spec["kind"]) if args.arms is None else arm_names(args.arms)
     check_arms_fit_target(arms, spec["kind"])
     requested = arms

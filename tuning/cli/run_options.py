@@ -10,20 +10,18 @@ from __future__ import annotations
 
 from tuning.errors import UsageError
 from tuning.measure.protocol import Protocol
-from tuning.tuners.registry import tuners_for
-from tuning.tuners.spec import Role
 
 AUTO = "auto"
 
 # The options that define what a run measures, with their defaults (None in the parser, so
 # that a resume can tell an option given from one left out).
 # Arms: the four and the candidate fix; on CUDA also the whole graph as one kernel, and
-# with PyTorch both captured whole and PyTorch's peers (choices.default_arms). None here: they
-# depend on the target.
+# with PyTorch both captured whole and PyTorch's peers (choices.default_arms); the tuners likewise
+# (registry.default_tuners). None here: they depend on the target.
 RUN_DEFAULTS = {
     "budget": 500,
     "arms": None,
-    "tuners": ",".join(tuners_for(Role.DEFAULT)),
+    "tuners": None,
     "trials": Protocol.trials,
     "blocks": AUTO,
     "number": Protocol.number,

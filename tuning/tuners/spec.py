@@ -34,6 +34,7 @@ class Role:
 
     STUDY = "study"  # `tune --tuners` may name it
     DEFAULT = "default"  # a run that names no tuner runs it
+    CUDA_DEFAULT = "cuda-default"  # a run on CUDA that names no tuner runs it too
     SWEEP = "sweep"  # `tune sweep` runs it on every Case, at the sweep's budget
     TUNE_TOP = "tune-top"  # `tune model --tune-top` runs it on each of the costliest kernels
 

@@ -27,7 +27,7 @@ from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.space import Space, key
 from tuning.tuners.spec import KernelJob
 
-from . import OPTUNA, OPTUNA_ONE_KERNEL
+from . import OPTUNA, OPTUNA_ONE_KERNEL, one_kernel_budget
 from .record import close_interrupted
 from .replay import compare_samplers
 from .samplers import make_sampler
@@ -46,10 +46,11 @@ def tune_run(
 ) -> Arm:
     """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph.
     With `whole`, the one kernel of the whole graph instead: tuner and arm `optuna-one-kernel`,
-    against the rule's choice for that kernel."""
+    against the rule's choice for that kernel, at its share of `budget`."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     progress = progress or Progress()
     spec = OPTUNA_ONE_KERNEL if whole else OPTUNA
+    budget = one_kernel_budget(budget) if whole else budget  # its share (`budget_counts`)
     name = spec.name
     directory = run.tuner_dir(name)
     target_spec = run.meta["target_spec"]

@@ -1,0 +1,92 @@
+"""Every source's best kernel side by side, from the committed H200 sweeps (no TVM), some Cases
+changed: inductor ahead, not run, an arm wrong; a Case as a study naming the tuned optimum."""
+
+import json
+import shutil
+import tarfile
+
+from conftest import ROOT
+
+from reports.render import render_run
+from reports.sweep import render_sweep
+from tuning.runfolder.store import Run
+
+
+def _sweep(tmp_path, archive: str):
+    with tarfile.open(ROOT / "reports" / "h200" / archive / "cases.tar.xz") as stored:
+        stored.extractall(tmp_path, filter="data")
+    out = tmp_path / "sweep"
+    return out, json.loads((out / "sweep.json").read_text())["settings"]["cases"]
+
+
+def _change(path, change) -> None:
+    report = json.loads(path.read_text())
+    change(report)
+    path.write_text(json.dumps(report))
+
+
+def _inductor_ahead(report):
+    report["arms"]["torch-compile"]["queued_gpu_us"] = 1.5
+    ahead = {"ratio": 1.6, "low": 1.5, "high": 1.7, "confidence": 0.95, "distinguishable": True}
+    report["ratios_by_figure"]["gpu_queued"]["one-kernel/torch-compile"] = ahead
+
+
+def _no_inductor(report):
+    report["arms"] = {k: v for k, v in report["arms"].items() if "torch" not in k}
+    for figure, ratios in report["ratios_by_figure"].items():
+        report["ratios_by_figure"][figure] = {k: v for k, v in ratios.items() if "torch" not in k}
+
+
+def test_the_sweep_says_where_inductor_is_ahead_and_where_it_was_not_run(tmp_path):
+    out, names = _sweep(tmp_path, "inductor")
+    _change(out / "issue" / "report.json", _inductor_ahead)
+    _change(out / "tail1" / "report.json", _no_inductor)
+    render_sweep(out, names)
+    text = (out / "sweep.md").read_text()
+    assert (
+        "- Inductor (`torch-compile`) is faster than every TVM kernel on Case issue by 60 % "
+        "(GPU time, calls queued, against `one-kernel`: one-kernel/torch-compile = 1.600 "
+        "(95% CI 1.500–1.700))." in text
+    )
+    assert "- On Case no-prelude, TVM's fastest (`one-kernel`) and inductor" in text  # a tie
+    assert "inductor's time longer by: window3-stride2 128 %, " in text
+    assert "- Inductor was not run on Case tail1 (it needs PyTorch and a GPU)." in text
+    row = next(line for line in text.splitlines() if line.startswith("| tail1 | —/"))
+    # default, rule, optuna (budget 0), one-kernel, optuna-one-kernel, inductor, fastest
+    cells = [c.strip() for c in row.strip("|").split("|")][1:]
+    assert cells[2] == cells[4] == cells[5] == "not run" and cells[-1] == "`one-kernel`"
+    assert "| case | default `on` | rule `fixed` | `optuna` | `one-kernel` |" in text
+
+
+def test_a_sweep_without_inductor_takes_every_figure_from_its_cases(tmp_path):
+    out, names = _sweep(tmp_path, "sweep")
+    _change(out / "tail1" / "report.json", lambda r: r["arms"]["optuna"].update(median_us=None))
+    sweep = render_sweep(out, names)
+    text = (out / "sweep.md").read_text()
+    assert "- Inductor was not run on any Case (it needs PyTorch and a GPU)." in text
+    assert "| tail1 | 99.36/105.62 | 2.31/6.15 | wrong, not timed | 2.24/2.54 |" in text
+    by_arm = {row["arm"]: row for row in sweep["cases"][0]["sources"]}
+    report = json.loads((out / "issue" / "report.json").read_text())
+    tuned = report["tuners"]["optuna-one-kernel"]
+    assert by_arm["optuna-one-kernel"]["kernel_us"] == tuned["best_kernel_us"]
+    assert by_arm["one-kernel"]["kernel_us"] == tuned["fixed_kernel_us"]
+    assert by_arm["fixed"]["gpu_us"] == report["arms"]["fixed"]["queued_gpu_us"]
+
+
+def test_the_study_names_the_graph_s_tuned_optimum_of_both_kernels(tmp_path):
+    out, _ = _sweep(tmp_path, "sweep")
+    run = tmp_path / "case"
+    shutil.copytree(out / "window3-stride2", run)  # optuna-one-kernel is the fastest tuned arm
+    assert "fixed/optuna-one-kernel" in render_run(Run(run))["ratios"]
+    text = (run / "report.md").read_text()
+    assert (
+        "the tuned optimum of the graph, the fastest tuned arm of both kernels (the fused pool "
+        "kernel's and the whole graph's), is `optuna-one-kernel`: end to end, own call path, "
+        "fixed/optuna-one-kernel = " in text.split("\n\n")[1]
+    )
+    assert "## Tuners (the fused pool kernel; `optuna-one-kernel`: the whole graph's" in text
+    section = text.split("## Every source's best kernel, side by side")[1].split("\n## ")[0]
+    assert "| tuned | `optuna-one-kernel` | whole |" in section
+    assert "| inductor | `torch-compile` | own | not run | not run | — |" in section
+    assert "Inductor was not run on this Case (it needs PyTorch and a GPU)." in section
+    assert "fixed/optuna-one-kernel" in (run / "comment.md").read_text()
