@@ -47,13 +47,14 @@ def test_a_committed_run_gives_a_comment_for_the_thread(rendered):
     assert text.startswith("`tune --budget ") and "on NVIDIA H200 sm_90, TVM 0.27.0.post1" in text
     assert "gpu: NVIDIA H200" in text and "driver: 580.159.04" in text
     if name == "default":
-        # the default arms with one-kernel, plain and captured; the last spare one left out
-        assert len(rows) == 14 and "1 more arm is in the full report." in text
-        assert "fixed/on = 0.169 (95% CI 0.156–0.183): `fixed` is faster" in text
-        assert "one-kernel/torch-compile = 0.367 (95% CI 0.360–0.373): `one-kernel` is faster" in (
+        # the default arms with one-kernel, plain and captured, and the tuners' arms; the
+        # spare PyTorch peers left out
+        assert len(rows) == 13 and "3 more arms are in the full report." in text
+        assert "fixed/on = 0.147 (95% CI 0.116–0.185): `fixed` is faster" in text
+        assert "one-kernel/torch-compile = 0.353 (95% CI 0.344–0.362): `one-kernel` is faster" in (
             text
         )
-        assert "| `fixed` | 18.52 | 8.36 | 2.36 | 0.169 (0.156–0.183) |" in text
+        assert "| `fixed` | 15.11 | 8.68 | 2.73 | 0.147 (0.116–0.185) |" in text
     else:
         assert len(rows) == 9
         assert "one-kernel/torch-compile = 0.355 (95% CI 0.353–0.357): `one-kernel` is faster" in (
