@@ -34,7 +34,7 @@ def tuned_section(report: dict) -> list[str]:
             _us(found["fixed_us"]),
             *(_tuner_cell(found.get(tuner, {})) for tuner in tuners),
             _us(found.get("kernel_us")),
-            found["best"] or MISSING,
+            _into_tuned(found),
         ]
         for name, found in kernels.items()
     ]
@@ -64,6 +64,15 @@ def tuned_section(report: dict) -> list[str]:
     ]
 
 
+def _into_tuned(found: dict) -> str:
+    """Whose schedule of the kernel `tvm-tuned` runs: the best tuner's, or the base list's
+    where the best tuned kernel was no faster."""
+    used = found.get("used", found["best"])
+    if used is not None and used != found["best"]:
+        return f"{md(used)} (the tuned kernel is no faster)"
+    return used or MISSING
+
+
 def _tuner_cell(found: dict) -> str:
     if "skipped" in found:
         return f"skipped: {md(found['skipped'])}"
@@ -84,12 +93,13 @@ def tuned_text(report: dict) -> str:
         return ""
     found = report["tuned"]
     kernels = found.get("kernels", {})
-    won = [k["best"] for k in kernels.values() if k.get("best")]
+    # Whose schedule each kernel runs in tvm-tuned (the base list's where no tuner beat it).
+    won = [k.get("used", k["best"]) for k in kernels.values() if k.get("best")]
     winners = ", ".join(f"{code(t)} {won.count(t)}" for t in dict.fromkeys(won))
     base = arm_of(found.get("base", ""))
     pair = f"{TUNED}/{base}"
     sentences = [
-        f"{code(TUNED)} ({len(kernels)} kernel(s) tuned; best schedule by {winners or 'none'}) "
+        f"{code(TUNED)} ({len(kernels)} kernel(s) tuned; schedule by {winners or 'none'}) "
         f"against {code(base)}: {_verdicts(report, pair)}."
     ]
     pair = f"{TUNED}/{COMPILED}"

@@ -58,4 +58,10 @@ def test_which_of_tvm_tuned_and_torch_compile_is_ahead_is_said_by_gpu_time_first
 ):
     text = tuned_text(_report(gpu, call_path))
     assert said in text
-    assert "1 kernel(s) tuned; best schedule by `metaschedule` 1) against `tvm-fixed`" in text
+    assert "1 kernel(s) tuned; schedule by `metaschedule` 1) against `tvm-fixed`" in text
+
+
+def test_a_kernel_whose_tuned_schedule_is_no_faster_keeps_the_rule_s_in_tvm_tuned():
+    report = _report(None, _ratio(1.0, 0.9, 1.1))
+    report["tuned"]["kernels"]["matmul"]["used"] = "fixed"
+    assert "1 kernel(s) tuned; schedule by `fixed` 1) against `tvm-fixed`" in tuned_text(report)

@@ -76,8 +76,8 @@ def kernel_kind(kernel: dict) -> str:
 
 def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | None:
     """Tune (or finish tuning) the costliest kernels (`plan.kernels`: pattern kernels only, or
-    any); the tuned kernels' file in the run folder (None where no kernel has a valid
-    schedule)."""
+    any); the tuned kernels' file in the run folder, those that beat the base list's (None
+    where no kernel has a valid tuned schedule)."""
     kernels = costliest(run, plan.tune_top, plan.kernels == PATTERN_KERNELS)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
     target = make_target(**plan.target_spec)
@@ -89,18 +89,21 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
         if func is not None:
             tuned[name] = func
     path = run.path / FILE
-    if tuned:
+    # tvm-tuned is built where any kernel has a valid tuned schedule, even if none beat the
+    # base list's: it then measures the base list's build again, which the report says.
+    found = any(summary.get("best") for summary in summaries.values())
+    if found:
         write_text(path, tvm.ir.save_json(tvm.IRModule(tuned)))
     chosen = {"chosen": plan.kernels} if plan.kernels != PATTERN_KERNELS else {}
     run.update_meta(
         tuned={
             "kernels": summaries,
-            "file": FILE if tuned else None,
+            "file": FILE if found else None,
             "base": TUNED_BASE,
             **chosen,
         }
     )
-    return str(path) if tuned else None
+    return str(path) if found else None
 
 
 def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress) -> tuple:
@@ -141,6 +144,10 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
     found = {t: _outcome(o) for t, o in outcomes.items()}
     timed = {t: s["best_kernel_us"] for t, s in found.items() if s.get("best_kernel_us")}
     best = min(timed, key=timed.__getitem__) if timed else None
+    fixed_us = rules["fixed"].get("kernel_us")
+    # tvm-tuned takes the tuned schedule only where it beats the list it is built on: a search
+    # of a small budget can end slower than the rule (MetaSchedule on a large matmul).
+    slower = best is not None and fixed_us is not None and timed[best] >= fixed_us
     summary = {
         "kernel": name,
         "kind": kernel_kind(kernel),
@@ -150,6 +157,7 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
         **{t: found[t] for t in jobs},
         "best": best,
         "kernel_us": timed.get(best) if best else None,
+        "used": TUNED_BASE if slower else best,
         "budget": plan.budget,
     }
     write_json(done, summary)
@@ -158,6 +166,7 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
     progress.line(
         f"{name}: default {_us(summary['default_us'])}, fixed {_us(summary['fixed_us'])}, "
         f"tuned {_us(summary['kernel_us'])} ({best or 'no valid candidate'})"
+        + (f"; tvm-tuned keeps the {TUNED_BASE} list's schedule, faster" if slower else "")
     )
     return summary, _best_function(jobs, summary)
 
@@ -193,8 +202,9 @@ def _us(value) -> str:
 
 
 def _best_function(jobs: dict[str, KernelJob], summary: dict):
-    """The best tuner's schedule of the kernel, scheduled (None: no valid candidate)."""
-    best = summary["best"]
+    """The best tuner's schedule of the kernel, scheduled (None: no valid candidate, or the
+    base list's schedule was faster and stays)."""
+    best = summary.get("used", summary["best"])
     if best not in jobs:
         return None
     return TUNERS[best].tuner().scheduled(jobs[best], summary[best])
