@@ -6,12 +6,18 @@
 become one load at a selected channel and 0-d inputs are loaded once per thread
 (`branch_loads.py`). On every other kernel it schedules exactly as the shipped rule does.
 
-The rule lists (`RULE_LISTS`), each the backend's default list changed in one place:
+The rule lists (`RULE_LISTS`), each the backend's default list changed where it matters:
     default        as the backend has it (the ON arm)
-    fixed          WindowReduction right before Reduction: the proposal (arm `fixed`)
+    fixed          WindowReduction right before Reduction, and RowReduction (`row_reduction.py`:
+                   a warp per softmax or layer-norm row of at most 64 elements) right before
+                   GeneralReduction: the proposal (arm `fixed`)
     reduction-fix  Reduction and GeneralReduction given a serial path for small reductions
                    (`serial_reduction.py`): the alternative, the root cause fixed in place
                    (arm `reduction-fix`)
+
+RowReduction is the project's, measured on the H200 against the default and PyTorch
+(`row_bench.py`, reports/h200/rows/); the upstream patch (tuning/upstream/, the file TVM would
+ship: `window_reduction.py`) holds WindowReduction alone.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
 from .backend import default_schedule_pass
 from .branch_loads import select_branch_loads, stage_scalars
+from .row_reduction import with_row_reduction
 from .serial_reduction import SerialGeneralReduction, SerialReduction
 from .window_reduction import MAX_WINDOW, analyze_window, choose_launch, schedule_window
 
@@ -62,10 +69,11 @@ FIXED_RULE_BEFORE = "Reduction"
 
 
 def fixed_rules(target: tvm.target.Target) -> list:
-    """The default list with `WindowReduction` right before `FIXED_RULE_BEFORE`."""
+    """The default list with `WindowReduction` right before `FIXED_RULE_BEFORE` and
+    `RowReduction` right before GeneralReduction (`with_row_reduction`)."""
     rules = default_rules(target)
     position = [type(rule).__name__ for rule in rules].index(FIXED_RULE_BEFORE)
-    return rules[:position] + [WindowReduction()] + rules[position:]
+    return with_row_reduction(rules[:position] + [WindowReduction()] + rules[position:])
 
 
 def reduction_fix_rules(target: tvm.target.Target) -> list:

@@ -4,8 +4,10 @@ yet (an interrupted census) is a row that says so. census.md is
 `census_md.py`'s.
 
 Per model of the zoo: its kernels, its flagged kernels (the idle-lane pattern) and their launches
-per call, those the window rule takes under a candidate list and those it declines with the
-reason (`baselines/models/declines.py`), the default list's rule of each flagged kernel, the
+per call, those the window rule takes under a candidate list, the short softmax and layer-norm
+rows RowReduction takes there (`fixed` since 2026-12-01: a census from before has none), those
+declined with the reason (`baselines/models/declines.py`), the default list's rule of each
+flagged kernel, the
 rule lists that cannot build the model, and on a GPU the flagged kernels' time under every
 list; a model that could not be analysed is a row with its one-line reason.
 """
@@ -25,6 +27,8 @@ from .model_names import DEFAULT
 FILE = "census.json"
 WINDOW_RULE = "WindowReduction"
 TAKES = "takes"
+ROW_RULE = "RowReduction"
+ROW_TAKES = "RowReduction takes"
 
 
 def render_census(out: Path, summary: dict) -> dict:
@@ -84,9 +88,11 @@ def _row(name: str, folder: Path, failure: str | None) -> tuple[dict, dict]:
 
 
 def _kernel(kernel: dict, declines: dict) -> dict:
-    """A flagged kernel: its launches, window, rule and launch per list, what the window rule
-    does with it (takes, or the reason it declines), and its time per list (None: untimed)."""
-    takes = any(rule == WINDOW_RULE for rule in kernel["rules"].values())
+    """A flagged kernel: its launches, window, rule and launch per list, what the candidate
+    list does with it (the window rule takes it, RowReduction takes it, or the reason it is
+    declined), and its time per list (None: untimed)."""
+    rules = kernel["rules"].values()
+    takes = TAKES if WINDOW_RULE in rules else ROW_TAKES if ROW_RULE in rules else None
     return {
         "name": kernel["name"],
         "calls": kernel["calls"],
@@ -94,21 +100,26 @@ def _kernel(kernel: dict, declines: dict) -> dict:
         "outputs": kernel["outputs"],
         "rules": kernel["rules"],
         "launches": kernel["launches"],
-        "window_rule": TAKES if takes else next(iter(declines.values()), None),
+        "window_rule": takes or next(iter(declines.values()), None),
         "kernel_us": {r: us for r, us in kernel["kernel_us"].items() if us is not None},
     }
 
 
 def tally(flagged: list[dict]) -> dict:
-    """Counts over flagged kernels: kernels and launches, taken, declined by reason, and the
-    default list's rules."""
+    """Counts over flagged kernels: kernels and launches, taken by the window rule and by
+    RowReduction, declined by reason, and the default list's rules."""
     taken = [k for k in flagged if k["window_rule"] == TAKES]
+    rows = [k for k in flagged if k["window_rule"] == ROW_TAKES]
     return {
         "kernels": len(flagged),
         "launches": sum(k["calls"] for k in flagged),
         "taken": len(taken),
         "taken_launches": sum(k["calls"] for k in taken),
-        "declined": Counter(str(k["window_rule"]) for k in flagged if k["window_rule"] != TAKES),
+        "rows": len(rows),
+        "rows_launches": sum(k["calls"] for k in rows),
+        "declined": Counter(
+            str(k["window_rule"]) for k in flagged if k["window_rule"] not in (TAKES, ROW_TAKES)
+        ),
         "default_rules": Counter(str(k["rules"].get(DEFAULT)) for k in flagged),
     }
 

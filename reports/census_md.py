@@ -1,6 +1,7 @@
 """census.md: a zoo's census (`census.py`), the paragraph first, then one table with a row per
-model (a model that could not be analysed is a row with its reason), then what each reason the
-window rule declines for means. The flagged kernels one by one are in census.csv."""
+model (a model that could not be analysed is a row with its reason; a column for the short rows
+RowReduction takes where a census has any), then what each reason the window rule declines for
+means. The flagged kernels one by one are in census.csv."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def headline(census: dict) -> str:
         f"idle-lane pattern in {sum(1 for r in analysed if r['flagged'])} models "
         f"({count['launches']} launches per call of all the models).",
         f"The window rule takes {count['taken']} of them ({count['taken_launches']} launches)"
+        + _rows(count)
         + (f" and declines {_counts(count['declined'])}." if count["declined"] else "."),
         f"The default list gives the flagged kernels to {_counts(count['default_rules'])}."
         if flagged
@@ -56,6 +58,17 @@ def headline(census: dict) -> str:
     return " ".join(part for part in parts if part)
 
 
+def _rows(count: dict) -> str:
+    """The short rows RowReduction takes under the candidate list (none before 2026-12-01: a
+    census from then reads as it did)."""
+    if not count["rows"]:
+        return ""
+    return (
+        f", RowReduction (a warp per short softmax or layer-norm row) {count['rows']} "
+        f"({count['rows_launches']} launches)"
+    )
+
+
 def _counts(counter: Counter) -> str:
     return ", ".join(f"{md(key)} {n}" for key, n in counter.most_common())
 
@@ -64,17 +77,19 @@ def markdown(census: dict) -> str:
     """census.md: the paragraph, the table (a row per model), the reasons stated."""
     lists = census["rule_lists"]
     timed = any(k["kernel_us"] for r in census["rows"] for k in r.get("flagged", []))
+    rows = any(tally(r.get("flagged", []))["rows"] for r in census["rows"])
     header = [
         "model",
         "kernels",
         "flagged (launches)",
         "window rule takes (launches)",
+        *(["RowReduction takes (launches)"] if rows else []),
         "declines: why",
         "default's rules of the flagged",
         "import + analysis, s",
         *([f"flagged, {rules}" for rules in lists] if timed else []),
     ]
-    cells = [_cells(row, lists, timed) for row in census["rows"]]
+    cells = [_cells(row, lists, timed, rows) for row in census["rows"]]
     given = {k["window_rule"] for r in census["rows"] for k in r.get("flagged", [])}
     reasons = {key: text for key, text in census.get("reasons", {}).items() if key in given}
     return (
@@ -107,10 +122,10 @@ def markdown(census: dict) -> str:
     )
 
 
-def _cells(row: dict, lists: list[str], timed: bool) -> list:
+def _cells(row: dict, lists: list[str], timed: bool, rows: bool) -> list:
     if "kernels" not in row:
         said = "not analysed yet" if row.get("left") else f"not analysed: {md(row['failure'])}"
-        return [md(row["model"]), said, *[MISSING] * (5 + (len(lists) if timed else 0))]
+        return [md(row["model"]), said, *[MISSING] * (5 + int(rows) + (len(lists) if timed else 0))]
     count = tally(row["flagged"])
     failing = ", ".join(code(f["rules"]) for f in row["rule_failures"])
     return [
@@ -118,6 +133,7 @@ def _cells(row: dict, lists: list[str], timed: bool) -> list:
         row["kernels"],
         f"{count['kernels']} ({count['launches']})",
         f"{count['taken']} ({count['taken_launches']})",
+        *([f"{count['rows']} ({count['rows_launches']})"] if rows else []),
         _counts(count["declined"]) or MISSING,
         _counts(count["default_rules"]) or MISSING,
         f"{row['analysis_s']:.0f}",

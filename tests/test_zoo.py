@@ -53,11 +53,11 @@ def test_the_census_sorts_the_flagged_kernels_and_keeps_the_failure_as_a_row(cen
     (pool,) = rows["pool"]["flagged"]
     assert pool["window"] == 4 and pool["window_rule"] == "takes"
     assert pool["rules"] == {"default": "Reduction", "fixed": "WindowReduction"}
-    for name in ("attention", "global_pool"):  # a softmax row of 49, a global pool of 16
-        (row,) = rows[name]["flagged"]
-        assert (
-            row["window_rule"] == "not sliding" and row["rules"]["fixed"] == row["rules"]["default"]
-        )
+    (row,) = rows["attention"]["flagged"]  # a softmax row of 49: the fixed list's RowReduction
+    assert row["window_rule"] == "RowReduction takes"
+    assert row["rules"] == {"default": "GeneralReduction", "fixed": "RowReduction"}
+    (row,) = rows["global_pool"]["flagged"]  # a global pool of 16
+    assert row["window_rule"] == "not sliding" and row["rules"]["fixed"] == row["rules"]["default"]
     assert rows["branchy"] == {
         "model": "branchy",
         "failure": rows["branchy"]["failure"],
@@ -69,9 +69,12 @@ def test_the_census_sorts_the_flagged_kernels_and_keeps_the_failure_as_a_row(cen
     )
     assert (
         "3 analysed, 1 failed (each a row with its reason)." in text
-        and "The window rule takes 1 of them" in text
+        and "The window rule takes 1 of them (1 launches), RowReduction (a warp per short "
+        "softmax or layer-norm row) 1 (1 launches) and declines not sliding 1."
+        in text
     )
-    assert "| pool | 1 | 1 (1) | 1 (1) | — | Reduction 1 | " in text
+    assert "| pool | 1 | 1 (1) | 1 (1) | 0 (0) | — | Reduction 1 | " in text
+    assert "| attention | 8 | 1 (1) | 0 (0) | 1 (1) | — | GeneralReduction 1 | " in text
     assert "| branchy | not analysed: torch.export cannot export" in text
     assert "- not sliding: no reduction slides along the outputs" in text
     csv = (out / "census.csv").read_text().splitlines()

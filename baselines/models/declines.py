@@ -1,12 +1,15 @@
 """Why the window rule leaves a kernel to the rules after it: the census of a zoo
 (`tune models --zoo`) says it for every flagged kernel the candidate list does not take.
 
-`window_reduction.py` declines silently (a rule returns None, as dlight's rules do), so the
-reason is read here off the unscheduled kernel, in the order the decline matters most to a
-reader: a rule placed before the window rule took the kernel; a window over MAX_WINDOW; no
-reduction that slides along the outputs (softmax and layer-norm rows, global pools, matmuls:
-each output reduces a row of its own); more than one reduction; else another form the rule
-does not take (a layout, an epilogue, a lone reduction of padded values).
+A kernel a candidate rule takes is not declined: the window rule's, or a short softmax or
+layer-norm row that `fixed` gives RowReduction (`row_reduction.py`, right before
+GeneralReduction); the analysis names that rule. Otherwise `window_reduction.py` declines
+silently (a rule returns None, as dlight's rules do), so the reason is read here off the
+unscheduled kernel, in the order the decline matters most to a reader: a rule placed before the
+window rule took the kernel; a window (or row) over MAX_WINDOW; no reduction that slides along
+the outputs (rows RowReduction does not take, global pools, matmuls: each output reduces a row
+of its own); more than one reduction; else another form the rule does not take (a layout, an
+epilogue, a lone reduction of padded values).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from baselines.window_reduction import MAX_WINDOW
 
 # The candidate rule's class name, in the lists that hold it (baselines/rules.py).
 WINDOW_RULE = "WindowReduction"
+# The candidate list's rule for short rows (baselines/row_reduction.py).
+ROW_RULE = "RowReduction"
 EARLIER = "earlier rule"
 OVER = f"window over {MAX_WINDOW}"
 ROWS = "not sliding"
@@ -28,7 +33,7 @@ REASONS = {
     EARLIER: "a rule before the window rule in the list takes the kernel (Matmul, GEMV)",
     OVER: f"its window is over {MAX_WINDOW} elements, more than one thread reduces serially",
     ROWS: "no reduction slides along the outputs: each output reduces a row of its own "
-    "(softmax and layer-norm rows, global pools, matmuls)",
+    "(softmax and layer-norm rows of a form RowReduction does not take, global pools, matmuls)",
     SEVERAL: "more than one reduction in the kernel",
     OTHER: "a layout, an epilogue or a lone reduction of padded values the rule does not take",
 }
@@ -39,9 +44,9 @@ def decline_reason(
 ) -> str | None:
     """Why the list of rules `rule_names` does not give `func` (with its largest `window`) to
     the window rule, where the list holds it and `rule` (the rule that took it) is another;
-    None where the list has no window rule, the window rule takes the kernel, or the kernel has
-    no constant reduction (`window` None: nothing for the rule to take)."""
-    if WINDOW_RULE not in rule_names or rule == WINDOW_RULE or window is None:
+    None where the list has no window rule, the window rule or RowReduction takes the kernel,
+    or the kernel has no constant reduction (`window` None: nothing for the rule to take)."""
+    if WINDOW_RULE not in rule_names or rule in (WINDOW_RULE, ROW_RULE) or window is None:
         return None
     if rule in rule_names and rule_names.index(rule) < rule_names.index(WINDOW_RULE):
         return EARLIER

@@ -6,19 +6,29 @@ import shutil
 import tarfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 import tvm
 from tvm.script import tirx as T
 
 import baselines.row_bench
-from baselines.anatomy import cuda_source, ptxas_resources
+from baselines.anatomy import cuda_source, launch_configs, ptxas_resources
 from baselines.pipeline import make_target
 from baselines.row_bench import SCHEDULES, main, measure, schedule
-from baselines.row_kernels import KERNELS, LAYER_NORM, SOFTMAX, RowKernel, reference
+from baselines.row_kernels import (
+    KERNELS,
+    LAYER_NORM,
+    SOFTMAX,
+    RowKernel,
+    error,
+    reference,
+    with_symbol,
+)
 from baselines.row_reduction import RowReduction, choose_lanes, with_row_reduction
 from baselines.row_report import decision, markdown
 from baselines.rules import RULE_LISTS, first_rule, fixed_rules
 from baselines.torch_peer import torch_available
+from baselines.window_bench import without_bindings
 from baselines.window_kernels import KERNELS as WINDOW_KERNELS
 from baselines.window_kernels import fused, reduction_function
 
@@ -101,17 +111,42 @@ def _symbolic_rows():
     return func
 
 
-def test_the_seam_puts_the_rule_before_general_reduction_and_no_list_has_it_yet():
-    rules = with_row_reduction(fixed_rules(CUDA))
+def test_the_fixed_list_has_the_rule_right_before_general_reduction_and_no_other_list():
+    rules = fixed_rules(CUDA)
     names = [type(rule).__name__ for rule in rules]
     assert names.index("RowReduction") + 1 == names.index("GeneralReduction")
+    assert names.index("WindowReduction") + 1 == names.index("Reduction")
+    assert [type(rule).__name__ for rule in with_row_reduction(rules)] == names  # once
     assert first_rule(KERNELS["swin_t-s4-softmax"].function(), CUDA, rules)[0] == "RowReduction"
     long = RowKernel("softmax-1000", "a classifier's", SOFTMAX, (2, 1000))
     assert first_rule(long.function(), CUDA, rules)[0] == "GeneralReduction"
     mod = fused(WINDOW_KERNELS["convnext-dw7-bias"])
     assert first_rule(mod[reduction_function(mod)], CUDA, rules)[0] == "WindowReduction"
-    for make in RULE_LISTS.values():
-        assert "RowReduction" not in [type(rule).__name__ for rule in make(CUDA)]
+    for name, make in RULE_LISTS.items():
+        assert ("RowReduction" in [type(rule).__name__ for rule in make(CUDA)]) == (name == "fixed")
+
+
+def test_the_fixed_list_builds_a_softmax_row_of_49_for_cuda_and_computes_it_on_llvm():
+    """Six rows of 49 under `fixed`: RowReduction's warp per row (a block each, as few rows
+    leave a multiprocessor each), built for CUDA (nothing run); its schedule less the bindings
+    right on llvm."""
+    kernel = SMALL[0]
+    func = kernel.function()
+    rule, sch = first_rule(func, CUDA, fixed_rules(CUDA))
+    assert rule == "RowReduction"
+    with CUDA:
+        scheduled = tvm.s_tir.dlight.ApplyDefaultSchedule(*fixed_rules(CUDA))(
+            with_symbol(func, "main")
+        )
+    tvm.ir.assert_structural_equal(scheduled["main"].body, sch.mod["main"].body)  # the rule's
+    (launch,) = launch_configs(scheduled).values()
+    assert (launch["grid"], launch["block"]) == (6, 32)
+    assert "__shfl" in cuda_source(tvm.compile(scheduled, target=CUDA))
+    arrays = kernel.arrays()
+    library = tvm.compile(with_symbol(without_bindings(func, sch.trace), "main"), target="llvm")
+    out = tvm.runtime.tensor(np.zeros(kernel.shape, "float32"))
+    library["main"](*[tvm.runtime.tensor(a) for a in arrays], out)
+    assert error(out.numpy(), reference(kernel, arrays)) < 1e-6
 
 
 @pytest.mark.parametrize("name", ["swin_t-s1-softmax", "maxvit_t-s1-layer_norm"])
