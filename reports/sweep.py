@@ -7,8 +7,9 @@ from pathlib import Path
 
 from tuning.redact import redact_data
 from tuning.runfolder.names import member
-from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
+from tuning.runfolder.store import RUN_FILE, Run, read_json, write_json, write_text
 
+from .render import render_run
 from .sources import inductor_ahead, sources
 from .summary import kernel_times
 from .sweep_arms import end_to_end_arms, kernel_arms, sweep_tuners, tuned_against
@@ -26,10 +27,7 @@ def render_sweep(out: Path, names: list[str]) -> dict:
     stored = read_json(out / SWEEP_JSON)  # with `large_reductions` where the sweep recorded it
     folders = [member(out, name, out / SWEEP_JSON) for name in names]
     tuners = sweep_tuners(stored)
-    cases = [
-        _case_row(f.name, read_json(f / "report.json"), read_json(f / RUN_FILE), tuners)
-        for f in folders
-    ]
+    cases = [_case_row(f.name, _case_report(f), read_json(f / RUN_FILE), tuners) for f in folders]
     sweep = redact_data(
         {
             **stored,
@@ -143,3 +141,11 @@ def _gap(kernels: dict, tuners: dict[str, str], arm: str) -> float | None:
     """`arm`'s kernel against the best its tuners found (None where none found one)."""
     found = [kernels[t] for t in tuned_against(tuners, arm) if kernels[t]]
     return kernels[arm] / min(found) - 1 if kernels[arm] and found else None
+
+
+def _case_report(folder: Path) -> dict:
+    """A Case's report.json; made again from the Case's measurements where a kept copy of the
+    sweep left it out (it is derived data: a committed archive keeps the samples alone)."""
+    if not (folder / "report.json").exists():
+        return render_run(Run(folder))
+    return read_json(folder / "report.json")

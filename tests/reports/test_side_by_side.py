@@ -16,7 +16,11 @@ def _sweep(tmp_path, archive: str):
     with tarfile.open(ROOT / "reports" / "h200" / archive / "cases.tar.xz") as stored:
         stored.extractall(tmp_path, filter="data")
     out = tmp_path / "sweep"
-    return out, json.loads((out / "sweep.json").read_text())["settings"]["cases"]
+    names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
+    for name in names:  # an archive may keep the measurements alone, report.json left out
+        if not (out / name / "report.json").exists():
+            render_run(Run(out / name))
+    return out, names
 
 
 def _change(path, change) -> None:
