@@ -3,7 +3,8 @@ fused kernel, report.
 
     tune --budget 500                 the whole study: the issue's four arms, `fixed` (on CUDA
                                       with PyTorch also captured, and PyTorch's peers); Optuna
-                                      and MetaSchedule measure 500 candidates each
+                                      and MetaSchedule measure 500 candidates each (on CUDA
+                                      Optuna also 125 of the whole graph's one kernel)
     tune --budget 0                   the arms only
     tune --resume DIR                 finish an interrupted run without re-measuring
     tune report DIR [--comment]       re-render a run's report (no GPU needed); --comment
