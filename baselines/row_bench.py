@@ -38,7 +38,7 @@ from .row_kernels import KERNELS, RowKernel, error, reference, torch_function
 from .row_reduction import RowReduction
 from .row_report import markdown
 from .rules import default_rules, first_rule
-from .window_bench import environment, without_bindings
+from .window_bench import bench_parser, environment, without_bindings
 
 # The TVM schedules: name -> the rule list they are taken from.
 SCHEDULES = {
@@ -176,14 +176,7 @@ def _time_torch(function, tensors: list, target_kind: str, protocol: KernelProto
 def main(argv: list[str] | None = None) -> int:
     """Measure the kernels, write OUT/row_bench.json and .md (or render the .md again from the
     .json); 1 where a TVM schedule gets a kernel wrong, else 0."""
-    parser = argparse.ArgumentParser(
-        prog="python3 -m baselines.row_bench",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("out", type=Path, help="folder for row_bench.json and .md")
-    parser.add_argument("--target", choices=("cuda", "llvm"), help="default: cuda if a GPU is here")
-    parser.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated names")
+    parser = bench_parser("row_bench", __doc__, KERNELS)
     parser.add_argument("--peers", default=",".join(PEERS), help="PyTorch peers, or none")
     parser.add_argument("--render", action="store_true", help="row_bench.md from row_bench.json")
     args = parser.parse_args(argv)

@@ -184,17 +184,24 @@ def table(result: dict) -> list[str]:
     return [*lines, "", *[f"- {row['kernel']}: {row['where']}" for row in result["kernels"]]]
 
 
+def bench_parser(name: str, doc: str | None, kernels) -> argparse.ArgumentParser:
+    """The parser a kernel bench of this package starts from (`python3 -m baselines.NAME OUT`):
+    its folder, the target and the kernels; its example shown as written, as `tune`'s are."""
+    parser = argparse.ArgumentParser(
+        prog=f"python3 -m baselines.{name}",
+        description=doc,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("out", type=Path, help=f"folder for {name}.json and .md")
+    parser.add_argument("--target", choices=("cuda", "llvm"), help="default: cuda if a GPU is here")
+    parser.add_argument("--kernels", default=",".join(kernels), help="comma-separated names")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure the kernels under the lists, write OUT/window_bench.json and .md; 1 where a list
     gets a kernel wrong that the default list gets right, else 0."""
-    parser = argparse.ArgumentParser(  # its example shown as written, as `tune`'s parsers do
-        prog="python3 -m baselines.window_bench",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("out", type=Path, help="folder for window_bench.json and .md")
-    parser.add_argument("--target", choices=("cuda", "llvm"), help="default: cuda if a GPU is here")
-    parser.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated names")
+    parser = bench_parser("window_bench", __doc__, KERNELS)
     parser.add_argument("--lists", default=",".join(RULE_LISTS), help="comma-separated rule lists")
     args = parser.parse_args(argv)
     target_kind = args.target or ("cuda" if tvm.cuda(0).exist else "llvm")
