@@ -52,7 +52,8 @@ def start_run(args, argv: list[str]) -> Run:
     note = slow_case_note(case)
     if note:
         print(note, file=sys.stderr)
-    named = None if args.tuners is None else run_tuners(args.tuners, args.budget)  # checked first
+    # Tuners named are checked before the target is resolved; none named: the target's default.
+    tuners = None if args.tuners is None else run_tuners(args.tuners, args.budget)
     protocol = Protocol(
         number=args.number,
         repeat=args.repeat,
@@ -62,9 +63,8 @@ def start_run(args, argv: list[str]) -> Run:
         trials=args.trials,
     )
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
-    if named is None:  # none named: the target's default ones
-        named = run_tuners(None, args.budget, spec["kind"])
-    tuners = named
+    if tuners is None:
+        tuners = run_tuners(None, args.budget, spec["kind"])
     arms = default_arms(spec["kind"]) if args.arms is None else arm_names(args.arms)
     check_arms_fit_target(arms, spec["kind"])
     requested = arms
