@@ -92,3 +92,50 @@ def test_tvm_imported_without_pytorch_leaves_it_unimported_and_scipy_working():
 )
 def test_a_study_sweep_or_worker_on_llvm_naming_no_pytorch_arm_starts_without_it(argv, without):
     assert _runs_no_pytorch(argv) is without
+
+
+# MetaSchedule's design spaces of a float16 matmul for CUDA (where the tensor-core rules ask for
+# TVM's intrinsics by name) and of the same matmul for llvm, one trace per line.
+_DESIGN_SPACES = """
+import sys
+import baselines
+if sys.argv[1] == "every":  # the package's __init__, as TVM ships it
+    sys.meta_path = [f for f in sys.meta_path if type(f).__module__ != "baselines.script_frames"]
+    import tvm.s_tir.tensor_intrin
+import tvm
+from tvm import te
+from tvm.s_tir import meta_schedule as ms
+from baselines.pipeline import make_target
+from baselines.script_frames import import_intrinsics_for
+a = te.placeholder((64, 64), "float16", name="a")
+b = te.placeholder((64, 64), "float16", name="b")
+k = te.reduce_axis((0, 64), name="k")
+c = te.compute(
+    (64, 64), lambda i, j: te.sum(a[i, k].astype("float32") * b[k, j].astype("float32"), axis=k)
+)
+for target in (make_target("cuda"), tvm.target.Target({"kind": "llvm", "num-cores": 2})):
+    if sys.argv[1] == "on-demand":
+        import_intrinsics_for(target)
+    context = ms.TuneContext(te.create_prim_func([a, b, c]), target=target,
+                             space_generator="post-order-apply", task_name="main", rand_state=1)
+    for design in context.space_generator.generate_design_space(context.mod):
+        print(str(design.trace).replace("\\n", " "))
+print(sorted(m for m in sys.modules if m.startswith("tvm.s_tir.tensor_intrin.")))
+"""
+
+
+def test_tensor_intrinsics_imported_per_target_give_metaschedule_the_same_design_spaces():
+    out = {}
+    for intrinsics in ("every", "on-demand"):
+        done = subprocess.run(
+            [sys.executable, "-c", _DESIGN_SPACES, intrinsics],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        *out[intrinsics], out[f"{intrinsics} modules"] = done.stdout.splitlines()
+    assert out["on-demand"] == out["every"]
+    assert any("wmma" in trace for trace in out["every"])  # the tensor-core rules applied
+    assert out["on-demand modules"] == "['tvm.s_tir.tensor_intrin.cuda']"
+    assert "x86" in out["every modules"]

@@ -9,6 +9,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from baselines.case import Case
 from baselines.pipeline import make_target
+from baselines.script_frames import import_intrinsics_for
 from tuning.candidates.builder import error_line
 from tuning.candidates.kernel import fused_function, kernel_module
 
@@ -23,6 +24,7 @@ def default_space_outcomes(
     """
     target = make_target("cuda")
     _, func = fused_function(case, {"kind": "cuda", "arch": "sm_90"})
+    import_intrinsics_for(target)
     rules = [r for r in ms.ScheduleRule.create("cuda") if type(r).__name__ not in drop_rules]
     space = ms.space_generator.PostOrderApply(
         sch_rules=rules, postprocs="cuda", mutator_probs="cuda"

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from baselines.script_frames import import_intrinsics_for
 from tuning.runfolder.store import open_in_place
 
 if TYPE_CHECKING:
@@ -97,6 +98,7 @@ def tune_module(
     from tvm.s_tir import meta_schedule as ms
     from tvm.s_tir.meta_schedule.utils import fork_seed
 
+    import_intrinsics_for(target)  # TuneContext's import of them all is left out (script_frames)
     with logs_to(Path(work_dir) / "tuning.log") as logger:
         (rand_state,) = fork_seed(seed, n=1)
         task = ms.TuneContext(
