@@ -96,12 +96,12 @@ def template_arm(name: str, config: dict, whole_graph: bool = False) -> Arm:
 
 
 def tuned_arm(name: str, schedule: Schedule, whole_graph: bool = False) -> Arm:
-    """The arm of a tuned kernel: its pipeline is the tuners' task's (`tuned_task_arm`), with the
-    tuned schedule in place of the rule's."""
+    """The arm of a tuned kernel: the pipeline of the tuners' task (`tuned_task_arm`), its fused
+    kernel scheduled by `schedule`."""
     return dataclasses.replace(tuned_task_arm(whole_graph), name=name, schedule=schedule)
 
 
 def tuned_task_arm(whole_graph: bool = False) -> Arm:
     """The pipeline whose fused pool kernel (with `whole_graph`, whose one kernel) the tuners
-    tune: ON's (one-kernel's), its 0-d constants bound as immediates."""
-    return ARMS["one-kernel"] if whole_graph else Arm("on", bind_constants=True)
+    tune: ON's (with `whole_graph`, one-kernel's), its 0-d constants bound as immediates."""
+    return Arm("on", whole_graph=whole_graph, bind_constants=True)
