@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from .protocols import Schedule
@@ -21,6 +22,9 @@ class Arm:
                       GeneralReduction fixed for small reductions instead
     whole_graph       right after FuseOps, FuseAroundReduction merges the pool's kernel with the
                       prelude and the tail: one kernel for the whole graph
+    bind_constants    right after FuseTIR, the fused pool kernel's 0-d constants bound into it
+                      as immediates (`bind_scalars.BindScalarConstants`): the project's kernels
+                      (one-kernel, the tuned ones) take them so; the backend's arms load them
     cuda_graph        Relax's CUDA graph rewriting (relax.backend.use_cuda_graph)
     capture           the whole VM call captured once into a CUDA graph (through PyTorch) and
                       replayed, with the input and outputs in fixed buffers
@@ -32,6 +36,7 @@ class Arm:
     schedule: Schedule | None = None
     rules: str = "default"
     whole_graph: bool = False
+    bind_constants: bool = False
     cuda_graph: bool = False
     capture: bool = False
 
@@ -45,6 +50,7 @@ class Arm:
             "schedule": None if self.schedule is None else self.schedule.to_dict(),
             "rules": self.rules,
             "whole_graph": self.whole_graph,
+            "bind_constants": self.bind_constants,
             "cuda_graph": self.cuda_graph,
             "capture": self.capture,
         }
@@ -75,13 +81,27 @@ ARMS = {
         Arm("serial+graph", schedule=SERIAL, cuda_graph=True),
         Arm("fixed+capture", rules="fixed", capture=True),
         Arm("serial+capture", schedule=SERIAL, capture=True),
-        Arm("one-kernel", rules="fixed", whole_graph=True),
-        Arm("one-kernel+capture", rules="fixed", whole_graph=True, capture=True),
+        Arm("one-kernel", rules="fixed", whole_graph=True, bind_constants=True),
+        Arm(
+            "one-kernel+capture", rules="fixed", whole_graph=True, bind_constants=True, capture=True
+        ),
     )
 }
 
 
 def template_arm(name: str, config: dict, whole_graph: bool = False) -> Arm:
     """A tuned arm whose fused pool kernel (or, with `whole_graph`, the one kernel of the
-    whole graph) is one point of the schedule template."""
-    return Arm(name, schedule=PoolSchedule(**config), whole_graph=whole_graph)
+    whole graph) is one point of the schedule template (`tuned_arm`)."""
+    return tuned_arm(name, PoolSchedule(**config), whole_graph)
+
+
+def tuned_arm(name: str, schedule: Schedule, whole_graph: bool = False) -> Arm:
+    """The arm of a tuned kernel: the pipeline of the tuners' task (`tuned_task_arm`), its fused
+    kernel scheduled by `schedule`."""
+    return dataclasses.replace(tuned_task_arm(whole_graph), name=name, schedule=schedule)
+
+
+def tuned_task_arm(whole_graph: bool = False) -> Arm:
+    """The pipeline whose fused pool kernel (with `whole_graph`, whose one kernel) the tuners
+    tune: ON's (with `whole_graph`, one-kernel's), its 0-d constants bound as immediates."""
+    return Arm("on", whole_graph=whole_graph, bind_constants=True)

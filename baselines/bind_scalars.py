@@ -5,16 +5,88 @@ kernel as fifteen 0-d buffers, each loaded by every thread. Bound as immediates,
 is plain arithmetic: the branches of an inlined concatenation then differ only in their index
 (`branch_loads`), and the kernel takes the graph's input alone. Only what this module can
 rewrite is bound: a PrimFunc it cannot fully rewrite is left as it was (None).
+
+`BindScalarConstants`, run right after FuseTIR, does it for the kernels it is given (the
+pipeline gives it the fused pool kernel): their Adds then add an immediate, as inductor's do,
+instead of a value every thread loads (a kernel FuseAroundReduction built had its constants
+bound as it merged them).
 """
 
 from __future__ import annotations
 
 import tvm
-from tvm import s_tir, tirx
-from tvm.ir.expr import Call, TensorLoad
+from tvm import relax, s_tir, tirx
+from tvm.ir.expr import Call, Constant, TensorLoad
 from tvm.ir.prim.expr import BinaryOpExpr, Cast, Select
 
 _IF_THEN_ELSE = tvm.ir.Op.get("prim.if_then_else")
+_CALL_TIR = tvm.ir.Op.get("relax.call_tir")
+
+
+def scalar_arguments(args) -> dict[int, tuple[str, float]]:
+    """The 0-d constants among a kernel call's arguments: position -> (dtype, value)."""
+    return {
+        i: (str(a.value.dtype), a.value.numpy().item())
+        for i, a in enumerate(args)
+        if isinstance(a, Constant) and not a.value.shape
+    }
+
+
+@tvm.transform.module_pass(opt_level=0, name="BindScalarConstants")
+class BindScalarConstants:
+    """Each PrimFunc named in `functions` that every call gives the same 0-d constants, with
+    them bound (under its own name) and the calls without them; any other left as it is."""
+
+    def __init__(self, functions: list[str]):
+        self.functions = set(functions)
+
+    def transform_module(self, mod: tvm.IRModule, _ctx) -> tvm.IRModule:
+        found: dict = {}  # PrimFunc's GlobalVar -> the scalars of each of its calls
+        for func in mod.functions.values():
+            if isinstance(func, relax.Function):
+                relax.analysis.post_order_visit(func, lambda e: _note_call(e, found))
+        bound = {}
+        for gv, calls in found.items():
+            if gv.name_hint in self.functions and calls[0] and all(c == calls[0] for c in calls):
+                func = bind_scalars(mod[gv], calls[0])
+                if func is not None:
+                    bound[gv] = (func, calls[0])
+        if not bound:
+            return mod
+        # A new GlobalVar of the same name: the old one's type still has the bound parameters.
+        kept = {gv: f for gv, f in mod.functions.items() if gv not in bound}
+        bb = relax.BlockBuilder(tvm.IRModule(kept, attrs=mod.attrs))
+        renamed = {gv: (bb.add_func(func, gv.name_hint), set(s)) for gv, (func, s) in bound.items()}
+        mod = bb.get()
+        rewriter = _DropScalars(renamed)
+        for gv, func in list(mod.functions.items()):
+            if isinstance(func, relax.Function):
+                mod[gv] = rewriter.visit_expr(func)
+        return mod
+
+
+def _note_call(expr, found: dict) -> None:
+    if isinstance(expr, relax.Call) and expr.op.same_as(_CALL_TIR):
+        found.setdefault(expr.args[0], []).append(scalar_arguments(expr.args[1].fields))
+
+
+@relax.expr_functor.mutator
+class _DropScalars(relax.PyExprMutator):
+    """Calls of the bound PrimFuncs (old GlobalVar -> (new, positions bound)) without the
+    arguments bound into them."""
+
+    def __init__(self, renamed: dict):
+        super().__init__()
+        self.renamed = renamed
+
+    def visit_call_(self, call):  # pylint: disable=arguments-renamed
+        call = super().visit_call_(call)
+        if not call.op.same_as(_CALL_TIR) or call.args[0] not in self.renamed:
+            return call
+        gv, drop = self.renamed[call.args[0]]
+        kept = [a for i, a in enumerate(call.args[1].fields) if i not in drop]
+        args = [gv, relax.Tuple(kept), *call.args[2:]]
+        return relax.Call(call.op, args, call.attrs, call.ty_args)
 
 
 def bind_scalars(func: tirx.PrimFunc, values: dict[int, tuple[str, float]]) -> tirx.PrimFunc | None:

@@ -6,12 +6,12 @@ one and splitting that instead gives each thread `k` consecutive elements of the
 only the tensor's end is guarded, and the `k` stores are one vector store where `k` divides
 the element count (each thread's first element is then a multiple of `k`, so aligned).
 
-The reduction's value and every output that a later output reads live in flat local buffers:
-the region a thread computes is then exactly its `k` elements (over a 4-d buffer it would be
-the bounding box of the rows they span), and a later output reads its input from a register,
-not back from global memory. Indices are the flat index's divisions and remainders by the
-output's constant extents; where `k` divides the output width they fall in one row, and the
-window loads of a thread's outputs share their addresses but for constants.
+The reduction's value and every output that a later output reads (`output_registers`) live in
+flat local buffers: the region a thread computes is then exactly its `k` elements (over a 4-d
+buffer it would be the bounding box of the rows they span), so they stay in registers. Indices
+are the flat index's divisions and remainders by the output's constant extents; where `k`
+divides the output width they fall in one row, and the window loads of a thread's outputs
+share their addresses but for constants.
 """
 
 from __future__ import annotations
@@ -22,41 +22,22 @@ from tvm.tirx import IndexMap
 
 def flatten_outputs(sch: s_tir.Schedule, window) -> tuple:
     """Make the reduction (a `window_reduction.Window`'s) and its output blocks iterate over
-    the flat index of the outputs; (the first output's block, the blocks to place after it in
-    order: copies of cached outputs to memory and the later outputs). A reduction whose value
-    is itself a function output is refused (its copy out and the first output would both have
-    to be under the thread's loop before it, and it before them)."""
+    the flat index of the outputs, and every buffer they write but the function's outputs flat
+    (an output a later one reads is computed into such a buffer: `output_registers`); (the first
+    output's block, the blocks to place after it in order). A reduction whose value is itself a
+    function output is refused (its copy out and the first output would both have to be under
+    the thread's loop before it, and it before them)."""
     if _writes_param(sch, window.reduction):
         raise ValueError("outputs_flat: the reduced value is a function output, read by others")
     # The function's index type (int64 from Relax, int32 from TE): the maps must use it.
     shape = (window.shape, str(sch.get(window.reduction).iter_vars[0].var.ty))
-    blocks = [window.reduction]
-    _flat_buffer(sch, window.reduction, window.outputs, shape)
-    for index, block in enumerate(window.outputs):
-        blocks.append(block)
-        copy = _flat_buffer(sch, block, window.outputs[index + 1 :], shape)
-        blocks += [copy] if copy is not None else []
+    blocks = [window.reduction, *window.outputs]
     for block in blocks:
+        if not _writes_param(sch, block):
+            sch.transform_layout(block, ("write", 0), _flat_map(shape, 0))
         extra = len(sch.get(block).iter_vars) - len(window.shape)  # the window's iterators stay
         sch.transform_block_layout(block, _flat_map(shape, extra))
-    first = window.outputs[0]
-    later = [b for b in blocks[1:] if not sch.get(b).same_as(sch.get(first))]
-    return first, later
-
-
-def _flat_buffer(sch: s_tir.Schedule, block, consumers, shape: tuple[tuple, str]):
-    """Make the buffer `block` writes flat where `consumers` read it; a function's output gets
-    a flat local cache those consumers read (its copy block returned), other buffers are made
-    flat in place. None where nothing reads it or it is flattened in place."""
-    written = sch.get(block).writes[0].source
-    readers = [c for c in consumers if any(r.source.same_as(written) for r in sch.get(c).reads)]
-    copy = None
-    if _writes_param(sch, block):
-        if not readers:
-            return None
-        copy = sch.cache_write(block, 0, "local", consumer_blocks=readers)
-    sch.transform_layout(block, ("write", 0), _flat_map(shape, 0))
-    return copy
+    return window.outputs[0], list(window.outputs[1:])
 
 
 def _writes_param(sch: s_tir.Schedule, block) -> bool:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import tvm
 from tvm import relax
-from tvm.ir.expr import Constant
 
-from .bind_scalars import bind_scalars
+from .bind_scalars import bind_scalars, scalar_arguments
 
 CALL_TIR = tvm.ir.Op.get("relax.call_tir")
 
@@ -92,11 +91,7 @@ def _flatten(mod, group: dict) -> list:
 def _bound(bb, mod, flat):
     """The call with its 0-d constants bound into a copy of its PrimFunc, where that works."""
     key, prim, args, call = flat
-    scalars = {
-        i: (str(a.value.dtype), a.value.numpy().item())
-        for i, a in enumerate(args)
-        if isinstance(a, Constant) and not a.value.shape
-    }
+    scalars = scalar_arguments(args)
     func = bind_scalars(mod[prim], scalars) if scalars else None
     if func is None:
         return flat

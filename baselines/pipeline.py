@@ -10,6 +10,7 @@ import tvm
 from tvm import relax, s_tir
 
 from .backend import backend_pipeline, pass_name
+from .bind_scalars import BindScalarConstants
 from .case import Case
 from .graph import build_graph
 from .protocols import Schedule
@@ -68,6 +69,9 @@ def legalize(
             # module_pass makes the class a Pass; mypy does not apply class decorators.
             fuse = FuseAroundReduction()
             mod, name = fuse(mod), "FuseAroundReduction"  # type: ignore[operator]
+        if name == "FuseTIR" and arm.bind_constants:
+            pool = fused_pool_function(mod)[0].name_hint
+            mod = BindScalarConstants([pool])(mod)  # type: ignore[operator]
         if name == "FuseTIR" and arm.schedule is not None:
             # Before default scheduling: the rule list skips functions marked scheduled.
             mod, record = replace_fused_pool(mod, arm.schedule, target)

@@ -47,10 +47,12 @@ def reference(case: Case, x: np.ndarray) -> list[np.ndarray]:
     return [outputs[0], outputs[-1]] if case.shared_output else [outputs[-1]]
 
 
-def fused_pool_reference(case: Case, pool_input: np.ndarray, biases: int) -> np.ndarray:
-    """What the fused pool kernel computes: MaxPool, then `biases` additions of 1."""
+def fused_pool_reference(case: Case, pool_input: np.ndarray) -> np.ndarray:
+    """What the fused pool kernel FuseOps makes computes: MaxPool, then the tail's Adds up to
+    the first value the graph returns (with a shared output the first Add is returned, which
+    closes FuseOps' group; otherwise only the last is), each adding 1."""
     value = max_pool(case, pool_input)
-    for _ in range(biases):
+    for _ in range(1 if case.shared_output else case.tail):
         value = value + np.float32(1)
     return value
 

@@ -4,7 +4,8 @@
 `WindowReduction` here is that rule with the project's one extra, the whole graph as one kernel
 (`whole_graph.py`): where the reduced tensor is computed in the kernel, a concatenation's branches
 become one load at a selected channel and 0-d inputs are loaded once per thread
-(`branch_loads.py`). On every other kernel it schedules exactly as the shipped rule does.
+(`branch_loads.py`), and an output that a later output reads reaches it in a register
+(`output_registers.py`). On every other kernel it schedules exactly as the shipped rule does.
 
 The rule lists (`RULE_LISTS`), each the backend's default list changed where it matters:
     default        as the backend has it (the ON arm)
@@ -29,6 +30,7 @@ from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
 from .backend import default_schedule_pass
 from .branch_loads import select_branch_loads, stage_scalars
+from .output_registers import keep_read_outputs_local
 from .row_reduction import with_row_reduction
 from .serial_reduction import SerialGeneralReduction, SerialReduction
 from .window_reduction import MAX_WINDOW, analyze_window, choose_launch, schedule_window
@@ -49,6 +51,7 @@ class WindowReduction(GPUScheduleRule):
             window = analyze_window(sch)
             if window is None or not 1 < window.size <= MAX_WINDOW:
                 return None
+            window = keep_read_outputs_local(sch, window)
             thread_loop = schedule_window(sch, window, choose_launch(window, target))
             if window.inlined_input:
                 select_branch_loads(sch, window.reduction)

@@ -22,6 +22,7 @@ from tvm import s_tir
 
 from .branch_loads import select_branch_loads, stage_scalars
 from .flat_outputs import flatten_outputs
+from .output_registers import keep_read_outputs_local
 from .window_reduction import aligned_vector, analyze_window, unroll_inside, vector_loads
 
 POOL_BLOCK = "pool_max"
@@ -91,13 +92,15 @@ def _flat(cfg: PoolSchedule) -> bool:
 
 def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
     """The window rule's analysis (the prologue inlined into the pool, a concatenation's
-    branches as one load, the epilogue inlined into the outputs), then the first output's H and
+    branches as one load, the epilogue inlined into the outputs, an output read by a later one
+    handed over in a register), then the first output's H and
     W tiled by outputs per thread (or its flat index, `outputs_flat`); the window, the blocks to
     place after the first output, the fused outer loop, and the two tile loops (H's None where
     the output is flat)."""
     window = analyze_window(sch)
     if window is None:
         raise ValueError("the function is not a sliding-window reduction with elementwise outputs")
+    window = keep_read_outputs_local(sch, window)
     if window.inlined_input:
         select_branch_loads(sch, window.reduction)
     if _flat(cfg):

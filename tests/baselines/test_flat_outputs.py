@@ -14,11 +14,12 @@ from conftest import CASES, DEFAULT, ROOT
 from test_template import CUDA, QUICK, _cuda_source
 
 from baselines.anatomy import launch_configs
+from baselines.arms import ARMS
 from baselines.case import Case
-from baselines.pipeline import make_target
+from baselines.pipeline import fused_pool_function, fused_stage, make_target
 from baselines.template import PoolSchedule
 from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.kernel import fused_function, kernel_module
+from tuning.candidates.kernel import kernel_module
 from tuning.candidates.kernel_cache import kernel_key
 from tuning.tuners.space import LIKE_INDUCTOR, Space, key
 
@@ -82,7 +83,7 @@ def _global_accesses(case: Case, params: dict, whole: bool, folder) -> list[str]
 @pytest.mark.parametrize("whole", [False, True], ids=["pool", "whole"])
 def test_pairs_of_the_flat_output_store_one_vector_and_read_no_output_back(whole, tmp_path):
     """Inductor's launch on `s1-32`: 128 threads, a float2 store per output, and no load but the
-    window's (and the pool kernel's 0-d Add constant): each later Add reads the one before from a
+    window's (the Add's constant an immediate): each later Add reads the one before from a
     register. (test_template compiles a spread of the flat points of the default Case.)"""
     space = Space.for_target(S1_32, CUDA, whole)
     seed = space.seeds()[2]
@@ -91,17 +92,17 @@ def test_pairs_of_the_flat_output_store_one_vector_and_read_no_output_back(whole
     ops = _global_accesses(S1_32, seed, whole, tmp_path)
     outputs = 2 if whole else 1  # the graph returns two of its three Adds
     assert [op for op in ops if op.startswith("st.")] == ["st.global.v2.f32"] * outputs
-    assert sum(op.startswith("ld.") for op in ops) == 2 * 4 + (0 if whole else 1)
+    assert sum(op.startswith("ld.") for op in ops) == 2 * 4
 
 
 @nvcc
 def test_a_pair_within_a_row_loads_the_columns_it_shares_once(tmp_path):
     """32 outputs a row: a thread's pair never spans rows, and its 2x2 windows share a column:
-    6 loads of the input (and the 0-d Add constant), not 8."""
+    6 loads of the input (the Add's constant an immediate), not 8."""
     case = Case(channels=8, height=33, width=33, window=2, stride=1, prelude=False, tail=1)
     seed = Space.for_target(case, CUDA, whole=True).seeds()[2]
     ops = _global_accesses(case, seed, True, tmp_path)
-    assert sum(op.startswith("ld.") for op in ops) == 6 + 1 and ops[-1] == "st.global.v2.f32"
+    assert sum(op.startswith("ld.") for op in ops) == 6 and ops[-1] == "st.global.v2.f32"
 
 
 def test_points_with_the_knob_at_1_keep_the_records_and_keys_of_points_stored_before_it(
@@ -110,7 +111,8 @@ def test_points_with_the_knob_at_1_keep_the_records_and_keys_of_points_stored_be
     """The committed default run (reports/h200/run.tar.xz): every Optuna trial's params (the
     knob `outputs_flat` among them) and every arm's schedule read back to the record and key a
     point without the knob had (a run stored before it resumes with its keys), and a spread of
-    its measured points compiles to the CUDA code and launch it measured (its kernel key)."""
+    its measured points compiles to the CUDA code and launch it measured (its kernel key), from
+    the kernel the run tuned: ON's, whose Add loaded its constant (no `bind_constants` then)."""
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
         stored.extractall(tmp_path, filter="data")
     run = json.loads((tmp_path / "run" / "run.json").read_text())
@@ -123,7 +125,7 @@ def test_points_with_the_knob_at_1_keep_the_records_and_keys_of_points_stored_be
     assert len(schedules) >= 2 and all(PoolSchedule(**s).to_dict() == s for s in schedules)
     spec, case = run["target_spec"], Case.from_dict(run["case"])
     target = make_target(**spec)
-    _, func = fused_function(case, spec)
+    _, func = fused_pool_function(fused_stage(case, ARMS["on"], target))
     measured = [row for row in rows if row["status"] == "ok"][::60]
     assert len(measured) >= 6
     for row in measured:

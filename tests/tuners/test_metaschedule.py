@@ -103,13 +103,13 @@ def test_default_cuda_space_fails_only_through_its_unroll_rule():
 
 def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
     """The arm's hook puts in exactly what MetaScheduleApplyDatabase takes from the database."""
-    from baselines.arms import Arm
+    from baselines.arms import tuned_task_arm
     from baselines.pipeline import fused_pool_function, fused_stage
 
     run, arm = tuned
     source = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
     target = make_target("llvm")
-    mod = fused_stage(WINDOW3, Arm("on"), target)
+    mod = fused_stage(WINDOW3, tuned_task_arm(), target)
     gv, func = fused_pool_function(mod)
     work_dir = str(run.path / "tuners" / source["source"])
     with metaschedule._ms_target(target), tvm.transform.PassContext(opt_level=3):

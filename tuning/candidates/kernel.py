@@ -12,7 +12,7 @@ from pathlib import Path
 
 import tvm
 
-from baselines.arms import ARMS, Arm
+from baselines.arms import tuned_task_arm
 from baselines.case import Case
 from baselines.pipeline import fused_pool_function, fused_stage, make_target
 
@@ -30,7 +30,7 @@ def fused_function(
     key = (case, tuple(sorted(target_spec.items())), whole)
     with _BUILDING:
         if key not in _FUSED_CACHE:
-            arm = ARMS["one-kernel"] if whole else Arm("on")
+            arm = tuned_task_arm(whole)
             gv, func = fused_pool_function(fused_stage(case, arm, make_target(**target_spec)))
             _FUSED_CACHE[key] = (gv.name_hint, func)
         return _FUSED_CACHE[key]

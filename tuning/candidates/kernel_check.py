@@ -28,7 +28,7 @@ def expected_outputs(case: Case, biases: int, seed: int, whole: bool = False) ->
     first = _inputs(case, biases, seed, whole)[0]
     if whole:
         return distinct_outputs(case, first)
-    return [fused_pool_reference(case, first, biases)]
+    return [fused_pool_reference(case, first)]
 
 
 def upload_inputs(case: Case, biases: int, seed: int, device, whole: bool = False) -> list:

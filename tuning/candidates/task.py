@@ -41,7 +41,7 @@ class KernelTask(Protocol):
 @dataclass(frozen=True)
 class PoolKernel:
     """The Case's fused pool kernel (with `whole`, the one kernel of the whole graph), whose
-    `biases` 0-d inputs FuseOps lifted into parameters."""
+    `biases` 0-d inputs FuseOps lifted into parameters (none where they are bound into it)."""
 
     case: Case
     biases: int

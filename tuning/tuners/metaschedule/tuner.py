@@ -28,7 +28,7 @@ from pathlib import Path
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
-from baselines.arms import Arm
+from baselines.arms import Arm, tuned_arm
 from baselines.case import Case
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel import kernel_module
@@ -226,7 +226,7 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
     combined = {**summaries[source], "source": source, "runs": summaries}
     METASCHEDULE.write_summary(run, combined)
     best = tvm.ir.load_json(read_text(run.tuner_dir(source) / "best_module.json"))
-    return Arm(METASCHEDULE.name, schedule=ScheduledModule(best, origin=source))
+    return tuned_arm(METASCHEDULE.name, ScheduledModule(best, origin=source))
 
 
 tune_run = run_metaschedule
