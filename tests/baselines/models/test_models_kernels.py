@@ -141,7 +141,6 @@ def test_a_kernel_marked_scheduled_is_left_as_it_is(inception):
     assert found.rule is None and found.func.same_as(marked)
 
 
-
 class _Applied(dict):
     """A `tried` that counts the rules applied (each stored once)."""
 
