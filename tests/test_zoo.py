@@ -133,7 +133,7 @@ WHOLE_CENSUS_TIMEOUT_S = 3600
 
 
 @pytest.mark.slow
-def test_the_whole_torchvision_census_analyses_every_model(tmp_path):
+def test_the_whole_census_of_torchvision_has_every_model_a_row(tmp_path):
     """`tune models --zoo torchvision --analyze`: every classification model of the library a
     row of one census, analysed or failed with its one-line reason; nothing left to try again.
     The census stays in pytest's --basetemp folder."""
