@@ -2,11 +2,13 @@
 (tests/fixtures/tiny_zoo.py, listed through its `list_models()` as torchvision's are) with the
 real export and TVM analysis: the flagged kernels the window rule takes and those it declines
 with the reason, a model torch.export refuses as a row with its one line, an interrupted census
-finished without analysing again what it had, the --only/--skip filters choosing among what it
-holds, and the one-line
-refusals (a zoo library that cannot be imported among them)."""
+finished without analysing again what it had, two models analysed at once (--jobs 2) giving the
+census one at a time gives, the --only/--skip filters choosing among what it holds, and the
+one-line refusals (a zoo library that cannot be imported among them). The whole torchvision
+census is a slow test where torchvision is installed (the GPU machine; CI has none)."""
 
 import json
+import re
 import sys
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -34,9 +36,10 @@ def _stamps(out: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def census(tmp_path_factory):
-    """The census, killed once a model is analysed, then finished by the same command."""
+    """The census, two models at a time, killed once a model is analysed, then finished by the
+    same command."""
     out = tmp_path_factory.mktemp("zoo") / "census"
-    args = ["models", "--zoo", ZOO, "--analyze", "--out", str(out)]
+    args = ["models", "--zoo", ZOO, "--analyze", "--jobs", "2", "--out", str(out)]
     tune_killed_when(lambda: any(out.glob("*/analysis.json")), *args)
     first = _stamps(out)
     assert len(first) == 1, "the census was not killed in the middle"
@@ -95,6 +98,62 @@ def test_the_interrupted_census_kept_what_it_had_and_a_choice_of_it_analyses_not
     assert "preparation" not in done.stderr  # nothing submitted
     rows = _json(out / "census.json")["rows"]
     assert [row["model"] for row in rows] == ["pool", "attention", "branchy"]
+
+
+def _untimed(text: str) -> str:
+    """census.md without its times (the wall of the commands, the seconds per model) and the
+    command."""
+    text = re.sub(r"Command: `.*`", "", text)
+    text = re.sub(r"Wall time of the \d+ command\(s\) that ended: \d+ s", "", text)
+    return re.sub(r"\| \d+ \|\n", "|\n", text)
+
+
+def test_one_model_at_a_time_gives_the_census_two_at_a_time_gave(census, tmp_path):
+    out, args = census[:2]
+    tune(*args, check_exit=0)  # the whole census again (another test chooses among it)
+    one = tmp_path / "census"
+    tune("models", "--zoo", ZOO, "--analyze", "--jobs", "1", "--out", str(one), check_exit=0)
+    assert _untimed((one / "census.md").read_text()) == _untimed((out / "census.md").read_text())
+    for model in MODELS[:3]:
+        assert (one / model / "analysis.json").read_bytes() == (
+            out / model / "analysis.json"
+        ).read_bytes()
+
+
+def test_jobs_are_for_an_analysis_alone(capsys, tmp_path):
+    out = tmp_path / "out"
+    says = "--jobs N analyses N models at once and is for --analyze"
+    one_line(capsys, main(["models", "--zoo", ZOO, "--jobs", "2", "--out", str(out)]), says)
+    one_line(capsys, main(["models", "--zoo", ZOO, "--analyze", "--jobs", "0"]), "at least 1")
+    assert not out.exists()
+
+
+# The whole census: about 80 models, minutes on 16 cores (the GPU machine), hours on two.
+WHOLE_CENSUS_TIMEOUT_S = 3600
+
+
+@pytest.mark.slow
+def test_the_whole_census_of_torchvision_has_every_model_a_row(tmp_path):
+    """`tune models --zoo torchvision --analyze`: every classification model of the library a
+    row of one census, analysed or failed with its one-line reason; nothing left to try again.
+    The census stays in pytest's --basetemp folder."""
+    from baselines.models.zoo import list_zoo
+
+    try:
+        zoo = list_zoo("torchvision")
+    except MissingPackage as error:
+        pytest.skip(f"the whole census needs torchvision, which CI lacks ({error})")
+    out = tmp_path / "census"
+    done = tune(
+        *("models", "--zoo", "torchvision", "--analyze", "--out", str(out)),
+        check_exit=0,
+        timeout=WHOLE_CENSUS_TIMEOUT_S,
+    )
+    assert "Traceback" not in done.stdout + done.stderr
+    rows = _json(out / "census.json")["rows"]
+    assert [row["model"] for row in rows] == list(zoo.names)
+    assert all("failure" in row or row["kernels"] > 0 for row in rows)
+    print(done.stdout)  # the census' headline, with its wall time (pytest -s)
 
 
 def test_a_zoo_decomposed_is_each_model_decomposed_in_a_folder_of_its_own():

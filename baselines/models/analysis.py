@@ -120,8 +120,9 @@ def _analyze_kernel(
 ) -> KernelAnalysis:
     window, outputs = reduction_window(func)
     rules, launches, cross, failures, declines = {}, {}, {}, {}, {}
+    tried: dict = {}  # the lists share most rules: each applied once
     for list_name, rules_of_list in lists.items():
-        scheduled = schedule_kernel(func, target, rules_of_list)
+        scheduled = schedule_kernel(func, target, rules_of_list, tried)
         rules[list_name] = scheduled.rule
         if scheduled.failure is not None:
             failures[list_name] = scheduled.failure

@@ -71,27 +71,52 @@ def kernel_calls(lowered: tvm.IRModule) -> dict[str, int]:
     return calls
 
 
-def schedule_kernel(func: tirx.PrimFunc, target: tvm.target.Target, rules: list) -> ScheduledKernel:
+def schedule_kernel(
+    func: tirx.PrimFunc, target: tvm.target.Target, rules: list, tried: dict | None = None
+) -> ScheduledKernel:
     """The first rule of `rules` that schedules `func`, as `dlight.ApplyDefaultSchedule` picks
     it; a function marked scheduled (a library dispatch's) is left as it is, as there. A rule
     that raises is recorded (the first such) and the kernel left to the next rule, where dlight
-    would end the whole build (`failures.py`)."""
+    would end the whole build (`failures.py`). `tried`, given for one `func` across rule lists,
+    keeps what each rule made of it: the rules the lists share are applied once."""
     if func.attrs is not None and func.attrs.get("tirx.is_scheduled", False):
         return ScheduledKernel(None, func)
     failure = None
+    tried = {} if tried is None else tried
     with target:
         for rule in rules:
-            try:
-                space = rule.apply(func, target, False)
-            except Exception as error:  # TVM's InternalError among them: a finding, not a crash
-                failure = failure or rule_failure(type(rule).__name__, error)
-                continue
-            if space is not None:
-                first = space if isinstance(space, s_tir.Schedule) else space[0]
-                scheduled = first.mod["main"].with_attr("tirx.is_scheduled", True)
+            key = _rule_key(rule)
+            if key not in tried:
+                tried[key] = _apply(rule, func, target)
+            found = tried[key]
+            if isinstance(found, RuleFailure):
+                failure = failure or found
+            elif found is not None:
                 name = type(rule).__name__
-                return ScheduledKernel(name, scheduled, _taken(failure, name))
+                return ScheduledKernel(name, found, _taken(failure, name))
     return ScheduledKernel(None, func, failure)
+
+
+def _apply(rule, func: tirx.PrimFunc, target) -> tirx.PrimFunc | RuleFailure | None:
+    """What `rule` makes of `func` (call under `target`): the scheduled function, None where
+    the rule does not take it, or its failure."""
+    try:
+        space = rule.apply(func, target, False)
+    except Exception as error:  # TVM's InternalError among them: a finding, not a crash
+        return rule_failure(type(rule).__name__, error)
+    if space is None:
+        return None
+    first = space if isinstance(space, s_tir.Schedule) else space[0]
+    return first.mod["main"].with_attr("tirx.is_scheduled", True)
+
+
+def _rule_key(rule) -> tuple:
+    """One key for rules that schedule alike: dlight's rules are stateless and deterministic,
+    so two of one class and settings give one result (one without __dict__ is its own)."""
+    state = getattr(rule, "__dict__", None)
+    if state is None:
+        return (id(rule),)
+    return (type(rule), repr(sorted(state.items())))
 
 
 def _taken(failure: RuleFailure | None, rule: str) -> RuleFailure | None:

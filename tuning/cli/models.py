@@ -12,7 +12,7 @@ from tuning.errors import UsageError
 from tuning.runfolder.store import RUN_FILE, check_folder_name, read_json
 
 from .model import add_shared, settings_of
-from .options import Parser
+from .options import Parser, integer
 from .run import recorded_command
 
 if TYPE_CHECKING:
@@ -34,8 +34,9 @@ def models_main(argv: list[str]) -> int:
         tune models --models inception_v3,resnet50,my_net.py:build --out DIR
                                              a subset, or your own specs (NAME+decompose
                                              decomposes BatchNorm first)
-        tune models --zoo torchvision --analyze --skip 'vit_h_*,vit_l_*'
-                                             every torchvision classification model, one census
+        tune models --zoo torchvision --analyze --jobs 12
+                                             every torchvision classification model, one census,
+                                             12 models analysed at once
     """
     from baselines.models.catalog import BUILTIN_MODELS
     from baselines.models.zoo import LIBRARIES
@@ -67,8 +68,17 @@ def models_main(argv: list[str]) -> int:
         action="store_true",
         help="with --zoo: DecomposeOpsForInference after each model's import",
     )
+    parser.add_argument(
+        "--jobs",
+        type=integer,
+        default=None,
+        metavar="N",
+        help="with --analyze: N models analysed at once, each in a process of its own "
+        "(default: one per core)",
+    )
     add_shared(parser, trials=MODELS_TRIALS)
     args = parser.parse_args(argv)
+    _check_jobs(args.jobs, args.analyze)
     if args.zoo is not None and args.models is not None:
         raise UsageError("give --models or --zoo, not both")
     if args.decompose and args.zoo is None:
@@ -79,7 +89,22 @@ def models_main(argv: list[str]) -> int:
     prefix = f"zoo-{Path(zoo.source).stem}" if zoo else "models"
     out = Path(args.out or f"runs/{prefix}-{datetime.date.today()}-{kind}")
     check_folder_name(out)
-    return _run(out, entries, zoo, shared, recorded_command("tune models", argv), args.verbose)
+    command = recorded_command("tune models", argv)
+    return _run(out, entries, zoo, shared, command, args.verbose, args.jobs)
+
+
+def _check_jobs(jobs: int | None, analyze: bool) -> None:
+    """--jobs is for an analysis alone: a timed run times one model at a time, with nothing
+    else running (its CPU work before the timing already takes every core)."""
+    if jobs is None:
+        return
+    if not analyze:
+        raise UsageError(
+            "--jobs N analyses N models at once and is for --analyze: timing runs one model at "
+            "a time, as timings that share the machine are not to be trusted"
+        )
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
 
 
 def _entries(args) -> tuple[list, Zoo | None]:
@@ -92,7 +117,9 @@ def _entries(args) -> tuple[list, Zoo | None]:
     return filter_models(entries, globs(args.only), globs(args.skip)), zoo
 
 
-def _run(out: Path, entries: list, zoo, shared: dict, command: str, verbose: bool) -> int:
+def _run(
+    out: Path, entries: list, zoo, shared: dict, command: str, verbose: bool, jobs: int | None
+) -> int:
     from reports.models_md import headline
     from tuning.models.catalog import model_plans, open_models_folder, run_models
     from tuning.progress import DETAILS_LOG, Progress, details_to
@@ -102,7 +129,7 @@ def _run(out: Path, entries: list, zoo, shared: dict, command: str, verbose: boo
     progress = Progress(verbose=verbose)
     print(f"models folder: {out}", file=sys.stderr)
     with details_to(out / DETAILS_LOG, progress):
-        summary = run_models(out, plans, progress)
+        summary = run_models(out, plans, progress, jobs)
     if zoo:
         from reports.census import FILE
         from reports.census_md import headline as census_headline

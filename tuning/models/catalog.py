@@ -112,9 +112,10 @@ def model_plans(entries: list[CatalogEntry], shared: dict, command: str) -> dict
     }
 
 
-def run_models(out: Path, plans: dict, progress) -> dict:
+def run_models(out: Path, plans: dict, progress, jobs: int | None = None) -> dict:
     """Every model's run in `out` (`open_models_folder` first); the summary
-    (`reports.models.render_models`)."""
+    (`reports.models.render_models`). `jobs`: the preparation's processes (default: one per
+    core)."""
     from reports.model import render_model_run
     from reports.models import render_models
 
@@ -131,7 +132,7 @@ def run_models(out: Path, plans: dict, progress) -> dict:
         if not (run.path / "report.json").exists():  # measured, interrupted before its report
             render_model_run(run)
         progress.line(f"{name}: already measured, kept")
-    with Preparation() as prep:
+    with Preparation(jobs) as prep:
         for name, run in left.items():
             submit(prep, name, run, plans[name])
         prepared = prepare_all(prep, left, progress, failures) if left else {}

@@ -30,7 +30,8 @@ COMPILE = "torch.compile warm-up"
 
 def _analysis_task(plan: ModelPlan, kernels_file: str) -> dict:
     """Import the model; analyse its kernels for CUDA (`plan.arch`) under each rule list; keep
-    the run target's unscheduled kernels (what the kernel timing calls) in `kernels_file`."""
+    the run target's unscheduled kernels (what the kernel timing calls) in `kernels_file`,
+    unless the run is an analysis alone."""
     from baselines.models.analysis import analyze_lowered
     from baselines.models.importer import prepare_model
     from baselines.models.kernels import prim_funcs, rule_lists
@@ -42,9 +43,10 @@ def _analysis_task(plan: ModelPlan, kernels_file: str) -> dict:
     cuda = make_target("cuda", plan.arch)
     lowered = unscheduled(model.mod, cuda)
     analysis = analyze_lowered(lowered, cuda, rule_lists(cuda, plan.rule_lists))
-    if plan.target_spec["kind"] != "cuda":
-        lowered = unscheduled(model.mod, make_target(**plan.target_spec))
-    Path(kernels_file).write_bytes(pickle.dumps(prim_funcs(lowered)))
+    if not plan.analyze_only:  # the kernels timed or tuned later; an analysis alone needs none
+        if plan.target_spec["kind"] != "cuda":
+            lowered = unscheduled(model.mod, make_target(**plan.target_spec))
+        Path(kernels_file).write_bytes(pickle.dumps(prim_funcs(lowered)))
     ended = time.monotonic()
     return {
         "model": model.to_dict(),
@@ -168,7 +170,8 @@ class Preparation:
                 write_json(run.path / "model.json", result["model"])
                 write_json(run.path / "analysis.json", result["analysis"])
                 walls.update(result["wall_s"])
-                prepared.kernels_file = str(Path(prepared.library_dir) / "kernels.pkl")
+                kernels = Path(prepared.library_dir) / "kernels.pkl"
+                prepared.kernels_file = str(kernels) if kernels.exists() else None
             elif name == COMPILE:
                 walls[name] = result["compile_s"]
             elif "error" in result:

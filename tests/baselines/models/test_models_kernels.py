@@ -139,3 +139,28 @@ def test_a_kernel_marked_scheduled_is_left_as_it_is(inception):
     marked = pool.with_attr("tirx.is_scheduled", True)
     found = schedule_kernel(marked, CUDA, rule_lists(CUDA)["default"])
     assert found.rule is None and found.func.same_as(marked)
+
+
+class _Applied(dict):
+    """A `tried` that counts the rules applied (each stored once)."""
+
+    count = 0
+
+    def __setitem__(self, key, value):
+        self.count += 1
+        super().__setitem__(key, value)
+
+
+def test_the_rules_the_lists_share_are_applied_once_with_the_same_schedules(inception):
+    alone_count = shared_count = 0
+    for func in unscheduled_kernels(inception.mod, CUDA).values():
+        tried, union = _Applied(), set()
+        for rules in rule_lists(CUDA, ("default", "fixed", "reduction-fix")).values():
+            alone = _Applied()
+            applied = schedule_kernel(func, CUDA, rules, alone)
+            shared = schedule_kernel(func, CUDA, rules, tried)
+            assert (shared.rule, shared.func.script()) == (applied.rule, applied.func.script())
+            alone_count, union = alone_count + alone.count, union | set(alone)
+        assert tried.count == len(union)  # each rule the lists tried, once
+        shared_count += tried.count
+    assert 0 < shared_count < alone_count
