@@ -15,6 +15,7 @@ from tuning.measure.gpu_timer import (
     SLEEP_MARGIN,
     QueuedGpuTimer,
     QueuePlan,
+    calls_for_repeat,
     plan_queue,
     resized,
 )
@@ -113,3 +114,18 @@ def test_without_a_gpu_the_timer_says_why_it_has_no_figure():
         pytest.skip("a GPU is present")
     timer = QueuedGpuTimer(lambda: None)
     assert timer(2) is None and timer.reason == "no CUDA device"
+
+
+@pytest.mark.parametrize(
+    "call_ms, calls",
+    [
+        (0.002, 50),  # a pool kernel: the whole queue
+        (0.2, 50),  # 50 calls last the repeat exactly
+        (0.233, 43),  # a default 7x7 depthwise kernel: about 10 ms of calls
+        (17.7, 1),  # a tuner's bad matmul: one call, not 50 (0.9 s)
+        (0.0, 50),  # no time measured: the queue as asked
+    ],
+)
+def test_a_repeat_queues_the_calls_of_about_its_time_and_at_least_one(call_ms, calls):
+    assert calls_for_repeat(10.0, call_ms, 50) == calls
+    assert calls * call_ms >= 10.0 or calls == 50

@@ -93,7 +93,11 @@ def time_kernel(
     """(samples in us per launch, the timer's name) of function `name` of `module` on `args`.
     The GPU timer where there is one; `time_evaluator` (host-side, launches included) only
     where there is none: each costs the device `repeat` x `min_repeat_ms` per kernel."""
-    samples = gpu_time_us(module[name], args, protocol.repeat) if gpu_timer else None
+    # A repeat of min_repeat_ms, as time_evaluator's: a tuner's candidate of milliseconds
+    # is not queued 50 times a repeat (the GPU's time of a tune-top search went mostly there).
+    samples = None
+    if gpu_timer:
+        samples = gpu_time_us(module[name], args, protocol.repeat, repeat_ms=protocol.min_repeat_ms)
     if samples is not None:
         return samples, GPU_TIMER
     evaluator = module.time_evaluator(

@@ -56,6 +56,15 @@ def plan_queue(host_ms: float, calls: int, max_sleep_ms: float = MAX_SLEEP_MS) -
     return QueuePlan(calls, sleep_ms)
 
 
+def calls_for_repeat(repeat_ms: float, call_ms: float, most: int) -> int:
+    """The calls a repeat queues where it should last about `repeat_ms` of GPU time and one call
+    takes `call_ms` (at least one, at most `most`): a candidate of milliseconds (a tuner's bad
+    matmul) is timed in a few calls, not in `most`."""
+    if call_ms <= 0:
+        return most
+    return max(1, min(most, math.ceil(repeat_ms / call_ms)))
+
+
 def resized(
     plan: QueuePlan, host_ms: float, max_sleep_ms: float = MAX_SLEEP_MS
 ) -> QueuePlan | None:
@@ -72,22 +81,36 @@ def resized(
 
 
 def gpu_time_us(
-    function, args, repeat: int, launches: int = LAUNCHES_PER_REPEAT
+    function,
+    args,
+    repeat: int,
+    launches: int = LAUNCHES_PER_REPEAT,
+    repeat_ms: float | None = None,
 ) -> list[float] | None:
-    """GPU time per call of `function`, without the host's launch overhead (as nvbench does).
+    """GPU time per call of `function`, without the host's launch overhead (as nvbench does);
+    with `repeat_ms`, fewer calls a repeat where `launches` of them would last longer.
     None where PyTorch (events, sleep) or a GPU is missing, or where the host never got ahead
     of the GPU; the caller keeps its host-side figure. See `QueuedGpuTimer`."""
-    return QueuedGpuTimer(function, args, launches)(repeat)
+    return QueuedGpuTimer(function, args, launches, repeat_ms)(repeat)
 
 
 class QueuedGpuTimer:
     """Up to `launches` calls queued behind a sleep, sized from the host time of one call the
     first time it is called and resized where the GPU caught up (the module's docstring). The
     plan is kept between calls of the timer, so an arm timed in many blocks finds it once.
-    `reason`: why the last call gave no figure (None where it gave one)."""
+    `reason`: why the last call gave no figure (None where it gave one). With `repeat_ms`, a
+    repeat queues at most the calls that last about that long on the GPU (`calls_for_repeat`,
+    from one call timed on an idle GPU)."""
 
-    def __init__(self, function, args=(), launches: int = LAUNCHES_PER_REPEAT):
+    def __init__(
+        self,
+        function,
+        args=(),
+        launches: int = LAUNCHES_PER_REPEAT,
+        repeat_ms: float | None = None,
+    ):
         self.function, self.args, self.launches = function, args, launches
+        self.repeat_ms = repeat_ms
         self.plan: QueuePlan | None = None
         self.reason: str | None = None
 
@@ -108,8 +131,11 @@ class QueuedGpuTimer:
             self.reason = "no CUDA device"
             return None
         if self.plan is None:
-            host_ms = self._host_ms(torch)
-            self.plan = plan_queue(host_ms, self.launches)
+            host_ms, call_ms = self._host_ms(torch)
+            launches = self.launches
+            if self.repeat_ms is not None:
+                launches = calls_for_repeat(self.repeat_ms, call_ms, launches)
+            self.plan = plan_queue(host_ms, launches)
             if self.plan is None:
                 self.reason = (
                     f"one call's host path takes {host_ms:.1f} ms, too long for the longest "
@@ -145,9 +171,10 @@ class QueuedGpuTimer:
         self.reason = None
         return samples
 
-    def _host_ms(self, torch) -> float:
-        """The host time of one call on an idle GPU (the least of HOST_CALLS calls), and
-        torch.cuda._sleep's clock, measured once a process."""
+    def _host_ms(self, torch) -> tuple[float, float]:
+        """The host time of one call on an idle GPU and the time from its start to its
+        kernels' end (the least of HOST_CALLS calls each), and torch.cuda._sleep's clock,
+        measured once a process."""
         if not _CYCLES_PER_MS:
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
@@ -156,11 +183,16 @@ class QueuedGpuTimer:
             end.record()
             end.synchronize()
             _CYCLES_PER_MS.append(BLOCKING_CYCLES / max(start.elapsed_time(end), 1e-3))
-        times = []
+        times, calls = [], []
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
         for _ in range(HOST_CALLS):  # the least of a few: a pause of the host's is no call's
             torch.cuda.synchronize()
+            start.record()
             began = time.perf_counter()
             self.function(*self.args)
             times.append((time.perf_counter() - began) * 1e3)
-        torch.cuda.synchronize()
-        return min(times)
+            end.record()
+            end.synchronize()
+            calls.append(start.elapsed_time(end))
+        return min(times), min(calls)
