@@ -93,7 +93,8 @@ def _from_hub(spec: ModelSpec):
     if spec.source == "torchvision":
         names = hub.models.list_models()
         _check_name(spec, names)
-        return hub.models.get_model(spec.name, weights=None), 3, _torchvision_size(hub, spec)
+        model = hub.models.get_model(spec.name, weights=None)
+        return model, 3, _torchvision_size(hub, spec, model)
     _check_name(spec, hub.list_models())
     module = hub.create_model(spec.name, pretrained=False)
     channels, height, _ = module.pretrained_cfg.get("input_size", (3, DEFAULT_SIZE, DEFAULT_SIZE))
@@ -108,10 +109,15 @@ def _check_name(spec: ModelSpec, names: list[str]) -> None:
     raise UnknownModel(f"{spec.source} has no model {spec.name!r}{hint}")
 
 
-def _torchvision_size(torchvision, spec: ModelSpec) -> int:
-    """The crop size of the model's default weights' transforms (299 for inception_v3): read
-    from the weights' description, which loads nothing. Detection and optical-flow weights
-    have no crop size: theirs is DEFAULT_SIZE."""
+def _torchvision_size(torchvision, spec: ModelSpec, model=None) -> int:
+    """The size a vision transformer was built for (its `image_size`: vit_h_14 built without
+    weights takes 224, where its default weights crop 518); for any other model the crop size
+    of its default weights' transforms (299 for inception_v3), read from the weights'
+    description, which loads nothing. Detection and optical-flow weights have no crop size:
+    theirs is DEFAULT_SIZE."""
+    built_for = getattr(model, "image_size", None)
+    if isinstance(built_for, int):
+        return built_for
     transforms = torchvision.models.get_model_weights(spec.name).DEFAULT.transforms
     crop = getattr(transforms, "keywords", {}).get("crop_size", DEFAULT_SIZE)
     return crop[0] if isinstance(crop, (tuple, list)) else crop

@@ -215,3 +215,18 @@ def test_malformed_file_specs_are_one_line_errors(tmp_path, body, function, opti
 def test_a_file_spec_naming_no_file_says_so(tmp_path):
     with pytest.raises(ModelError, match="no file"):
         prepare_model(f"{tmp_path}/absent.py:build", ModelOptions())
+
+
+def test_a_vision_transformer_gets_the_size_it_was_built_for_not_its_weights_crop():
+    weights = SimpleNamespace(
+        DEFAULT=SimpleNamespace(
+            transforms=SimpleNamespace(
+                keywords={"crop_size": 518}  # vit_h_14's default weights
+            )
+        )
+    )
+    torchvision = SimpleNamespace(models=SimpleNamespace(get_model_weights=lambda name: weights))
+    built = SimpleNamespace(image_size=224)  # torchvision's VisionTransformer, no weights
+    spec = parse_spec("torchvision:vit_h_14")
+    assert load._torchvision_size(torchvision, spec, built) == 224
+    assert load._torchvision_size(torchvision, spec, _tiny()) == 518
