@@ -398,3 +398,14 @@ def test_a_module_that_cannot_be_imported_is_one_line_and_leaves_no_folder(
     line = _one_line(capsys, ["model", f"{path}:net", "--analyze", "--out", str(out)])
     assert line.startswith("tune: error: ") and says in line
     assert not out.exists()
+
+
+@pytest.mark.parametrize("peers", ["none", ""])
+def test_peers_none_times_no_pytorch_peer(peers):
+    from tuning.cli.model import add_shared, settings_of
+    from tuning.cli.options import Parser
+
+    parser = Parser(prog="tune model")
+    add_shared(parser, trials=1)
+    args = parser.parse_args(["--peers", peers, "--analyze"])
+    assert settings_of(args)["peers"] == []

@@ -132,6 +132,10 @@ def _gpu() -> bool:
 
 
 def _names(text: str, known, what: str, empty: bool = False) -> list[str]:
+    """The comma-separated `text`'s names, each one of `known`; with `empty`, "none" (or
+    nothing) is no name at all."""
+    if empty and text.strip() == "none":
+        return []
     names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
     unknown = [n for n in names if n not in known]
     if unknown or (not names and not empty):
