@@ -14,6 +14,7 @@ import tvm
 from tvm import relax, s_tir, tirx
 from tvm.relax import op as R
 
+from .graph import float32_scalar
 from .pipeline import make_target, unscheduled
 
 
@@ -68,7 +69,7 @@ def _F():
 
 
 def _one():
-    return relax.const(1.0, "float32")
+    return float32_scalar(1.0)
 
 
 def _conv(emit, x, weight, padding):

@@ -59,20 +59,23 @@ def test_a_pool_that_runs_no_pytorch_starts_without_it_and_has_tvm():
 
 _WITHOUT_TORCH = """
 import sys
-from tuning.children import import_tvm_without_torch
-import_tvm_without_torch()
+from tuning.children import import_tvm
+import_tvm(without_torch=True)
 import tvm
 from scipy import stats  # looks for PyTorch among the imported modules
 print("torch" in sys.modules, round(float(stats.t.ppf(0.975, 3)), 3), bool(tvm.__version__))
+print("ml_dtypes" in sys.modules)
+from tvm import relax  # its constants import ml_dtypes when made
+print(relax.const(1.5, "float16").value.numpy().item(), "ml_dtypes" in sys.modules)
 """
 
 
-def test_tvm_imported_without_pytorch_leaves_it_unimported_and_scipy_working():
+def test_tvm_imported_without_pytorch_and_ml_dtypes_imports_them_when_used():
     done = subprocess.run(
         [sys.executable, "-c", _WITHOUT_TORCH], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["False", "3.182", "True"]
+    assert done.stdout.split() == ["False", "3.182", "True", "False", "1.5", "True"]
 
 
 @pytest.mark.parametrize(

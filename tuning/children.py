@@ -10,7 +10,8 @@ for the work in flight, since a child that ignores Ctrl-C would otherwise finish
 
 A child that runs no PyTorch (a builder, a measuring process without a GPU) starts without it
 (`leave_torch_out`): TVM's FFI imports PyTorch wherever it is installed, 3.5 s of CPU of each
-child's start on a 2-core machine, half of it.
+child's start on a 2-core machine, half of it. Every process of ours imports TVM without
+ml_dtypes (`import_tvm`), which TVM's FFI also imports at once.
 """
 
 from __future__ import annotations
@@ -63,21 +64,33 @@ def leave_torch_out() -> None:
     sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
 
 
-def import_tvm_without_torch() -> None:
-    """TVM imported with PyTorch marked absent, then the mark taken away: TVM's FFI goes
-    without PyTorch, and a library that looks for PyTorch among the imported modules (SciPy's
-    array API does) finds none rather than the mark."""
-    leave_torch_out()
-    import tvm  # noqa: F401
+# Imported by TVM's FFI at its start, and by `export_library` (through tvm.contrib.tvmjs), for
+# NumPy's bfloat16 and float8 types: about 1 s of CPU of each process on a 2-core machine.
+# Nothing here makes such arrays (baselines/models/spec.py's DTYPES); `relax.const`, which
+# wants it, imports it when called.
+IMPORTED_WHEN_USED = ("ml_dtypes",)
 
-    if sys.modules.get("torch", 0) is None:
-        del sys.modules["torch"]
+
+def import_tvm(without_torch: bool = False) -> None:
+    """TVM imported with ml_dtypes (and `without_torch`, PyTorch) marked absent, then the marks
+    taken away: TVM's FFI goes without them, a later import of either imports it, and a library
+    that looks for PyTorch among the imported modules (SciPy's array API does) finds none
+    rather than the mark."""
+    left_out = (*IMPORTED_WHEN_USED, *(("torch",) if without_torch else ()))
+    marked = [name for name in left_out if sys.modules.setdefault(name, None) is None]  # type: ignore[arg-type]
+    import tvm  # noqa: F401
+    import tvm.contrib.tvmjs  # noqa: F401
+
+    for name in marked:
+        if sys.modules.get(name, 0) is None:
+            del sys.modules[name]
 
 
 def _start_pool_child(parent_pid: int, torch: bool) -> None:
     die_with_parent(parent_pid)
     if not torch:
-        leave_torch_out()
+        leave_torch_out()  # for good: its tasks run no PyTorch
+    import_tvm()
 
 
 def process_pool(workers: int, torch: bool = True) -> ProcessPoolExecutor:

@@ -12,7 +12,7 @@ import queue as queue_module
 import time
 from multiprocessing.process import BaseProcess
 
-from tuning.children import die_with_parent, leave_torch_out, stop
+from tuning.children import die_with_parent, import_tvm, leave_torch_out, stop
 from tuning.measure.protocol import KernelProtocol
 
 from .outcome import Outcome, Reason, failed
@@ -23,6 +23,7 @@ def _runner_loop(requests, replies, parent: int, target_kind: str):
     die_with_parent(parent)
     if target_kind != "cuda":  # PyTorch times CUDA kernels (`gpu_timer`); nothing else here
         leave_torch_out()
+    import_tvm()
     # Imported here, after the line to the parent is set: TVM is most of a new runner's
     # start-up, which no candidate is charged for (the time limit starts after "ready").
     from .kernel_check import measure_library

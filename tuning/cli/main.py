@@ -38,7 +38,7 @@ from pathlib import Path
 
 from baselines.case import CaseError
 from baselines.models.errors import ModelError
-from tuning.children import import_tvm_without_torch
+from tuning.children import import_tvm
 from tuning.errors import EXIT_TUNING_FAILED, EXIT_USAGE, TrackerError, TuningFailed, UsageError
 from tuning.progress import DETAILS_LOG, Progress, details_to
 from tuning.redact import redact
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_USAGE
     if command and _runs_no_pytorch(argv):
-        import_tvm_without_torch()
+        import_tvm(without_torch=True)
     previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
     code = 1
     try:

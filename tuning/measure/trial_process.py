@@ -14,7 +14,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from tuning.children import die_with_parent, import_tvm_without_torch, stop
+from tuning.children import die_with_parent, import_tvm, stop
 
 if TYPE_CHECKING:
     from .harness import TrialJob
@@ -24,8 +24,7 @@ def _trial_entry(jobs, replies, warm_peers: tuple, torch: bool, parent: int, spa
     """A trial's process: imports (TVM without PyTorch where the trial runs none), then its
     trial when it comes (None: no trial, exit)."""
     die_with_parent(parent)
-    if not torch:
-        import_tvm_without_torch()
+    import_tvm(without_torch=not torch)
     from .harness import run_trial
 
     imported = time.time()  # the process and the imports its entry needs (TVM)
