@@ -103,22 +103,32 @@ def python_path(*folders: Path) -> str:
     return os.pathsep.join([*map(str, folders), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
-def tune(*args, check_exit=None, timeout=900):
-    """Run the `tune` command as a user would; optionally assert its exit code."""
-    done = subprocess.run([*TUNE, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+def tune(*args, check_exit=None, timeout=900, env=None):
+    """Run the `tune` command as a user would (with `env` added to the environment);
+    optionally assert its exit code."""
+    done = subprocess.run(
+        [*TUNE, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **env} if env else None,
+    )
     if check_exit is not None:
         assert done.returncode == check_exit, done.stderr[-3000:]
     return done
 
 
-def tune_killed_when(condition, *args, timeout=600):
-    """Start `tune`, SIGKILL it (with its worker processes) once `condition()` holds."""
+def tune_killed_when(condition, *args, timeout=600, env=None):
+    """Start `tune` (with `env` added to the environment), SIGKILL it (with its worker
+    processes) once `condition()` holds."""
     process = subprocess.Popen(
         [*TUNE, *args],
         cwd=ROOT,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **env} if env else None,
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None and not condition():
