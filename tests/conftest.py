@@ -103,6 +103,11 @@ def python_path(*folders: Path) -> str:
     return os.pathsep.join([*map(str, folders), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
+def _with(env: dict | None) -> dict | None:
+    """This process's environment with `env` added (None: inherited as it is)."""
+    return {**os.environ, **env} if env else None
+
+
 def tune(*args, check_exit=None, timeout=900, env=None):
     """Run the `tune` command as a user would (with `env` added to the environment);
     optionally assert its exit code."""
@@ -112,7 +117,7 @@ def tune(*args, check_exit=None, timeout=900, env=None):
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, **env} if env else None,
+        env=_with(env),
     )
     if check_exit is not None:
         assert done.returncode == check_exit, done.stderr[-3000:]
@@ -128,7 +133,7 @@ def tune_killed_when(condition, *args, timeout=600, env=None):
         start_new_session=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, **env} if env else None,
+        env=_with(env),
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None and not condition():

@@ -248,20 +248,11 @@ def test_a_password_in_the_storage_url_is_in_no_file_the_run_writes(tmp_path):
         with_password(server, secret),
         check_exit=0,
     )
-    env = {**os.environ, "PG_SECRET": secret}
-    import subprocess
-
-    from conftest import ROOT, TUNE
-
-    again = subprocess.run(
-        [*TUNE, "--resume", str(out), "--storage", server, "--storage-password-env", "PG_SECRET"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    again = tune(
+        *("--resume", str(out), "--storage", server, "--storage-password-env", "PG_SECRET"),
+        env={"PG_SECRET": secret},
+        check_exit=0,
     )
-    assert again.returncode == 0, again.stderr[-2000:]
     printed = first.stdout + first.stderr + again.stdout + again.stderr
     assert secret not in printed
     assert [p for p in out.rglob("*") if p.is_file() and secret.encode() in p.read_bytes()] == []
