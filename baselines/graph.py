@@ -12,7 +12,7 @@ from .case import Case
 def float32_scalar(value: float) -> relax.Expr:
     """A 0-d float32 Relax constant, the one `relax.const(value, "float32")` makes, without the
     ml_dtypes import that `relax.const` does for NumPy's bfloat16 and float8 types (about 1 s of
-    CPU of each process that builds a graph, `tuning.children.import_tvm`)."""
+    CPU of each process that builds a graph, `tuning.base.children.import_tvm`)."""
     data = tvm.runtime.tensor(np.array(value, "float32"))
     return tvm.ir.GenericConst(data, relax.TensorType((), "float32"))
 

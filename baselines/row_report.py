@@ -1,7 +1,7 @@
 """row_bench.md from row_bench.json (`row_bench.py`): the times of each short-row kernel under
 the default rules, the row rule's lane counts and PyTorch, their ratios, the launches, and the
 decision the figures support. A function of the JSON alone, so a committed run renders again to
-the same text (`python3 -m baselines.row_bench OUT --render`).
+the same text (`python3 -m tuning.row_bench OUT --render`).
 
 The decision: the row rule (a warp per row, `warp`) is taken where it beats the default on every
 kernel, each interquartile range apart (its third quartile below the default's first), and is
@@ -10,6 +10,9 @@ decide; a CPU run (llvm, the test mode) states that it decides nothing.
 """
 
 from __future__ import annotations
+
+# The command before the bench moved to tuning/ (a run's JSON from before names none).
+OLD_COMMAND = "python3 -m baselines.row_bench"
 
 TVM = ("default", "warp", "warp-regs", "lanes16", "lanes8")
 WARP = ("warp", "warp-regs")  # the row rule as it would ship: a warp per row
@@ -33,7 +36,8 @@ def markdown(result: dict) -> str:
         f"# Short rows: TVM's default rules, a warp or fewer threads per row, PyTorch "
         f"({environment['run_on']})",
         "",
-        f"`python3 -m baselines.row_bench`, {environment['date']}, TVM {environment['tvm']}, "
+        f"`{environment.get('command', OLD_COMMAND)}`, {environment['date']}, "
+        f"TVM {environment['tvm']}, "
         f"PyTorch {environment.get('torch')}"
         + (f", {environment['gpu']}" if gpu else ", on the CPU")
         + ". Each kernel and PyTorch peer checked against NumPy (float64, tolerance "

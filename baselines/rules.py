@@ -17,8 +17,8 @@ The rule lists (`RULE_LISTS`), each the backend's default list changed where it 
                    (arm `reduction-fix`)
 
 RowReduction is the project's, measured on the H200 against the default and PyTorch
-(`row_bench.py`, reports/h200/rows/); the upstream patch (tuning/upstream/, the file TVM would
-ship: `window_reduction.py`) holds WindowReduction alone.
+(`tuning/row_bench.py`, reports/h200/rows/); the upstream patch (tuning/upstream/, the file TVM
+would ship: `window_reduction.py`) holds WindowReduction alone.
 """
 
 from __future__ import annotations

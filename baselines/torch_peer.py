@@ -68,7 +68,7 @@ def torch_graph(case: Case) -> Callable[..., tuple]:
 
 def torch_available() -> bool:
     """Whether PyTorch can be imported here (not in a child started without it:
-    `tuning.children.leave_torch_out`, where `find_spec` would raise)."""
+    `tuning.base.children.leave_torch_out`, where `find_spec` would raise)."""
     if "torch" in sys.modules:
         return sys.modules["torch"] is not None
     return importlib.util.find_spec("torch") is not None

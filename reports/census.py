@@ -16,19 +16,17 @@ from __future__ import annotations
 
 import csv
 import io
-from collections import Counter
 from pathlib import Path
 
 from tuning.runfolder.names import member
 from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
 
+from .census_counts import ROW_TAKES, TAKES
 from .model_names import DEFAULT
 
 FILE = "census.json"
 WINDOW_RULE = "WindowReduction"
-TAKES = "takes"
 ROW_RULE = "RowReduction"
-ROW_TAKES = "RowReduction takes"
 
 
 def render_census(out: Path, summary: dict) -> dict:
@@ -103,33 +101,6 @@ def _kernel(kernel: dict, declines: dict) -> dict:
         "window_rule": takes or next(iter(declines.values()), None),
         "kernel_us": {r: us for r, us in kernel["kernel_us"].items() if us is not None},
     }
-
-
-def tally(flagged: list[dict]) -> dict:
-    """Counts over flagged kernels: kernels and launches, taken by the window rule and by
-    RowReduction, declined by reason, and the default list's rules."""
-    taken = [k for k in flagged if k["window_rule"] == TAKES]
-    rows = [k for k in flagged if k["window_rule"] == ROW_TAKES]
-    return {
-        "kernels": len(flagged),
-        "launches": sum(k["calls"] for k in flagged),
-        "taken": len(taken),
-        "taken_launches": sum(k["calls"] for k in taken),
-        "rows": len(rows),
-        "rows_launches": sum(k["calls"] for k in rows),
-        "declined": Counter(
-            str(k["window_rule"]) for k in flagged if k["window_rule"] not in (TAKES, ROW_TAKES)
-        ),
-        "default_rules": Counter(str(k["rules"].get(DEFAULT)) for k in flagged),
-    }
-
-
-def flagged_ms(flagged: list[dict], rules: str) -> float | None:
-    """Launches x time of the flagged kernels under `rules`, in ms; None unless all are timed."""
-    times = [k["kernel_us"].get(rules) for k in flagged]
-    if not flagged or None in times:
-        return None
-    return sum(k["calls"] * t for k, t in zip(flagged, times)) / 1e3
 
 
 CSV_FIELDS = ("model", "kernel", "calls", "window", "outputs", "list", "rule", "grid", "block")

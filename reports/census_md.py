@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .cells import MISSING, table
-from .census import flagged_ms, tally
+from .census_counts import flagged_ms, tally
 from .escape import code, md
 from .model_md import duration
 

@@ -4,8 +4,8 @@ comment.md and PR.md.
 Whatever a run file, a model spec, a name, an error or the environment holds is written as the
 text it is, never as markup: no HTML (`<script>`, `<img>`, `</details>`), no code fence or
 table cell it could close, no link, no line break, no @mention that would ping someone, and no
-password (`tuning/redact.py`). Ordinary names (`inception_v3`, `ms-default`, `torchvision:x`)
-are left as they are, so that reports of ordinary runs read the same.
+password (`tuning/runfolder/redact.py`). Ordinary names (`inception_v3`, `ms-default`,
+`torchvision:x`) are left as they are, so that reports of ordinary runs read the same.
 
 `md(text)` is plain text for a paragraph or a table cell; `code(text)` is an inline code span
 (plain text where a span could not hold it); `fenced(lines)` is a code block whose fence no
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from tuning.redact import redact
+from tuning.runfolder.redact import redact
 
 # Line breaks, control characters and the direction overrides that make text read otherwise.
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")

@@ -17,7 +17,7 @@ import csv
 import io
 
 from baselines.models.failures import failure_rows
-from tuning.redact import redact_data
+from tuning.runfolder.redact import redact_data
 from tuning.runfolder.store import Run, read_json, write_json, write_text
 
 from .model_names import AGREEMENT, DEFAULT, TUNED, arm_of

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuning.redact import redact_data
 from tuning.runfolder.names import member
+from tuning.runfolder.redact import redact_data
 from tuning.runfolder.store import RUN_FILE, Run, read_json, write_json, write_text
 
 from .model import DEFAULT, arm_of

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
-from tuning.redact import redact_data
+from tuning.runfolder.redact import redact_data
 from tuning.runfolder.store import Run, write_json, write_text
 
 from . import markdown

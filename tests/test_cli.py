@@ -298,8 +298,8 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
 @pytest.mark.slow
 def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path, monkeypatch):
     from tuning import study
+    from tuning.base.errors import TuningFailed
     from tuning.cli.main import main
-    from tuning.errors import TuningFailed
 
     def nothing_measured(name, *args):
         raise TuningFailed(f"{name} measured no valid candidate in 3 trials: {{'build error': 3}}")

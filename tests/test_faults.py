@@ -15,11 +15,11 @@ from conftest import ROOT, SMALL, WINDOW3, InjectingSpace, tune, tune_killed_whe
 
 from baselines.pipeline import make_target
 from baselines.template import PoolSchedule
+from tuning.base.faults import KILL_AFTER_WRITE
+from tuning.base.progress import Progress
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel import fused_function, kernel_module
-from tuning.faults import KILL_AFTER_WRITE
 from tuning.measure.protocol import KernelProtocol
-from tuning.progress import Progress
 from tuning.runfolder import store
 from tuning.runfolder.store import Run, RunError
 from tuning.tuners.metaschedule import tuner as metaschedule

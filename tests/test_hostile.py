@@ -15,7 +15,7 @@ from conftest import ROOT, TUNE, one_line, python_path
 
 from reports.escape import WORD_JOINER, code, fenced, md
 from tuning.cli.main import main
-from tuning.redact import redact, remember_secret, with_password, without_password
+from tuning.runfolder.redact import redact, remember_secret, with_password, without_password
 
 MODELS = ROOT / "reports" / "h200" / "models" / "models.tar.xz"
 # What a careless or hostile name, spec, error or environment string may hold.

@@ -158,7 +158,7 @@ def test_workers_stop_when_their_run_is_killed(tmp_path, start):
 # pool's process is still starting, and reaches its parent-death signal after its parent died.
 STARTS_A_POOL_AND_EXITS = """
 import os, time
-from tuning.children import process_pool
+from tuning.base.children import process_pool
 pool = process_pool(1)
 pool.submit(time.sleep, 600)
 print(*pool._processes, flush=True)

@@ -99,7 +99,7 @@ def test_a_disk_filled_mid_run_gives_one_line_and_the_run_resumes(small_disk):
 # the error that stops the run, printed as the command line does.
 FULL_DETAILS = """
 import sys
-from tuning.progress import Progress, details_to
+from tuning.base.progress import Progress, details_to
 try:
     with details_to(sys.argv[1], Progress()):
         print("a library's output", end="")

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from baselines.script_frames import PSEUDO_FILES
-from tuning.children import process_pool
+from tuning.base.children import process_pool
 from tuning.cli.main import _runs_no_pytorch
 
 
@@ -59,7 +59,7 @@ def test_a_pool_that_runs_no_pytorch_starts_without_it_and_has_tvm():
 
 _WITHOUT_TORCH = """
 import sys
-from tuning.children import import_tvm
+from tuning.base.children import import_tvm
 import_tvm(without_torch=True)
 import tvm
 from scipy import stats  # looks for PyTorch among the imported modules

@@ -156,8 +156,8 @@ def test_unknown_sweep_case_is_one_line_and_exit_2():
 @pytest.mark.slow
 def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp_path, monkeypatch):
     from tuning import study
+    from tuning.base.errors import TuningFailed
     from tuning.cli.main import main
-    from tuning.errors import TuningFailed
 
     def nothing_measured(name, *args):
         raise TuningFailed(f"{name} measured no valid candidate in 3 trials")

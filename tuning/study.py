@@ -22,10 +22,10 @@ from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.registry import TUNERS
 from tuning.tuners.spec import RunOptions
 
+from .base.errors import TuningFailed
+from .base.progress import Progress
 from .environment import capture, sm_clock_mhz
-from .errors import TuningFailed
 from .plan import RunPlan, describe_arms, split_arms
-from .progress import Progress
 
 
 def tuned_arm(

@@ -35,10 +35,10 @@ from tuning.runfolder.sweep_folder import (  # noqa: F401  (check_sweep_folder: 
 from tuning.tuners.registry import TUNERS, tuners_for
 from tuning.tuners.spec import Role
 
-from .errors import TuningFailed
+from .base.errors import TuningFailed
+from .base.progress import DETAILS_LOG, Progress, details_to
 from .limits import check_case_fits
 from .plan import RunPlan
-from .progress import DETAILS_LOG, Progress, details_to
 from .rule_choice import fused_kernel_rules, reduction_rules
 
 SWEEP_ARMS = ["partial", "on", "fixed", "serial", "one-kernel"]

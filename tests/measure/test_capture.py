@@ -10,8 +10,8 @@ from conftest import tune
 from baselines import torch_peer
 from baselines.arms import ARMS
 from baselines.reference import random_input, reference
+from tuning.base.errors import UsageError
 from tuning.cli.choices import check_arms_fit_target
-from tuning.errors import UsageError
 from tuning.measure.harness import check
 from tuning.measure.protocol import Protocol
 from tuning.measure.vm_arms import outputs_of

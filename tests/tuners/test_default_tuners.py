@@ -2,11 +2,11 @@
 
 import pytest
 
+from tuning.base.errors import UsageError
 from tuning.cli import run as run_module
 from tuning.cli.choices import run_tuners
 from tuning.cli.options import parser
 from tuning.cli.run_options import refuse_changes, stored_options
-from tuning.errors import UsageError
 from tuning.tuners.optuna import one_kernel_budget
 from tuning.tuners.registry import TUNERS
 

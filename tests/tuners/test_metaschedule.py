@@ -10,8 +10,8 @@ from tvm import relax
 
 from baselines.pipeline import build, make_target
 from baselines.reference import random_input, reference
+from tuning.base.errors import TuningFailed
 from tuning.candidates.summary import budget_shares
-from tuning.errors import TuningFailed
 from tuning.measure.vm_arms import outputs_of
 from tuning.runfolder.store import Run
 from tuning.tuners.metaschedule import bridge as ms_bridge

@@ -27,7 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from baselines.case import Case
 from baselines.protocols import Schedule
-from tuning.children import kill_pool, process_pool
+from tuning.base.children import kill_pool, process_pool
 from tuning.measure.protocol import KernelProtocol
 
 from .builder import build_candidate

@@ -12,7 +12,7 @@ import queue as queue_module
 import time
 from multiprocessing.process import BaseProcess
 
-from tuning.children import die_with_parent, import_tvm, leave_torch_out, stop
+from tuning.base.children import die_with_parent, import_tvm, leave_torch_out, stop
 from tuning.measure.protocol import KernelProtocol
 
 from .outcome import Outcome, Reason, failed

@@ -11,8 +11,8 @@ import tvm
 
 from baselines.arms import ARMS
 from baselines.torch_peer import PEERS, require_torch, torch_available
+from tuning.base.errors import UsageError
 from tuning.environment import gpu_arch, gpu_visible
-from tuning.errors import UsageError
 from tuning.runfolder.store import RunError
 from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.registry import TUNERS, default_tuners

@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import sqlite3
 
-from tuning.redact import redact
+from tuning.runfolder.redact import redact
 
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 _FULL_TEXT = (

@@ -38,11 +38,17 @@ from pathlib import Path
 
 from baselines.case import CaseError
 from baselines.models.errors import ModelError
-from tuning.children import import_tvm
-from tuning.errors import EXIT_TUNING_FAILED, EXIT_USAGE, TrackerError, TuningFailed, UsageError
-from tuning.progress import DETAILS_LOG, Progress, details_to
-from tuning.redact import redact
+from tuning.base.children import import_tvm
+from tuning.base.errors import (
+    EXIT_TUNING_FAILED,
+    EXIT_USAGE,
+    TrackerError,
+    TuningFailed,
+    UsageError,
+)
+from tuning.base.progress import DETAILS_LOG, Progress, details_to
 from tuning.runfolder.lock import release_all
+from tuning.runfolder.redact import redact
 from tuning.runfolder.store import Run, RunError, read_text
 from tuning.scratch import own_tmpdir
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from baselines.models.errors import ModelError
 from baselines.models.spec import DTYPES, ModelOptions, parse_spec
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.store import RUN_FILE, check_folder_name
 
@@ -148,9 +148,9 @@ def _names(text: str, known, what: str, empty: bool = False) -> list[str]:
 def model_main(argv: list[str]) -> int:
     """`tune model SPEC`: one network, per kernel and end to end."""
     from reports.model_md import headline
+    from tuning.base.progress import DETAILS_LOG, Progress, details_to
     from tuning.models.plan import KERNEL_CHOICES, ModelPlan
     from tuning.models.study import open_model_run, run_model
-    from tuning.progress import DETAILS_LOG, Progress, details_to
 
     parser = Parser(prog="tune model", description=__doc__)
     parser.add_argument(

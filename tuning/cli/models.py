@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 from tuning.runfolder.store import RUN_FILE, check_folder_name, read_json
 
 from .model import add_shared, settings_of
@@ -121,8 +121,8 @@ def _run(
     out: Path, entries: list, zoo, shared: dict, command: str, verbose: bool, jobs: int | None
 ) -> int:
     from reports.models_md import headline
+    from tuning.base.progress import DETAILS_LOG, Progress, details_to
     from tuning.models.catalog import model_plans, open_models_folder, run_models
-    from tuning.progress import DETAILS_LOG, Progress, details_to
 
     plans = model_plans(entries, shared, command)
     open_models_folder(out, plans, command, zoo.to_dict() if zoo else None)

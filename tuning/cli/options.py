@@ -20,7 +20,7 @@ from typing import NoReturn
 from baselines.arms import ARMS, DEFAULT_ARMS
 from baselines.case import plain_integer
 from baselines.torch_peer import PEERS
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 from tuning.limits import BUILDER_BYTES, GB, MEMORY_SHARE, WORKER_BASE_BYTES
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.ranges import RANGES, out_of_range

@@ -10,12 +10,12 @@ from pathlib import Path
 from baselines.case import Case, parse_case
 from baselines.pipeline import make_target
 from baselines.torch_peer import capture_counterparts
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 from tuning.limits import check_case_fits, check_workers_fit, slow_case_note
 from tuning.measure.protocol import Protocol
 from tuning.plan import RunPlan
-from tuning.redact import redact
 from tuning.runfolder.opener import open_locked
+from tuning.runfolder.redact import redact
 from tuning.runfolder.store import Run, RunError, check_folder_name, run_identity
 from tuning.study import save_environment
 from tuning.tuners.registry import TUNERS

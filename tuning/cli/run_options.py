@@ -8,7 +8,7 @@ with the value the run has; another value is refused, never silently ignored.
 
 from __future__ import annotations
 
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 from tuning.measure.protocol import Protocol
 
 AUTO = "auto"

@@ -6,9 +6,9 @@ import datetime
 import sys
 from pathlib import Path
 
-from tuning.errors import EXIT_TUNING_FAILED
+from tuning.base.errors import EXIT_TUNING_FAILED
+from tuning.base.progress import Progress
 from tuning.measure.protocol import Protocol
-from tuning.progress import Progress
 
 from .choices import resolve_target
 from .options import Parser, check_options, integer

@@ -6,11 +6,11 @@ import argparse
 import sys
 
 from baselines.case import parse_case
+from tuning.base.children import die_with_parent
+from tuning.base.errors import UsageError
+from tuning.base.progress import Progress
 from tuning.candidates.outcome import Status
-from tuning.children import die_with_parent
-from tuning.errors import UsageError
 from tuning.limits import check_case_fits
-from tuning.progress import Progress
 from tuning.runfolder.store import run_identity
 from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.optuna.storages import remember_password

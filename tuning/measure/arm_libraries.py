@@ -15,7 +15,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
 from baselines.pipeline import make_target
-from tuning.children import kill_pool, process_pool
+from tuning.base.children import kill_pool, process_pool
 
 from .workload import CaseWorkload, as_workload
 

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from tuning.children import die_with_parent, import_tvm, stop
+from tuning.base.children import die_with_parent, import_tvm, stop
 
 if TYPE_CHECKING:
     from .harness import TrialJob

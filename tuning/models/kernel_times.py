@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tuning.base.children import kill_pool, process_pool
 from tuning.candidates.outcome import Reason, Status, failed, wrong
-from tuning.children import kill_pool, process_pool
 from tuning.measure.protocol import KernelProtocol
 from tuning.runfolder.store import Run, read_json, write_json
 

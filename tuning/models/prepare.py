@@ -19,7 +19,7 @@ from concurrent.futures import Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tuning.children import kill_pool, process_pool
+from tuning.base.children import kill_pool, process_pool
 from tuning.runfolder.store import Run, write_json
 
 from .plan import ModelPlan

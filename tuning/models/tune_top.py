@@ -27,13 +27,13 @@ import tvm
 
 from baselines.models.errors import first_line
 from baselines.pipeline import make_target
+from tuning.base.errors import OutOfScope, TuningFailed
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.outcome import Status
 from tuning.candidates.rule_schedule import DefaultSchedule
 from tuning.candidates.side_by_side import side_by_side
 from tuning.candidates.task import ModelKernel
-from tuning.errors import OutOfScope, TuningFailed
 from tuning.runfolder.store import Run, read_json, write_json, write_text
 from tuning.tuners.registry import TUNERS, tuners_for
 from tuning.tuners.spec import KernelJob, Role

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
 
     from baselines.arms import Arm
     from baselines.case import Case
+    from tuning.base.progress import Progress
     from tuning.candidates.evaluator import CandidateEvaluator
     from tuning.candidates.task import KernelTask
-    from tuning.progress import Progress
 
 
 class Role:

@@ -8,7 +8,7 @@ import os
 import re
 import subprocess
 
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 
 AUTHOR = re.compile(r"(?P<name>[^<>\n]*[^<>\s])\s*<(?P<email>[^<>\s]+@[^<>\s]+)>")
 ASK = 'give the patch\'s author with --author "Name <email>"'

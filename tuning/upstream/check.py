@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 
 from .check_report import render_check
 from .names import missing_names, used_names

@@ -13,7 +13,7 @@ from pathlib import Path
 from baselines.window_bench import table
 from reports.comparisons import ratio_text
 from reports.escape import code, md
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 
 from .committed import committed
 from .models_section import models_section

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from reports.comparisons import ratio_text
 from reports.escape import code, md
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 
 # The end-to-end figures a row gives (GPU time where recorded), and how the table names them.
 FIGURES = {"gpu_queued": ("gpu_ms", "GPU time"), "call_path": ("call_path_ms", "own call path")}

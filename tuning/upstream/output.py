@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 from tuning.runfolder.store import write_text
 
 

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from baselines.window_reduction import MAX_WINDOW
-from tuning.errors import UsageError
+from tuning.base.errors import UsageError
 
 from .rule import rule_source
 from .tvm_test import TVM_TEST

@@ -9,7 +9,8 @@ from tvm.script import relax as R
 
 from baselines.models.analysis import Launch, analyze
 from baselines.models.declines import OVER, REASONS, ROWS
-from reports.census import ROW_TAKES, TAKES, _kernel, tally
+from reports.census import _kernel
+from reports.census_counts import ROW_TAKES, TAKES, tally
 from reports.census_md import markdown
 
 LAYER_NORM = "layer_norm"

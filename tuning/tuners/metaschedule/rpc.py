@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from baselines.case import Case
+from tuning.base.children import die_with_parent
+from tuning.base.errors import TrackerError
 from tuning.candidates.builder import error_line
 from tuning.candidates.kernel_check import check_and_time, upload_inputs
 from tuning.candidates.outcome import Reason, Status, failed
 from tuning.candidates.task import PoolKernel
-from tuning.children import die_with_parent
-from tuning.errors import TrackerError
 from tuning.measure.protocol import KernelProtocol
 from tuning.runfolder.store import read_json, write_json
 

@@ -30,6 +30,8 @@ from tvm.s_tir import meta_schedule as ms
 
 from baselines.arms import Arm, tuned_arm
 from baselines.case import Case
+from tuning.base.errors import TuningFailed
+from tuning.base.progress import Progress
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel import kernel_module
 from tuning.candidates.kernel_cache import KernelCache
@@ -38,8 +40,6 @@ from tuning.candidates.side_by_side import side_by_side
 from tuning.candidates.summary import budget_shares, summary_counts, tuner_result
 from tuning.candidates.task import KernelTask, PoolKernel, as_task
 from tuning.candidates.time_book import TimeBook
-from tuning.errors import TuningFailed
-from tuning.progress import Progress
 from tuning.runfolder.store import Run, read_json, read_text, write_json, write_text
 from tuning.tuners.spec import KernelJob
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 
 import optuna
 
+from tuning.base.faults import measurement_written
 from tuning.candidates.outcome import Status
-from tuning.faults import measurement_written
 
 RECORD = "measurement"
 _RUNNING = (optuna.trial.TrialState.RUNNING,)

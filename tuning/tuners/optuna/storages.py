@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuning.redact import (
+from tuning.runfolder.redact import (
     has_password,
     query_password,
     redact,

@@ -17,12 +17,12 @@ from baselines.arms import Arm, template_arm
 from baselines.case import Case
 from baselines.models.errors import first_line
 from baselines.template import PoolSchedule
+from tuning.base.errors import OutOfScope, TuningFailed
+from tuning.base.progress import Progress
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.rule_schedule import DefaultSchedule
 from tuning.candidates.summary import summary_counts, tuner_result
-from tuning.errors import OutOfScope, TuningFailed
-from tuning.progress import Progress
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.space import Space, key
 from tuning.tuners.spec import KernelJob

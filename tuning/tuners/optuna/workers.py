@@ -10,9 +10,9 @@ import optuna
 
 from baselines.case import Case
 from baselines.pipeline import make_target
+from tuning.base.children import stop
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.summary import budget_shares
-from tuning.children import stop
 from tuning.tuners.space import Space
 
 from .samplers import make_sampler

@@ -11,10 +11,9 @@ import pytest
 import tvm
 from tvm.script import tirx as T
 
-import baselines.row_bench
+import tuning.row_bench
 from baselines.anatomy import cuda_source, launch_configs, ptxas_resources
 from baselines.pipeline import make_target
-from baselines.row_bench import SCHEDULES, main, measure, schedule
 from baselines.row_kernels import (
     KERNELS,
     LAYER_NORM,
@@ -31,6 +30,7 @@ from baselines.torch_peer import torch_available
 from baselines.window_bench import without_bindings
 from baselines.window_kernels import KERNELS as WINDOW_KERNELS
 from baselines.window_kernels import fused, reduction_function
+from tuning.row_bench import SCHEDULES, main, measure, schedule
 
 CUDA = make_target("cuda")
 needs_torch = pytest.mark.skipif(not torch_available(), reason="PyTorch's peer: pip install torch")
@@ -55,7 +55,7 @@ def test_every_schedule_is_right_on_llvm(kernel):
 def test_a_result_off_the_reference_is_wrong_and_not_timed(monkeypatch):
     """The gate: against a reference shifted by 1e-3, every schedule is wrong, none timed."""
     monkeypatch.setattr(
-        baselines.row_bench, "reference", lambda kernel, arrays: reference(kernel, arrays) + 1e-3
+        tuning.row_bench, "reference", lambda kernel, arrays: reference(kernel, arrays) + 1e-3
     )
     row = measure(SMALL[0], "llvm", [])
     for entry in row["schedules"].values():

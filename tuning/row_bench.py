@@ -1,8 +1,8 @@
 """Short rows (softmax, layer norm: `row_kernels.py`) under TVM's default rules, a warp or fewer
 threads per row (`row_reduction.py`) and PyTorch: the figures that decide on the row rule.
 
-    python3 -m baselines.row_bench OUT [--target cuda|llvm] [--kernels A,B] [--peers ...]
-    python3 -m baselines.row_bench OUT --render    row_bench.md again from OUT/row_bench.json
+    python3 -m tuning.row_bench OUT [--target cuda|llvm] [--kernels A,B] [--peers ...]
+    python3 -m tuning.row_bench OUT --render    row_bench.md again from OUT/row_bench.json
                                                    (or from it in OUT/row_bench.tar.xz)
 
 Each kernel's PrimFunc is scheduled by the default list (GeneralReduction: 256 threads a row)
@@ -28,17 +28,16 @@ from pathlib import Path
 import numpy as np
 import tvm
 
+from baselines.anatomy import launch_configs
+from baselines.pipeline import make_target
+from baselines.row_kernels import KERNELS, RowKernel, error, reference, torch_function
+from baselines.row_reduction import RowReduction
+from baselines.row_report import markdown
+from baselines.rules import default_rules, first_rule
+from baselines.window_bench import bench_parser, environment, without_bindings
 from tuning.candidates.kernel_check import time_kernel
 from tuning.measure.gpu_timer import GPU_TIMER, QueuedGpuTimer
 from tuning.measure.protocol import KernelProtocol
-
-from .anatomy import launch_configs
-from .pipeline import make_target
-from .row_kernels import KERNELS, RowKernel, error, reference, torch_function
-from .row_reduction import RowReduction
-from .row_report import markdown
-from .rules import default_rules, first_rule
-from .window_bench import bench_parser, environment, without_bindings
 
 # The TVM schedules: name -> the rule list they are taken from.
 SCHEDULES = {
@@ -50,6 +49,7 @@ SCHEDULES = {
 }
 PEERS = ("torch-eager", "torch-compile")
 TOLERANCE = 1e-4  # relative to the reference's largest magnitude, as window_bench's
+COMMAND = "python3 -m tuning.row_bench"
 PROTOCOLS = {
     "cuda": KernelProtocol(number=20, repeat=15, min_repeat_ms=20),
     "llvm": KernelProtocol(number=2, repeat=3, min_repeat_ms=0),
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started, rows = time.perf_counter(), list[dict]()
     result = {
-        "environment": {**environment(target_kind), "torch": _torch_version()},
+        "environment": {**environment(target_kind), "torch": _torch_version(), "command": COMMAND},
         "protocol": asdict(PROTOCOLS[target_kind]),
         "tolerance": TOLERANCE,
         "kernels": rows,
