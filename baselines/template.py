@@ -28,7 +28,7 @@ from .window_reduction import aligned_vector, analyze_window, unroll_inside, vec
 POOL_BLOCK = "pool_max"
 # Knobs added after runs were stored, at the values that give the schedules from before them: a
 # point records them only at other values, so a stored point keeps its record and its key.
-ADDED_KNOBS = {"outputs_flat": 1}
+ADDED_KNOBS = {"outputs_flat": 1, "outputs_strided": 1}
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,10 @@ class PoolSchedule:
     outputs_flat  consecutive elements of the flattened output per thread, with outputs_w and
                   outputs_h 1 (`flat_outputs.py`); with `vector`, their stores are vectorized
                   and no input rows are staged
+    outputs_strided  outputs per thread a block's threads apart (CUDA): thread t of a block
+                  takes t, t + threads, ... of the flat index (with outputs_flat, those
+                  groups), as Triton lays out a block of elements, so that every load and
+                  store a warp makes is coalesced
     """
 
     threads: int = 256
@@ -57,6 +61,7 @@ class PoolSchedule:
     vector: bool = False
     pooled_scope: str = "local"
     outputs_flat: int = 1
+    outputs_strided: int = 1
 
     def to_dict(self) -> dict:
         return recorded(dataclasses.asdict(self))
@@ -88,6 +93,11 @@ def _flat(cfg: PoolSchedule) -> bool:
     """Whether the point tiles the flattened output (a value MetaSchedule samples is one of the
     flat domain's values above 1)."""
     return not isinstance(cfg.outputs_flat, int) or cfg.outputs_flat > 1
+
+
+def _strided(cfg: PoolSchedule) -> bool:
+    """Whether a thread's outputs lie a block apart (a sampled value: one above 1)."""
+    return not isinstance(cfg.outputs_strided, int) or cfg.outputs_strided > 1
 
 
 def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
@@ -132,7 +142,13 @@ def _place_later_outputs(
 
 def _schedule_gpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
     window, later, outer, h_inner, w_inner = _tile_outputs(sch, cfg)
-    if cfg.thread_axis == "inner":
+    if _strided(cfg):  # [blocks, strided, threads]: a thread's outputs a block apart
+        block_loop, strided, thread_loop = sch.split(
+            outer, [None, cfg.outputs_strided, cfg.threads]
+        )
+        if cfg.unroll:
+            sch.unroll(strided)
+    elif cfg.thread_axis == "inner":
         block_loop, thread_loop = sch.split(outer, [None, cfg.threads])
     else:
         thread_loop, block_loop = sch.split(outer, [cfg.threads, None])

@@ -28,6 +28,7 @@ GPU_DOMAINS: Domains = {
     "vector": [False, True],
     "pooled_scope": ["local", "shared"],
     "outputs_flat": [1, 2, 4],
+    "outputs_strided": [1, 2, 4, 8],
 }
 # On the CPU the template parallelizes the outer loop; threads, binding and scope do not apply.
 CPU_DOMAINS: Domains = {
@@ -42,9 +43,38 @@ VECTOR_LANES = (2, 4)
 # The nearest the template comes to dlight's GeneralReduction: the pooled value in shared memory,
 # one output per thread, no unrolling, the smallest blocks (the default is one block per output).
 CLOSEST_TO_DEFAULT = PoolSchedule(threads=32, pooled_scope="shared")
-# Inductor's kernel on the stride-1 Cases (reports/h200/README.md): 128 threads, each with two
-# consecutive elements of the flattened output, stored as one vector where they divide it.
+# Inductor's kernel on `s1-32` (reports/h200/README.md): 128 threads, each with two consecutive
+# elements of the flattened output, stored as one vector.
 LIKE_INDUCTOR = PoolSchedule(threads=128, outputs_flat=2, unroll=True, vector=True)
+
+
+def like_inductor(outputs: int) -> list[PoolSchedule]:
+    """Inductor's launches of a pointwise kernel of `outputs` elements, as its two configs
+    (torch/_inductor/runtime/triton_heuristics.py, `pointwise` and `triton_config`, PyTorch 2.11
+    to 2.13): XBLOCK = max(256, min(N // 128, 1024)) elements a block, N the count rounded up to
+    a power of two, on XBLOCK / 256 warps (at least 4); and XBLOCK / 2 on one warp per 64. Triton
+    stores a thread's elements as vectors of up to 4 where the count is a multiple of 16 (the
+    mask then aligned), and lays the rest a block apart (its 1-D layout)."""
+    hint = 1 << max(outputs - 1, 0).bit_length()
+    block = max(256, min(hint // 128, 1024))
+    points = []
+    for elements, per_warp in ((block, 256), (block // 2, 64)):
+        elements = min(elements, hint)
+        warps = 1 << max(min(max(elements // per_warp, 1), 8) - 1, 0).bit_length()
+        threads = 32 * (max(warps, 4) if elements >= 128 else warps)
+        each = max(elements // threads, 1)
+        lanes = min(each, 4) if outputs % 16 == 0 else 1
+        strided = each // lanes
+        points.append(
+            PoolSchedule(
+                threads=threads,
+                outputs_flat=lanes,
+                outputs_strided=strided,
+                unroll=True,
+                vector=lanes > 1,
+            )
+        )
+    return list(dict.fromkeys(points))
 
 
 @dataclass(frozen=True)
@@ -139,12 +169,15 @@ class Space:
 
     def seeds(self) -> list[dict]:
         """Known points measured first: the issue's SERIAL, the closest to the default, and
-        inductor's launch (its stores scalar where the vector does not fit)."""
+        inductor's launches for the kernel (`like_inductor`; stores scalar where a vector does
+        not fit)."""
         seeds = [self.params(SERIAL)]
         if self.target_kind == "cuda":
             seeds.append(self.params(CLOSEST_TO_DEFAULT))
-            like = self.params(LIKE_INDUCTOR)
-            seeds.append({**like, "vector": False} if self.why_invalid(like) else like)
+            for point in map(self.params, like_inductor(self.kernel.outputs)):
+                point = {**point, "vector": False} if self.why_invalid(point) else point
+                if self.why_invalid(point) is None and point not in seeds:
+                    seeds.append(point)
         return seeds
 
     def points(self) -> list[dict]:
@@ -161,7 +194,15 @@ class Space:
         kernel = self.kernel
         if cfg.outputs_flat > 1 and (cfg.outputs_w > 1 or cfg.outputs_h > 1):
             return "outputs along the flattened output and along W or H at once"
+        if cfg.outputs_strided > 1 and (cfg.outputs_w > 1 or cfg.outputs_h > 1):
+            return "outputs a block apart and along W or H at once"
+        if cfg.outputs_strided > 1 and cfg.thread_axis != "inner":
+            return "outputs a block apart need consecutive threads on consecutive outputs"
         if cfg.outputs_flat > kernel.outputs:
+            return "tile larger than the output"
+        if cfg.outputs_strided > 1 and cfg.outputs_strided * cfg.threads * cfg.outputs_flat > (
+            kernel.outputs
+        ):
             return "tile larger than the output"
         if cfg.outputs_w > kernel.out_w or cfg.outputs_h > kernel.out_h:
             return "tile larger than the output"
@@ -187,7 +228,8 @@ class Space:
         outer binding a block's outputs are strided, so TVM allocates the whole output."""
         if cfg.thread_axis == "outer":
             return 4 * self.kernel.outputs
-        return 4 * cfg.threads * cfg.outputs_w * cfg.outputs_h * cfg.outputs_flat
+        tile = cfg.outputs_w * cfg.outputs_h * cfg.outputs_flat * cfg.outputs_strided
+        return 4 * cfg.threads * tile
 
     def _vector_fits(self, cfg: PoolSchedule) -> bool:
         if cfg.outputs_flat > 1:  # vector stores only, of a thread's aligned elements
