@@ -28,6 +28,8 @@ class Arm:
     cuda_graph        Relax's CUDA graph rewriting (relax.backend.use_cuda_graph)
     capture           the whole VM call captured once into a CUDA graph (through PyTorch) and
                       replayed, with the input and outputs in fixed buffers
+    masked_loads      after default scheduling, a guarded block writing a register loads at
+                      clamped indices instead of behind its guard (`masked_loads.py`)
     """
 
     name: str
@@ -39,6 +41,7 @@ class Arm:
     bind_constants: bool = False
     cuda_graph: bool = False
     capture: bool = False
+    masked_loads: bool = False
 
     def describe(self) -> dict:
         """The arm as the run folder records it (its schedule as `Schedule.to_dict`), and for
@@ -54,6 +57,8 @@ class Arm:
             "cuda_graph": self.cuda_graph,
             "capture": self.capture,
         }
+        if self.masked_loads:  # recorded only where set: runs from before it read the same
+            described["masked_loads"] = True
         if self.rules == "fixed":  # where the list puts the candidate rule (reports name it)
             from .rules import FIXED_RULE_BEFORE
 
@@ -84,6 +89,13 @@ ARMS = {
         Arm("one-kernel", rules="fixed", whole_graph=True, bind_constants=True),
         Arm(
             "one-kernel+capture", rules="fixed", whole_graph=True, bind_constants=True, capture=True
+        ),
+        Arm(
+            "one-kernel-masked",
+            rules="fixed",
+            whole_graph=True,
+            bind_constants=True,
+            masked_loads=True,
         ),
     )
 }

@@ -13,6 +13,7 @@ from .backend import backend_pipeline, pass_name
 from .bind_scalars import BindScalarConstants
 from .case import Case
 from .graph import build_graph
+from .masked_loads import masked_module
 from .protocols import Schedule
 from .rules import schedule_pass
 from .template import POOL_BLOCK
@@ -63,6 +64,8 @@ def legalize(
             transform = schedule_pass(arm.rules, target)
         if not (name in FUSION_PASSES and not arm.fuse):
             mod = transform(mod)
+        if name == "ApplyDefaultSchedule" and arm.masked_loads:
+            mod = masked_module(mod)
         if name == "FuseOps" and arm.whole_graph:
             if dump is not None:  # FuseOps' own groups; the merged module is dumped below
                 dump(f"{index:02d}_{name}.py", mod.script())

@@ -1,0 +1,152 @@
+"""Loads masked instead of branched around, as Triton's are.
+
+Where a thread's outputs do not divide the output (a split that does not divide its loop: the
+end of the flat index, an odd height under two rows per thread), TVM guards each block of the
+last iterations with its predicate, and the CUDA code branches around the block: the loads of a
+thread's later outputs come after a branch, so they wait on the earlier ones (the PTX of
+`s1-h6` and `s1-96`, reports/h200/README.md). Triton masks each load instead (`@%p ld`), and a
+thread issues all its loads at once. Here a guarded block that writes a register (the window's
+reduction, an output kept in a register) loses its predicate, and each of its loads from memory
+becomes `if_then_else(in range, load, 0)`, in range meaning every spatial iterator within its
+extent, which is what a split's predicate guards; blocks that write memory keep theirs. A
+thread past the end reduces zeros into a register that nothing stores.
+"""
+
+from __future__ import annotations
+
+import tvm
+from tvm import s_tir, tirx
+from tvm.ir.expr import Call, TensorLoad
+from tvm.ir.prim.expr import BinaryOpExpr, Cast, FloatImm, IntImm, Select, Var
+from tvm.tirx import BufferStore
+
+
+class _Unmaskable(Exception):
+    """An expression the rewrite does not know: the block keeps its predicate."""
+
+
+def masked_module(mod: tvm.IRModule) -> tvm.IRModule:
+    """Every PrimFunc of `mod` through `mask_loads` (those without a guarded block as they were)."""
+    updated = tvm.IRModule(
+        {
+            gv: mask_loads(f) if isinstance(f, tirx.PrimFunc) else f
+            for gv, f in mod.functions.items()
+        },
+        attrs=mod.attrs,
+    )
+    return updated
+
+
+def mask_loads(func: tirx.PrimFunc) -> tirx.PrimFunc:
+    """`func` (scheduled) with every guarded block that writes a local buffer unguarded, its
+    loads from memory masked."""
+    sch = s_tir.Schedule(func)
+    for block in _blocks(sch):
+        _mask(sch, block)
+    return sch.mod["main"]
+
+
+def _blocks(sch: s_tir.Schedule) -> list:
+    """Every block of the function but the root, by name (a block's RV survives replacements)."""
+    names: list[str] = []
+
+    def visit(stmt) -> None:
+        if isinstance(stmt, s_tir.SBlockRealize):
+            names.append(stmt.block.name_hint)
+            visit(stmt.block.body)
+        elif isinstance(stmt, tirx.For):
+            visit(stmt.body)
+        elif isinstance(stmt, tirx.SeqStmt):
+            for child in stmt.seq:
+                visit(child)
+
+    visit(sch.mod["main"].body.block.body)
+    return [sch.get_sblock(name) for name in names]
+
+
+def _mask(sch: s_tir.Schedule, block) -> None:
+    sref = sch.get_sref(block)
+    loop = sref.parent
+    old = sch.get(block)
+    if loop is None or not isinstance(loop.stmt, tirx.For) or not _writes_local(old):
+        return
+    realize = _realize_of(loop.stmt.body, old)
+    if realize is None or (isinstance(realize.predicate, IntImm) and realize.predicate.value):
+        return
+    spatial = [v for v in old.iter_vars if v.iter_type == tirx.IterVar.DataPar]
+    in_range = None
+    for v in spatial:
+        bound = v.var < v.dom.min + v.dom.extent
+        in_range = bound if in_range is None else tirx.And(in_range, bound)
+    if in_range is None or not isinstance(old.body, BufferStore):
+        return
+    try:
+        value = _masked(old.body.value, in_range)
+    except _Unmaskable:
+        return
+    new = s_tir.SBlock(
+        old.iter_vars,
+        old.reads,
+        old.writes,
+        old.name_hint,
+        BufferStore(old.body.buffer, value, old.body.indices),
+        old.init,
+        old.alloc_buffers,
+        old.match_buffers,
+        old.annotations,
+    )
+    unguarded = s_tir.SBlockRealize(realize.iter_values, True, new)
+    body = _replaced(loop.stmt.body, realize, unguarded)
+    stmt = loop.stmt
+    new_loop = tirx.For(
+        stmt.loop_var,
+        stmt.min,
+        stmt.extent,
+        stmt.kind,
+        body,
+        stmt.thread_binding,
+        stmt.annotations,
+    )
+    sch.state.replace(loop, new_loop, {old: new})
+
+
+def _writes_local(block) -> bool:
+    return all(w.source.scope() == "local" for w in block.writes)
+
+
+def _realize_of(body, block):
+    if isinstance(body, s_tir.SBlockRealize) and body.block.same_as(block):
+        return body
+    if isinstance(body, tirx.SeqStmt):
+        return next((s for s in body.seq if _realize_of(s, block) is not None), None)
+    return None
+
+
+def _replaced(body, old, new):
+    if body.same_as(old):
+        return new
+    return tirx.SeqStmt([new if s.same_as(old) else s for s in body.seq])
+
+
+def _masked(expr, in_range):
+    """`expr` with each load from a buffer outside registers masked by `in_range`."""
+    if isinstance(expr, TensorLoad):
+        if expr.source.scope() == "local":
+            return expr
+        last = [extent - 1 for extent in expr.source.shape]
+        return tirx.BufferLoad(expr.source, [tirx.min(i, e) for i, e in zip(expr.indices, last)])
+    if isinstance(expr, (IntImm, FloatImm, Var)):
+        return expr
+    if isinstance(expr, BinaryOpExpr):
+        return type(expr)(_masked(expr.a, in_range), _masked(expr.b, in_range))
+    if isinstance(expr, Cast):
+        return Cast(expr.ty.dtype, _masked(expr.value, in_range))
+    if isinstance(expr, Select):
+        return Select(
+            expr.condition,
+            _masked(expr.true_value, in_range),
+            _masked(expr.false_value, in_range),
+        )
+    if isinstance(expr, Call):
+        return Call(expr.ty.dtype, expr.op, [_masked(a, in_range) for a in expr.args])
+    raise _Unmaskable(type(expr).__name__)

@@ -1,0 +1,105 @@
+"""Loads at clamped indices instead of behind a guard (`masked_loads.py`, arm
+`one-kernel-masked`): the same outputs, and in the PTX every window load before the first
+branch, as in Triton's kernels."""
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import tvm
+import tvm_ffi
+from tvm import s_tir
+
+from baselines.arms import ARMS
+from baselines.case import Case
+from baselines.masked_loads import mask_loads
+from baselines.pipeline import make_target
+from baselines.window_bench import without_bindings
+from baselines.window_reduction import WindowReduction
+from tuning.candidates.kernel import bias_count, fused_function, kernel_module
+from tuning.candidates.kernel_check import _inputs, expected_outputs
+from tuning.tuners.space import Space
+
+CUDA = make_target("cuda")
+CUDA_SPEC = {"kind": "cuda", "arch": "sm_90"}
+# `s1-h6` smaller: an odd output height (9) under the rule's two rows a thread, one Add.
+ODD_ROWS = Case(channels=6, height=10, width=10, window=2, stride=1, prelude=False, tail=1)
+# `s1-96` smaller: 5 x 23 x 23 outputs, two Adds; and a Case with the prelude (padded loads).
+ODD = Case(
+    channels=5, height=24, width=24, window=2, stride=1, prelude=False, tail=2, shared_output=False
+)
+PRELUDE = Case(channels=4, height=12, width=12, window=3, stride=1, prelude=True, tail=3)
+
+
+def _rule(case: Case):
+    _, func = fused_function(case, CUDA_SPEC, True)
+    return func, WindowReduction().apply(func, CUDA, False)
+
+
+def _strided(case: Case):
+    _, func = fused_function(case, CUDA_SPEC, True)
+    space = Space.for_target(case, CUDA, True)
+    params = {**space.seeds()[0], "threads": 32, "unroll": True, "outputs_strided": 4}
+    sch = s_tir.Schedule(func)
+    space.config(params).schedule(sch, "cuda")
+    return func, sch
+
+
+@pytest.mark.parametrize("schedule", [_rule, _strided], ids=["rule", "strided"])
+@pytest.mark.parametrize("case", [ODD_ROWS, ODD, PRELUDE], ids=["odd-rows", "odd", "prelude"])
+def test_masked_loads_compute_every_output_right(case, schedule):
+    """The CUDA schedule, masked, its thread bindings dropped, run on the CPU: every output
+    written (they start as NaN) and equal to NumPy's."""
+    func, sch = schedule(case)
+    serial = mask_loads(without_bindings(func, sch.trace))
+    library = tvm.compile(kernel_module(serial), target="llvm")
+    biases = bias_count(func)
+    expected = expected_outputs(case, biases, 0, True)
+    outputs = [tvm.runtime.tensor(np.full(e.shape, np.nan, "float32")) for e in expected]
+    library["main"](*(tvm.runtime.tensor(a) for a in _inputs(case, biases, 0, True)), *outputs)
+    for got, want in zip(outputs, expected):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_only_guarded_blocks_writing_registers_lose_their_guard():
+    func, sch = _rule(ODD_ROWS)
+    scheduled = sch.mod["main"]
+    masked = mask_loads(scheduled)
+    assert not tvm_ffi.structural_equal(masked, scheduled)
+    text = masked.script()
+    assert "T.min(" in text and "T.where(" in text  # clamped loads; the stores' guard stays
+    _, even = _rule(ODD_ROWS.replace(channels=8, height=17, width=17))  # no guard: unchanged
+    assert tvm_ffi.structural_equal(mask_loads(even.mod["main"]), even.mod["main"])
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_the_rules_kernel_issues_its_window_loads_before_any_branch(tmp_path):
+    """Unmasked, the second row's loads of `s1-h6`'s kernel sit behind branches; masked, all
+    six come first, then the guarded stores."""
+    s1_h6 = Case(channels=48, height=20, width=20, window=2, stride=1, prelude=False, tail=1)
+    func, sch = _rule(s1_h6)
+    scheduled = sch.mod["main"].with_attr("tirx.is_scheduled", True)
+
+    def ops(f, name):
+        source = tvm.compile(kernel_module(f), target=CUDA).mod.imports[0].inspect_source()
+        (tmp_path / f"{name}.cu").write_text(source)
+        ptx = tmp_path / f"{name}.ptx"
+        subprocess.run(
+            ["nvcc", "--ptx", "-arch=sm_90", "-o", ptx, tmp_path / f"{name}.cu"], check=True
+        )
+        found = re.findall(r"^\s*(?:@!?%\w+\s+)?(ld\.global|st\.global|bra)", ptx.read_text(), re.M)
+        return found
+
+    before, after = ops(scheduled, "plain"), ops(mask_loads(scheduled), "masked")
+    assert "bra" in before[: before.index("st.global")]
+    first_branch = after.index("bra")
+    assert after[:first_branch] == ["ld.global"] * 6
+    assert "ld.global" not in after[first_branch:]
+
+
+def test_the_masked_arm_is_one_kernel_with_masked_loads_and_says_so():
+    arm, plain = ARMS["one-kernel-masked"], ARMS["one-kernel"]
+    assert arm.describe()["masked_loads"] is True and "masked_loads" not in plain.describe()
+    assert (arm.rules, arm.whole_graph, arm.bind_constants) == ("fixed", True, True)
