@@ -21,7 +21,7 @@ from baselines.window_reduction import MAX_WINDOW
 from tuning.base.errors import UsageError
 
 from .rule import rule_source
-from .tvm_test import TVM_TEST
+from .tvm_test import shipped_test
 from .tvm_tree import (
     BASE_COMMIT,
     BASE_DATE,
@@ -83,7 +83,7 @@ def patched_files() -> dict[str, str]:
             " " * 12 + "dl.gpu.WindowReduction(),",
             before=True,
         ),
-        TEST: TVM_TEST.read_text(),
+        TEST: shipped_test(),
     }
 
 

@@ -18,7 +18,7 @@ from reports.escape import code
 from .patch import SUBJECT
 from .rule import API_NAMES, source_text
 from .tvm_examples import EXAMPLES
-from .tvm_test import TVM_TEST
+from .tvm_test import shipped_test
 from .tvm_tree import BASE_COMMIT, BASE_DATE, BASE_SUBJECT, CUDA_PIPELINE, RULE, TEST
 
 CONSTANTS = ("MAX_WINDOW", "ROW_REUSE", "BLOCK_THREADS", "MULTIPROCESSORS")
@@ -60,7 +60,7 @@ def constant_notes() -> list[tuple[str, str, str]]:
 
 def _test_names() -> list[str]:
     """The test functions of the shipped TVM test, in order."""
-    tree = ast.parse(TVM_TEST.read_text())
+    tree = ast.parse(shipped_test())
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name[:5] == "test_"]
 
 
