@@ -8,7 +8,6 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import time
 
@@ -17,6 +16,7 @@ import psutil
 import pytest
 from conftest import ROOT, SMALL, TUNE, assert_all_gone
 
+from tuning.base.faults import INTERRUPT_AFTER_WRITE
 from tuning.tuners.optuna.record import measurement
 from tuning.tuners.optuna.storages import storage_for
 
@@ -26,11 +26,12 @@ def start(tmp_path):
     """Start `tune` in a session of its own; whatever it started is killed after the test."""
     started, seen = [], []
 
-    def run(*args):
+    def run(*args, env=None):
         stderr = open(tmp_path / f"stderr{len(started)}.txt", "w+")
         process = subprocess.Popen(
             [*TUNE, *args, *SMALL],
             cwd=ROOT,
+            env=None if env is None else {**os.environ, **env},
             start_new_session=True,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
@@ -63,18 +64,6 @@ def _measured(url) -> int:
     except Exception:  # not created yet
         return 0
     return sum(1 for t in study.get_trials(deepcopy=False) if measurement(t))
-
-
-def _told(db) -> int:
-    """Trials told complete, read straight from the SQLite file: opening Optuna's storage takes
-    seconds on a loaded machine, as long as the small Case's whole search once started."""
-    try:
-        uri = f"file:{db}?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0.1)) as connection:
-            query = "SELECT count(*) FROM trials WHERE state = 'COMPLETE'"
-            return connection.execute(query).fetchone()[0]
-    except sqlite3.Error:  # not created yet, or being written
-        return 0
 
 
 def _wait_for(condition, process, timeout=300):
@@ -212,18 +201,19 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
     out = tmp_path / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
     if how == "ctrl-c":
-        # Trials on the small Case take a fraction of a second each, once the processes are up:
-        # a budget that keeps the search going for seconds after the first is measured (of the
-        # small Case's 32 valid points).
-        process = start("--budget", "24", "--tuners", "optuna", "--out", str(out))
-        _wait_for(lambda: _told(out / "tuners" / "optuna" / "study.db") >= 1, process)
+        # SIGINT to the whole process group, as a terminal does, right after the first trial's
+        # tell (its second write): mid-search at an exact point, where waiting for a told trial
+        # raced the small Case's whole search (24 trials in 30 s in a clean-clone CI run).
+        interrupt = {INTERRUPT_AFTER_WRITE: "2"}
+        process = start("--budget", "24", "--tuners", "optuna", "--out", str(out), env=interrupt)
+        while process.poll() is None:  # its children, seen while they live
+            _descendants(process)
+            time.sleep(0.3)
+        children = process.seen
     else:
         process = start("--budget", "40", *BOTH_TUNERS, "--out", str(out))
         _wait_for(lambda: _metaschedule_measuring(process, out), process)
-    children = _descendants(process)
-    if how == "ctrl-c":
-        os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the whole process group
-    else:
+        children = _descendants(process)
         os.kill(process.pid, signal.SIGTERM)  # the main process alone
     stderr = _stderr(process)
     assert process.returncode == 130, stderr[-3000:]
