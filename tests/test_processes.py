@@ -21,6 +21,13 @@ from tuning.tuners.optuna.record import measurement
 from tuning.tuners.optuna.storages import storage_for
 
 
+def _as_in_a_terminal() -> None:
+    """In the child, before exec: SIGINT handled as in a terminal's foreground job. A shell
+    starts a background job (`.ci/run &`) with SIGINT ignored, and Python keeps an ignore it
+    inherits: the Ctrl-C test would reach a process deaf to it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def start(tmp_path):
     """Start `tune` in a session of its own; whatever it started is killed after the test."""
@@ -32,6 +39,7 @@ def start(tmp_path):
             [*TUNE, *args, *SMALL],
             cwd=ROOT,
             env=None if env is None else {**os.environ, **env},
+            preexec_fn=_as_in_a_terminal,
             start_new_session=True,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
