@@ -1,4 +1,5 @@
-"""Loads masked instead of branched around, as Triton's are.
+"""Loads at clamped indices instead of behind a guard, so that they issue as Triton's masked
+loads do.
 
 Where a thread's outputs do not divide the output (a split that does not divide its loop: the
 end of the flat index, an odd height under two rows per thread), TVM guards each block of the
@@ -7,9 +8,9 @@ thread's later outputs come after a branch, so they wait on the earlier ones (th
 `s1-h6` and `s1-96`, reports/h200/README.md). Triton masks each load instead (`@%p ld`), and a
 thread issues all its loads at once. Here a guarded block that writes a register (the window's
 reduction, an output kept in a register) loses its predicate, and each of its loads from memory
-becomes `if_then_else(in range, load, 0)`, in range meaning every spatial iterator within its
-extent, which is what a split's predicate guards; blocks that write memory keep theirs. A
-thread past the end reduces zeros into a register that nothing stores.
+reads at its indices clamped into the buffer (`min(i, extent - 1)`: in bounds, no branch);
+blocks that write memory keep theirs. A thread past the end reduces some element of the input
+into a register that nothing stores.
 """
 
 from __future__ import annotations
@@ -27,19 +28,18 @@ class _Unmaskable(Exception):
 
 def masked_module(mod: tvm.IRModule) -> tvm.IRModule:
     """Every PrimFunc of `mod` through `mask_loads` (those without a guarded block as they were)."""
-    updated = tvm.IRModule(
+    return tvm.IRModule(
         {
             gv: mask_loads(f) if isinstance(f, tirx.PrimFunc) else f
             for gv, f in mod.functions.items()
         },
         attrs=mod.attrs,
     )
-    return updated
 
 
 def mask_loads(func: tirx.PrimFunc) -> tirx.PrimFunc:
     """`func` (scheduled) with every guarded block that writes a local buffer unguarded, its
-    loads from memory masked."""
+    loads from memory at clamped indices."""
     sch = s_tir.Schedule(func)
     for block in _blocks(sch):
         _mask(sch, block)
@@ -73,15 +73,10 @@ def _mask(sch: s_tir.Schedule, block) -> None:
     realize = _realize_of(loop.stmt.body, old)
     if realize is None or (isinstance(realize.predicate, IntImm) and realize.predicate.value):
         return
-    spatial = [v for v in old.iter_vars if v.iter_type == tirx.IterVar.DataPar]
-    in_range = None
-    for v in spatial:
-        bound = v.var < v.dom.min + v.dom.extent
-        in_range = bound if in_range is None else tirx.And(in_range, bound)
-    if in_range is None or not isinstance(old.body, BufferStore):
+    if not isinstance(old.body, BufferStore):
         return
     try:
-        value = _masked(old.body.value, in_range)
+        value = _clamped(old.body.value)
     except _Unmaskable:
         return
     new = s_tir.SBlock(
@@ -128,8 +123,8 @@ def _replaced(body, old, new):
     return tirx.SeqStmt([new if s.same_as(old) else s for s in body.seq])
 
 
-def _masked(expr, in_range):
-    """`expr` with each load from a buffer outside registers masked by `in_range`."""
+def _clamped(expr):
+    """`expr` with each load from a buffer outside registers at indices clamped into it."""
     if isinstance(expr, TensorLoad):
         if expr.source.scope() == "local":
             return expr
@@ -138,15 +133,11 @@ def _masked(expr, in_range):
     if isinstance(expr, (IntImm, FloatImm, Var)):
         return expr
     if isinstance(expr, BinaryOpExpr):
-        return type(expr)(_masked(expr.a, in_range), _masked(expr.b, in_range))
+        return type(expr)(_clamped(expr.a), _clamped(expr.b))
     if isinstance(expr, Cast):
-        return Cast(expr.ty.dtype, _masked(expr.value, in_range))
+        return Cast(expr.ty.dtype, _clamped(expr.value))
     if isinstance(expr, Select):
-        return Select(
-            expr.condition,
-            _masked(expr.true_value, in_range),
-            _masked(expr.false_value, in_range),
-        )
+        return Select(expr.condition, _clamped(expr.true_value), _clamped(expr.false_value))
     if isinstance(expr, Call):
-        return Call(expr.ty.dtype, expr.op, [_masked(a, in_range) for a in expr.args])
+        return Call(expr.ty.dtype, expr.op, [_clamped(a) for a in expr.args])
     raise _Unmaskable(type(expr).__name__)

@@ -3,7 +3,7 @@ threads per row (`row_reduction.py`) and PyTorch: the figures that decide on the
 
     python3 -m tuning.row_bench OUT [--target cuda|llvm] [--kernels A,B] [--peers ...]
     python3 -m tuning.row_bench OUT --render    row_bench.md again from OUT/row_bench.json
-                                                   (or from it in OUT/row_bench.tar.xz)
+                                                (or from it in OUT/row_bench.tar.xz)
 
 Each kernel's PrimFunc is scheduled by the default list (GeneralReduction: 256 threads a row)
 and the row rule (32 lanes a row, also with the row in registers: `warp-regs`; 16; 8), all built

@@ -21,7 +21,7 @@ from baselines.template import PoolSchedule
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel import kernel_module
 from tuning.candidates.kernel_cache import kernel_key
-from tuning.tuners.space import LIKE_INDUCTOR, Space, key
+from tuning.tuners.space import Space, key
 
 # Stride 1 without the prelude, two Adds returned (the first read by the second), an odd
 # output width (pairs of the flattened output span rows) and an even element count (4 x 11 x 11).
@@ -87,7 +87,7 @@ def test_pairs_of_the_flat_output_store_one_vector_and_read_no_output_back(whole
     register. (test_template compiles a spread of the flat points of the default Case.)"""
     space = Space.for_target(S1_32, CUDA, whole)
     seed = space.seeds()[2]
-    assert space.config(seed) == LIKE_INDUCTOR
+    assert space.config(seed) == PoolSchedule(threads=128, outputs_flat=2, unroll=True, vector=True)
     assert "__launch_bounds__(128)" in _cuda_source(S1_32, seed, whole)
     ops = _global_accesses(S1_32, seed, whole, tmp_path)
     outputs = 2 if whole else 1  # the graph returns two of its three Adds

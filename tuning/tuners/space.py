@@ -43,9 +43,6 @@ VECTOR_LANES = (2, 4)
 # The nearest the template comes to dlight's GeneralReduction: the pooled value in shared memory,
 # one output per thread, no unrolling, the smallest blocks (the default is one block per output).
 CLOSEST_TO_DEFAULT = PoolSchedule(threads=32, pooled_scope="shared")
-# Inductor's kernel on `s1-32` (reports/h200/README.md): 128 threads, each with two consecutive
-# elements of the flattened output, stored as one vector.
-LIKE_INDUCTOR = PoolSchedule(threads=128, outputs_flat=2, unroll=True, vector=True)
 
 
 def like_inductor(outputs: int) -> list[PoolSchedule]:
