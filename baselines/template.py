@@ -22,13 +22,14 @@ from tvm import s_tir
 
 from .branch_loads import select_branch_loads, stage_scalars
 from .flat_outputs import flatten_outputs
+from .masked_loads import mask_loads
 from .output_registers import keep_read_outputs_local
 from .window_reduction import aligned_vector, analyze_window, unroll_inside, vector_loads
 
 POOL_BLOCK = "pool_max"
 # Knobs added after runs were stored, at the values that give the schedules from before them: a
 # point records them only at other values, so a stored point keeps its record and its key.
-ADDED_KNOBS = {"outputs_flat": 1, "outputs_strided": 1}
+ADDED_KNOBS = {"outputs_flat": 1, "outputs_strided": 1, "masked_loads": False}
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,10 @@ class PoolSchedule:
                   takes t, t + threads, ... of the flat index (with outputs_flat, those
                   groups), as Triton lays out a block of elements, so that every load and
                   store a warp makes is coalesced
+    masked_loads  (CUDA) a guarded block that writes a register loads at clamped indices instead
+                  of behind its guard, as Triton masks its loads (`masked_loads.py`); applied to
+                  the scheduled function (`apply`), so MetaSchedule, which replays traces, has
+                  no such choice
     """
 
     threads: int = 256
@@ -62,6 +67,7 @@ class PoolSchedule:
     pooled_scope: str = "local"
     outputs_flat: int = 1
     outputs_strided: int = 1
+    masked_loads: bool = False
 
     def to_dict(self) -> dict:
         return recorded(dataclasses.asdict(self))
@@ -69,7 +75,10 @@ class PoolSchedule:
     def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target) -> tvm.tirx.PrimFunc:
         sch = s_tir.Schedule(func)
         self.schedule(sch, target.kind.name)
-        return sch.mod["main"].with_attr("tirx.is_scheduled", True)
+        func = sch.mod["main"]
+        if self.masked_loads and target.kind.name == "cuda":
+            func = mask_loads(func)
+        return func.with_attr("tirx.is_scheduled", True)
 
     def schedule(self, sch: s_tir.Schedule, target_kind: str) -> None:
         """Apply to a schedule in place. Tile sizes and threads may be sampled decisions

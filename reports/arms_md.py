@@ -70,6 +70,13 @@ def arm_notes(report: dict) -> list[str]:
             "output; `WindowReduction` schedules it (`optuna-one-kernel`: Optuna's best "
             "schedule of that same kernel)."
         )
+    if masked := report.get("masked_arms"):
+        notes.append(
+            f"{', '.join(map(code, masked))}: after scheduling, each guarded block that "
+            "writes a register runs unguarded, its loads at indices clamped into the "
+            "input (`baselines/masked_loads.py`), as Triton masks its loads; the stores "
+            "keep their guards."
+        )
     for name, launches in report.get("cuda_graph_launches", {}).items():
         notes.append(
             f"{code(name)}: Relax's CUDA graph rewriting captured {launches} kernel "

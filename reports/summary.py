@@ -65,6 +65,9 @@ def summarize_run(run: Run) -> dict:
     before = [arm["rule_before"] for arm in meta["arms"] if "rule_before" in arm]
     if before:  # runs before 2026-12-01 put the rule before GeneralReduction and say nothing
         report["fixed_rule_before"] = before[0]
+    masked = [arm["name"] for arm in meta["arms"] if arm.get("masked_loads")]
+    if masked:  # runs before 2026-12-02 masked no arm's loads and say nothing
+        report["masked_arms"] = masked
     if timed:
         best = min(timed, key=lambda name: arms[name]["median_us"])
         report["best_arm"] = best

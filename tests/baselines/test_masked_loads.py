@@ -1,5 +1,5 @@
-"""Loads at clamped indices instead of behind a guard (`masked_loads.py`, arm
-`one-kernel-masked`): the same outputs, and in the PTX every window load before the first
+"""Loads at clamped indices instead of behind a guard (`masked_loads.py`; arm `one-kernel`, the
+template's `masked_loads`): the same outputs, and in the PTX every window load before the first
 branch, as in Triton's kernels."""
 
 import re
@@ -16,6 +16,7 @@ from baselines.arms import ARMS
 from baselines.case import Case
 from baselines.masked_loads import mask_loads
 from baselines.pipeline import make_target
+from baselines.template import PoolSchedule
 from baselines.window_bench import without_bindings
 from baselines.window_reduction import WindowReduction
 from tuning.candidates.kernel import bias_count, fused_function, kernel_module
@@ -99,7 +100,26 @@ def test_the_rules_kernel_issues_its_window_loads_before_any_branch(tmp_path):
     assert "ld.global" not in after[first_branch:]
 
 
-def test_the_masked_arm_is_one_kernel_with_masked_loads_and_says_so():
-    arm, plain = ARMS["one-kernel-masked"], ARMS["one-kernel"]
-    assert arm.describe()["masked_loads"] is True and "masked_loads" not in plain.describe()
-    assert (arm.rules, arm.whole_graph, arm.bind_constants) == ("fixed", True, True)
+def test_one_kernel_masks_its_loads_and_fixed_is_the_shipped_rule_alone():
+    one, capture, fixed = ARMS["one-kernel"], ARMS["one-kernel+capture"], ARMS["fixed"]
+    assert one.describe()["masked_loads"] is True and capture.masked_loads
+    assert (one.rules, one.whole_graph, one.bind_constants) == ("fixed", True, True)
+    assert "masked_loads" not in fixed.describe()
+
+
+def test_the_templates_knob_masks_the_scheduled_function_on_cuda_only():
+    """`masked_loads` in a point: `apply` gives the masked function on CUDA (the same as masking
+    the unmasked point's); the CPU schedule has no guards to mask and ignores it."""
+    _, func = fused_function(ODD_ROWS, CUDA_SPEC, True)
+    space = Space.for_target(ODD_ROWS, CUDA, True)
+    point = {**space.seeds()[0], "outputs_h": 2, "unroll": True}
+    plain = space.config(point).apply(func, CUDA)
+    masked = space.config({**point, "masked_loads": True}).apply(func, CUDA)
+    assert not tvm_ffi.structural_equal(masked, plain)
+    assert tvm_ffi.structural_equal(masked, mask_loads(plain))
+    cpu = make_target("llvm")
+    cpu_point = {"outputs_h": 2, "unroll": True}
+    assert tvm_ffi.structural_equal(
+        PoolSchedule(**cpu_point, masked_loads=True).apply(func, cpu),
+        PoolSchedule(**cpu_point).apply(func, cpu),
+    )

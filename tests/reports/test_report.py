@@ -561,3 +561,16 @@ def test_the_report_names_the_rule_the_run_put_window_reduction_before(default_r
     assert "`WindowReduction` before `GeneralReduction`" in render(default_report)
     text = render({**default_report, "fixed_rule_before": "Reduction"})
     assert "`WindowReduction` before `Reduction`" in text and "GeneralReduction" not in text
+
+
+def test_the_report_says_which_arms_masked_their_loads(tmp_path, whole_report):
+    """A run records the arms whose loads were masked (`one-kernel` now); the report names them
+    in a note, and a run from before, which recorded none, gets no such note."""
+    from baselines.arms import ARMS
+
+    note = "after scheduling, each guarded block that writes a register runs unguarded"
+    assert note not in render(whole_report)
+    run = _write_run(tmp_path / "run", "cuda", WHOLE_FIGURES, ["on", "one-kernel"])
+    run.update_meta(arms=[ARMS["on"].describe(), ARMS["one-kernel"].describe()])
+    text = render(summarize_run(run))
+    assert f"`one-kernel`: {note}" in text and "`on`: after" not in text
