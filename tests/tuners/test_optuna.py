@@ -8,15 +8,16 @@ import tvm
 from conftest import WINDOW3, InjectingSpace
 from tvm import te
 
+from baselines.case import Case
 from baselines.template import PoolSchedule
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.measure.protocol import KernelProtocol
 from tuning.tuners.optuna.record import RECORD
-from tuning.tuners.optuna.samplers import distributions, make_sampler
+from tuning.tuners.optuna.samplers import make_sampler
 from tuning.tuners.optuna.search_loop import OptunaSearch
 from tuning.tuners.optuna.storages import storage_for
 from tuning.tuners.optuna.summary import records, summarize
-from tuning.tuners.space import Space, key
+from tuning.tuners.space import Space, completed, key
 
 QUICK = KernelProtocol(number=1, repeat=2, min_repeat_ms=0, checks=1)
 
@@ -87,10 +88,11 @@ def test_impossible_points_are_pruned_not_built(tmp_path, evaluator):
         storage=storage_for(tmp_path, None), sampler=make_sampler("grid", 0)
     )
     with CandidateEvaluator(space.case, {"kind": "llvm"}, QUICK, workers=2) as small:
-        OptunaSearch(study, space, small, batch=4).run(4)
-    pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+        OptunaSearch(study, space, small, batch=4).run(len(space.valid_points()))
+    pruned = [t for t in study.trials if "pruned" in t.user_attrs]
+    assert all(t.state == optuna.trial.TrialState.PRUNED for t in pruned)
     assert {t.user_attrs["pruned"] for t in pruned} >= {"tile larger than the output"}
-    assert all(t.user_attrs["pruned"] == space.why_invalid(t.params) for t in pruned)
+    assert all(t.user_attrs["pruned"] == space.why_invalid(completed(t.params)) for t in pruned)
     assert all(t.user_attrs.get("measured") is None for t in pruned)
 
 
@@ -146,11 +148,18 @@ def test_a_study_stored_before_a_knob_was_added_resumes_without_measuring_again(
     assert sum(1 for r in rows if r["key"] == key(space.seeds()[0])) == 1
 
 
+def _asked(study, space):
+    """A trial asked as the search asks one (its knobs suggested)."""
+    trial = study.ask()
+    space.suggest(trial)
+    return trial
+
+
 def test_a_seed_interrupted_by_a_kill_is_measured_on_resume(tmp_path, evaluator):
     space = Space(WINDOW3, "llvm")
     study = _study(tmp_path)
     OptunaSearch(study, space, evaluator)
-    asked = study.ask(distributions(space))  # the run is killed while SERIAL is measured
+    asked = _asked(study, space)  # the run is killed while SERIAL is measured
     assert asked.params == space.seeds()[0]
     study = _study(tmp_path)
     OptunaSearch(study, space, evaluator, batch=2).run(2)
@@ -160,7 +169,7 @@ def test_a_seed_interrupted_by_a_kill_is_measured_on_resume(tmp_path, evaluator)
 def test_a_measurement_recorded_but_not_told_before_a_kill_is_kept(tmp_path, evaluator):
     space = Space(WINDOW3, "llvm")
     study = _study(tmp_path)
-    trial = study.ask(distributions(space))
+    trial = _asked(study, space)
     trial.set_user_attr("key", key(trial.params))
     trial.set_user_attr(
         RECORD, {"key": key(trial.params), "status": "ok", "kernel_us": 3.5, "samples_us": [3.5]}
@@ -174,7 +183,7 @@ def test_a_partial_record_of_the_old_layout_counts_as_not_measured(tmp_path, eva
     them left `measured` and `status` without `kernel_us` (a KeyError on every resume)."""
     space = Space(WINDOW3, "llvm")
     study = _study(tmp_path)
-    trial = study.ask(distributions(space))
+    trial = _asked(study, space)
     for name, value in {"key": key(trial.params), "measured": True, "status": "ok"}.items():
         trial.set_user_attr(name, value)  # killed here, before kernel_us and samples_us
     search = OptunaSearch(_study(tmp_path), space, evaluator)
@@ -212,3 +221,26 @@ def test_builders_are_kept_busy_while_one_candidate_builds_long(tmp_path):
     study = _study(tmp_path)
     OptunaSearch(study, Space(WINDOW3, "llvm"), evaluator, batch=2).run(6)
     assert len(records(study)) == 6 and evaluator.released.is_set()
+
+
+def test_optuna_is_not_asked_for_the_knobs_a_tiling_implies():
+    """Outputs along the flattened output or a block apart take none along W and H (and a block
+    apart, consecutive threads): those knobs are not asked for, so no ask is pruned for them,
+    and the recorded params complete to the point that was measured."""
+    from baselines.pipeline import make_target
+
+    space = Space.for_target(Case(), make_target("cuda"))
+    study = optuna.create_study(sampler=make_sampler("tpe", 0))
+    reasons = set()
+    for _ in range(200):
+        trial = study.ask()
+        params = space.suggest(trial)
+        assert list(params) == list(space.domains) and completed(trial.params) == params
+        if params["outputs_flat"] > 1 or params["outputs_strided"] > 1:
+            assert not {"outputs_w", "outputs_h"} & set(trial.params)
+        reasons.add(reason := space.why_invalid(params))
+        if reason:
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        else:
+            study.tell(trial, float(params["threads"]))
+    assert not {r for r in reasons if r and ("at once" in r or "consecutive" in r)}

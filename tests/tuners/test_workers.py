@@ -97,7 +97,7 @@ def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbea
     from fixtures.killed_search import CASE, InstantEvaluator
 
     from tuning.tuners.optuna import heartbeat
-    from tuning.tuners.optuna.samplers import distributions, make_sampler
+    from tuning.tuners.optuna.samplers import make_sampler
     from tuning.tuners.optuna.search_loop import OptunaSearch
     from tuning.tuners.optuna.study import open_study
     from tuning.tuners.space import Space
@@ -111,11 +111,13 @@ def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbea
         return open_study(url, STUDY_NAME, make_sampler("random", 0), {"case": "x"})
 
     dead, alive = study(), study()
-    stale = dead.ask(distributions(space))
+    stale = dead.ask()
+    space.suggest(stale)
     beating = heartbeat.Heartbeat(dead)
     beating.add(stale)
     beating.stop()  # its worker dies: no heartbeat after the first
-    live_trial = alive.ask(distributions(space))
+    live_trial = alive.ask()
+    space.suggest(live_trial)
     live = heartbeat.Heartbeat(alive)
     live.add(live_trial)
     try:

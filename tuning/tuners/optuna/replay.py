@@ -14,7 +14,7 @@ import optuna
 from tuning.tuners.space import Space, key
 
 from .record import tell_value
-from .samplers import distributions, first_points, make_sampler
+from .samplers import first_points, make_sampler
 
 WITHIN = 0.10
 
@@ -26,14 +26,15 @@ def replay(space: Space, table: dict, sampler: str, seed: int, trials: int) -> d
     for params in first_points(space, study.sampler):
         study.enqueue_trial(params, skip_if_exists=True)
     seen: dict[str, float | None] = {}  # key -> the point's time (None: not valid)
-    dists, best, reached = distributions(space), float("inf"), None
+    best, reached = float("inf"), None
     trials = min(trials, len(table))  # a small space is spent before the budget
     asks = 0
     while len(seen) < trials and asks < 50 * trials:
         asks += 1
-        trial = study.ask(dists)
-        point = key(trial.params)
-        if space.why_invalid(trial.params) or point not in table:
+        trial = study.ask()
+        params = space.suggest(trial)
+        point = key(params)
+        if space.why_invalid(params) or point not in table:
             study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             continue
         value = table[point]

@@ -1,11 +1,10 @@
-"""Optuna's samplers by `--sampler` name, and the distributions they sample the space from."""
+"""Optuna's samplers by `--sampler` name, and the points a search enqueues first."""
 
 from __future__ import annotations
 
 import random
 
 import optuna
-from optuna.distributions import CategoricalDistribution
 
 from tuning.tuners.space import Space
 
@@ -48,7 +47,3 @@ def first_points(space: Space, sampler) -> list[dict]:
     if isinstance(sampler, GridOrder):
         points += sampler.queue(space)
     return points
-
-
-def distributions(space: Space) -> dict:
-    return {name: CategoricalDistribution(choices) for name, choices in space.domains.items()}

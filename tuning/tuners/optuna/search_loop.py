@@ -19,11 +19,11 @@ import optuna
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.time_book import TimeBook
 from tuning.runfolder.store import read_json, write_json
-from tuning.tuners.space import Space, key
+from tuning.tuners.space import Space, completed, key
 
 from .heartbeat import Heartbeat, fail_stale_trials
 from .record import close_interrupted, measurement, recorded_value, store_measurement
-from .samplers import distributions, first_points
+from .samplers import first_points
 
 # Asks allowed per measured trial before the search gives up on new points.
 ASKS_PER_TRIAL = 20
@@ -58,7 +58,7 @@ class OptunaSearch:
         interrupted is queued again (`skip_if_exists` would count its failed trial as done)."""
         states = (optuna.trial.TrialState.WAITING, optuna.trial.TrialState.RUNNING)
         present = set(self.measured()) | {
-            key(t.params or t.system_attrs.get("fixed_params", {}))
+            key(completed(t.params or t.system_attrs.get("fixed_params", {})))
             for t in self.study.get_trials(deepcopy=False, states=states)
         }
         for params in points:
@@ -89,9 +89,8 @@ class OptunaSearch:
         """Keep `batch` candidates building: each one measured is told, and the next point is
         asked for while the others build (TPE's constant liar counts the ones in flight)."""
         valid = {key(p) for p in self.space.valid_points()}
-        dists = distributions(self.space)
         asks = 0
-        building: dict = {}  # future -> its trial
+        building: dict = {}  # future -> its trial and point
 
         def counted(measured: dict) -> int:
             return len(self.mine) if own else len(measured)
@@ -113,11 +112,12 @@ class OptunaSearch:
             ):
                 asks += 1
                 with self.book.timing("ask_s"):
-                    trial = self.study.ask(dists)
+                    trial = self.study.ask()
+                    params = self.space.suggest(trial)
                 self.book.add("asks")
                 self.heartbeat.add(trial)
-                if self._triage(trial, measured, self._in_flight(building)):
-                    building[self.evaluator.submit(self.space.config(trial.params))] = trial
+                if self._triage(trial, params, measured, self._in_flight(building)):
+                    building[self.evaluator.submit(self.space.config(params))] = trial, params
                 else:
                     self.heartbeat.remove(trial)  # told already
             if not building:
@@ -125,17 +125,16 @@ class OptunaSearch:
             with self.book.timing("wait_s"):
                 finished, _ = wait(building, return_when=FIRST_COMPLETED)
             for future in finished:
-                self._store(building.pop(future), self.evaluator.finish(future))
+                self._store(*building.pop(future), self.evaluator.finish(future))
 
     @staticmethod
     def _in_flight(building: dict) -> dict:
         """The trials in flight by point."""
-        return {key(trial.params): trial for trial in building.values()}
+        return {key(params): trial for trial, params in building.values()}
 
-    def _triage(self, trial, measured: dict, batch: dict) -> bool:
+    def _triage(self, trial, params: dict, measured: dict, batch: dict) -> bool:
         """Prune impossible points and answer repeats from memory (`batch`: the trials in
         flight by point); True for a point to measure."""
-        params = trial.params
         point = key(params)
         with self.book.timing("storage_s"):
             trial.set_user_attr("key", point)
@@ -174,10 +173,10 @@ class OptunaSearch:
             if t.number not in mine and "key" in t.user_attrs
         }
 
-    def _store(self, trial, record: Mapping) -> None:
+    def _store(self, trial, params: dict, record: Mapping) -> None:
         self.mine.add(trial.number)
         with self.book.timing("storage_s"):
-            store_measurement(self.study, trial, {"key": key(trial.params), **record})
+            store_measurement(self.study, trial, {"key": key(params), **record})
         self.heartbeat.remove(trial)
 
     def best_value(self, measured: dict | None = None) -> float | None:

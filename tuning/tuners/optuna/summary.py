@@ -6,6 +6,7 @@ import optuna
 
 from tuning.candidates.outcome import Status
 from tuning.candidates.summary import summary_counts
+from tuning.tuners.space import completed
 
 from .record import measurement, recorded_value
 
@@ -20,7 +21,7 @@ def records(study) -> list[dict]:
             rows.append(
                 {
                     "number": trial.number,
-                    "params": trial.params,
+                    "params": completed(trial.params),
                     "measured": True,
                     "key": trial.user_attrs.get("key"),
                     **fields,
