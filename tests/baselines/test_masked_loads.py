@@ -123,3 +123,23 @@ def test_the_templates_knob_masks_the_scheduled_function_on_cuda_only():
         PoolSchedule(**cpu_point, masked_loads=True).apply(func, cpu),
         PoolSchedule(**cpu_point).apply(func, cpu),
     )
+
+
+def test_the_rules_one_kernel_is_timed_alone_as_one_kernel_compiles_it(tmp_path):
+    """The tuner times the rule's one kernel (the report's `one-kernel` alone) masked, as the
+    arm runs it, in its own record: a run from before keeps its unmasked one apart."""
+    from tuning.candidates.rule_schedule import DefaultSchedule
+    from tuning.tuners.optuna.tuner import _rule_kernels
+
+    _, func = fused_function(ODD_ROWS, CUDA_SPEC, True)
+    plain, masked = DefaultSchedule("fixed"), DefaultSchedule("fixed", masked_loads=True)
+    assert tvm_ffi.structural_equal(masked.apply(func, CUDA), mask_loads(plain.apply(func, CUDA)))
+    assert masked.to_dict() == {**plain.to_dict(), "masked_loads": True}
+
+    class Recording:
+        def evaluate(self, schedules):
+            return [{"status": "ok", "kernel_us": 1.0, "schedule": s.to_dict()} for s in schedules]
+
+    kernels = _rule_kernels(tmp_path, Recording(), ("fixed",), masked=True)
+    assert kernels["fixed"]["schedule"]["masked_loads"] is True
+    assert [p.name for p in tmp_path.iterdir()] == ["fixed-masked_kernel.json"]

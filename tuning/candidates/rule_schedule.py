@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import tvm
 
 from baselines.backend import default_schedule_pass
+from baselines.masked_loads import mask_loads
 from baselines.rules import fixed_schedule_pass
 
 # The rule lists a candidate names: the backend's own, and that list with `WindowReduction`.
@@ -27,12 +28,19 @@ def default_schedule(
 
 @dataclass(frozen=True)
 class DefaultSchedule:
-    """The backend's default rules (or the fixed ones) as a candidate, timed like the rest."""
+    """The backend's default rules (or the fixed ones) as a candidate, timed like the rest;
+    `masked_loads`: then its guarded loads masked, as the arm that compiles it does
+    (`one-kernel`)."""
 
     rules: str = "default"
+    masked_loads: bool = False
 
     def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target) -> tvm.tirx.PrimFunc:
-        return default_schedule(func, target, self.rules)
+        scheduled = default_schedule(func, target, self.rules)
+        if self.masked_loads and target.kind.name == "cuda":
+            return mask_loads(scheduled)
+        return scheduled
 
     def to_dict(self) -> dict:
-        return {"default": True, "rules": self.rules}
+        masked = {"masked_loads": True} if self.masked_loads else {}
+        return {"default": True, "rules": self.rules, **masked}

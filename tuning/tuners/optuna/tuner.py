@@ -13,7 +13,7 @@ import time
 
 import optuna
 
-from baselines.arms import Arm, template_arm
+from baselines.arms import ONE_KERNEL, Arm, template_arm
 from baselines.case import Case
 from baselines.models.errors import first_line
 from baselines.template import PoolSchedule
@@ -75,8 +75,11 @@ def tune_run(
     ) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, phase=name)
         search.run(budget)
-        # The default rules have no schedule for a kernel with a prologue worth timing.
-        rule_kernels = _rule_kernels(directory, evaluator, ("fixed",) if whole else RULES)
+        # The default rules have no schedule for a kernel with a prologue worth timing; the
+        # rule's one kernel is timed as `one-kernel` compiles it.
+        rule_kernels = _rule_kernels(
+            directory, evaluator, ("fixed",) if whole else RULES, whole and ONE_KERNEL.masked_loads
+        )
         exhaustive = (
             search.exhaustive(directory / "exhaustive.json") if options.get("exhaustive") else None
         )
@@ -124,13 +127,16 @@ def scheduled(job: KernelJob, summary: dict):
     return PoolSchedule(**summary["best_params"]).apply(func, job.target)
 
 
-def _rule_kernels(directory, evaluator: CandidateEvaluator, rule_lists=RULES) -> dict:
-    """The kernels of the default rules and of the fixed ones, timed once by the same runner
-    (kept across resumes)."""
+def _rule_kernels(
+    directory, evaluator: CandidateEvaluator, rule_lists=RULES, masked: bool = False
+) -> dict:
+    """The kernels of the default rules and of the fixed ones (`masked`: their loads masked),
+    timed once by the same runner (kept across resumes; a run from before masking kept its
+    unmasked one in `fixed_kernel.json`)."""
     kernels = {}
     for rules in rule_lists:
-        path = directory / f"{rules}_kernel.json"
+        path = directory / f"{rules}{'-masked' if masked else ''}_kernel.json"
         if not path.exists():
-            write_json(path, evaluator.evaluate([DefaultSchedule(rules)])[0])
+            write_json(path, evaluator.evaluate([DefaultSchedule(rules, masked)])[0])
         kernels[rules] = read_json(path)
     return kernels
