@@ -368,6 +368,29 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
     assert (copy / "report.md").read_text() == with_tvm
 
 
+def test_tune_without_a_dependency_says_which_and_how_to_install_it(tmp_path):
+    """Where TVM or Optuna is not installed, `tune` says so in one line and exits 2, instead of
+    a traceback (its error handling itself once imported Optuna)."""
+    from conftest import python_without_tvm
+
+    code = f"""
+import contextlib, io, sys
+from tuning.cli import fault_lines
+from tuning.cli.main import main
+sys.meta_path.insert(0, type("NoOptuna", (), {{"find_spec": staticmethod(
+    lambda name, path=None, target=None: (_ for _ in ()).throw(
+        ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+    ) if name.split(".")[0] in ("tvm", "optuna") else None)}})())
+err = io.StringIO()
+with contextlib.redirect_stderr(err):
+    code = main(["--budget", "1", "--out", {str(tmp_path / "run")!r}])
+lines = err.getvalue().strip().splitlines()
+assert code == 2 and len(lines) == 1, (code, err.getvalue()[-2000:])
+assert "is not installed" in lines[0] and "pip install -e ." in lines[0], lines
+"""
+    python_without_tvm(code)
+
+
 # Round 3: every option's text, every integer's digits, the machine's bounds.
 
 

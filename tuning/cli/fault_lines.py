@@ -14,6 +14,8 @@ import sqlite3
 from tuning.runfolder.redact import redact
 
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+# The top-level modules of the packages `pip install -e .` installs (pyproject.toml).
+DEPENDENCIES = ("tvm", "tvm_ffi", "numpy", "optuna", "xgboost", "psutil", "cloudpickle", "scipy")
 _FULL_TEXT = (
     "No space left on device",
     "database or disk is full",
@@ -26,6 +28,12 @@ def fault_line(error: BaseException, resume: str) -> str | None:
     """The line for `error`, or None where it is not a failure of the machine. `resume` is
     the command that continues the run."""
     chain = _chain(error)  # Optuna wraps the storage's error in its own
+    missing = next((e.name for e in chain if isinstance(e, ModuleNotFoundError)), None)
+    if missing and missing.split(".")[0] in DEPENDENCIES:
+        return (
+            f"the package {missing.split('.')[0]!r} is not installed; install the project's "
+            "dependencies (pip install -e .), then run the command again"
+        )
     text = _first_line(chain[-1])
     full = next((e for e in chain if getattr(e, "errno", None) in _FULL or _full_text(e)), None)
     if full is not None:  # said in the words of the error that found it full
@@ -62,9 +70,13 @@ def _chain(error: BaseException) -> list[BaseException]:
 
 
 def _is_storage_error(error: BaseException) -> bool:
-    import optuna
-
-    if isinstance(error, (sqlite3.Error, optuna.exceptions.StorageInternalError)):
+    if isinstance(error, sqlite3.Error):
+        return True
+    try:
+        import optuna
+    except ImportError:
+        return False
+    if isinstance(error, optuna.exceptions.StorageInternalError):
         return True
     try:
         import sqlalchemy.exc
