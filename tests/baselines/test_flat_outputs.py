@@ -14,10 +14,10 @@ from conftest import CASES, DEFAULT, ROOT
 from test_template import CUDA, QUICK, _cuda_source
 
 from baselines.anatomy import launch_configs
-from baselines.arms import ARMS
+from baselines.arms import tuned_task_arm
 from baselines.case import Case
 from baselines.pipeline import fused_pool_function, fused_stage, make_target
-from baselines.template import PoolSchedule
+from baselines.template import PoolSchedule, recorded
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel import kernel_module
 from tuning.candidates.kernel_cache import kernel_key
@@ -111,23 +111,23 @@ def test_points_with_the_knob_at_1_keep_the_records_and_keys_of_points_stored_be
     tmp_path,
 ):
     """The committed default run (reports/h200/run.tar.xz): every Optuna trial's params (the
-    knob `outputs_flat` among them) and every arm's schedule read back to the record and key a
-    point without the knob had (a run stored before it resumes with its keys), and a spread of
-    its measured points compiles to the CUDA code and launch it measured (its kernel key), from
-    the kernel the run tuned: ON's, whose Add loaded its constant (no `bind_constants` then)."""
+    knobs added later among them) and every arm's schedule read back to the record and key a
+    point without those knobs had (a run stored before them resumes with its keys), and a spread
+    of its measured points compiles to the CUDA code and launch it measured (its kernel key),
+    from the kernel the run tuned (`tuned_task_arm`: ON's, its Add's constant bound)."""
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
         stored.extractall(tmp_path, filter="data")
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     rows = json.loads((tmp_path / "run" / "tuners" / "optuna" / "trials.json").read_text())
     for row in rows:
-        before = {name: v for name, v in row["params"].items() if (name, v) != ("outputs_flat", 1)}
+        before = recorded(row["params"])
         assert key(row["params"]) == key(before) == row["key"]
         assert PoolSchedule(**row["params"]).to_dict() == before
     schedules = [arm["schedule"] for arm in run["arms"] if "threads" in (arm.get("schedule") or {})]
     assert len(schedules) >= 2 and all(PoolSchedule(**s).to_dict() == s for s in schedules)
     spec, case = run["target_spec"], Case.from_dict(run["case"])
     target = make_target(**spec)
-    _, func = fused_pool_function(fused_stage(case, ARMS["on"], target))
+    _, func = fused_pool_function(fused_stage(case, tuned_task_arm(), target))
     measured = [row for row in rows if row["status"] == "ok"][::60]
     assert len(measured) >= 6
     for row in measured:
