@@ -125,7 +125,8 @@ class OptunaSearch:
             with self.book.timing("wait_s"):
                 finished, _ = wait(building, return_when=FIRST_COMPLETED)
             for future in finished:
-                self._store(*building.pop(future), self.evaluator.finish(future))
+                trial, params = building.pop(future)
+                self._store(trial, params, self.evaluator.finish(future))
 
     @staticmethod
     def _in_flight(building: dict) -> dict:
