@@ -496,3 +496,25 @@ def test_a_sweep_stopped_by_sigterm_leaves_nothing_in_tmpdir(tmp_path):
     assert exporting and process.returncode == 130, err[-2000:]
     assert "tune: interrupted" in err
     assert list(scratch.iterdir()) == []
+
+
+def test_the_committed_stride1_cases_file_holds_the_swept_cases_and_they_stay_fit():
+    """reports/h200/stride1/cases.toml, which the committed sweep's command names: it reads as
+    the sweep reads a Cases file, holds every Case the committed sweep.md rows name, and each
+    is a stride-1 Case without the prelude whose graph builds."""
+    import re
+
+    from baselines.graph import build_graph
+    from tuning.sweep import user_cases
+
+    folder = ROOT / "reports" / "h200" / "stride1"
+    cases = user_cases(str(folder / "cases.toml"))
+    swept = set(
+        re.findall(
+            r"^\| ([a-z0-9-]+) \| WindowReduction \|", (folder / "sweep.md").read_text(), re.M
+        )
+    )
+    assert swept and swept <= set(cases)
+    for case in cases.values():
+        assert case.stride == 1 and not case.prelude
+        build_graph(case)
