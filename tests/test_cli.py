@@ -375,7 +375,6 @@ def test_tune_without_a_dependency_says_which_and_how_to_install_it(tmp_path):
 
     code = f"""
 import contextlib, io, sys
-from tuning.cli import fault_lines
 from tuning.cli.main import main
 sys.meta_path.insert(0, type("NoOptuna", (), {{"find_spec": staticmethod(
     lambda name, path=None, target=None: (_ for _ in ()).throw(

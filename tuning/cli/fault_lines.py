@@ -28,10 +28,10 @@ def fault_line(error: BaseException, resume: str) -> str | None:
     """The line for `error`, or None where it is not a failure of the machine. `resume` is
     the command that continues the run."""
     chain = _chain(error)  # Optuna wraps the storage's error in its own
-    missing = next((e.name for e in chain if isinstance(e, ModuleNotFoundError)), None)
-    if missing and missing.split(".")[0] in DEPENDENCIES:
+    missing = next((e.name for e in chain if isinstance(e, ModuleNotFoundError)), None) or ""
+    if (package := missing.split(".")[0]) in DEPENDENCIES:
         return (
-            f"the package {missing.split('.')[0]!r} is not installed; install the project's "
+            f"the package {package!r} is not installed; install the project's "
             "dependencies (pip install -e .), then run the command again"
         )
     text = _first_line(chain[-1])

@@ -186,20 +186,17 @@ class Space:
     def suggest(self, trial) -> dict:
         """A point asked of Optuna's `trial` (define-by-run): the tiling knobs first, then the
         knobs it leaves free; the point with every knob, in the domains' order."""
-        tiling = {
-            name: trial.suggest_categorical(name, self.domains[name])
-            for name in TILING
-            if name in self.domains
-        }
-        implied = completed(tiling)
-        return {
-            name: tiling[name]
-            if name in tiling
-            else implied[name]
-            if name in implied
-            else trial.suggest_categorical(name, self.domains[name])
-            for name in self.domains
-        }
+        known = completed(
+            {
+                name: trial.suggest_categorical(name, self.domains[name])
+                for name in TILING
+                if name in self.domains
+            }
+        )
+        for name in self.domains:  # in order: the sampler's random stream follows it
+            if name not in known:
+                known[name] = trial.suggest_categorical(name, self.domains[name])
+        return {name: known[name] for name in self.domains}
 
     def params(self, schedule: PoolSchedule) -> dict:
         return {name: getattr(schedule, name) for name in self.domains}
