@@ -92,6 +92,19 @@ def test_a_case_is_slower_only_where_the_whole_interval_is_above_one(low, high, 
     assert row["one_kernel_slower_than_fixed"] is slower
 
 
+def _stored_sweep(tmp_path: Path, reported: tuple[str, ...] = ()) -> Path:
+    """The H200 sweep's folder (reports/h200/sweep/, its archive) under `tmp_path`, the
+    `reported` Cases' report.json rendered from their trials (the archive keeps no reports)."""
+    from reports.render import render_run
+    from tuning.runfolder.store import Run
+
+    with tarfile.open(ROOT / "reports" / "h200" / "sweep" / "cases.tar.xz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    for name in reported:
+        render_run(Run(tmp_path / "sweep" / name))
+    return tmp_path / "sweep"
+
+
 def _render_without_tvm(out: Path, names: list[str], runs: list[str] = ()) -> None:
     python_without_tvm(f"""
 from pathlib import Path
@@ -118,13 +131,15 @@ def test_the_sweep_and_its_cases_render_the_same_without_tvm(sweep_dir, tmp_path
 
 
 def test_a_sweep_stored_before_rules_were_recorded_renders_without_tvm(tmp_path):
-    """The H200 sweep (reports/h200/sweep/): its cases' folders hold no rules; the table says
-    so, and every other cell is as committed."""
+    """The H200 sweep (reports/h200/sweep/) with its Cases' rules taken out of their run.json,
+    as sweeps before 2026-12-01 stored them: the table says so, every other cell as committed."""
     stored = ROOT / "reports" / "h200" / "sweep"
-    with tarfile.open(stored / "cases.tar.xz") as archive:
-        archive.extractall(tmp_path, filter="data")
-    out = tmp_path / "sweep"
+    out = _stored_sweep(tmp_path)
     names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
+    for name in names:
+        meta = json.loads((out / name / "run.json").read_text())
+        del meta["fused_kernel_rules"]
+        (out / name / "run.json").write_text(json.dumps(meta))
     _render_without_tvm(out, names)
     rendered = (out / "sweep.md").read_text()
     assert rendered.count("| not recorded |") == 2 * len(names)
@@ -259,13 +274,16 @@ def test_a_bad_cases_file_is_one_line_and_exit_2(tmp_path, name, text, message):
 def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
     """A Case that ran `torch-compile` (a GPU with PyTorch) gets a row in the inductor table,
     by GPU time with calls queued and captured whole; a slower verdict needs the interval."""
-    stored = ROOT / "reports" / "h200" / "sweep"
-    with tarfile.open(stored / "cases.tar.xz") as archive:
-        archive.extractall(tmp_path, filter="data")
-    report = json.loads((tmp_path / "sweep" / "issue" / "report.json").read_text())
-    meta = json.loads((tmp_path / "sweep" / "issue" / "run.json").read_text())
-    tuners = sweep_tuners(json.loads((tmp_path / "sweep" / "sweep.json").read_text()))
-    assert "inductor" not in _case_row("issue", report, meta, tuners)  # an older sweep
+    out = _stored_sweep(tmp_path, ("issue",))
+    report = json.loads((out / "issue" / "report.json").read_text())
+    meta = json.loads((out / "issue" / "run.json").read_text())
+    tuners = sweep_tuners(json.loads((out / "sweep.json").read_text()))
+    measured = _case_row("issue", report, meta, tuners)["inductor"]
+    assert measured["gpu_us"]["torch-compile"] == report["arms"]["torch-compile"]["queued_gpu_us"]
+    assert not measured["slower"]
+    queued = {k: v for k, v in report["ratios_by_figure"]["gpu_queued"].items() if "torch" not in k}
+    older = {**report, "ratios_by_figure": {"gpu_queued": queued}}
+    assert "inductor" not in _case_row("issue", older, meta, tuners)  # a sweep without it
     report["arms"]["torch-compile"] = {"queued_gpu_us": 6.0}
     report["arms"]["torch-compile+capture"] = {"median_us": 6.1}
     ratio = {"ratio": 1.05, "low": 1.02, "high": 1.08}
@@ -334,13 +352,14 @@ def test_a_sweep_folder_is_known_by_its_marker_and_an_older_one_by_its_shape(swe
 
     assert json.loads((sweep_dir / "sweep.json").read_text())["kind"] == SWEEP_KIND
     check_sweep_folder(sweep_dir)
-    older = tmp_path / "older"  # the H200 sweep, written before the marker
+    older = tmp_path / "older"  # the H200 sweep without its marker, as sweeps before it
     older.mkdir()
     with tarfile.open(ROOT / "reports" / "h200" / "sweep" / "cases.tar.xz") as archive:
         stored = archive.extractfile("sweep/sweep.json")  # kept in the archive of its folder
         assert stored is not None
-        (older / "sweep.json").write_bytes(stored.read())
-    assert "kind" not in json.loads((older / "sweep.json").read_text())
+        unmarked = json.load(stored)
+    del unmarked["kind"]
+    (older / "sweep.json").write_text(json.dumps(unmarked))
     check_sweep_folder(older)
     stopped = tmp_path / "stopped"  # a sweep killed before it wrote its sweep.json
     stopped.mkdir()
@@ -362,10 +381,7 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
     from reports.sweep import render_sweep
     from tuning.runfolder.store import RunError
 
-    stored = ROOT / "reports" / "h200" / "sweep"
-    with tarfile.open(stored / "cases.tar.xz") as archive:
-        archive.extractall(tmp_path, filter="data")
-    out = tmp_path / "sweep"
+    out = _stored_sweep(tmp_path, ("issue",))
     names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
     report = json.loads((out / names[0] / "report.json").read_text())
     (out / names[0] / "report.json").write_text(json.dumps({**report, "arms": []}))
@@ -378,10 +394,7 @@ def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
     the tables name that one and give the whole graph's kernel no tuned optimum."""
     from reports.sweep import render_sweep
 
-    stored = ROOT / "reports" / "h200" / "sweep"
-    with tarfile.open(stored / "cases.tar.xz") as archive:
-        archive.extractall(tmp_path, filter="data")
-    out = tmp_path / "sweep"
+    out = _stored_sweep(tmp_path)
     recorded = json.loads((out / "sweep.json").read_text())
     (out / "sweep.json").write_text(json.dumps({**recorded, "tuners": {"optuna": "fixed"}}))
     sweep = render_sweep(out, recorded["settings"]["cases"])

@@ -139,10 +139,10 @@ def test_the_committed_models_folder_renders_its_committed_summary(tmp_path):
     assert not issue_numbers(committed)
 
 
-def test_the_committed_inductor_sweep_renders_its_committed_tables(tmp_path):
-    """`tune sweep --budget 0` on the H200 (reports/h200/inductor/): its Cases render again
+def test_the_committed_sweep_renders_its_committed_tables(tmp_path):
+    """`tune sweep --budget 10` on the H200 (reports/h200/sweep/): its Cases render again
     without TVM to the committed sweep.md, one-kernel held against inductor in every Case."""
-    with tarfile.open(STORED / "inductor" / "cases.tar.xz") as stored:
+    with tarfile.open(STORED / "sweep" / "cases.tar.xz") as stored:
         stored.extractall(tmp_path, filter="data")
     out = tmp_path / "sweep"  # the archive holds the sweep's folder, sweep.json with its Cases
     python_without_tvm(
@@ -151,5 +151,5 @@ def test_the_committed_inductor_sweep_renders_its_committed_tables(tmp_path):
         "render_sweep(out, json.loads((out / 'sweep.json').read_text())['settings']['cases'])"
     )
     text = (out / "sweep.md").read_text()
-    assert text == (STORED / "inductor" / "sweep.md").read_text()
+    assert text == (STORED / "sweep" / "sweep.md").read_text()
     assert "`one-kernel` is slower than inductor by GPU time in no Case" in text

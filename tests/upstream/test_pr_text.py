@@ -52,7 +52,7 @@ def test_without_folders_the_figures_are_the_committed_h200_runs(tmp_path):
     on = report["arms"]["on"]
     assert f"`{report['command']}` on NVIDIA H200, {report['environment']['date'][:10]}" in text
     assert f"| fused kernel | {on['kernel_us']:.2f} us |" in text
-    assert f"`{sweep['command']}` on {sweep['device']}, 2026-11-30 (" in text
+    assert f"`{sweep['command']}` on {sweep['device']}, 2026-12-02 (" in text
     assert f"`{models['command']}` on {models['device']}, {date[:10]} (" in text
     assert f"(`window_bench`) on NVIDIA H200, {bench['environment']['date'][:10]}" in text
     assert text.count("| issue-maxpool-add |") == 1 and text.count("| issue |") == 1
