@@ -18,8 +18,8 @@ from __future__ import annotations
 import tvm
 from tvm import s_tir, tirx
 from tvm.ir.expr import Call, TensorLoad
-from tvm.ir.prim.expr import BinaryOpExpr, Cast, FloatImm, IntImm, Select, Var
-from tvm.tirx import BufferStore
+from tvm.ir.prim.expr import BinaryOpExpr, Cast, CmpExpr, FloatImm, IntImm, LogicalExpr, Not, Select
+from tvm.tirx import BufferStore, Var
 
 
 class _Unmaskable(Exception):
@@ -130,14 +130,17 @@ def _clamped(expr):
             return expr
         last = [extent - 1 for extent in expr.source.shape]
         return tirx.BufferLoad(expr.source, [tirx.min(i, e) for i, e in zip(expr.indices, last)])
-    if isinstance(expr, (IntImm, FloatImm, Var)):
+    if isinstance(expr, IntImm | FloatImm | Var):
         return expr
-    if isinstance(expr, BinaryOpExpr):
+    if isinstance(expr, Not):
+        return Not(_clamped(expr.a))
+    if isinstance(expr, BinaryOpExpr | CmpExpr | LogicalExpr):  # Add ... Max, LT ... GE, And, Or
         return type(expr)(_clamped(expr.a), _clamped(expr.b))
     if isinstance(expr, Cast):
-        return Cast(expr.ty.dtype, _clamped(expr.value))
+        return Cast(expr.ty, _clamped(expr.value))
     if isinstance(expr, Select):
-        return Select(expr.condition, _clamped(expr.true_value), _clamped(expr.false_value))
-    if isinstance(expr, Call):
-        return Call(expr.ty.dtype, expr.op, [_clamped(a) for a in expr.args])
+        condition = _clamped(expr.condition)
+        return Select(condition, _clamped(expr.true_value), _clamped(expr.false_value))
+    if isinstance(expr, Call):  # T.if_then_else: a padded or concatenated input
+        return Call(expr.op, [_clamped(a) for a in expr.args], ret_ty=expr.ty)
     raise _Unmaskable(type(expr).__name__)

@@ -32,6 +32,8 @@ ODD = Case(
     channels=5, height=24, width=24, window=2, stride=1, prelude=False, tail=2, shared_output=False
 )
 PRELUDE = Case(channels=4, height=12, width=12, window=3, stride=1, prelude=True, tail=3)
+# Enough outputs (36 x 19 x 19) for the rule's two rows a thread, the last row guarded.
+ROWS_PRELUDE = Case(channels=4, height=20, width=20, window=2, stride=1, prelude=True, tail=1)
 
 
 def _rule(case: Case):
@@ -49,12 +51,19 @@ def _strided(case: Case):
 
 
 @pytest.mark.parametrize("schedule", [_rule, _strided], ids=["rule", "strided"])
-@pytest.mark.parametrize("case", [ODD_ROWS, ODD, PRELUDE], ids=["odd-rows", "odd", "prelude"])
+@pytest.mark.parametrize(
+    "case",
+    [ODD_ROWS, ODD, PRELUDE, ROWS_PRELUDE],
+    ids=["odd-rows", "odd", "prelude", "two-rows-prelude"],
+)
 def test_masked_loads_compute_every_output_right(case, schedule):
     """The CUDA schedule, masked, its thread bindings dropped, run on the CPU: every output
-    written (they start as NaN) and equal to NumPy's."""
+    written (they start as NaN) and equal to NumPy's; the masking took effect (the prelude's
+    concatenation reads through `T.if_then_else` and its comparisons, which it rewrites too)."""
     func, sch = schedule(case)
-    serial = mask_loads(without_bindings(func, sch.trace))
+    guarded = without_bindings(func, sch.trace)
+    serial = mask_loads(guarded)
+    assert not tvm_ffi.structural_equal(serial, guarded)
     library = tvm.compile(kernel_module(serial), target="llvm")
     biases = bias_count(func)
     expected = expected_outputs(case, biases, 0, True)
