@@ -50,11 +50,11 @@ def test_a_committed_run_gives_a_comment_for_the_thread(rendered):
         # the default arms with one-kernel, plain and captured, and the tuners' arms; the
         # spare PyTorch peers left out
         assert len(rows) == 13 and "3 more arms are in the full report." in text
-        assert "fixed/on = 0.135 (95% CI 0.104–0.176): `fixed` is faster" in text
-        assert "one-kernel/torch-compile = 0.359 (95% CI 0.341–0.378): `one-kernel` is faster" in (
+        assert "fixed/on = 0.182 (95% CI 0.155–0.213): `fixed` is faster" in text
+        assert "one-kernel/torch-compile = 0.366 (95% CI 0.349–0.384): `one-kernel` is faster" in (
             text
         )
-        assert "| `fixed` | 14.38 | 8.68 | 2.25 | 0.135 (0.104–0.176) |" in text
+        assert "| `fixed` | 19.89 | 8.70 | 2.37 | 0.182 (0.155–0.213) |" in text
     else:
         assert len(rows) == 9
         assert "one-kernel/torch-compile = 0.355 (95% CI 0.353–0.357): `one-kernel` is faster" in (
