@@ -22,7 +22,7 @@ from tvm import s_tir
 
 from .branch_loads import select_branch_loads, stage_scalars
 from .flat_outputs import flatten_outputs
-from .masked_loads import mask_loads
+from .masked_loads import mask_loads_for
 from .output_registers import keep_read_outputs_local
 from .window_reduction import aligned_vector, analyze_window, unroll_inside, vector_loads
 
@@ -76,8 +76,8 @@ class PoolSchedule:
         sch = s_tir.Schedule(func)
         self.schedule(sch, target.kind.name)
         func = sch.mod["main"]
-        if self.masked_loads and target.kind.name == "cuda":
-            func = mask_loads(func)
+        if self.masked_loads:
+            func = mask_loads_for(func, target)
         return func.with_attr("tirx.is_scheduled", True)
 
     def schedule(self, sch: s_tir.Schedule, target_kind: str) -> None:

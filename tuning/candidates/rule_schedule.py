@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import tvm
 
 from baselines.backend import default_schedule_pass
-from baselines.masked_loads import mask_loads
+from baselines.masked_loads import mask_loads_for
 from baselines.rules import fixed_schedule_pass
 
 # The rule lists a candidate names: the backend's own, and that list with `WindowReduction`.
@@ -37,9 +37,7 @@ class DefaultSchedule:
 
     def apply(self, func: tvm.tirx.PrimFunc, target: tvm.target.Target) -> tvm.tirx.PrimFunc:
         scheduled = default_schedule(func, target, self.rules)
-        if self.masked_loads and target.kind.name == "cuda":
-            return mask_loads(scheduled)
-        return scheduled
+        return mask_loads_for(scheduled, target) if self.masked_loads else scheduled
 
     def to_dict(self) -> dict:
         masked = {"masked_loads": True} if self.masked_loads else {}
