@@ -122,10 +122,13 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python3 -m tuning.launch_floor OUT", file=sys.stderr)
         return 2
+    out = Path(argv[0])
+    if out.exists() and not out.is_dir():
+        print(f"{out} exists and is not a folder: give another OUT", file=sys.stderr)
+        return 2
     if not _cuda_gpu():
         print("tuning.launch_floor needs a CUDA GPU and PyTorch with CUDA", file=sys.stderr)
         return 2
-    out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
     found = {name: measure(call) for name, call in calls().items()}
     (out / "launch_floor.json").write_text(json.dumps(found, indent=2))

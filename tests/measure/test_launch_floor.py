@@ -29,6 +29,14 @@ def test_without_a_gpu_it_says_so_in_one_line(tmp_path, capsys):
     assert main([]) == 2
 
 
+def test_an_out_that_is_a_file_is_one_line(tmp_path, capsys):
+    taken = tmp_path / "taken"
+    taken.write_text("mine")
+    assert main([str(taken)]) == 2
+    assert capsys.readouterr().err == f"{taken} exists and is not a folder: give another OUT\n"
+    assert taken.read_text() == "mine"
+
+
 def test_the_table_gives_each_call_s_figures():
     row = {"queued_gpu_us": 2.5, "kernels_per_call": 1.0, "kernel_us": 1.408, "gap_us": 1.024}
     assert "| x | 2.50 | 1 | 1.408 | 1.024 |" in render({"x": row})
