@@ -252,7 +252,7 @@ def test_a_search_whose_sampler_repeats_its_best_point_still_measures_its_budget
     a budget the space can fill is filled (without it: 20 or 21 of 24 in 480 asks)."""
     from fixtures.killed_search import InstantEvaluator
 
-    from tuning.tuners.optuna.search_loop import STUCK_AFTER
+    from tuning.tuners.optuna.samplers import STUCK_AFTER
 
     space = Space(Case(channels=2, height=12, width=12, branches=2), "llvm")
     assert len(space.valid_points()) == 32 and STUCK_AFTER < 24
@@ -261,3 +261,14 @@ def test_a_search_whose_sampler_repeats_its_best_point_still_measures_its_budget
     search.run(24)
     rows = records(study)
     assert len(rows) == len({r["key"] for r in rows}) == 24
+
+
+def test_a_replay_queues_an_unmeasured_point_where_the_search_would():
+    """The sampler comparison replays the search on a table of every point's time: where TPE
+    keeps proposing its best point, the replay queues an unmeasured one as the search does,
+    so that it too reaches the 24 points a budget of 24 asks for."""
+    from tuning.tuners.optuna.replay import replay
+
+    space = Space(Case(channels=2, height=12, width=12, branches=2), "llvm")
+    table = {key(p): 1.0 + i / 100 for i, p in enumerate(space.valid_points())}
+    assert replay(space, table, "tpe", seed=0, trials=24)["measured"] == 24

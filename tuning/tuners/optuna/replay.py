@@ -14,7 +14,7 @@ import optuna
 from tuning.tuners.space import Space, key
 
 from .record import tell_value
-from .samplers import first_points, make_sampler
+from .samplers import STUCK_AFTER, enqueue_unmeasured, first_points, make_sampler
 
 WITHIN = 0.10
 
@@ -28,16 +28,22 @@ def replay(space: Space, table: dict, sampler: str, seed: int, trials: int) -> d
     seen: dict[str, float | None] = {}  # key -> the point's time (None: not valid)
     best, reached = float("inf"), None
     trials = min(trials, len(table))  # a small space is spent before the budget
-    asks = 0
+    points = {key(p): p for p in space.valid_points() if key(p) in table}
+    asks = stuck = 0
     while len(seen) < trials and asks < 50 * trials:
         asks += 1
+        if stuck >= STUCK_AFTER and set(points) - set(seen):  # as the search does
+            enqueue_unmeasured(study, points, set(seen), asks)
+            stuck = 0
         trial = study.ask()
         params = space.suggest(trial)
         point = key(params)
         if space.why_invalid(params) or point not in table:
             study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+            stuck += 1
             continue
         value = table[point]
+        stuck = stuck + 1 if point in seen else 0
         if point not in seen:
             seen[point] = value
             if value is not None and value < best:
@@ -51,6 +57,7 @@ def replay(space: Space, table: dict, sampler: str, seed: int, trials: int) -> d
         "best_kernel_us": best,
         "gap": best / optimum - 1,
         "trials_to_within_10pct": reached,
+        "measured": len(seen),
     }
 
 

@@ -11,7 +11,6 @@ the loop's time goes (asks, storage writes, reading the study, waiting) is added
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -24,14 +23,10 @@ from tuning.tuners.space import Space, completed, key
 
 from .heartbeat import Heartbeat, fail_stale_trials
 from .record import close_interrupted, measurement, recorded_value, store_measurement
-from .samplers import first_points
+from .samplers import STUCK_AFTER, enqueue_unmeasured, first_points
 
 # Asks allowed per measured trial before the search gives up on new points.
 ASKS_PER_TRIAL = 20
-# Asks in a row that give no point to measure (repeats, pruned points) after which an unmeasured
-# valid point is queued: a converged TPE keeps proposing its best point, and in a small space
-# stopped 3 to 4 points short of a 24-trial budget (tests/test_processes.py's Case: 20 of 32).
-STUCK_AFTER = 20
 
 
 class OptunaSearch:
@@ -118,8 +113,8 @@ class OptunaSearch:
             ):
                 asks += 1
                 if stuck >= STUCK_AFTER:
-                    left = sorted(valid - set(measured) - set(self._in_flight(building)))
-                    self.study.enqueue_trial(points[random.Random(asks).choice(left)])
+                    taken = set(measured) | set(self._in_flight(building))
+                    enqueue_unmeasured(self.study, points, taken, asks)
                     stuck = 0
                 with self.book.timing("ask_s"):
                     trial = self.study.ask()
