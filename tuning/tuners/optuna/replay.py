@@ -32,7 +32,7 @@ def replay(space: Space, table: dict, sampler: str, seed: int, trials: int) -> d
     asks = stuck = 0
     while len(seen) < trials and asks < 50 * trials:
         asks += 1
-        if stuck >= STUCK_AFTER and set(points) - set(seen):  # as the search does
+        if stuck >= STUCK_AFTER:  # as the search does
             enqueue_unmeasured(study, points, set(seen), asks)
             stuck = 0
         trial = study.ask()

@@ -57,6 +57,7 @@ STUCK_AFTER = 20
 
 
 def enqueue_unmeasured(study: optuna.Study, points: dict, taken: set, seed: int) -> None:
-    """Queue one of `points` (key -> params) not in `taken`, at random from `seed`."""
-    left = sorted(set(points) - taken)
-    study.enqueue_trial(points[random.Random(seed).choice(left)])
+    """Queue one of `points` (key -> params) not in `taken`, at random from `seed`; nothing
+    where every point is taken."""
+    if left := sorted(set(points) - taken):
+        study.enqueue_trial(points[random.Random(seed).choice(left)])
