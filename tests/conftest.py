@@ -178,6 +178,25 @@ class InjectingSpace(Space):
         return fault(**params) if fault else super().config(params)
 
 
+def stored_sweep(tmp_path: Path, reported=()) -> tuple[Path, list[str]]:
+    """The committed H200 sweep's folder (reports/h200/sweep/, its archive) under `tmp_path` and
+    its Cases, the `reported` Cases' report.json rendered from their trials (the archive keeps
+    no reports; `reported=None`: every Case's)."""
+    import json
+    import tarfile
+
+    from reports.render import render_run
+    from tuning.runfolder.store import Run
+
+    with tarfile.open(ROOT / "reports" / "h200" / "sweep" / "cases.tar.xz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    out = tmp_path / "sweep"
+    names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
+    for name in names if reported is None else reported:
+        render_run(Run(out / name))
+    return out, names
+
+
 # Code run first by `python_without_tvm`: every import of tvm fails, as where TVM is absent.
 NO_TVM = """
 import sys

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TUNE, one_line, python_without_tvm, tune, within
+from conftest import ROOT, TUNE, one_line, python_without_tvm, stored_sweep, tune, within
 
 from reports.sweep import _case_row
 from reports.sweep_arms import sweep_tuners
@@ -92,19 +92,6 @@ def test_a_case_is_slower_only_where_the_whole_interval_is_above_one(low, high, 
     assert row["one_kernel_slower_than_fixed"] is slower
 
 
-def _stored_sweep(tmp_path: Path, reported: tuple[str, ...] = ()) -> Path:
-    """The H200 sweep's folder (reports/h200/sweep/, its archive) under `tmp_path`, the
-    `reported` Cases' report.json rendered from their trials (the archive keeps no reports)."""
-    from reports.render import render_run
-    from tuning.runfolder.store import Run
-
-    with tarfile.open(ROOT / "reports" / "h200" / "sweep" / "cases.tar.xz") as archive:
-        archive.extractall(tmp_path, filter="data")
-    for name in reported:
-        render_run(Run(tmp_path / "sweep" / name))
-    return tmp_path / "sweep"
-
-
 def _render_without_tvm(out: Path, names: list[str], runs: list[str] = ()) -> None:
     python_without_tvm(f"""
 from pathlib import Path
@@ -134,8 +121,7 @@ def test_a_sweep_stored_before_rules_were_recorded_renders_without_tvm(tmp_path)
     """The H200 sweep (reports/h200/sweep/) with its Cases' rules taken out of their run.json,
     as sweeps before 2026-12-01 stored them: the table says so, every other cell as committed."""
     stored = ROOT / "reports" / "h200" / "sweep"
-    out = _stored_sweep(tmp_path)
-    names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
+    out, names = stored_sweep(tmp_path)
     for name in names:
         meta = json.loads((out / name / "run.json").read_text())
         del meta["fused_kernel_rules"]
@@ -274,7 +260,7 @@ def test_a_bad_cases_file_is_one_line_and_exit_2(tmp_path, name, text, message):
 def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
     """A Case that ran `torch-compile` (a GPU with PyTorch) gets a row in the inductor table,
     by GPU time with calls queued and captured whole; a slower verdict needs the interval."""
-    out = _stored_sweep(tmp_path, ("issue",))
+    out, _ = stored_sweep(tmp_path, ("issue",))
     report = json.loads((out / "issue" / "report.json").read_text())
     meta = json.loads((out / "issue" / "run.json").read_text())
     tuners = sweep_tuners(json.loads((out / "sweep.json").read_text()))
@@ -381,8 +367,7 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
     from reports.sweep import render_sweep
     from tuning.runfolder.store import RunError
 
-    out = _stored_sweep(tmp_path, ("issue",))
-    names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
+    out, names = stored_sweep(tmp_path, ("issue",))
     report = json.loads((out / names[0] / "report.json").read_text())
     (out / names[0] / "report.json").write_text(json.dumps({**report, "arms": []}))
     with pytest.raises(RunError, match=r"report.json is damaged \(arms should be an object"):
@@ -394,7 +379,7 @@ def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
     the tables name that one and give the whole graph's kernel no tuned optimum."""
     from reports.sweep import render_sweep
 
-    out = _stored_sweep(tmp_path)
+    out, _ = stored_sweep(tmp_path)
     recorded = json.loads((out / "sweep.json").read_text())
     (out / "sweep.json").write_text(json.dumps({**recorded, "tuners": {"optuna": "fixed"}}))
     sweep = render_sweep(out, recorded["settings"]["cases"])

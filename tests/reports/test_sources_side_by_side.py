@@ -4,25 +4,13 @@ optimum."""
 
 import json
 import shutil
-import tarfile
 
-from conftest import ROOT
+from conftest import stored_sweep
 
 from reports import markdown
 from reports.render import render_run
 from reports.sweep import render_sweep
 from tuning.runfolder.store import Run
-
-
-def _sweep(tmp_path, archive: str):
-    with tarfile.open(ROOT / "reports" / "h200" / archive / "cases.tar.xz") as stored:
-        stored.extractall(tmp_path, filter="data")
-    out = tmp_path / "sweep"
-    names = json.loads((out / "sweep.json").read_text())["settings"]["cases"]
-    for name in names:  # an archive may keep the measurements alone, report.json left out
-        if not (out / name / "report.json").exists():
-            render_run(Run(out / name))
-    return out, names
 
 
 def _change(path, change) -> None:
@@ -49,7 +37,7 @@ def _no_inductor(report):
 
 
 def test_the_sweep_says_where_inductor_is_ahead_and_where_it_was_not_run(tmp_path):
-    out, names = _sweep(tmp_path, "sweep")
+    out, names = stored_sweep(tmp_path, None)
     _change(out / "issue" / "report.json", _inductor_ahead)
     _change(out / "channels64-no-prelude" / "report.json", _tied)
     _change(out / "tail1" / "report.json", _no_inductor)
@@ -71,7 +59,7 @@ def test_the_sweep_says_where_inductor_is_ahead_and_where_it_was_not_run(tmp_pat
 
 
 def test_a_sweep_without_inductor_takes_every_figure_from_its_cases(tmp_path):
-    out, names = _sweep(tmp_path, "sweep")
+    out, names = stored_sweep(tmp_path, None)
     for name in names:
         _change(out / name / "report.json", _no_inductor)
     _change(out / "tail1" / "report.json", lambda r: r["arms"]["optuna"].update(median_us=None))
@@ -88,7 +76,7 @@ def test_a_sweep_without_inductor_takes_every_figure_from_its_cases(tmp_path):
 
 
 def test_the_study_names_the_graph_s_tuned_optimum_of_both_kernels(tmp_path):
-    out, _ = _sweep(tmp_path, "sweep")
+    out, _ = stored_sweep(tmp_path)  # the Case copied is rendered below
     run = tmp_path / "case"
     shutil.copytree(out / "window3-stride2", run)  # optuna-one-kernel is the fastest tuned arm
     report = render_run(Run(run))
