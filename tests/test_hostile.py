@@ -240,6 +240,7 @@ USER_FILES = {
 }
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("name", USER_FILES)
 @pytest.mark.parametrize("verbose", [False, True], ids=["plain", "verbose"])
 def test_user_code_that_exits_or_raises_is_one_line(tmp_path, monkeypatch, capsys, name, verbose):
@@ -261,6 +262,7 @@ def test_user_code_that_exits_or_raises_is_one_line(tmp_path, monkeypatch, capsy
         assert f"{name}.py" in err and "baselines/models" not in err and "tuning/" not in err
 
 
+@pytest.mark.torch
 def test_user_code_that_floods_changes_folder_and_imports_beside_it_runs(tmp_path, capfd):
     """The file's folder is on the import path; its printing stays off the console; its chdir
     moves no relative --out."""
@@ -288,6 +290,7 @@ def test_user_code_that_floods_changes_folder_and_imports_beside_it_runs(tmp_pat
     assert (work / "rel" / "report.md").is_file()
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize(
     "body, options",
     [

@@ -14,10 +14,10 @@ from types import SimpleNamespace
 import pytest
 from conftest import USER_MODELS, python_without_tvm, tune
 
-torch = pytest.importorskip("torch", reason="the model tests need PyTorch: pip install torch")
+from tuning.base.faults import KILL_AFTER_WRITE
+from tuning.cli.main import main
 
-from tuning.base.faults import KILL_AFTER_WRITE  # noqa: E402
-from tuning.cli.main import main  # noqa: E402
+pytestmark = pytest.mark.torch
 
 BLOCKS = "tests/fixtures/model_blocks.py"
 QUICK = ["--target", "llvm", "--number", "1", "--repeat", "2", "--min-repeat-ms", "0"]

@@ -26,14 +26,12 @@ from baselines.row_kernels import (
 from baselines.row_reduction import RowReduction, choose_lanes, with_row_reduction
 from baselines.row_report import decision, markdown
 from baselines.rules import RULE_LISTS, first_rule, fixed_rules
-from baselines.torch_peer import torch_available
 from baselines.window_bench import without_bindings
 from baselines.window_kernels import KERNELS as WINDOW_KERNELS
 from baselines.window_kernels import fused, reduction_function
 from tuning.row_bench import SCHEDULES, main, measure, schedule
 
 CUDA = make_target("cuda")
-needs_torch = pytest.mark.skipif(not torch_available(), reason="PyTorch's peer: pip install torch")
 SMALL = [  # a window's softmax, MaxViT's 5-D one, ViT's, rows shorter than a warp, layer norms
     RowKernel(f"{op}-{'x'.join(map(str, shape))}", "", op, shape)
     for op, shape in [(SOFTMAX, (2, 3, 49)), (SOFTMAX, (1, 2, 3, 5, 49)), (SOFTMAX, (3, 50)),
@@ -62,7 +60,7 @@ def test_a_result_off_the_reference_is_wrong_and_not_timed(monkeypatch):
         assert not entry["correct"] and entry["error"] > 1e-4 and "median_us" not in entry
 
 
-@needs_torch
+@pytest.mark.torch
 def test_pytorch_is_checked_and_timed_beside():
     row = measure(SMALL[4], "llvm", ["torch-eager"])
     peer = row["schedules"]["torch-eager"]
@@ -162,7 +160,7 @@ def test_with_registers_each_lane_loads_its_elements_once(name):
     assert loads["warp_regs"] == 2 and loads["warp"] in (6, 8)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.nvcc
 def test_the_row_kernels_keep_everything_in_registers():
     """At real sizes, the CUDA source through ptxas: no shared or local memory, no spills."""
     functions = {}
@@ -178,7 +176,7 @@ def test_the_row_kernels_keep_everything_in_registers():
         assert found["registers"] <= 64, name
 
 
-@needs_torch
+@pytest.mark.torch
 def test_the_benchmark_writes_and_renders_its_tables_on_llvm(tmp_path):
     names = "vit_b_32-softmax,maxvit_t-s4-softmax"
     assert (

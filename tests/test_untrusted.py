@@ -222,10 +222,7 @@ def test_a_password_never_reaches_a_file_or_a_message_when_the_server_is_away(tm
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("POOL_TUNING_PG_URL"),
-    reason="no PostgreSQL server (set POOL_TUNING_PG_URL; .ci/run starts one)",
-)
+@pytest.mark.postgres
 def test_a_password_in_the_storage_url_is_in_no_file_the_run_writes(tmp_path):
     """The CI server trusts local connections, so any password is accepted: it is used, and
     searched for in every file of the run folder and in everything printed."""

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, one_line, tune, tune_killed_when
 
-torch = pytest.importorskip("torch", reason="the zoo tests need PyTorch: pip install torch")
+from baselines.models.errors import MissingPackage, ModelError
+from baselines.models.zoo import pick
+from tuning.cli.main import main
 
-from baselines.models.errors import MissingPackage, ModelError  # noqa: E402
-from baselines.models.zoo import pick  # noqa: E402
-from tuning.cli.main import main  # noqa: E402
+pytestmark = pytest.mark.torch
 
 ZOO = "tests/fixtures/tiny_zoo.py"
 MODELS = ["pool", "attention", "global_pool", "branchy"]

@@ -1,7 +1,5 @@
 """Kernel anatomy without a GPU: launch configuration and ptxas resources of the CUDA kernels."""
 
-import shutil
-
 import pytest
 import tvm
 from conftest import DEFAULT
@@ -13,7 +11,6 @@ from baselines.pipeline import lower, make_target
 from baselines.template import PoolSchedule
 from tuning.candidates.kernel import fused_function, kernel_module
 
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 # The default case's fused kernel computes 144 x 32 x 32 outputs.
 OUTPUTS = 144 * 32 * 32
 
@@ -25,7 +22,7 @@ def _fused_kernel(arm):
     return {row["name"]: row for row in rows}["fused_pool2d_add2_kernel"]
 
 
-@needs_nvcc
+@pytest.mark.nvcc
 def test_on_launches_one_block_per_output_with_shared_memory():
     kernel = _fused_kernel(DEFAULT_ARMS[2])
     assert (kernel["grid"], kernel["block"]) == (147456, 256)
@@ -33,7 +30,7 @@ def test_on_launches_one_block_per_output_with_shared_memory():
     assert kernel["local_bytes"] == 0
 
 
-@needs_nvcc
+@pytest.mark.nvcc
 def test_serial_launches_one_thread_per_output_without_shared_memory():
     kernel = _fused_kernel(DEFAULT_ARMS[3])
     assert (kernel["grid"], kernel["block"]) == (OUTPUTS // 256, 256)

@@ -4,7 +4,6 @@ the knob existed keeping their records, keys and kernels."""
 
 import json
 import re
-import shutil
 import subprocess
 import tarfile
 
@@ -32,7 +31,6 @@ STRIDE1 = Case(
 S1_32 = Case(
     channels=32, height=32, width=32, window=2, stride=1, prelude=False, tail=3, shared_output=True
 )
-nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
 
 def _flat_points(space: Space) -> list[dict]:
@@ -79,7 +77,7 @@ def _global_accesses(case: Case, params: dict, whole: bool, folder) -> list[str]
     return re.findall(r"^\s*(?:@!?%\w+\s+)?((?:ld|st)\.global[\w.]*)", ptx.read_text(), re.M)
 
 
-@nvcc
+@pytest.mark.nvcc
 @pytest.mark.parametrize("whole", [False, True], ids=["pool", "whole"])
 def test_pairs_of_the_flat_output_store_one_vector_and_read_no_output_back(whole, tmp_path):
     """Inductor's launch on `s1-32`: 128 threads, a float2 store per output, and no load but the
@@ -97,7 +95,7 @@ def test_pairs_of_the_flat_output_store_one_vector_and_read_no_output_back(whole
     assert sum(op.startswith("ld.") for op in ops) == 2 * 4
 
 
-@nvcc
+@pytest.mark.nvcc
 def test_a_pair_within_a_row_loads_the_columns_it_shares_once(tmp_path):
     """32 outputs a row: a thread's pair never spans rows, and its 2x2 windows share a column:
     6 loads of the input (the Add's constant an immediate), not 8."""

@@ -2,7 +2,6 @@
 table rendered again from the archived figures."""
 
 import json
-import shutil
 import tarfile
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from baselines.pipeline import build, make_target
 COMMITTED = Path(__file__).resolve().parents[2] / "reports" / "h200" / "kernel_code"
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.nvcc
 def test_counts_a_one_kernel_built_here(tmp_path):
     case = Case(channels=4, height=8, width=8, prelude=False, tail=1)
     source = cuda_source(build(case, ARMS["one-kernel"], make_target("cuda")))

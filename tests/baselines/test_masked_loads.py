@@ -3,7 +3,6 @@ template's `masked_loads`): the same outputs, and in the PTX every window load b
 branch, as in Triton's kernels."""
 
 import re
-import shutil
 import subprocess
 
 import numpy as np
@@ -84,7 +83,7 @@ def test_only_guarded_blocks_writing_registers_lose_their_guard():
     assert tvm_ffi.structural_equal(mask_loads(even.mod["main"]), even.mod["main"])
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.nvcc
 def test_the_rules_kernel_issues_its_window_loads_before_any_branch(tmp_path):
     """Unmasked, the second row's loads of `s1-h6`'s kernel sit behind branches; masked, all
     six come first, then the guarded stores."""

@@ -4,7 +4,6 @@ immediate (`bind_scalars.BindScalarConstants`), in `one-kernel` and in the tuned
 right on llvm, and in the CUDA code no load but the window's."""
 
 import re
-import shutil
 import subprocess
 
 import numpy as np
@@ -53,7 +52,6 @@ POINTS = [
     {"threads": 32, "outputs_h": 2, "thread_axis": "outer"},
     {"threads": 128, "outputs_flat": 2, "unroll": True, "vector": True},
 ]
-nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
 
 def _reads_of_outputs(func: tvm.tirx.PrimFunc) -> list[str]:
@@ -136,7 +134,7 @@ def _ptx_accesses(case: Case, arm, folder) -> list[str]:
     return re.findall(r"^\s*(?:@!?%\w+\s+)?((?:ld|st)\.global[\w.]*)", kernel, re.M)
 
 
-@nvcc
+@pytest.mark.nvcc
 @pytest.mark.parametrize("name", MEASURED)
 def test_one_kernel_loads_the_window_alone(name, tmp_path):
     """The rule's launch of `one-kernel` on the measured Cases: each thread loads the input

@@ -3,7 +3,6 @@ flat index, as Triton lays out inductor's kernels where a vector store does not 
 count that is not a multiple of 16): every warp's loads and stores coalesced."""
 
 import re
-import shutil
 import subprocess
 
 import numpy as np
@@ -25,7 +24,6 @@ CUDA_SPEC = {"kind": "cuda", "arch": "sm_90"}
 ODD = Case(
     channels=5, height=24, width=24, window=2, stride=1, prelude=False, tail=2, shared_output=False
 )
-nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
 
 def test_like_inductor_gives_the_launches_inductor_made_on_the_h200():
@@ -99,7 +97,7 @@ def test_a_strided_cuda_schedule_computes_every_output_right(case, whole, stride
         np.testing.assert_allclose(g, e, rtol=1e-6)
 
 
-@nvcc
+@pytest.mark.nvcc
 def test_inductors_launch_on_an_odd_count_stores_each_output_coalesced(tmp_path):
     """`s1-96`'s launch: 128 threads, 4 outputs a block apart, each stored once (scalar), no
     load but the window's (4 per output)."""

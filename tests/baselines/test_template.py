@@ -1,8 +1,6 @@
 """The schedule template over the whole space: every unpruned point builds and is right, for
 the fused pool kernel and for the one kernel of the whole graph."""
 
-import shutil
-
 import pytest
 import tvm
 from conftest import DEFAULT
@@ -45,7 +43,7 @@ def _cuda_source(case, params, whole=False):
     return executable.mod.imports[0].inspect_source()
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.nvcc
 def test_valid_cuda_points_compile_with_nvcc():
     points = Space.for_target(DEFAULT, CUDA).valid_points()[::111]  # a spread over every knob
     for params in points:
@@ -53,7 +51,7 @@ def test_valid_cuda_points_compile_with_nvcc():
         assert resources["main_kernel"]["shared_bytes"] <= 49152, params
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.nvcc
 def test_valid_cuda_points_of_the_whole_graph_kernel_compile_with_nvcc():
     space = Space.for_target(DEFAULT, CUDA, whole=True)
     assert (
@@ -65,7 +63,7 @@ def test_valid_cuda_points_of_the_whole_graph_kernel_compile_with_nvcc():
         assert resources["main_kernel"]["shared_bytes"] <= 49152, params
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.nvcc
 def test_pruned_shared_memory_points_really_do_not_fit():
     space = Space.for_target(DEFAULT, CUDA)
     pruned = [p for p in space.points() if space.why_invalid(p) == "shared memory over the limit"]

@@ -11,8 +11,7 @@ from baselines.torch_peer import CAPTURE_PEERS, COMPILE_MODES, PeerArm, peer_arm
 from tuning.measure.harness import check
 from tuning.measure.protocol import Protocol
 
-torch = pytest.importorskip("torch")
-on_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+pytestmark = pytest.mark.torch
 QUICK = Protocol(number=2, repeat=3, min_repeat_ms=1)
 # max-autotune spends a while autotuning: the default Case only.
 SLOW = "torch-compile-max-autotune"
@@ -26,13 +25,15 @@ def _times_every_figure(peer, case):
 
 
 def test_eager_peer_matches_the_reference_and_times(case):
+    import torch
+
     kind = "cuda" if torch.cuda.is_available() else "llvm"
     peer = PeerArm("torch-eager", case, kind)
     assert check(case, peer, 2)["correct"]
     _times_every_figure(peer, case)
 
 
-@on_gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", COMPILE_MODES)
 def test_compiled_peer_matches_the_reference(case, name):
     if name == SLOW and case != DEFAULT:
@@ -42,12 +43,14 @@ def test_compiled_peer_matches_the_reference(case, name):
     _times_every_figure(peer, case)
 
 
-@on_gpu
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", CAPTURE_PEERS)
 def test_a_captured_peer_replays_the_right_answer_for_every_input(case, name):
     if name.startswith(SLOW) and case != DEFAULT:
         pytest.skip("max-autotune: the default Case only")
     peer = peer_arm(name, case, "cuda")
+    import torch
+
     # Three inputs through one captured graph: each is copied into the static input.
     assert check(case, peer, 3)["correct"]
     x = random_input(case, 7)

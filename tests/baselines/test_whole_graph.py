@@ -3,7 +3,6 @@ it does not; the kernel is right on llvm and compiles to the launch the rule cho
 
 import math
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -143,7 +142,7 @@ def test_one_kernel_matches_the_reference_on_llvm(case, tmp_path):
             np.testing.assert_allclose(g, w, rtol=2e-4, atol=2e-5)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.nvcc
 @pytest.mark.parametrize(
     "case",
     [DEFAULT, ODD, WINDOW3, GROUPED[-1], GROUPED[3]],

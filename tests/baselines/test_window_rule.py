@@ -7,7 +7,6 @@ import ast
 import dataclasses
 import json
 import math
-import shutil
 import sys
 
 import pytest
@@ -22,7 +21,6 @@ from baselines.anatomy import cuda_source, launch_configs, ptxas_resources
 from baselines.pipeline import make_target, unscheduled
 from baselines.rules import RULE_LISTS, WindowReduction, first_rule, rule_assignment
 from baselines.serial_reduction import SerialGeneralReduction
-from baselines.torch_peer import torch_available
 from baselines.window_bench import REPEAT, build, main, measure, schedule, time_kernel
 from baselines.window_kernels import (
     _F,
@@ -40,9 +38,6 @@ from baselines.window_reduction import MULTIPROCESSORS, Launch, analyze_window, 
 CUDA = make_target("cuda")
 H200_SMS = 132
 # The references are PyTorch's pools and convolutions (CI installs its CPU build).
-needs_torch = pytest.mark.skipif(
-    not torch_available(), reason="the window rule's references need PyTorch: pip install torch"
-)
 
 
 def _small(name: str, **inputs) -> Kernel:
@@ -221,7 +216,7 @@ def test_kernels_outside_the_class_keep_their_default_schedule(kernel):
     tvm.ir.assert_structural_equal(default, fixed)
 
 
-@needs_torch
+@pytest.mark.torch
 @pytest.mark.parametrize("kernel", CLASS, ids=_ids(CLASS))
 def test_every_schedule_is_right_on_llvm(kernel):
     """Each list's CUDA schedules, replayed without their thread bindings, against PyTorch."""
@@ -449,7 +444,7 @@ def test_the_shipped_rule_needs_only_tvm():
     assert all(n.level == 0 for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+@pytest.mark.nvcc
 def test_the_kernels_of_both_candidates_keep_everything_in_registers():
     """The benchmark's kernels at their real sizes, as each candidate list schedules them, in
     one CUDA module: no shared memory, no local memory, no spills."""
@@ -470,7 +465,7 @@ def test_the_kernels_of_both_candidates_keep_everything_in_registers():
         )
 
 
-@needs_torch
+@pytest.mark.torch
 def test_the_benchmark_writes_its_tables_on_llvm(tmp_path):
     names = "issue-maxpool-add,control-window1-avgpool"
     assert main([str(tmp_path), "--target", "llvm", "--kernels", names]) == 0

@@ -51,13 +51,10 @@ def test_a_capture_arm_without_torch_is_one_line_and_exit_2():
     assert len(done.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.skipif(not HAS_TORCH, reason="needs PyTorch")
+@pytest.mark.torch
+@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["fixed+capture", "serial+capture", "one-kernel+capture"])
 def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_path):
-    import torch
-
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
     import tvm
     from tvm import relax
 
@@ -84,12 +81,9 @@ def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_p
         assert len(samples) == 3 and all(s > 0 for s in samples)
 
 
-@pytest.mark.skipif(not HAS_TORCH, reason="needs PyTorch")
+@pytest.mark.torch
+@pytest.mark.gpu
 def test_a_cuda_trial_keeps_three_figures_per_arm_in_balanced_blocks():
-    import torch
-
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
     from conftest import DEFAULT
 
     from baselines.arms import DEFAULT_ARMS

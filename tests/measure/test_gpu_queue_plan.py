@@ -108,8 +108,10 @@ def test_a_call_too_long_for_the_queue_alone_gives_no_figure():
     assert _first_timed(0.5, 2 * QUEUE)[0] is None
 
 
+@pytest.mark.torch
 def test_without_a_gpu_the_timer_says_why_it_has_no_figure():
-    torch = pytest.importorskip("torch")
+    import torch
+
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
     timer = QueuedGpuTimer(lambda: None)

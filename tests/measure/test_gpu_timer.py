@@ -5,11 +5,12 @@ import pytest
 
 from tuning.measure.gpu_timer import gpu_time_us
 
-torch = pytest.importorskip("torch")
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+pytestmark = [pytest.mark.torch, pytest.mark.gpu]
 
 
 def test_the_sleep_is_not_counted():
+    import torch
+
     source = torch.ones(64 << 20, device="cuda")  # 256 MB: the host stays ahead of the GPU
     target = torch.empty_like(source)
     queued = sorted(gpu_time_us(target.copy_, (source,), repeat=5, launches=5))[2]
@@ -27,11 +28,15 @@ def test_the_sleep_is_not_counted():
 
 
 def test_a_call_that_waits_for_the_gpu_is_not_timed():
+    import torch
+
     # Every call blocks until the sleep ends, so the events would time the host: no figure.
     assert gpu_time_us(torch.cuda.synchronize, (), repeat=2, launches=3) is None
 
 
 def test_small_kernels_take_less_than_their_host_time():
+    import torch
+
     x = torch.ones(1024, device="cuda")
     queued = sorted(gpu_time_us(x.add_, (1.0,), repeat=5, launches=200))[2]
     assert queued < 5.0  # a 4 KB add queued back to back: microseconds, not the launch path
@@ -39,6 +44,8 @@ def test_small_kernels_take_less_than_their_host_time():
 
 def test_the_sleep_found_once_is_kept_between_blocks():
     import time
+
+    import torch
 
     from tuning.measure.gpu_timer import BLOCKING_CYCLES, QueuedGpuTimer
 

@@ -2,7 +2,6 @@
 the kernel on the CPU; the measurement where there is a CUDA GPU."""
 
 import pytest
-import torch
 import tvm
 
 from baselines.pipeline import make_target
@@ -21,7 +20,7 @@ def test_the_one_thread_kernel_builds_for_cuda_and_stores_one_value():
 
 
 def test_without_a_gpu_it_says_so_in_one_line(tmp_path, capsys):
-    if torch.cuda.is_available():
+    if tvm.cuda(0).exist:
         pytest.skip("a CUDA GPU is visible")
     assert main([str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == "tuning.launch_floor needs a CUDA GPU and PyTorch with CUDA\n"
@@ -42,7 +41,8 @@ def test_the_table_gives_each_call_s_figures():
     assert "| x | 2.50 | 1 | 1.408 | 1.024 |" in render({"x": row})
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.gpu
+@pytest.mark.torch
 def test_on_a_gpu_one_kernel_costs_its_launch_and_its_work(tmp_path):
     assert main([str(tmp_path)]) == 0
     import json

@@ -64,8 +64,8 @@ def test_the_sweep_runs_the_tuners_that_take_it(tmp_path, only_random):
     assert "| fixed gap to random |" in (out / "sweep.md").read_text()
 
 
+@pytest.mark.torch
 def test_tune_top_runs_the_tuners_that_take_it(tmp_path, only_random):
-    pytest.importorskip("torch", reason="the model tests need PyTorch: pip install torch")
     out = tmp_path / "model"
     model = f"{ROOT / 'tests' / 'fixtures' / 'model_blocks.py'}:dense_transition"
     args = ["model", model, *QUICK, "--peers", "torch-eager", "--tune-top", "1"]

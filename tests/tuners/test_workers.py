@@ -48,10 +48,7 @@ def test_local_workers_share_the_budget_exactly(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("POOL_TUNING_PG_URL"),
-    reason="no PostgreSQL server (set POOL_TUNING_PG_URL; .ci/run starts one)",
-)
+@pytest.mark.postgres
 def test_two_workers_on_postgresql_measure_each_trial_once():
     url = os.environ["POOL_TUNING_PG_URL"]
     name = f"ci-{uuid.uuid4().hex[:8]}"

@@ -10,7 +10,6 @@ import tarfile
 import pytest
 from conftest import ROOT
 
-from baselines.torch_peer import torch_available
 from baselines.window_bench import main as window_bench
 from baselines.window_reduction import BLOCK_THREADS, MAX_WINDOW, ROW_REUSE
 from tuning.cli.main import main
@@ -119,7 +118,7 @@ def test_the_sweep_section_gives_a_row_per_case(tmp_path):
         assert f"{case['fixed_over_on']['ratio']:.3f}" in row
 
 
-@pytest.mark.skipif(not torch_available(), reason="window_bench's references need PyTorch")
+@pytest.mark.torch
 def test_the_bench_section_gives_the_benchmarks_table(tmp_path):
     """A real (CPU) run of the benchmark: rules and launches, nothing timed, and the text says
     so; on the GPU the same table carries times (window_bench's own tests)."""

@@ -4,18 +4,17 @@ lists, its launch, the idle-lane pattern flagged where the issue finds it and no
 built for llvm and checked against PyTorch eager."""
 
 import pytest
+import tvm
 
-pytest.importorskip("torch", reason="the model tests need PyTorch: pip install -e '.[torch]'")
+from baselines.models.analysis import analyze
+from baselines.models.build import build_model, run_model
+from baselines.models.check import check_outputs, torch_outputs
+from baselines.models.importer import prepare_model
+from baselines.models.pattern import warp_lanes
+from baselines.models.spec import ModelOptions
+from baselines.pipeline import make_target
 
-import tvm  # noqa: E402
-
-from baselines.models.analysis import analyze  # noqa: E402
-from baselines.models.build import build_model, run_model  # noqa: E402
-from baselines.models.check import check_outputs, torch_outputs  # noqa: E402
-from baselines.models.importer import prepare_model  # noqa: E402
-from baselines.models.pattern import warp_lanes  # noqa: E402
-from baselines.models.spec import ModelOptions  # noqa: E402
-from baselines.pipeline import make_target  # noqa: E402
+pytestmark = pytest.mark.torch
 
 BLOCKS = "tests/fixtures/model_blocks.py"
 _CACHE = {}

@@ -11,23 +11,23 @@ from types import SimpleNamespace
 import pytest
 from conftest import USER_MODELS
 
-torch = pytest.importorskip(
-    "torch", reason="the model tests need PyTorch: pip install -e '.[torch]'"
-)
-
-from baselines.models import load  # noqa: E402
-from baselines.models.errors import (  # noqa: E402
+from baselines.models import load
+from baselines.models.errors import (
     MissingPackage,
     ModelError,
     NotExportable,
     UnknownModel,
     UnsupportedOperator,
 )
-from baselines.models.importer import import_model, prepare_model  # noqa: E402
-from baselines.models.spec import FILE, ModelOptions, ModelSpec, parse_spec  # noqa: E402
+from baselines.models.importer import import_model, prepare_model
+from baselines.models.spec import FILE, ModelOptions, ModelSpec, parse_spec
+
+pytestmark = pytest.mark.torch
 
 
 def _tiny():
+    import torch
+
     return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU())
 
 
@@ -94,6 +94,8 @@ def test_torchvision_input_size_is_the_default_weights_crop(transforms, size):
 
 
 def test_the_same_spec_gets_the_same_weights_in_every_load(monkeypatch):
+    import torch
+
     _fake_hubs(monkeypatch)
     spec = parse_spec("timm:nasnetalarge")
     first, second = (load.load_model(spec, ModelOptions()) for _ in range(2))
@@ -149,17 +151,13 @@ def _loaded(module, *inputs):
     return load.LoadedModel(ModelSpec(FILE, "f", "m.py"), ModelOptions(), module, inputs)
 
 
-class _DataDependent(torch.nn.Module):
-    def forward(self, x):
-        return x * 2 if x.sum() > 0 else x
-
-
-class _Cummax(torch.nn.Module):
-    def forward(self, x):
-        return torch.cummax(x, 1)[0] + 1
-
-
 def test_an_unexportable_module_gives_the_exporters_first_line():
+    import torch
+
+    class _DataDependent(torch.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.sum() > 0 else x
+
     with pytest.raises(NotExportable) as caught:
         import_model(_loaded(_DataDependent(), torch.randn(2, 3)))
     message = str(caught.value)
@@ -168,6 +166,12 @@ def test_an_unexportable_module_gives_the_exporters_first_line():
 
 
 def test_an_operator_the_importer_lacks_is_named():
+    import torch
+
+    class _Cummax(torch.nn.Module):
+        def forward(self, x):
+            return torch.cummax(x, 1)[0] + 1
+
     with pytest.raises(UnsupportedOperator, match="no conversion for cummax.default$"):
         import_model(_loaded(_Cummax(), torch.randn(2, 3)))
 

@@ -6,25 +6,22 @@ import json
 
 import numpy as np
 import pytest
+import tvm
+from tvm.s_tir import dlight
 
-torch = pytest.importorskip(
-    "torch", reason="the model tests need PyTorch: pip install -e '.[torch]'"
-)
+from baselines.anatomy import cuda_source
+from baselines.models.analysis import analyze
+from baselines.models.build import build_model, run_model
+from baselines.models.check import check_outputs, torch_outputs
+from baselines.models.failures import failure_lines, tvm_message, upstream_issue
+from baselines.models.importer import prepare_model
+from baselines.models.kernels import rule_lists, schedule_kernel
+from baselines.models.load import load_model
+from baselines.models.spec import ModelOptions, parse_spec
+from baselines.pipeline import make_target, unscheduled
+from tests.conftest import ROOT, tune
 
-import tvm  # noqa: E402
-from tvm.s_tir import dlight  # noqa: E402
-
-from baselines.anatomy import cuda_source  # noqa: E402
-from baselines.models.analysis import analyze  # noqa: E402
-from baselines.models.build import build_model, run_model  # noqa: E402
-from baselines.models.check import check_outputs, torch_outputs  # noqa: E402
-from baselines.models.failures import failure_lines, tvm_message, upstream_issue  # noqa: E402
-from baselines.models.importer import prepare_model  # noqa: E402
-from baselines.models.kernels import rule_lists, schedule_kernel  # noqa: E402
-from baselines.models.load import load_model  # noqa: E402
-from baselines.models.spec import ModelOptions, parse_spec  # noqa: E402
-from baselines.pipeline import make_target, unscheduled  # noqa: E402
-from tests.conftest import ROOT, tune  # noqa: E402
+pytestmark = pytest.mark.torch
 
 CUDA = make_target("cuda")
 SPEC = "tests/baselines/models/whole_mean.py:make"

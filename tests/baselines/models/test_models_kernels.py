@@ -3,20 +3,15 @@ check against PyTorch: what the harness will take from `baselines/models`."""
 
 import numpy as np
 import pytest
+import tvm
+from tvm.s_tir import dlight
 
-torch = pytest.importorskip(
-    "torch", reason="the model tests need PyTorch: pip install -e '.[torch]'"
-)
-
-import tvm  # noqa: E402
-from tvm.s_tir import dlight  # noqa: E402
-
-from baselines.anatomy import cuda_source, launch_configs  # noqa: E402
-from baselines.models.analysis import analyze  # noqa: E402
-from baselines.models.build import build_model, flatten_outputs, lower_model  # noqa: E402
-from baselines.models.check import check_outputs, tf32, tf32_state  # noqa: E402
-from baselines.models.importer import prepare_model  # noqa: E402
-from baselines.models.kernels import (  # noqa: E402
+from baselines.anatomy import cuda_source, launch_configs
+from baselines.models.analysis import analyze
+from baselines.models.build import build_model, flatten_outputs, lower_model
+from baselines.models.check import check_outputs, tf32, tf32_state
+from baselines.models.importer import prepare_model
+from baselines.models.kernels import (
     kernel_arguments,
     kernel_module,
     kernel_reference,
@@ -26,9 +21,11 @@ from baselines.models.kernels import (  # noqa: E402
     scheduled_kernels,
     unscheduled_kernels,
 )
-from baselines.models.spec import ModelOptions  # noqa: E402
-from baselines.pipeline import make_target, unscheduled  # noqa: E402
-from baselines.rules import rule_assignment  # noqa: E402
+from baselines.models.spec import ModelOptions
+from baselines.pipeline import make_target, unscheduled
+from baselines.rules import rule_assignment
+
+pytestmark = pytest.mark.torch
 
 CUDA = make_target("cuda")
 
@@ -87,6 +84,8 @@ def test_the_host_pipeline_takes_no_rule_list(inception):
 
 
 def test_a_kernel_alone_gets_arguments_and_a_host_reference(inception):
+    import torch
+
     pool = unscheduled_kernels(inception.mod, CUDA)["avg_pool2d"]
     assert output_positions(pool) == [len(pool.params) - 1]
     arguments = kernel_arguments(pool, seed=3)
