@@ -25,23 +25,25 @@ from tvm.s_tir.dlight.gpu import GeneralReduction, Reduction
 from .window_reduction import MAX_WINDOW, block_threads
 
 
-class _SmallSerial:
-    """Mixed into a rule: what the rule takes, given one thread per output where the reduction
-    is small."""
-
-    def apply(self, func, target, tunable):
-        taken = super().apply(func, target, tunable)
-        if taken is None:
-            return None
-        return _serial(func, target) or taken
+def _small_serial(taken, func: tirx.PrimFunc, target):
+    """What a rule took (`taken`), given one thread per output where the reduction is small."""
+    if taken is None:
+        return None
+    return _serial(func, target) or taken
 
 
-class SerialReduction(_SmallSerial, Reduction):
+class SerialReduction(Reduction):
     """Reduction, with one thread per output for small reductions."""
 
+    def apply(self, func, target, tunable):
+        return _small_serial(super().apply(func, target, tunable), func, target)
 
-class SerialGeneralReduction(_SmallSerial, GeneralReduction):
+
+class SerialGeneralReduction(GeneralReduction):
     """GeneralReduction, with one thread per output for small reductions."""
+
+    def apply(self, func, target, tunable):
+        return _small_serial(super().apply(func, target, tunable), func, target)
 
 
 def _serial(func: tirx.PrimFunc, target) -> s_tir.Schedule | None:

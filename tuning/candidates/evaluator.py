@@ -16,6 +16,7 @@ import os
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import (
     Future,
     InvalidStateError,
@@ -87,7 +88,7 @@ class CandidateEvaluator:
         self._pending: set[Future] = set()  # outcomes of `submit` not yet known
         _LIVE.add(self)
 
-    def evaluate(self, schedules: list[Schedule]) -> list[Outcome]:
+    def evaluate(self, schedules: Sequence[Schedule]) -> list[Outcome]:
         """Build all in parallel; check and time each one as soon as it is built. The records
         come back in the order of `schedules`."""
         futures = self._submit(schedules)
@@ -138,7 +139,7 @@ class CandidateEvaluator:
             with contextlib.suppress(InvalidStateError):
                 outcome.set_exception(error)
 
-    def build(self, schedules: list[Schedule]) -> list[Outcome]:
+    def build(self, schedules: Sequence[Schedule]) -> list[Outcome]:
         """Build all in parallel; a built record's `path` is its library, the caller's to
         delete (what is left goes with the evaluator's folder on close)."""
         futures = self._submit(schedules)

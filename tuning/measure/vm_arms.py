@@ -129,7 +129,7 @@ class CapturedVMArm(VMArm):
         """As a captured graph is used from Python: the new input (tensors already on the
         device) copied into the captured input buffers, the graph replayed."""
         self._copy_in(source)
-        self.graph.replay()
+        self._graph().replay()
         return self.results
 
     def python_timer(self, x, protocol: Protocol) -> Sampler:
@@ -137,7 +137,12 @@ class CapturedVMArm(VMArm):
         return super().python_timer(x, protocol)
 
     def call(self) -> None:
-        self.graph.replay()
+        self._graph().replay()
+
+    def _graph(self):
+        if self.graph is None:  # a replay needs a captured call: `_load` captures on the first
+            raise RuntimeError("no call captured yet: time the arm or check it first")
+        return self.graph
 
     def sync(self) -> None:
         import torch

@@ -51,13 +51,13 @@ def evaluating_builder(
     """A builder that builds each batch through `evaluator` and, if `measure`, measures it
     there too; `outcomes` keeps each candidate's record under its artifact handle. The time
     MetaSchedule waits for a batch goes to `book` (`wait_s`)."""
-    book = book if book is not None else TimeBook()
+    timebook = book if book is not None else TimeBook()
 
     @derived_object
     class EvaluatingBuilder(PyBuilder):
         def build(self, build_inputs):
             schedules = [ScheduledModule(b.mod) for b in build_inputs]
-            with book.timing("wait_s"):
+            with timebook.timing("wait_s"):
                 records = (evaluator.evaluate if measure else evaluator.build)(schedules)
             results = []
             for record in records:
@@ -107,12 +107,12 @@ def trial_recorder(
     measured it. `finish(handle, record, runner_result)` completes a record built here and
     measured by another runner; `step(rows)` follows each batch. Its time goes to `book`
     (`storage_s`)."""
-    book = book if book is not None else TimeBook()
+    timebook = book if book is not None else TimeBook()
 
     @derived_object
     class RecordTrials(PyMeasureCallback):
         def apply(self, task_scheduler, task_id, candidates, builder_results, runner_results):
-            with book.timing("storage_s"):
+            with timebook.timing("storage_s"):
                 self._record(candidates, builder_results, runner_results)
 
         def _record(self, candidates, builder_results, runner_results):

@@ -65,11 +65,13 @@ class Heartbeat:
             self._stop = None
 
     def _beat(self, stop: threading.Event) -> None:
+        storage = self._storage
+        assert storage is not None  # the thread starts only where heartbeats are recorded
         while not stop.wait(HEARTBEAT_S):
             with self._lock:
                 trials = list(self._trials)
             for trial_id in trials:
                 try:
-                    self._storage.record_heartbeat(trial_id)
+                    storage.record_heartbeat(trial_id)
                 except Exception:  # a storage hiccup: the next beat tries again
                     pass
