@@ -1,4 +1,4 @@
-"""The house's floors (README, "The floors of `tuning/`"): no import circle, function-level
+"""The house's floors (docs/contributing.md): no import circle, function-level
 imports included; no arrow up; `baselines/` imports nothing of `tuning/`, `reports/` nothing of
 it but `runfolder/`. Read off the source with `ast`, so a late import cannot hide."""
 
