@@ -147,7 +147,7 @@ class CandidateEvaluator:
         self._renew_pool_if_broken(records)
         return records
 
-    def _submit(self, schedules: list[Schedule]) -> dict[Future, tuple[int, str]]:
+    def _submit(self, schedules: Sequence[Schedule]) -> dict[Future, tuple[int, str]]:
         """future -> (index, library path), one build per schedule."""
         self._check_running()
         futures = {}
