@@ -112,7 +112,7 @@ def _staircase(offset):
     channel boundaries), as `k + select(t1 <= e, d1, 0) + select(t2 <= e, d2, 0) + ...`: one
     level of select each, which the compiler computes without branches, once for all the
     window's loads. Any other offset is returned as it is."""
-    found: list[tuple[int, tirx.PrimExpr]] = []  # (t, e) of each `t <= e`
+    found: list[tuple[int, tvm.ir.expr.Expr]] = []  # (t, e) of each `t <= e`
     if not _thresholds(offset, found) or not found:
         return offset
     subject = found[0][1]
