@@ -13,9 +13,7 @@ What a resume may change is `run_options.py`'s.
 from __future__ import annotations
 
 import argparse
-import inspect
 import re
-from typing import NoReturn
 
 from baselines.arms import ARMS, DEFAULT_ARMS
 from baselines.case import plain_integer
@@ -28,24 +26,9 @@ from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.registry import TUNERS, default_tuners, tuners_for
 from tuning.tuners.spec import Role
 
+from .commands import Parser, add_version
 from .run_options import AUTO
 from .text import check_text
-
-
-class Parser(argparse.ArgumentParser):
-    """Every `tune` subcommand's parser: its description (a docstring, its common indentation
-    removed) printed as written, so that its examples keep their lines; an error one line."""
-
-    def __init__(self, *, description: str | None = None, **kwargs) -> None:
-        super().__init__(
-            description=description and inspect.cleandoc(description),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-            **kwargs,
-        )
-
-    def error(self, message: str) -> NoReturn:  # one line, no usage dump
-        raise UsageError(f"{message} (see {self.prog} --help)")
-
 
 # --blocks auto (the protocol's None): whole cycles of the balanced order.
 
@@ -224,6 +207,7 @@ def parser(description: str) -> Parser:
         help="every step on the console, with TVM's own output (else: a bar and a line per "
         "phase, the rest in the run folder's details.log)",
     )
+    add_version(p)
     return p
 
 
