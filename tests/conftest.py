@@ -29,8 +29,10 @@ ODD = Case(
     channels=3, height=23, width=29, window=2, stride=2, branches=2, tail=2, shared_output=False
 )
 CASES = [DEFAULT, WINDOW3, ODD]
-# `tune` options for a quick real run on llvm: one trial of one block, a small graph.
-QUICK = "--target llvm --trials 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0 --warmup-s 0"
+# `tune` options for a quick real run on llvm: one timing process of one block, a small graph.
+QUICK = (
+    "--target llvm --processes 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0 --warmup-s 0"
+)
 SMALL = [*QUICK.split(), "--case", "channels=2", "height=12", "width=12", "branches=2"]
 
 

@@ -1,8 +1,12 @@
 """`tune` as command lines go: a mistyped subcommand is refused with the names to choose from,
 `tune --version` says the toolkit's and TVM's versions, the bare `tune [options]` stays the
-study. Run as a user runs them, through the `tune` command."""
+study; --processes counts timing processes (--trials, read as tuning trials, still works with a
+line saying so). Run as a user runs them,
+through the `tune` command, or in process where only the parsing is checked."""
 
+import contextlib
 import importlib.metadata
+import io
 import platform
 
 import pytest
@@ -55,3 +59,23 @@ def test_the_study_s_help_lists_every_subcommand_and_version(capsys):
     text = capsys.readouterr().out
     assert stop.value.code == 0 and "--version" in text
     assert all(f"    tune {name} " in text for name in COMMANDS), text
+
+
+# ---- --processes, and --trials, its old spelling ----
+
+OLD_SPELLING = "--trials is now --processes"
+
+
+@pytest.mark.parametrize("command", [[], ["sweep"]], ids=["tune", "tune sweep"])
+def test_the_old_spelling_is_taken_as_processes_with_one_line(command, tmp_path, monkeypatch):
+    """Its value reaches --processes' check; the line names the new option, once."""
+    from tuning.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    args = [*command, "--target", "llvm", "--trials", "0", "--trials", "0"]
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        assert main(args) == 2
+    lines = err.getvalue().strip().splitlines()
+    assert len(lines) == 2 and OLD_SPELLING in lines[0] and "not tuning trials" in lines[0]
+    assert "--processes must be between 1 and 1000, got 0" in lines[1], lines
+    assert list(tmp_path.iterdir()) == []
