@@ -110,12 +110,12 @@ def _with(env: dict | None) -> dict | None:
     return {**os.environ, **env} if env else None
 
 
-def tune(*args, check_exit=None, timeout=900, env=None):
-    """Run the `tune` command as a user would (with `env` added to the environment);
+def tune(*args, check_exit=None, timeout=900, env=None, cwd=ROOT):
+    """Run the `tune` command as a user would (with `env` added to the environment, in `cwd`);
     optionally assert its exit code."""
     done = subprocess.run(
         [*TUNE, *args],
-        cwd=ROOT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,

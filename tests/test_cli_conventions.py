@@ -1,16 +1,19 @@
 """`tune` as command lines go: a mistyped subcommand is refused with the names to choose from,
 `tune --version` says the toolkit's and TVM's versions, the bare `tune [options]` stays the
 study; --processes counts timing processes (--trials, read as tuning trials, still works with a
-line saying so). Run as a user runs them,
+line saying so); a second run of a day gets a folder of its own. Run as a user runs them,
 through the `tune` command, or in process where only the parsing is checked."""
 
 import contextlib
+import datetime
 import importlib.metadata
 import io
+import json
 import platform
+from pathlib import Path
 
 import pytest
-from conftest import tune
+from conftest import ROOT, SMALL, one_line, python_path, tune
 
 from tuning.cli.commands import COMMANDS
 
@@ -79,3 +82,70 @@ def test_the_old_spelling_is_taken_as_processes_with_one_line(command, tmp_path,
     assert len(lines) == 2 and OLD_SPELLING in lines[0] and "not tuning trials" in lines[0]
     assert "--processes must be between 1 and 1000, got 0" in lines[1], lines
     assert list(tmp_path.iterdir()) == []
+
+
+# ---- a second run of a day ----
+
+# One arm, one timing process of one block, a small graph: the quickest whole run.
+ONE_ARM = [*SMALL, "--budget", "0", "--arms", "off"]
+
+
+@pytest.fixture(scope="module")
+def second_run(tmp_path_factory):
+    """`tune` in a folder where today's default run folder holds an earlier run, with the old
+    spelling --trials 1 (the default is 3): (the folder, the earlier run's, `tune`'s outcome)."""
+    cwd = tmp_path_factory.mktemp("day")
+    earlier = cwd / "runs" / f"{datetime.date.today()}-llvm"
+    earlier.mkdir(parents=True)
+    (earlier / "run.json").write_text('{"earlier": true}')
+    args = ["--trials" if a == "--processes" else a for a in ONE_ARM]
+    assert args[args.index("--trials") + 1] == "1" and "--processes" not in args
+    done = tune(*args, cwd=cwd, env={"PYTHONPATH": python_path(ROOT)})
+    return cwd, earlier, done
+
+
+def test_a_second_run_of_a_day_goes_to_a_new_folder_and_says_which(second_run):
+    cwd, earlier, done = second_run
+    assert done.returncode == 0, done.stderr[-3000:]
+    new = Path("runs") / f"{earlier.name}-2"
+    lines = done.stderr.splitlines()
+    assert f"run folder: {new}" in lines, done.stderr
+    assert sorted(p.name for p in earlier.iterdir()) == ["run.json"]
+    assert (earlier / "run.json").read_text() == '{"earlier": true}'
+    meta = json.loads((cwd / new / "run.json").read_text())
+    assert meta["protocol"]["trials"] == 1  # --trials 1 taken: the default is 3
+    assert [line for line in lines if OLD_SPELLING in line] == [lines[0]]
+    assert (cwd / new / "report.md").is_file()
+
+
+def test_an_out_that_holds_a_run_names_both_ways_on(second_run, capsys):
+    from tuning.cli.main import main
+
+    cwd, earlier, _ = second_run
+    out = cwd / "runs" / f"{earlier.name}-2"
+    before = sorted(p.name for p in out.iterdir())
+    code = main([*ONE_ARM, "--out", str(out)])
+    one_line(capsys, code, f"{out} already holds a run", f"--resume {out}", "--out NEWDIR")
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_a_resume_takes_the_old_spelling_as_processes(second_run, capsys):
+    from tuning.cli.main import main
+
+    cwd, earlier, _ = second_run
+    code = main(["--resume", str(cwd / "runs" / f"{earlier.name}-2"), "--trials", "5"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 2 and OLD_SPELLING in lines[0], lines
+    assert "--processes 5 differs from the run's (1)" in lines[1]
+
+
+def test_the_default_folder_is_the_first_of_the_day_not_taken(tmp_path):
+    from tuning.cli.run import new_default_folder
+
+    first = tmp_path / f"{datetime.date.today()}-cuda"
+    assert new_default_folder("cuda", tmp_path) == first
+    first.mkdir()
+    (tmp_path / f"{first.name}-2").write_text("a file takes the name too")
+    (tmp_path / f"{first.name}-4").mkdir()
+    assert new_default_folder("cuda", tmp_path) == tmp_path / f"{first.name}-3"
+    assert new_default_folder("llvm", tmp_path) == tmp_path / f"{datetime.date.today()}-llvm"

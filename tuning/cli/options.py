@@ -201,7 +201,12 @@ def parser(description: str) -> Parser:
         metavar="KEY",
         help="the key the RPC servers registered with (rpc_server --key)",
     )
-    p.add_argument("--out", default=None, help="run folder (default runs/<date>-<target>)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="run folder (default runs/<date>-<target>, or where an earlier run of the day "
+        "has it, the first of runs/<date>-<target>-2, -3, ... not taken)",
+    )
     p.add_argument("--resume", default=None, metavar="DIR", help="finish this run")
     p.add_argument(
         "--verbose",
