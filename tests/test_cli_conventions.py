@@ -13,7 +13,7 @@ import platform
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SMALL, one_line, python_path, tune
+from conftest import ROOT, SMALL, one_line, python_path, python_without_tvm, tune
 
 from tuning.cli.commands import COMMANDS
 
@@ -44,6 +44,17 @@ def test_version_where_a_distribution_is_not_installed_says_so(monkeypatch):
     line = commands.version()
     assert "(no-such-distribution-installed is not installed)" in line
     assert "TVM unknown (no-such-tvm-installed is not installed)" in line
+
+
+def test_version_and_a_mistyped_subcommand_need_no_tvm():
+    """As `tune report` does: both are read before anything imports TVM."""
+    done = python_without_tvm(
+        "import sys\nfrom tuning.cli.main import main\n"
+        "try:\n    main(['--version'])\nexcept SystemExit as stop:\n    assert stop.code == 0\n"
+        "assert main(['modle']) == 2 and 'tvm' not in sys.modules\n"
+    )
+    assert done.stdout.startswith("tune ") and ", TVM " in done.stdout
+    assert "invalid choice: 'modle'" in done.stderr
 
 
 @pytest.mark.parametrize("words", [["--verb"], ["-h"], ["--budget=0", "--verbose"], []])
