@@ -32,8 +32,10 @@ ODD = Case(
     channels=3, height=23, width=29, window=2, stride=2, branches=2, tail=2, shared_output=False
 )
 CASES = [DEFAULT, WINDOW3, ODD]
-# `tune` options for a quick real run on llvm: one trial of one block, a small graph.
-QUICK = "--target llvm --trials 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0 --warmup-s 0"
+# `tune` options for a quick real run on llvm: one timing process of one block, a small graph.
+QUICK = (
+    "--target llvm --processes 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0 --warmup-s 0"
+)
 SMALL = [*QUICK.split(), "--case", "channels=2", "height=12", "width=12", "branches=2"]
 
 
@@ -146,12 +148,12 @@ def _with(env: dict | None) -> dict | None:
     return {**os.environ, **env} if env else None
 
 
-def tune(*args, check_exit=None, timeout=900, env=None):
-    """Run the `tune` command as a user would (with `env` added to the environment);
+def tune(*args, check_exit=None, timeout=900, env=None, cwd=ROOT):
+    """Run the `tune` command as a user would (with `env` added to the environment, in `cwd`);
     optionally assert its exit code."""
     done = subprocess.run(
         [*TUNE, *args],
-        cwd=ROOT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,

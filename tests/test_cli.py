@@ -9,7 +9,7 @@ from conftest import one_line, tune
 
 # Two blocks of two samples per trial, a 16 x 16 graph.
 FAST = [
-    *"--target llvm --trials 2 --blocks 2 --number 2 --repeat 2 --min-repeat-ms 1".split(),
+    *"--target llvm --processes 2 --blocks 2 --number 2 --repeat 2 --min-repeat-ms 1".split(),
     *"--warmup-s 0 --case channels=2 height=16 width=16 branches=2".split(),
 ]
 
@@ -171,7 +171,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
         (["--warmup-s", "nan"], "argument --warmup-s: takes a number in digits 0-9, got 'nan'"),
         (["--warmup-s", "1e999"], "--warmup-s must be between 0 and 3600, got inf"),
         (["--seed", "-1"], "--seed must be between 0 and 2147483647, got -1"),
-        (["--trials", "0"], "--trials must be between 1 and 1000"),
+        (["--processes", "0"], "--processes must be between 1 and 1000"),
         (["--tuners", "", "--budget", "3"], "--tuners names no tuner and --budget is 3"),
         (["--case", "channels=\u0661\u0662"], "channels must be an integer (digits 0-9)"),
         (["--case", "channels=1_0"], "channels must be an integer (digits 0-9)"),
@@ -204,7 +204,7 @@ def test_an_out_that_is_a_file_is_refused(tmp_path):
     "args, message",
     [
         (["--budget", "7"], "--budget 7 differs from the run's (0)"),
-        (["--trials", "5"], "--trials 5 differs from the run's (2)"),
+        (["--processes", "5"], "--processes 5 differs from the run's (2)"),
         (
             ["--arms", "off,on"],
             "--arms off,on differs from the run's (off,partial,on,serial,fixed)",
@@ -258,7 +258,7 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
         "--out",
         str(out),
         *FAST,
-        "--trials",
+        "--processes",
         "1",
         check_exit=0,
     )
@@ -307,7 +307,7 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
     monkeypatch.setattr(study, "tuned_arm", nothing_measured)
     out = tmp_path / "run"
     assert (
-        main(["--budget", "3", "--tuners", "optuna", "--out", str(out), *FAST, "--trials", "1"])
+        main(["--budget", "3", "--tuners", "optuna", "--out", str(out), *FAST, "--processes", "1"])
         == 1
     )
     report = json.loads((out / "report.json").read_text())
@@ -456,7 +456,7 @@ NUMBER_OPTIONS = [
     ([], option)
     for option in (
         "--budget",
-        "--trials",
+        "--processes",
         "--blocks",
         "--number",
         "--repeat",
@@ -465,7 +465,7 @@ NUMBER_OPTIONS = [
         "--workers",
         "--warmup-s",
     )
-] + [(["sweep"], option) for option in ("--budget", "--trials", "--blocks")]
+] + [(["sweep"], option) for option in ("--budget", "--processes", "--blocks")]
 NOT_ASCII_DIGITS = {"arabic-indic": "\u0663", "fullwidth": "\uff13", "underscore": "1_0"}
 
 

@@ -29,7 +29,7 @@ DENSE = f"{BLOCKS}:dense_transition"
 def model_run(tmp_path_factory):
     """One block through `tune model` with both peers and two trials."""
     out = tmp_path_factory.mktemp("model") / "dense"
-    done = tune("model", DENSE, *QUICK, "--trials", "2", "--out", str(out), check_exit=0)
+    done = tune("model", DENSE, *QUICK, "--processes", "2", "--out", str(out), check_exit=0)
     return out, done
 
 
@@ -129,13 +129,13 @@ def test_the_report_renders_again_without_tvm(model_run, tmp_path):
 def test_the_same_command_again_measures_nothing(model_run):
     out, _ = model_run
     stamps = {p: p.stat().st_mtime_ns for p in [*out.glob("trials/*"), out / "kernel_times.json"]}
-    tune("model", DENSE, *QUICK, "--trials", "2", "--out", str(out), check_exit=0)
+    tune("model", DENSE, *QUICK, "--processes", "2", "--out", str(out), check_exit=0)
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
 
 
 def test_a_folder_with_other_settings_is_refused(model_run):
     out, _ = model_run
-    done = tune("model", DENSE, *QUICK, "--trials", "3", "--out", str(out), check_exit=2)
+    done = tune("model", DENSE, *QUICK, "--processes", "3", "--out", str(out), check_exit=2)
     assert done.stderr.strip().splitlines() == [
         f"tune: error: {out} holds a run of {DENSE} with other settings; give the options it "
         "was started with to finish it, or choose another --out"
@@ -172,7 +172,17 @@ def _optuna_measured(out: Path) -> dict:
 @pytest.mark.slow
 def test_tune_top_killed_mid_search_resumes_and_reports_default_rule_and_tuned(tmp_path):
     out = tmp_path / "tuned"
-    args = [*QUICK, "--trials", "1", "--peers", "torch-eager", "--tune-top", "1", "--budget", "3"]
+    args = [
+        *QUICK,
+        "--processes",
+        "1",
+        "--peers",
+        "torch-eager",
+        "--tune-top",
+        "1",
+        "--budget",
+        "3",
+    ]
     # SIGKILL right after the first Optuna trial is told (its record, then its tell): a kill
     # from outside, once a look at the study finds a trial, can come after the whole budget.
     killed = tune("model", DENSE, *args, "--out", str(out), env={KILL_AFTER_WRITE: "2"})
@@ -212,7 +222,7 @@ def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optun
     out = tmp_path / "any"
     # PyTorch eager as the peer: torch.compile on a CPU costs a minute, and which of it and
     # tvm-tuned is ahead is said by tests/reports/test_model_tuned.py.
-    args = [*QUICK, "--trials", "1", "--peers", "torch-eager", "--tune-top", "1"]
+    args = [*QUICK, "--processes", "1", "--peers", "torch-eager", "--tune-top", "1"]
     done = tune("model", MATMUL_HEAD, *args, "--kernels", "any", "--budget", "2", "--out", str(out))
     assert done.returncode == 0, done.stderr
     report = _json(out / "report.json")
@@ -344,7 +354,7 @@ def _one_line(capsys, argv: list[str]) -> str:
             ["model", DENSE, "--tune-top", "1", "--kernels", "all", "--target", "llvm"],
             "--kernels must be one of pattern, any, got 'all'",
         ),
-        (["model", DENSE, "--trials", "0", "--target", "llvm"], "--trials must be between"),
+        (["model", DENSE, "--processes", "0", "--target", "llvm"], "--processes must be between"),
         (["model", DENSE, "--blocks", "many", "--target", "llvm"], "--blocks must be auto"),
         (["model", DENSE, "--dtype", "int8", "--analyze"], "invalid choice"),
         (["model", DENSE], "timing a model needs a CUDA GPU and none is visible"),

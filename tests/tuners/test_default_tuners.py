@@ -11,7 +11,7 @@ from tuning.tuners.optuna import one_kernel_budget
 from tuning.tuners.registry import TUNERS
 
 BOTH = ["optuna", "metaschedule"]
-SMALL = "--trials 1 --blocks 1 --case channels=2 height=12 width=12 branches=2".split()
+SMALL = "--processes 1 --blocks 1 --case channels=2 height=12 width=12 branches=2".split()
 
 
 def test_the_default_tuners_depend_on_the_target_and_the_whole_graph_takes_a_share():

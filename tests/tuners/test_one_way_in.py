@@ -14,7 +14,7 @@ from tuning.tuners.registry import TUNERS, tuners_for
 from tuning.tuners.spec import Role
 
 QUICK = [
-    *"--target llvm --trials 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0".split(),
+    *"--target llvm --processes 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0".split(),
     *"--warmup-s 0 --budget 2".split(),
 ]
 
@@ -53,7 +53,7 @@ def test_the_study_runs_a_registered_tuner_and_compares_its_arm(tmp_path, only_r
 def test_the_sweep_runs_the_tuners_that_take_it(tmp_path, only_random):
     out = tmp_path / "sweep"
     tiny = ["--case", "tiny", "channels=2", "height=12", "width=12", "branches=2"]
-    args = ["sweep", "--target", "llvm", "--budget", "2", "--trials", "1", "--blocks", "1"]
+    args = ["sweep", "--target", "llvm", "--budget", "2", "--processes", "1", "--blocks", "1"]
     assert main([*args, *tiny, "--out", str(out)]) == 0
     run = out / "tiny"
     assert _json(run / "run.json")["tuners"] == ["random"]

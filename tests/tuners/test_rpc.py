@@ -23,7 +23,7 @@ from tuning.tuners.metaschedule import rpc
 KEY = "pool-test"
 # Two blocks of two samples per trial, a 16 x 16 graph.
 FAST = [
-    *"--target llvm --trials 1 --blocks 2 --number 2 --repeat 2 --min-repeat-ms 1".split(),
+    *"--target llvm --processes 1 --blocks 2 --number 2 --repeat 2 --min-repeat-ms 1".split(),
     *"--warmup-s 0 --case channels=2 height=16 width=16 branches=2".split(),
 ]
 

@@ -23,6 +23,7 @@ fused kernel, report.
                                       a census of every model of a library (census.md)
     tune --rpc-tracker HOST:PORT --rpc-key KEY
                                       measure MetaSchedule's candidates on RPC servers
+    tune --version                    this toolkit's version and TVM's
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from tuning.runfolder.redact import redact
 from tuning.runfolder.store import Run, RunError, read_text
 from tuning.scratch import own_tmpdir
 
+from .commands import command
 from .fault_lines import fault_line
 
 # A run's wall time counts from here: the setup before its phases (TVM's import included) too.
@@ -201,25 +203,26 @@ def _end_interrupted(code: int) -> None:
 def _main(argv: list[str]) -> int:
     run = None
     try:
-        if argv[:1] == ["report"]:
+        name = command(argv)  # None: the study, `tune [options]`
+        if name == "report":
             return _report(argv[1:])
-        if argv[:1] == ["worker"]:
+        if name == "worker":
             from .worker import worker_main
 
             return worker_main(argv[1:])
-        if argv[:1] == ["sweep"]:
+        if name == "sweep":
             from .sweep import sweep_main
 
             return sweep_main(argv[1:])
-        if argv[:1] == ["model"]:
+        if name == "model":
             from .model import model_main
 
             return model_main(argv[1:])
-        if argv[:1] == ["models"]:
+        if name == "models":
             from .models import models_main
 
             return models_main(argv[1:])
-        if argv[:1] == ["upstream"]:
+        if name == "upstream":
             from .upstream import main as upstream
 
             return upstream(argv[1:])

@@ -30,7 +30,15 @@ from tuning.base.errors import UsageError
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.store import RUN_FILE, check_folder_name
 
-from .options import AUTO, Parser, check_options, integer, number, protocol_blocks
+from .options import (
+    AUTO,
+    Parser,
+    add_processes,
+    check_options,
+    integer,
+    number,
+    protocol_blocks,
+)
 from .run import recorded_command
 
 DEFAULT_RULES = "default,fixed"
@@ -68,8 +76,10 @@ def add_shared(parser: Parser, trials: int) -> None:
     parser.add_argument(
         "--arch", default=None, help="the analysis' CUDA arch without a GPU (sm_90)"
     )
-    parser.add_argument("--trials", type=integer, default=trials, help="fresh processes timing")
-    parser.add_argument("--blocks", default=AUTO, metavar="N|auto", help="blocks per trial")
+    add_processes(parser, trials, f"fresh processes timing the model end to end (default {trials})")
+    parser.add_argument(
+        "--blocks", default=AUTO, metavar="N|auto", help="blocks per timing process"
+    )
     parser.add_argument("--number", type=integer, default=MODEL_PROTOCOL.number)
     parser.add_argument("--repeat", type=integer, default=MODEL_PROTOCOL.repeat)
     parser.add_argument("--min-repeat-ms", type=integer, default=MODEL_PROTOCOL.min_repeat_ms)

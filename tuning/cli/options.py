@@ -13,9 +13,8 @@ What a resume may change is `run_options.py`'s.
 from __future__ import annotations
 
 import argparse
-import inspect
 import re
-from typing import NoReturn
+import sys
 
 from baselines.arms import ARMS, DEFAULT_ARMS
 from baselines.case import plain_integer
@@ -28,24 +27,9 @@ from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.registry import TUNERS, default_tuners, tuners_for
 from tuning.tuners.spec import Role
 
-from .run_options import AUTO
+from .commands import Parser, add_version
+from .run_options import AUTO, flag
 from .text import check_text
-
-
-class Parser(argparse.ArgumentParser):
-    """Every `tune` subcommand's parser: its description (a docstring, its common indentation
-    removed) printed as written, so that its examples keep their lines; an error one line."""
-
-    def __init__(self, *, description: str | None = None, **kwargs) -> None:
-        super().__init__(
-            description=description and inspect.cleandoc(description),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-            **kwargs,
-        )
-
-    def error(self, message: str) -> NoReturn:  # one line, no usage dump
-        raise UsageError(f"{message} (see {self.prog} --help)")
-
 
 # --blocks auto (the protocol's None): whole cycles of the balanced order.
 
@@ -157,16 +141,17 @@ def parser(description: str) -> Parser:
         metavar="KEY=VALUE",
         help="change the graph, e.g. --case window=3 stride=1 prelude=false",
     )
-    p.add_argument(
-        "--trials",
-        type=integer,
-        help=f"independent end-to-end trials, one process each (default {Protocol.trials})",
+    add_processes(
+        p,
+        None,
+        "fresh processes timing the arms end to end, each its own interleaved blocks "
+        f"(default {Protocol.trials}); not tuning trials: --budget counts those",
     )
     p.add_argument(
         "--blocks",
         type=_blocks,
         metavar="N|auto",
-        help="interleaved timing blocks per trial (the issue used 40); auto "
+        help="interleaved timing blocks per timing process (the issue used 40); auto "
         "(default): whole cycles of the balanced order, at least 6",
     )
     p.add_argument("--number", type=integer, help="time_evaluator: calls per repeat")
@@ -216,7 +201,12 @@ def parser(description: str) -> Parser:
         metavar="KEY",
         help="the key the RPC servers registered with (rpc_server --key)",
     )
-    p.add_argument("--out", default=None, help="run folder (default runs/<date>-<target>)")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="run folder (default runs/<date>-<target>, or where an earlier run of the day "
+        "has it, the first of runs/<date>-<target>-2, -3, ... not taken)",
+    )
     p.add_argument("--resume", default=None, metavar="DIR", help="finish this run")
     p.add_argument(
         "--verbose",
@@ -224,7 +214,41 @@ def parser(description: str) -> Parser:
         help="every step on the console, with TVM's own output (else: a bar and a line per "
         "phase, the rest in the run folder's details.log)",
     )
+    add_version(p)
     return p
+
+
+def add_processes(p: argparse.ArgumentParser, default: int | None, help: str) -> None:
+    """--processes N: the fresh processes that time the arms end to end (the protocol's
+    `trials`, argparse's name for it). Its old spelling --trials, which Optuna and tvmc use for
+    tuning trials, is still taken, with one line saying so."""
+    p.add_argument(
+        "--processes", dest="trials", type=integer, default=default, metavar="N", help=help
+    )
+    p.add_argument(
+        "--trials",
+        dest="trials",
+        type=integer,
+        default=default,
+        action=_OldSpelling,
+        help=argparse.SUPPRESS,
+    )
+
+
+class _OldSpelling(argparse.Action):
+    """--trials: taken as --processes, and said once on stderr."""
+
+    said = False
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if not self.said:
+            print(
+                f"{parser.prog}: --trials is now --processes (the fresh processes that time "
+                "the arms, not tuning trials: --budget counts those); --trials will be removed",
+                file=sys.stderr,
+            )
+            self.said = True
+        setattr(namespace, self.dest, values)
 
 
 def add_password_env(p: argparse.ArgumentParser) -> None:
@@ -240,15 +264,13 @@ def check_options(args) -> None:
     """Every option given: its text (`check_text`) and its number's range."""
     for name, value in vars(args).items():
         for text in _texts(value):
-            check_text(f"--{name.replace('_', '-')}", text, NAMING.get(name))
+            check_text(flag(name), text, NAMING.get(name))
     for name, (low, high) in RANGES.items():
         value = getattr(args, name, None)
         if value is None or value == AUTO:
             continue
         if out_of_range(value, low, high):
-            raise UsageError(
-                f"--{name.replace('_', '-')} must be between {low} and {high}, got {value}"
-            )
+            raise UsageError(f"{flag(name)} must be between {low} and {high}, got {value}")
     name = getattr(args, "storage_password_env", None)
     if name is not None and not _ENV_NAME.fullmatch(name):
         raise UsageError(

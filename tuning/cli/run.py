@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -41,6 +42,17 @@ def recorded_command(prefix: str, argv: list[str]) -> str:
     return " ".join([prefix, *(shlex.quote(redact(a)) for a in argv)])
 
 
+def new_default_folder(target_kind: str, runs: Path = Path("runs")) -> Path:
+    """runs/<date>-<target>, or where an earlier run of the day has it, the first of its -2,
+    -3, ... not taken: a second `tune` of a day is a new run (`--resume DIR` finishes one)."""
+    first = runs / f"{datetime.date.today()}-{target_kind}"
+    path, count = first, 1
+    while os.path.lexists(path):  # a dangling link is taken too: creating through it fails
+        count += 1
+        path = first.with_name(f"{first.name}-{count}")
+    return path
+
+
 def start_run(args, argv: list[str]) -> Run:
     """A new run from the command line: every option checked (the Case fits the machine, the
     tuners, arms and target are known, a --storage opens) before its folder is created with
@@ -69,7 +81,7 @@ def start_run(args, argv: list[str]) -> Run:
     check_arms_fit_target(arms, spec["kind"])
     requested = arms
     arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
-    out = Path(args.out or f"runs/{datetime.date.today()}-{spec['kind']}")
+    out = Path(args.out) if args.out else new_default_folder(spec["kind"])
     check_folder_name(out)
     options: RunOptions = {
         "sampler": args.sampler,

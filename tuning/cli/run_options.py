@@ -34,6 +34,14 @@ RUN_DEFAULTS = {
     "exhaustive": False,
 }
 PROTOCOL_FIELDS = ("trials", "blocks", "number", "repeat", "min_repeat_ms", "warmup_s")
+# The options whose flag is not their name: the protocol calls its timing processes trials, and
+# `--trials` read as tuning trials (as Optuna's and tvmc's do), so the flag is --processes.
+_FLAGS = {"trials": "--processes"}
+
+
+def flag(name: str) -> str:
+    """The flag a user types for the option argparse names `name`."""
+    return _FLAGS.get(name, f"--{name.replace('_', '-')}")
 
 
 def with_defaults(args) -> None:
@@ -65,10 +73,10 @@ def refuse_changes(given: dict, meta: dict, folder) -> None:
     stored = stored_options(meta)
     for name, value in given.items():
         if value is not None and value != stored[name]:
-            flag = f"--{name.replace('_', '-')}"
+            typed = flag(name)
             raise UsageError(
-                f"{flag} {_show(value)} differs from the run's ({_show(stored[name])})"
-                f"; a resume finishes {folder} as it was started: leave {flag} "
+                f"{typed} {_show(value)} differs from the run's ({_show(stored[name])})"
+                f"; a resume finishes {folder} as it was started: leave {typed} "
                 "out, or start a new run with --out"
             )
 

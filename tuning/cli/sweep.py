@@ -11,7 +11,7 @@ from tuning.base.progress import Progress
 from tuning.measure.protocol import Protocol
 
 from .choices import resolve_target
-from .options import Parser, check_options, integer
+from .options import Parser, add_processes, check_options, integer
 from .run import recorded_command
 
 
@@ -61,8 +61,10 @@ def sweep_main(argv: list[str]) -> int:
     )
     parser.add_argument("--budget", type=integer, default=40, help="Optuna trials per case")
     parser.add_argument("--target", default="auto")
-    parser.add_argument("--trials", type=integer, default=1, help="end-to-end trials per case")
-    parser.add_argument("--blocks", type=integer, default=6, help="timing blocks per trial")
+    add_processes(parser, 1, "fresh processes timing each Case's arms end to end (default 1)")
+    parser.add_argument(
+        "--blocks", type=integer, default=6, help="timing blocks per timing process"
+    )
     parser.add_argument("--out", default=None, help="sweep folder (default runs/sweep-<date>)")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """The range of every number that defines a run, one rule for the command line and the stored run.
 
-`tune` refuses `--trials 0` or `--repeat -5`; a run.json from elsewhere may hold them all the
+`tune` refuses `--processes 0` or `--repeat -5`; a run.json from elsewhere may hold them all the
 same, and read back they would time nothing and report every arm wrong. So the command line
 (`tuning/cli/options.py`) and the shape of run.json (`shapes.py`) check the same table here.
 Inclusive ranges: large enough for any real study, small enough that nothing overflows or waits

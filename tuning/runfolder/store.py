@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import stat
 import threading
 from pathlib import Path
@@ -73,6 +74,14 @@ def check_folder_name(path: Path) -> None:
         raise RunError(f"{path} exists and is not a folder; choose another --out")
 
 
+def _holds_a_run(path: Path) -> RunError:
+    """A new run's folder that holds one: both ways on, as a user may want either."""
+    return RunError(
+        f"{path} already holds a run: finish it with --resume {shlex.quote(str(path))}, or "
+        "start a new run in another folder with --out NEWDIR"
+    )
+
+
 def unsafe_entries(path: Path) -> list[tuple[Path, str]]:
     """Symbolic links and special files (FIFOs, sockets, devices) inside a run folder, with
     what each is: a run writes none, so one was planted."""
@@ -110,7 +119,7 @@ class Run:
         check_folder_name(path)
         if path.exists() and any(path.iterdir()):
             if (path / RUN_FILE).exists():
-                raise RunError(f"{path} already holds a run; continue it with --resume {path}")
+                raise _holds_a_run(path)
             raise RunError(f"{path} exists and is not a run folder; choose another --out")
         made = not path.exists()
         try:
@@ -118,7 +127,7 @@ class Run:
             run = cls(path)
             run.lock()
             if (path / RUN_FILE).exists():  # another command created it meanwhile
-                raise RunError(f"{path} already holds a run; continue it with --resume {path}")
+                raise _holds_a_run(path)
             write_json(path / RUN_FILE, {"format": FORMAT, **meta})
         except OSError as error:
             if made:  # leave nothing that would stop the same command from starting again
