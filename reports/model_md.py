@@ -8,6 +8,7 @@ from baselines.models.failures import failure_text
 from . import model_tables as tables
 from .comparisons import verdict
 from .escape import code, md
+from .kernel_classes import class_section, class_text
 from .markdown import closing_sections
 from .model_names import AGREEMENT, DEFAULT, arm_of
 from .model_peers import peer_section, peer_text
@@ -33,6 +34,7 @@ def render(report: dict) -> str:
     if report["arms"]:
         lines += tables.arms_section(report)
     lines += peer_section(report)
+    lines += class_section(report)
     lines += tuned_section(report)
     lines += tables.changes_section(report)
     lines += tables.costliest_section(report)
@@ -84,6 +86,7 @@ def headline(report: dict) -> str:
     ]
     parts.append(_correct_text(report))
     parts += peer_text(report)
+    parts.append(class_text(report))
     parts.append(tuned_text(report))
     return " ".join(p for p in parts if p)
 

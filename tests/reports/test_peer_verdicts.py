@@ -16,6 +16,16 @@ from reports.model_peers import peer_rows
 STORED = ROOT / "reports" / "h200" / "models" / "models.tar.xz"
 TVM, PEERS = ("tvm-default", "tvm-fixed"), ("torch-eager", "torch-compile")
 NOT_CAPTURED = "RuntimeError: operation not permitted when stream is capturing"
+# PyTorch kernels of a profile (us per call), as CUPTI names them, and their class.
+TORCH_KERNELS = {
+    "sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nchw": (900.0, "convolution"),
+    "conv_depthwise2d_forward_kernel": (100.0, "window reduction"),
+    "max_pool_forward_nchw": (30.0, "window reduction"),
+    "ampere_sgemm_128x64_nn": (20.0, "matmul"),
+    "triton_red_fused_mean_1": (5.0, "other reduction"),
+    "triton_poi_fused_add_relu_0": (50.0, "elementwise"),
+    "void at::native::vectorized_elementwise_kernel<4>": (7.0, "elementwise"),
+}
 
 
 # The three runs, rendered in one process without TVM: as recorded, profiled, and profiled
@@ -61,7 +71,8 @@ def _profile(run, drop_tvm_gpu_time):
     for arm in (*TVM, *PEERS):
         blocks = record["block_samples_us"]["call_path"][arm]
         median = sorted(s for block in blocks for s in block)[len(blocks) // 2]
-        profiled[arm] = {"kernel_sum_us": median, "kernels_per_call": 3.0, "kernels_us": {}}
+        kernels = {name: us for name, (us, _) in TORCH_KERNELS.items()} if arm in PEERS else {}
+        profiled[arm] = {"kernel_sum_us": median, "kernels_per_call": 3.0, "kernels_us": kernels}
         profiled[arm]["captured_us"] = 0.9 * median
     del profiled["torch-compile"]["captured_us"]
     profiled["torch-compile"]["captured_reason"] = NOT_CAPTURED
@@ -105,3 +116,39 @@ def test_a_list_without_queued_gpu_time_is_held_against_the_default_by_its_kerne
     assert data["recovered"]["fixed"]["measured_kernel_sum_ms"] == pytest.approx(gain_us / 1e3)
     assert "in the kernel sum of the whole call (CUPTI)" in report
     assert "no GPU time to compare" not in report
+
+
+def test_kernels_are_classed_on_both_sides():
+    from reports.kernel_classes import torch_class, tvm_class
+
+    assert {name: torch_class(name) for name in TORCH_KERNELS} == {
+        name: found for name, (_, found) in TORCH_KERNELS.items()
+    }
+    rules = {"default": "Matmul"}
+    assert tvm_class({"name": "fused_conv2d2_add4", "rules": rules}) == "convolution"
+    assert tvm_class({"name": "fused_matmul1_add2", "rules": rules}) == "matmul"
+    depthwise = {"name": "fused_conv2d1_add", "rules": {"default": "GeneralReduction"}}
+    assert tvm_class(depthwise) == "window reduction"
+    assert tvm_class({"name": "fused_max_pool2d_add", "rules": {}, "window": 4}) == (
+        "window reduction"
+    )
+    assert tvm_class({"name": "layer_norm", "rules": {}, "window": 96}) == "other reduction"
+    assert tvm_class({"name": "transpose", "rules": {}, "window": None}) == "elementwise"
+
+
+def test_the_gap_by_class_sums_both_sides_and_names_the_worst(rendered):
+    from reports.kernel_classes import class_rows, tvm_class
+
+    report, data, _ = rendered["profiled"]
+    rows = {row["class"]: row for row in class_rows(data)}
+    for name, row in rows.items():
+        theirs = sum(us for us, found in TORCH_KERNELS.values() if found == name) / 1e3
+        assert row["torch_ms"] == pytest.approx({peer: theirs for peer in PEERS})
+        ours = [k for k in data["kernels"] if tvm_class(k) == name]
+        total = sum(k["calls"] * k["kernel_us"]["default"] for k in ours) / 1e3
+        assert row["kernels"] == len(ours) and row["tvm_ms"]["default"] == pytest.approx(total)
+    assert sum(row["kernels"] for row in rows.values()) == len(data["kernels"])
+    assert "## The gap by kernel class" in report
+    gaps = {n: r["tvm_ms"]["default"] - r["torch_ms"]["torch-compile"] for n, r in rows.items()}
+    worst = max(gaps, key=lambda n: gaps[n])
+    assert f"TVM's default list loses most in {worst}:" in report
