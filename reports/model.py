@@ -141,8 +141,9 @@ def _profiled(trials: list[dict], names: list[str]) -> dict:
         for key in ("kernel_sum_us", "captured_us", "kernels_per_call"):
             values = [r[key] for r in records if r.get(key) is not None]
             entry[key] = statistics.median(values) if values else None
-        reasons = [r["captured_reason"] for r in records if r.get("captured_reason")]
-        entry["captured_reason"] = reasons[-1] if reasons else None
+        for key in ("captured_reason", "profile_reason"):
+            reasons = [r[key] for r in records if r.get(key)]
+            entry[key] = reasons[-1] if reasons else None
         entry["kernels_us"] = records[0].get("kernels_us", {})
         found[name] = entry
     return found

@@ -77,7 +77,7 @@ def peer_text(report: dict) -> list[str]:
         if said:
             texts.append(f"Against {code(peer)} (TVM / PyTorch): " + "; ".join(said) + ".")
     rows = [r for r in peer_rows(report) if "gpu_queued" not in r["figures"]]
-    if rows:
+    if rows and report.get("target") == "cuda":  # on a CPU there is no GPU time to have
         profiled = any("kernel_sum_us" in r["figures"] for r in rows)
         texts.append(
             "Where the GPU time with calls queued has no figure (the host never got ahead of "
@@ -138,6 +138,10 @@ def peer_section(report: dict) -> list[str]:
                 f"{_ratio(figure['ratio'])} |"
             )
     profiled = report.get("profiled", {})
-    reasons = {n: p["captured_reason"] for n, p in profiled.items() if p.get("captured_reason")}
-    lines += ["", *(f"- No captured call for {code(n)}: {md(r)}" for n, r in reasons.items())]
-    return lines if reasons else lines[:-1]
+    said = [
+        f"- No {what} for {code(name)}: {md(found[key])}"
+        for name, found in profiled.items()
+        for key, what in (("captured_reason", "captured call"), ("profile_reason", "profile"))
+        if found.get(key)
+    ]
+    return [*lines, "", *said] if said else lines

@@ -23,7 +23,7 @@ PROFILED_CALLS = 20
 def profile_arms(built: Mapping[str, TimedArm], x, protocol) -> dict:
     """Per arm (by name): `captured_us` (median of the replays' samples) or
     `captured_reason`, then `kernel_sum_us` and `kernels_per_call` from the profile, and
-    `kernels_us` (name -> total us per call) for the gap by kernel."""
+    `kernels_us` (name -> total us per call) for the gap by kernel, or `profile_reason`."""
     found: dict[str, dict] = {name: {} for name in built}
     for name, arm in built.items():
         try:
@@ -31,12 +31,19 @@ def profile_arms(built: Mapping[str, TimedArm], x, protocol) -> dict:
             captured.outputs(x)  # captures on this first input
             found[name]["captured_us"] = statistics.median(captured.timer(x, protocol)())
         except Exception as error:  # a capture TVM's VM or dynamo refuses: said, not fatal
-            text = str(error).strip().splitlines()
-            found[name]["captured_reason"] = f"{type(error).__name__}: {text[0] if text else ''}"
+            found[name]["captured_reason"] = _reason(error)
     for name, arm in built.items():
-        arm.timer(x, protocol)  # sets the arm's input, as its timed calls have it
-        found[name].update(kernel_profile(arm.call, arm.sync))
+        try:
+            arm.timer(x, protocol)  # sets the arm's input, as its timed calls have it
+            found[name].update(kernel_profile(arm.call, arm.sync))
+        except Exception as error:  # the trial's timed figures stand without it
+            found[name]["profile_reason"] = _reason(error)
     return found
+
+
+def _reason(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:300]
 
 
 def _captured(arm: TimedArm) -> TimedArm:

@@ -83,6 +83,7 @@ TRIAL = {
             "kernels_us?": Each(NUMBER),
             "captured_us?": TIME,
             "captured_reason?": str,
+            "profile_reason?": str,
         }
     ),
     # Where the trial's time went (`harness.run_trial`); the report reads these.
