@@ -15,10 +15,11 @@ applies the epilogue (a mean's divide). Where one block is enough (`parts` 1), s
 reduces each output and applies the epilogue. The two stages are two kernels of one function,
 the partials in global memory between them.
 
-The rule takes one reduction of constant extents, its spatial axes before its reduced ones,
-followed by elementwise blocks over its outputs (no broadcast back along the reduced axes:
-softmax and layer norm are rows, not this), where the outputs are one (a whole tensor) or too
-few to give every multiprocessor a block (`choose_parts` > 1). It declines everything else:
+The rule takes one reduction of one value (not argmax's pair) over constant extents, its
+spatial axes before its reduced ones, followed by elementwise blocks over its outputs (no
+broadcast back along the reduced axes: softmax and layer norm are rows, not this), where the
+outputs are one (a whole tensor) or too few to give every multiprocessor a block
+(`choose_parts` > 1). It declines everything else:
 windows (many outputs, each a few terms), rows a block each fills the GPU with, matmuls.
 The launch depends on the target alone: `THREADS` and the window rule's MULTIPROCESSORS.
 """
@@ -90,6 +91,8 @@ def analyze_large(sch: s_tir.Schedule) -> Large | None:
     if spatial == len(kinds) or kinds != "S" * spatial + "R" * (len(kinds) - spatial):
         return None
     if not all(isinstance(e, int) for e in extents):
+        return None
+    if len(sch.get(reduction.block_rv).writes) != 1:  # argmax's (index, value): not this
         return None
     outputs = math.prod(extents[:spatial])
     for block in epilogues:  # elementwise over the outputs: no axis along the reduced ones
