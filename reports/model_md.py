@@ -84,11 +84,31 @@ def headline(report: dict) -> str:
     parts += [
         failure_text(**row, name=code, text=md) + "." for row in report.get("rule_failures", [])
     ]
+    parts += _taken_elsewhere(report)
     parts.append(_correct_text(report))
     parts += peer_text(report)
     parts.append(class_text(report))
     parts.append(tuned_text(report))
     return " ".join(p for p in parts if p)
+
+
+def _taken_elsewhere(report: dict) -> list[str]:
+    """Per kernel a list cannot build, the rule each list without that failure gives it."""
+    failing: dict[str, set] = {}
+    for row in report.get("rule_failures", []):
+        failing.setdefault(row["kernel"], set()).add(row["rules"])
+    texts = []
+    for kernel in report["kernels"]:
+        if kernel["name"] not in failing:
+            continue
+        taken = [
+            f"{code(rules)} gives it {md(rule)}"
+            for rules, rule in kernel["rules"].items()
+            if rules not in failing[kernel["name"]] and rule
+        ]
+        if taken:
+            texts.append(f"Kernel {code(kernel['name'])}: {', '.join(taken)}.")
+    return texts
 
 
 def _changes_text(report: dict, rules: str) -> str:

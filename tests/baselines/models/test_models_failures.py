@@ -112,3 +112,4 @@ def test_tune_model_reports_the_failure_in_one_line_and_a_row(tmp_path):
     assert "## Kernels a rule cannot schedule" in report
     rows = [row for row in report.splitlines() if row.startswith("| `default` | `mean` |")]
     assert len(rows) == 1 and ISSUE in rows[0] and rows[0].endswith("| GeneralReduction |")
+    assert "Kernel `mean`: `fixed` gives it LargeReduction." in report
