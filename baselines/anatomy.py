@@ -12,6 +12,7 @@ from pathlib import Path
 import tvm
 import tvm_ffi
 from tvm import relax, tirx
+from tvm.tirx.build import split_host_device_mods
 
 _ENTRY = re.compile(r"Compiling entry function '(\w+)'")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
@@ -28,6 +29,26 @@ def launch_configs(mod: tvm.IRModule) -> dict[str, dict]:
                 "block": math.prod(extents.get(f"threadIdx.{axis}", 1) for axis in "xyz"),
             }
     return configs
+
+
+def kernel_launches(mod: tvm.IRModule, target: tvm.target.Target) -> dict[str, dict]:
+    """Grid and block of each kernel the TIR pipeline makes of `mod`'s scheduled PrimFuncs,
+    keyed by the kernel's name in the source: a function of several stages (a loop nest bound
+    to blocks each) is several kernels, where `launch_configs` sees one."""
+    host = "llvm" if tvm.runtime.enabled("llvm") else "c"
+    kernels = {gv: f for gv, f in mod.functions.items() if isinstance(f, tirx.PrimFunc)}
+    mod = tvm.tirx.transform.BindTarget(target.with_host(host))(tvm.IRModule(kernels))
+    pipeline, _, _ = tvm.tirx.get_default_tir_pipeline(target)
+    _, devices = split_host_device_mods(pipeline(mod))
+    return {
+        gv.name_hint: {
+            "grid": math.prod(extents.get(f"blockIdx.{axis}", 1) for axis in "xyz"),
+            "block": math.prod(extents.get(f"threadIdx.{axis}", 1) for axis in "xyz"),
+        }
+        for device in devices.values()
+        for gv, func in device.functions.items()
+        if isinstance(func, tirx.PrimFunc) and (extents := _thread_extents(func))
+    }
 
 
 def _thread_extents(func: tirx.PrimFunc) -> dict[str, int]:

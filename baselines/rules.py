@@ -9,8 +9,11 @@ become one load at a selected channel and 0-d inputs are loaded once per thread
 
 The rule lists (`RULE_LISTS`), each the backend's default list changed where it matters:
     default        as the backend has it (the ON arm)
-    fixed          WindowReduction right before Reduction, and RowReduction (`row_reduction.py`:
-                   a warp per softmax or layer-norm row of at most 64 elements) right before
+    fixed          WindowReduction and then LargeReduction (`large_reduction.py`: a whole-tensor
+                   or few-output reduction shared across blocks and threads in two stages, where
+                   Reduction gives one block, or raises on a whole-tensor mean, apache/tvm#20061)
+                   right before Reduction, and RowReduction (`row_reduction.py`: a warp per
+                   softmax or layer-norm row of at most 64 elements) right before
                    GeneralReduction: the proposal (arm `fixed`)
     reduction-fix  Reduction and GeneralReduction given a serial path for small reductions
                    (`serial_reduction.py`): the alternative, the root cause fixed in place
@@ -30,6 +33,7 @@ from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
 from .backend import default_schedule_pass
 from .branch_loads import select_branch_loads, stage_scalars
+from .large_reduction import LargeReduction
 from .output_registers import keep_read_outputs_local
 from .row_reduction import with_row_reduction
 from .serial_reduction import SerialGeneralReduction, SerialReduction
@@ -72,11 +76,13 @@ FIXED_RULE_BEFORE = "Reduction"
 
 
 def fixed_rules(target: tvm.target.Target) -> list:
-    """The default list with `WindowReduction` right before `FIXED_RULE_BEFORE` and
-    `RowReduction` right before GeneralReduction (`with_row_reduction`)."""
+    """The default list with `WindowReduction` and `LargeReduction` right before
+    `FIXED_RULE_BEFORE` and `RowReduction` right before GeneralReduction
+    (`with_row_reduction`)."""
     rules = default_rules(target)
     position = [type(rule).__name__ for rule in rules].index(FIXED_RULE_BEFORE)
-    return with_row_reduction(rules[:position] + [WindowReduction()] + rules[position:])
+    ours = [WindowReduction(), LargeReduction()]
+    return with_row_reduction(rules[:position] + ours + rules[position:])
 
 
 def reduction_fix_rules(target: tvm.target.Target) -> list:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import statistics
 
 from baselines.models.failures import failure_rows
 from tuning.runfolder.redact import redact_data
@@ -123,7 +124,29 @@ def _end_to_end(run: Run, meta: dict) -> dict:
         "checks": {n: [t["checks"][n] for t in trials if n in t["checks"]] for n in names},
         # why an arm has no GPU time (the GPU timer's reason), the last trial's word
         "gpu_reasons": {n: r for t in trials for n, r in t.get("gpu_queued_reasons", {}).items()},
+        "profiled": _profiled(trials, names),
     }
+
+
+def _profiled(trials: list[dict], names: list[str]) -> dict:
+    """Per arm, over the trials that profiled it (`tuning/measure/profiled.py`): the medians
+    of its kernel sum (CUPTI) and of its captured call, the last reason a capture failed, and
+    the first trial's time per kernel name."""
+    found = {}
+    for name in names:
+        records = [t["profiled"][name] for t in trials if name in t.get("profiled", {})]
+        if not records:
+            continue
+        entry: dict = {}
+        for key in ("kernel_sum_us", "captured_us", "kernels_per_call"):
+            values = [r[key] for r in records if r.get(key) is not None]
+            entry[key] = statistics.median(values) if values else None
+        for key in ("captured_reason", "profile_reason"):
+            reasons = [r[key] for r in records if r.get(key)]
+            entry[key] = reasons[-1] if reasons else None
+        entry["kernels_us"] = records[0].get("kernels_us", {})
+        found[name] = entry
+    return found
 
 
 def _pairs(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
@@ -192,12 +215,15 @@ def _recovered(report: dict, rules: str, arm: str | None = None) -> dict:
         for figure, found in report["ratios_by_figure"].items()
         if f"{arm}/{base}" in found
     }
+    sums = [report["profiled"].get(name, {}).get("kernel_sum_us") for name in (base, arm)]
     unchanged = rules != "tuned" and not report["rule_changes"].get(rules)
     return {
         "arm": arm,
         "changed_kernels": len(changed),
         "predicted_gain_ms": predicted,
         "measured_gain_ms": measured,
+        # the same gain in CUPTI's kernel sum of the whole call, where both were profiled
+        "measured_kernel_sum_ms": None if None in sums else (sums[0] - sums[1]) / 1e3,
         "agrees": None
         if not predicted or not measured
         else abs(predicted / measured - 1) <= AGREEMENT,

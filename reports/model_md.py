@@ -8,8 +8,10 @@ from baselines.models.failures import failure_text
 from . import model_tables as tables
 from .comparisons import verdict
 from .escape import code, md
+from .kernel_classes import class_section, class_text
 from .markdown import closing_sections
 from .model_names import AGREEMENT, DEFAULT, arm_of
+from .model_peers import peer_section, peer_text
 from .model_tables import duration
 from .model_tuned import tuned_section, tuned_text
 
@@ -31,6 +33,8 @@ def render(report: dict) -> str:
     lines += tables.pattern_section(report)
     if report["arms"]:
         lines += tables.arms_section(report)
+    lines += peer_section(report)
+    lines += class_section(report)
     lines += tuned_section(report)
     lines += tables.changes_section(report)
     lines += tables.costliest_section(report)
@@ -80,10 +84,31 @@ def headline(report: dict) -> str:
     parts += [
         failure_text(**row, name=code, text=md) + "." for row in report.get("rule_failures", [])
     ]
+    parts += _taken_elsewhere(report)
     parts.append(_correct_text(report))
-    parts += _peer_text(report)
+    parts += peer_text(report)
+    parts.append(class_text(report))
     parts.append(tuned_text(report))
     return " ".join(p for p in parts if p)
+
+
+def _taken_elsewhere(report: dict) -> list[str]:
+    """Per kernel a list cannot build, the rule each list without that failure gives it."""
+    failing: dict[str, set] = {}
+    for row in report.get("rule_failures", []):
+        failing.setdefault(row["kernel"], set()).add(row["rules"])
+    texts = []
+    for kernel in report["kernels"]:
+        if kernel["name"] not in failing:
+            continue
+        taken = [
+            f"{code(rules)} gives it {md(rule)}"
+            for rules, rule in kernel["rules"].items()
+            if rules not in failing[kernel["name"]] and rule
+        ]
+        if taken:
+            texts.append(f"Kernel {code(kernel['name'])}: {', '.join(taken)}.")
+    return texts
 
 
 def _changes_text(report: dict, rules: str) -> str:
@@ -134,10 +159,15 @@ def _recovered_text(rules: str, found: dict) -> str:
             if found["agrees"] is None
             else f" (within {AGREEMENT:.0%}: {'yes' if found['agrees'] else '**no**'})"
         )
+        sums = found.get("measured_kernel_sum_ms")
         end_to_end = (
             f"end to end (GPU time) {duration(measured)}{agrees}"
             if measured is not None
-            else "end to end there is no GPU time to compare"
+            else f"in the kernel sum of the whole call (CUPTI) {duration(sums)}, the GPU time "
+            "with calls queued having no figure"
+            if sums is not None
+            else "the GPU time with calls queued has no figure (its reason below) and no "
+            "profile was taken: the call-path ratios above compare"
         )
         text += (
             f" {what.capitalize()} predict {duration(found['predicted_gain_ms'])} saved per "
@@ -172,15 +202,3 @@ def _correct_text(report: dict) -> str:
     failed = "; ".join(f"{code(a)}: {md(e)}" for a, e in built.items())
     failed = f" Not built: {failed}." if built else ""
     return f"{head}{failed} {report['tf32']}."
-
-
-def _peer_text(report: dict) -> list[str]:
-    found = report["ratios_by_figure"].get("gpu_queued", {})
-    texts = []
-    for peer in report["peers"]:
-        for rules in ("fixed", DEFAULT):
-            pair = f"{arm_of(rules)}/{peer}"
-            if pair in found:
-                texts.append(f"GPU time {verdict(pair, found[pair])}.")
-                break
-    return texts

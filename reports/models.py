@@ -15,6 +15,7 @@ from tuning.runfolder.redact import redact_data
 from tuning.runfolder.store import RUN_FILE, Run, read_json, write_json, write_text
 
 from .model import DEFAULT, arm_of
+from .model_peers import peer_rows
 
 FILE = "models.json"
 # A model run's phases that follow one another (the preparation's tasks run inside it).
@@ -93,6 +94,12 @@ def _row(folder: Path) -> dict | None:
             for pair, ratio in report["ratios_by_figure"].get("gpu_queued", {}).items()
             if pair.split("/")[1] in report["peers"]
         },
+        # each TVM arm against each peer in the first figure both have (`model_peers.py`)
+        "against_peers": [
+            {"arm": r["arm"], "peer": r["peer"], "figure": next(iter(r["figures"].values()))}
+            for r in peer_rows(report)
+            if r["figures"]
+        ],
         "phase_wall_s": report["phase_wall_s"],
         "wall_s": sum(report["phase_wall_s"].get(phase, 0) for phase in SEQUENTIAL),
         "run": str(Path(name) / RUN_FILE),

@@ -68,6 +68,15 @@ def headline(summary: dict) -> str:
     if summary["failures"]:
         failed = "; ".join(f"{md(m)}: {md(e)}" for m, e in summary["failures"].items())
         parts.append(f"Not run: {failed}.")
+    against = [
+        f"{md(row['model'])} {code(pair['arm'])} {pair['figure']['ratio']['ratio']:.3f} "
+        f"({md(pair['figure']['label'])})"
+        for row in rows
+        for pair in row.get("against_peers", [])
+        if pair["peer"] == "torch-compile"
+    ]
+    if against:
+        parts.append(f"Against `torch-compile` (TVM / PyTorch): {'; '.join(against)}.")
     walls = summary.get("wall_s") or []
     if walls:
         parts.append(f"This command's wall time: {walls[-1]:.0f} s.")
@@ -123,6 +132,11 @@ def markdown(summary: dict) -> str:
         "",
         *(f"- {code(r['label'])}: {md(r['shows'])}" for r in summary["rows"]),
         "",
+        "## Against PyTorch (TVM / PyTorch, the first figure both have: each model's report "
+        "gives them all)",
+        "",
+        *_peers_table(summary["rows"]),
+        "",
         "## End to end per arm (ms: GPU time, calls queued; on a CPU, own call path)",
         "",
         *_arms_table(summary["rows"]),
@@ -169,3 +183,24 @@ def _arms_table(rows: list[dict]) -> list[str]:
         for r in rows
         for arm, reason in r.get("gpu_reasons", {}).items()
     ]
+
+
+def _peers_table(rows: list[dict]) -> list[str]:
+    found = [(r["model"], pair) for r in rows for pair in r.get("against_peers", [])]
+    if not found:
+        return ["No model has a TVM arm and a PyTorch peer both timed."]
+    return table(
+        ["model", "TVM arm", "peer", "figure", "TVM / PyTorch"],
+        [
+            [
+                md(model),
+                code(p["arm"]),
+                code(p["peer"]),
+                md(p["figure"]["label"]),
+                ratio_text(p["figure"]["ratio"])
+                if "low" in p["figure"]["ratio"]
+                else f"{p['figure']['ratio']['ratio']:.3f}",
+            ]
+            for model, p in found
+        ],
+    )

@@ -113,7 +113,8 @@ def test_the_fixed_list_has_the_rule_right_before_general_reduction_and_no_other
     rules = fixed_rules(CUDA)
     names = [type(rule).__name__ for rule in rules]
     assert names.index("RowReduction") + 1 == names.index("GeneralReduction")
-    assert names.index("WindowReduction") + 1 == names.index("Reduction")
+    window = names.index("WindowReduction")
+    assert names[window + 1 : window + 3] == ["LargeReduction", "Reduction"]
     assert [type(rule).__name__ for rule in with_row_reduction(rules)] == names  # once
     assert first_rule(KERNELS["swin_t-s4-softmax"].function(), CUDA, rules)[0] == "RowReduction"
     long = RowKernel("softmax-1000", "a classifier's", SOFTMAX, (2, 1000))

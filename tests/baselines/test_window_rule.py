@@ -407,8 +407,9 @@ def test_the_serial_fix_falls_back_to_its_rule_on_an_error(monkeypatch):
 
 
 def test_the_lists_change_the_default_list_where_they_say():
-    """`fixed`: WindowReduction right before Reduction, RowReduction (the short rows) right
-    before GeneralReduction; `reduction-fix`: the two serial rules in place."""
+    """`fixed`: WindowReduction and LargeReduction (few outputs of many terms) right before
+    Reduction, RowReduction (the short rows) right before GeneralReduction; `reduction-fix`:
+    the two serial rules in place."""
     names = {name: [type(r).__name__ for r in rules(CUDA)] for name, rules in RULE_LISTS.items()}
     default = names["default"]
     window, row = default.index("Reduction"), default.index("GeneralReduction")
@@ -416,6 +417,7 @@ def test_the_lists_change_the_default_list_where_they_say():
     assert names["fixed"] == [
         *default[:window],
         "WindowReduction",
+        "LargeReduction",
         *default[window:row],
         "RowReduction",
         *default[row:],

@@ -23,6 +23,7 @@ from baselines.protocols import TimedArm
 
 from .arm_libraries import build_arm
 from .blocks import measure_blocks
+from .profiled import profile_arms
 from .protocol import Protocol
 from .vm_arms import CapturedVMArm, VMArm, device_for
 from .workload import Workload, as_workload
@@ -53,6 +54,7 @@ class TrialJob:
     ir_dir: str | None = None
     peers: tuple = ()
     library_dir: str | None = None
+    profile: bool = False  # on a GPU, each timed arm's kernel sum and captured call too
 
 
 def run_trial(job: TrialJob, progress=None, step=None) -> dict:
@@ -107,6 +109,12 @@ def run_trial(job: TrialJob, progress=None, step=None) -> dict:
     timing = measure_blocks(
         workload, timed, protocol, index, target.kind.name == "cuda", say, step, spent
     )
+    profiled = {}
+    if job.profile and target.kind.name == "cuda" and timed:
+        say(f"trial {index}: profiling and capturing each arm's call")
+        began = time.monotonic()
+        profiled = profile_arms(timed, workload.input(0), protocol)
+        spent["profile_s"] = time.monotonic() - began
     walls = {
         "build_s": build_s,
         # Loading each arm's library and making its VM here (trial 0's `build_s` is replaced
@@ -127,5 +135,6 @@ def run_trial(job: TrialJob, progress=None, step=None) -> dict:
         **timing,
         "kernels": kernels,
         "cuda_graph_launches": graphs,
+        **({"profiled": profiled} if profiled else {}),
         "wall_s": walls,
     }

@@ -252,6 +252,7 @@ def _trials(run: Run, plan: ModelPlan, arms: list, prepared: Prepared, progress)
             index,
             peers=peers,
             library_dir=prepared.library_dir,
+            profile=True,
         )
         record = run_trial_process(job, progress.say, step)
         run.save_trial(record)

@@ -75,6 +75,17 @@ TRIAL = {
     "gpu_queued_reasons?": Each(str),
     "kernels?": Each([{"name": str}]),
     "cuda_graph_launches?": dict,
+    # Each arm's kernel sum and captured call (`measure/profiled.py`), on a GPU.
+    "profiled?": Each(
+        {
+            "kernel_sum_us?": TIME,
+            "kernels_per_call?": NUMBER,
+            "kernels_us?": Each(NUMBER),
+            "captured_us?": TIME,
+            "captured_reason?": str,
+            "profile_reason?": str,
+        }
+    ),
     # Where the trial's time went (`harness.run_trial`); the report reads these.
     "wall_s?": {
         "startup_s?": SECONDS,
@@ -86,6 +97,7 @@ TRIAL = {
         "warmup_s?": SECONDS,
         "timing_s?": SECONDS,
         "timing_by_arm_s?": Each(SECONDS),
+        "profile_s?": SECONDS,
     },
 }
 TUNER_RUN = {

@@ -1,0 +1,145 @@
+"""The gap by kernel class in a model report: each TVM kernel's time (launches x time alone)
+under the default list, each other list and tuned, beside the PyTorch kernels of the same class
+from the peers' CUPTI profiles (`tuning/measure/profiled.py`), summed by class: matmul,
+convolution, window reduction, other reduction, elementwise.
+
+TVM's kernels are classed by what the analysis says of them (their name, the operators FuseOps
+fused, their rule and window); PyTorch's by their kernel's name (cuBLAS, cuDNN, Inductor's
+Triton kernels, ATen's). Matching is by class, not kernel by kernel: Inductor fuses across the
+operators TVM keeps apart and the other way round. A kernel of a name no class claims is
+elementwise (copies, casts, ATen's elementwise kernels).
+"""
+
+from __future__ import annotations
+
+from .escape import code, md
+from .model_tables import duration
+
+CLASSES = ("matmul", "convolution", "window reduction", "other reduction", "elementwise")
+# PyTorch's kernel names -> class, first match wins (lower case): convolutions before matmuls
+# (cuDNN's implicit GEMMs say "gemm"), depthwise convolutions and pools before both.
+_TORCH = (
+    ("window reduction", ("depthwise", "dwconv", "pool")),
+    ("convolution", ("conv", "fprop", "winograd", "implicit_convolve")),
+    ("matmul", ("gemm", "gemv", "cutlass", "matmul", "triton_tem", "_mm_", "addmm")),
+    ("other reduction", ("triton_red", "triton_per", "reduce", "softmax", "norm", "mean")),
+)
+_FAST_MATMUL_RULES = ("Matmul", "GEMV")
+
+
+def tvm_class(kernel: dict) -> str:
+    """The class of a TVM kernel of the analysis (name, window, rules, pattern): a convolution
+    Matmul does not take is a depthwise or grouped one, which a reduction rule takes."""
+    name = kernel["name"]
+    if "matmul" in name or "dense" in name:
+        return "matmul"
+    if "conv" in name:
+        matmul = kernel["rules"].get("default") in _FAST_MATMUL_RULES
+        return "convolution" if matmul else "window reduction"
+    if kernel.get("pattern") or "pool" in name:
+        return "window reduction"
+    return "other reduction" if kernel.get("window") is not None else "elementwise"
+
+
+def torch_class(name: str) -> str:
+    lowered = name.lower()
+    for found, marks in _TORCH:
+        if any(mark in lowered for mark in marks):
+            return found
+    return "elementwise"
+
+
+def class_rows(report: dict) -> list[dict]:
+    """Per class: ms per call under each TVM column (each list, tuned where tuned) and each
+    profiled peer; None where a column has no time for a kernel of the class."""
+    lists = [*report["settings"]["rule_lists"]]
+    if any(k["kernel_us"].get("tuned") for k in report["kernels"]):
+        lists.append("tuned")
+    base = report.get("tuned", {}).get("base")
+    profiled = report.get("profiled", {})
+    peers = [p for p in report["peers"] if profiled.get(p, {}).get("kernels_us")]
+    rows = []
+    for name in CLASSES:
+        kernels = [k for k in report["kernels"] if tvm_class(k) == name]
+        tvm = {rules: _sum_ms(kernels, rules, base) for rules in lists}
+        torch = {
+            peer: sum(
+                us
+                for kernel, us in profiled[peer]["kernels_us"].items()
+                if torch_class(kernel) == name
+            )
+            / 1e3
+            for peer in peers
+        }
+        if kernels or any(torch.values()):
+            rows.append({"class": name, "kernels": len(kernels), "tvm_ms": tvm, "torch_ms": torch})
+    return rows
+
+
+def _sum_ms(kernels: list[dict], rules: str, base: str | None) -> float | None:
+    times = []
+    for kernel in kernels:
+        us = kernel["kernel_us"].get(rules)
+        if rules == "tuned" and us is None:
+            us = kernel["kernel_us"].get(base or "")
+        if us is None:
+            return None
+        times.append(kernel["calls"] * us)
+    return sum(times) / 1e3
+
+
+def worst_class(rows: list[dict], peer: str) -> dict | None:
+    """The class where TVM's default list loses most time to `peer`, where it loses any."""
+    gaps = [
+        (row["tvm_ms"]["default"] - row["torch_ms"][peer], row)
+        for row in rows
+        if row["tvm_ms"].get("default") is not None and peer in row["torch_ms"]
+    ]
+    gaps = [(gap, row) for gap, row in gaps if gap > 0]
+    return max(gaps, key=lambda pair: pair[0])[1] if gaps else None
+
+
+def _peer(rows: list[dict]) -> str | None:
+    """The peer the headline holds TVM against: torch.compile where profiled, else eager."""
+    peers = {peer for row in rows for peer in row["torch_ms"]}
+    return next((p for p in ("torch-compile", "torch-eager") if p in peers), None)
+
+
+def class_text(report: dict) -> str:
+    """The headline's sentence: the class where the default list loses most to PyTorch."""
+    rows = class_rows(report)
+    peer = _peer(rows)
+    worst = worst_class(rows, peer) if peer else None
+    if worst is None:
+        return ""
+    return (
+        f"By kernel class (launches x time alone, beside {code(peer)}'s kernels in its CUPTI "
+        f"profile), TVM's default list loses most in {md(worst['class'])}: "
+        f"{duration(worst['tvm_ms']['default'])} against {duration(worst['torch_ms'][peer])}."
+    )
+
+
+def class_section(report: dict) -> list[str]:
+    """## The gap by kernel class: a row per class, a column per TVM list and PyTorch peer."""
+    rows = class_rows(report)
+    if not any(row["torch_ms"] for row in rows):
+        return []
+    lists = list(rows[0]["tvm_ms"])
+    peers = list(dict.fromkeys(peer for row in rows for peer in row["torch_ms"]))
+    head = ["class", "TVM kernels", *(f"`{r}`" for r in lists), *(f"`{p}`" for p in peers)]
+    lines = [
+        "",
+        "## The gap by kernel class",
+        "",
+        "Per call, ms: each TVM kernel's time alone times its launches under each list, and the "
+        "PyTorch kernels of the same class in each peer's CUPTI profile (classed by kernel name: "
+        "matched by class, not kernel by kernel, as Inductor fuses across TVM's kernels).",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|---|" + "---:|" * (len(head) - 1),
+    ]
+    for row in rows:
+        cells = [*(row["tvm_ms"][r] for r in lists), *(row["torch_ms"].get(p) for p in peers)]
+        shown = [duration(c) if c is not None else "—" for c in cells]
+        lines.append(f"| {row['class']} | {row['kernels']} | " + " | ".join(shown) + " |")
+    return lines

@@ -1,0 +1,154 @@
+"""Every model report says where PyTorch stands: each TVM arm against each peer in every figure
+both have (reports/model_peers.py). The committed H200 run of NASNet, whose peers got no GPU time
+with calls queued, rendered again without TVM: as recorded (no profile: the call path compares),
+then with each arm's kernel sum and captured call recorded in its trial as
+`tuning/measure/profiled.py` writes them, and with the TVM arms' queued GPU time taken away."""
+
+import json
+import shutil
+import tarfile
+
+import pytest
+from conftest import ROOT, python_without_tvm
+
+from reports.model_peers import peer_rows
+
+STORED = ROOT / "reports" / "h200" / "models" / "models.tar.xz"
+TVM, PEERS = ("tvm-default", "tvm-fixed"), ("torch-eager", "torch-compile")
+NOT_CAPTURED = "RuntimeError: operation not permitted when stream is capturing"
+# PyTorch kernels of a profile (us per call), as CUPTI names them, and their class.
+TORCH_KERNELS = {
+    "sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nchw": (900.0, "convolution"),
+    "conv_depthwise2d_forward_kernel": (100.0, "window reduction"),
+    "max_pool_forward_nchw": (30.0, "window reduction"),
+    "ampere_sgemm_128x64_nn": (20.0, "matmul"),
+    "triton_red_fused_mean_1": (5.0, "other reduction"),
+    "triton_poi_fused_add_relu_0": (50.0, "elementwise"),
+    "void at::native::vectorized_elementwise_kernel<4>": (7.0, "elementwise"),
+}
+
+
+# The three runs, rendered in one process without TVM: as recorded, profiled, and profiled
+# with the TVM arms' queued GPU time taken away.
+RUNS = ("recorded", "profiled", "no-gpu-time")
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """run name -> (report.md, report.json, the profile recorded in its trial)."""
+    folders, profiles = {}, {}
+    root = tmp_path_factory.mktemp("stored")
+    with tarfile.open(STORED) as stored:
+        members = [m for m in stored.getmembers() if "/nasnetalarge" in m.name]
+        stored.extractall(root, filter="data", members=members)
+    for name in RUNS:
+        folders[name] = tmp_path_factory.mktemp(name) / "nasnetalarge"
+        shutil.copytree(root / "models" / "nasnetalarge", folders[name])
+        if name != "recorded":
+            profiles[name] = _profile(folders[name], drop_tvm_gpu_time=name == "no-gpu-time")
+    python_without_tvm(
+        "from pathlib import Path\nfrom reports.model import render_model_run\n"
+        "from tuning.runfolder.store import Run\n"
+        f"for path in {[str(f) for f in folders.values()]!r}:\n"
+        "    render_model_run(Run.open(Path(path)))"
+    )
+    return {
+        name: (
+            (run / "report.md").read_text(),
+            json.loads((run / "report.json").read_text()),
+            profiles.get(name),
+        )
+        for name, run in folders.items()
+    }
+
+
+def _profile(run, drop_tvm_gpu_time):
+    """Each arm's kernel sum and captured call, as a trial records them: the kernel sum from the
+    arm's call-path median (a stand-in the test reads back), the capture 0.9 of it."""
+    path = run / "trials" / "trial_0.json"
+    record = json.loads(path.read_text())
+    profiled = {}
+    for arm in (*TVM, *PEERS):
+        blocks = record["block_samples_us"]["call_path"][arm]
+        median = sorted(s for block in blocks for s in block)[len(blocks) // 2]
+        kernels = {name: us for name, (us, _) in TORCH_KERNELS.items()} if arm in PEERS else {}
+        profiled[arm] = {"kernel_sum_us": median, "kernels_per_call": 3.0, "kernels_us": kernels}
+        profiled[arm]["captured_us"] = 0.9 * median
+    del profiled["torch-compile"]["captured_us"]
+    profiled["torch-compile"]["captured_reason"] = NOT_CAPTURED
+    record["profiled"] = profiled
+    if drop_tvm_gpu_time:
+        for arm in TVM:
+            record["block_samples_us"]["gpu_queued"][arm] = [[] for _ in range(8)]
+    path.write_text(json.dumps(record))
+    return profiled
+
+
+def test_a_run_without_a_profile_compares_by_the_call_path(rendered):
+    report, data, _ = rendered["recorded"]
+    assert "nothing to compare" not in report and "no GPU time to compare" not in report
+    rows = {(r["arm"], r["peer"]): list(r["figures"]) for r in peer_rows(data)}
+    assert rows == {(a, p): ["call_path"] for a in TVM for p in PEERS}
+    for peer in PEERS:
+        assert f"Against `{peer}` (TVM / PyTorch): `tvm-default` end to end" in report
+    assert "this run has no profile" in report and "## Against PyTorch" in report
+
+
+def test_the_kernel_sum_and_the_captured_call_compare_each_tvm_arm_with_each_peer(rendered):
+    report, _, profiled = rendered["profiled"]
+    for arm in TVM:
+        for peer in PEERS:
+            ratio = profiled[arm]["kernel_sum_us"] / profiled[peer]["kernel_sum_us"]
+            line = f"| `{arm}` | `{peer}` | kernel sum (CUPTI profile) |"
+            (row,) = [r for r in report.splitlines() if r.startswith(line)]
+            assert row.endswith(f"| {ratio:.3f} |")
+        captured = f"| `{arm}` | `torch-eager` | captured into a CUDA graph |"
+        assert any(r.startswith(captured) for r in report.splitlines())
+        assert f"| `{arm}` | `torch-compile` | captured into a CUDA graph |" not in report
+    assert f"- No captured call for `torch-compile`: {NOT_CAPTURED}" in report
+    assert "end to end, own call path |" not in report.split("## Against PyTorch")[1].split("##")[0]
+    assert "the kernel sum and the captured call compare instead" in report
+
+
+def test_a_list_without_queued_gpu_time_is_held_against_the_default_by_its_kernel_sum(rendered):
+    report, data, profiled = rendered["no-gpu-time"]
+    gain_us = profiled["tvm-default"]["kernel_sum_us"] - profiled["tvm-fixed"]["kernel_sum_us"]
+    assert data["recovered"]["fixed"]["measured_kernel_sum_ms"] == pytest.approx(gain_us / 1e3)
+    assert "in the kernel sum of the whole call (CUPTI)" in report
+    assert "no GPU time to compare" not in report
+
+
+def test_kernels_are_classed_on_both_sides():
+    from reports.kernel_classes import torch_class, tvm_class
+
+    assert {name: torch_class(name) for name in TORCH_KERNELS} == {
+        name: found for name, (_, found) in TORCH_KERNELS.items()
+    }
+    rules = {"default": "Matmul"}
+    assert tvm_class({"name": "fused_conv2d2_add4", "rules": rules}) == "convolution"
+    assert tvm_class({"name": "fused_matmul1_add2", "rules": rules}) == "matmul"
+    depthwise = {"name": "fused_conv2d1_add", "rules": {"default": "GeneralReduction"}}
+    assert tvm_class(depthwise) == "window reduction"
+    assert tvm_class({"name": "fused_max_pool2d_add", "rules": {}, "window": 4}) == (
+        "window reduction"
+    )
+    assert tvm_class({"name": "layer_norm", "rules": {}, "window": 96}) == "other reduction"
+    assert tvm_class({"name": "transpose", "rules": {}, "window": None}) == "elementwise"
+
+
+def test_the_gap_by_class_sums_both_sides_and_names_the_worst(rendered):
+    from reports.kernel_classes import class_rows, tvm_class
+
+    report, data, _ = rendered["profiled"]
+    rows = {row["class"]: row for row in class_rows(data)}
+    for name, row in rows.items():
+        theirs = sum(us for us, found in TORCH_KERNELS.values() if found == name) / 1e3
+        assert row["torch_ms"] == pytest.approx({peer: theirs for peer in PEERS})
+        ours = [k for k in data["kernels"] if tvm_class(k) == name]
+        total = sum(k["calls"] * k["kernel_us"]["default"] for k in ours) / 1e3
+        assert row["kernels"] == len(ours) and row["tvm_ms"]["default"] == pytest.approx(total)
+    assert sum(row["kernels"] for row in rows.values()) == len(data["kernels"])
+    assert "## The gap by kernel class" in report
+    gaps = {n: r["tvm_ms"]["default"] - r["torch_ms"]["torch-compile"] for n, r in rows.items()}
+    worst = max(gaps, key=lambda n: gaps[n])
+    assert f"TVM's default list loses most in {worst}:" in report
