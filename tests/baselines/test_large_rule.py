@@ -148,7 +148,6 @@ def _check(library, shape, reference, device) -> np.ndarray:
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not tvm.cuda(0).exist, reason="needs a CUDA GPU")
 @pytest.mark.parametrize("name", TAKEN)
 def test_every_schedule_is_right_on_the_gpu(name):
     """The CUDA kernels themselves, against NumPy (float64) and PyTorch's reduction."""

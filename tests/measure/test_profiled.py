@@ -32,7 +32,7 @@ def test_a_trial_record_keeps_them_and_a_damaged_one_is_named():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not tvm.cuda(0).exist, reason="needs a CUDA GPU")
+@pytest.mark.torch
 def test_a_tvm_arm_and_a_peer_are_profiled_and_captured_on_the_gpu():
     import torch
     from tvm import relax
