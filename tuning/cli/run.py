@@ -10,6 +10,7 @@ from pathlib import Path
 from baselines.case import Case, parse_case
 from baselines.pipeline import make_target
 from baselines.torch_peer import capture_counterparts
+from reports.stats.cpu_noise import CPU_NOTE
 from tuning.base.errors import UsageError
 from tuning.limits import check_case_fits, check_workers_fit, slow_case_note
 from tuning.measure.protocol import Protocol
@@ -63,6 +64,8 @@ def start_run(args, argv: list[str]) -> Run:
         trials=args.trials,
     )
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    if spec["kind"] != "cuda":  # before anything is measured: what a CPU run is for
+        print(CPU_NOTE, file=sys.stderr)
     if tuners is None:
         tuners = run_tuners(None, args.budget, spec["kind"])
     arms = default_arms(spec["kind"]) if args.arms is None else arm_names(args.arms)
@@ -145,6 +148,8 @@ def resume_run(args) -> Run:
     case = parse_case(args.case).to_dict() if args.case else stored["case"]
     kind = stored["target"] if args.target == "auto" else args.target
     spec, device = resolve_target(kind)
+    if spec["kind"] != "cuda":
+        print(CPU_NOTE, file=sys.stderr)
     run = Run.open(run.path, run_identity(case, spec["kind"], device))
     refuse_changes(_given(args, meta), meta, run.path)
     options: RunOptions = {**meta["options"], **_storage_now(args, run, meta["options"])}
