@@ -126,8 +126,9 @@ def _peer_verdict(report: dict, pair: str, preferred: str) -> tuple[str, str] | 
     return (figure, verdict(pair, ratio)) if ratio else None
 
 
-def setting_lines(report: dict) -> list[str]:
-    """What was run, where and when; the design and what its intervals are."""
+def setting_lines(report: dict, command: bool = True) -> list[str]:
+    """What was run (without `command`, the console's: the command was just typed), where and
+    when; the design and what its intervals are."""
     env = report.get("environment") or {}
     method = report.get("ratio_method") or {}
     date = str(env.get("date", ""))[:10]
@@ -156,7 +157,7 @@ def setting_lines(report: dict) -> list[str]:
     if coverage and trials > 1:
         interval += f" (simulated coverage {coverage[0]:.0%}–{coverage[-1]:.0%})"
     return [
-        f"{code(report.get('command'))} on {what}.",
+        f"{code(report.get('command'))} on {what}." if command else f"On {what}.",
         f"{design}; {interval}.",
     ]
 

@@ -25,7 +25,7 @@ def console_answer(report: dict, report_md: Path) -> str:
     that fit, the table, and where the report is."""
     _, sentences, rows, left_out = answer(report)
     head = [*(_wrap(CPU_NOTE) if report["target"] != "cuda" else [])]
-    head += [line for text in setting_lines(report) for line in _wrap(plain(text))]
+    head += [line for text in setting_lines(report, False) for line in _wrap(plain(text))]
     columns = shown_columns(rows)
     tail = [
         "",

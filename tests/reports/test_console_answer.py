@@ -2,6 +2,7 @@
 figures), every command pasteable as printed; and a CPU run's verdicts within the between-run
 noise band (`reports/stats/cpu_noise.py`), GPU verdicts unchanged."""
 
+import json
 import re
 import tarfile
 
@@ -49,8 +50,8 @@ def _check_console(report: dict, path="runs/x/report.md") -> list[str]:
 
 def test_the_answer_is_comment_md_s_table_in_plain_text(committed_report):
     lines = _check_console(committed_report)
-    assert lines[0].startswith("tune --budget 500 --out /root/out/study on NVIDIA H200 sm_90")
-    assert CPU_NOTE.split()[0] not in lines[0]  # a GPU run is no smoke test
+    assert lines[0].startswith("On NVIDIA H200 sm_90, TVM 0.27.0.post1, 2026-12-02, 265 s.")
+    assert "smoke test" not in " ".join(lines)  # a GPU run is no smoke test
     header = next(line for line in lines if line.startswith("arm "))
     assert re.split(r"\s{2,}", header) == [
         "arm",
@@ -114,3 +115,20 @@ def test_the_band_is_applied_to_the_whole_interval():
         (None, None, False),
     ]:
         assert within_cpu_noise({**base, "low": low, "high": high})["distinguishable"] is apart
+
+
+def test_two_cpu_runs_of_one_study_give_no_opposite_verdicts():
+    """The two runs BAND was measured on (tests/fixtures/cpu_two_runs.json): with the band,
+    every verdict of one is the other's; BAND covers the largest shift of a ratio between them."""
+    runs = json.loads((ROOT / "tests" / "fixtures" / "cpu_two_runs.json").read_text())["runs"]
+
+    def said(ratio: list) -> int:  # 1: the top arm slower, -1: faster, 0: cannot be told apart
+        found = within_cpu_noise(dict(zip(("ratio", "low", "high"), ratio)))
+        return 0 if not found["distinguishable"] else (1 if ratio[1] > 1 else -1)
+
+    first, second = (run["ratios"] for run in runs)
+    pairs = [(figure, pair) for figure in first for pair in first[figure]]
+    assert len(pairs) == 36
+    shifts = [first[f][p][0] / second[f][p][0] for f, p in pairs]
+    assert max(max(s, 1 / s) for s in shifts) <= BAND
+    assert [said(first[f][p]) for f, p in pairs] == [said(second[f][p]) for f, p in pairs]
