@@ -55,6 +55,7 @@ def test_both_runs_measure_valid_candidates(tuned):
     runs = summary["runs"].values()
     assert summary["trials"] == sum(r["trials"] for r in runs) == BUDGET
     assert summary["valid"] == sum(r["valid"] for r in runs)
+    assert summary["best_of"] == summary["runs"][summary["source"]]["trials"]
     for name, result in summary["runs"].items():
         assert result["trials"] == 4 and result["valid"] > 0, name
         assert result["best_kernel_us"] > 0

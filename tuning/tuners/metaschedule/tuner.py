@@ -216,8 +216,8 @@ def _summary(rows, wall_s) -> dict:
 
 
 def _measured(summaries: dict) -> dict:
-    """What the two runs measured together: the arm's trials are both runs' candidates (its best
-    trial is its source run's), as `--budget` counted them."""
+    """What the two runs measured together: the arm's trials are both runs' candidates, as
+    `--budget` counted them; its best trial is numbered within its source run (`best_of`)."""
     failed: dict[str, int] = {}
     for summary in summaries.values():
         for reason, count in summary["failed_by_reason"].items():
@@ -251,7 +251,13 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
             + "; ".join(f"{name} {s['failed_by_reason']}" for name, s in summaries.items())
         )
     source = ranked[0][1]
-    combined = {**summaries[source], **_measured(summaries), "source": source, "runs": summaries}
+    combined = {
+        **summaries[source],
+        **_measured(summaries),
+        "best_of": summaries[source]["trials"],
+        "source": source,
+        "runs": summaries,
+    }
     METASCHEDULE.write_summary(run, combined)
     best = tvm.ir.load_json(read_text(run.tuner_dir(source) / "best_module.json"))
     return tuned_arm(METASCHEDULE.name, ScheduledModule(best, origin=source))
