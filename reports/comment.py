@@ -24,6 +24,9 @@ from .paragraph import (
 from .samples import LABELS
 
 LIMIT = 2500
+# How the first verdict, the candidate's, opens (the slowdown goes before it where there
+# is room).
+CANDIDATE_OPENING = f"The candidate rule `{CANDIDATE}`"
 # Like for like against PyTorch, one sentence per treatment: plain by GPU time with calls queued
 # (the host's share aside), captured whole end to end (a replay on both sides), each where the
 # console's paragraph states that figure for the pair (`stated_figures`), else the paragraph's
@@ -101,7 +104,7 @@ def verdicts(report: dict) -> list[str]:
     pairs = [f"{CANDIDATE}/on"]
     optimum = against_fastest_tuned(report, CANDIDATE)
     pairs += [optimum] if optimum else []
-    opening = f"The candidate rule `{CANDIDATE}`"
+    opening = CANDIDATE_OPENING
     if report["target"] != "cuda":
         opening += f" (a GPU rule: on {report['target']} it builds what ON builds)"
     sentences = [pairs_sentence(report, tuple(pairs), opening)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from .comment import COLUMNS, answer, setting_lines, shown_columns, table_note
+from .comment import CANDIDATE_OPENING, COLUMNS, answer, setting_lines, shown_columns, table_note
 from .escape import plain
 from .stats.cpu_noise import CPU_NOTE
 
@@ -41,8 +41,9 @@ def _verdicts(sentences: list[str], room: int) -> list[str]:
     last (what was not measured, and why; the correctness check), then the others; a line
     saying where the rest are takes the room of one."""
     wrapped = [_wrap(plain(sentence), "- ") for sentence in sentences]
+    first = next((i for i, s in enumerate(sentences) if s.startswith(CANDIDATE_OPENING)), 0)
     kept: set[int] = set()
-    for index in dict.fromkeys([0, len(wrapped) - 1, *range(len(wrapped))]):
+    for index in dict.fromkeys([first, len(wrapped) - 1, *range(len(wrapped))]):
         more = len(kept) + 1 < len(wrapped)  # a line for the rest is still needed
         if sum(len(wrapped[i]) for i in kept) + len(wrapped[index]) + more <= room:
             kept.add(index)

@@ -89,6 +89,7 @@ def test_a_cpu_run_says_it_is_a_smoke_test_and_tells_apart_only_beyond_the_band(
     )
     lines = _check_console(report)
     assert " ".join(lines).startswith(CPU_NOTE)
+    assert any(line.startswith("- The candidate rule fixed") for line in lines)  # kept first
     near, far = report["ratios"]["on/off"], report["ratios"]["serial/on"]
     assert 1 < near["low"] and near["high"] < BAND, near  # apart within the run, not beyond it
     assert not near["distinguishable"] and near["noise_band"] == BAND

@@ -64,8 +64,6 @@ def start_run(args, argv: list[str]) -> Run:
         trials=args.trials,
     )
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
-    if spec["kind"] != "cuda":  # before anything is measured: what a CPU run is for
-        print(CPU_NOTE, file=sys.stderr)
     if tuners is None:
         tuners = run_tuners(None, args.budget, spec["kind"])
     arms = default_arms(spec["kind"]) if args.arms is None else arm_names(args.arms)
@@ -102,7 +100,14 @@ def start_run(args, argv: list[str]) -> Run:
         peers_added=[n for n in arms if n not in requested], peers_not_measured=peers_not_measured
     )
     save_environment(run, make_target(**spec))
+    _say_what_a_cpu_run_is(spec["kind"])
     return run
+
+
+def _say_what_a_cpu_run_is(kind: str) -> None:
+    """Once the run is checked and before anything is measured: a CPU run is a smoke test."""
+    if kind != "cuda":
+        print(CPU_NOTE, file=sys.stderr)
 
 
 def _open_studies_first(plan: RunPlan) -> None:
@@ -148,8 +153,6 @@ def resume_run(args) -> Run:
     case = parse_case(args.case).to_dict() if args.case else stored["case"]
     kind = stored["target"] if args.target == "auto" else args.target
     spec, device = resolve_target(kind)
-    if spec["kind"] != "cuda":
-        print(CPU_NOTE, file=sys.stderr)
     run = Run.open(run.path, run_identity(case, spec["kind"], device))
     refuse_changes(_given(args, meta), meta, run.path)
     options: RunOptions = {**meta["options"], **_storage_now(args, run, meta["options"])}
@@ -164,6 +167,7 @@ def resume_run(args) -> Run:
         run.update_meta(options=options)
     if not (run.path / "environment.json").exists():  # rebuilt: same device, checked above
         save_environment(run, make_target(**meta["target_spec"]))
+    _say_what_a_cpu_run_is(spec["kind"])
     return run
 
 
