@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 from .comment import CANDIDATE_OPENING, COLUMNS, answer, setting_lines, shown_columns, table_note
-from .escape import plain
+from .escape import md, plain
 from .stats.cpu_noise import CPU_NOTE
 
 LINES = 25
@@ -64,7 +64,9 @@ def _wrap(text: str, bullet: str = "") -> list[str]:
 
 def _table(rows: list[list], columns: list[int]) -> list[str]:
     """The rows as aligned columns: names to the left, figures to the right."""
-    cells = [[COLUMNS[c] for c in columns], *([str(row[c]) for c in columns] for row in rows)]
+    # a name from the run folder shown as md shows it: no control character reaches the terminal
+    named = ([plain(md(row[0])), *(str(row[c]) for c in columns[1:])] for row in rows)
+    cells = [[COLUMNS[c] for c in columns], *named]
     widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
 
     def line(values: list[str]) -> str:

@@ -133,3 +133,12 @@ def test_two_cpu_runs_of_one_study_give_no_opposite_verdicts():
     shifts = [first[f][p][0] / second[f][p][0] for f, p in pairs]
     assert max(max(s, 1 / s) for s in shifts) <= BAND
     assert [said(first[f][p]) for f, p in pairs] == [said(second[f][p]) for f, p in pairs]
+
+
+def test_a_name_from_the_run_folder_sends_no_control_character_to_the_terminal(committed_report):
+    arms = {
+        f"{name}\x1b[2J" if name == "off" else name: a
+        for name, a in committed_report["arms"].items()
+    }
+    text = console_answer({**committed_report, "arms": arms}, "r.md")
+    assert "\x1b" not in text and "off [2J" in text
