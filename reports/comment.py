@@ -22,6 +22,7 @@ from .paragraph import (
     stated_figures,
 )
 from .samples import LABELS
+from .stats.cpu_noise import CPU_NOTE
 
 LIMIT = 2500
 # How the first verdict, the candidate's, opens (the slowdown goes before it where there
@@ -240,6 +241,7 @@ def _environment(report: dict) -> list[str]:
 def _comment(report: dict, sentences: list[str], rows: list[list], left_out: int) -> str:
     lines = [
         *setting_lines(report),
+        *([md(CPU_NOTE)] if report["target"] != "cuda" else []),
         "",
         *(f"- {sentence}" for sentence in sentences),
         "",
