@@ -9,6 +9,7 @@ Where the verdicts do not all fit, the table stays and the rest are in comment.m
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -18,6 +19,10 @@ from .stats.cpu_noise import CPU_NOTE
 
 LINES = 25
 WIDTH = 100
+# A command a sentence suggests, up to the punctuation that ends it, kept on one line: its
+# spaces are held as a character textwrap does not break at.
+_COMMAND = re.compile(r"\b(?:pip install|tune) [^;,)]*")
+_UNBROKEN = "\u00a0"
 
 
 def console_answer(report: dict, report_md: Path) -> str:
@@ -52,14 +57,17 @@ def _verdicts(sentences: list[str], room: int) -> list[str]:
 
 
 def _wrap(text: str, bullet: str = "") -> list[str]:
-    return textwrap.wrap(
-        text,
+    """`text` in lines of WIDTH, a command in it never split (it is pasted from one line)."""
+    kept = _COMMAND.sub(lambda m: m[0].replace(" ", _UNBROKEN), text)
+    lines = textwrap.wrap(
+        kept,
         WIDTH,
         initial_indent=bullet,
         subsequent_indent=" " * len(bullet),
         break_long_words=False,
         break_on_hyphens=False,
     )
+    return [line.replace(_UNBROKEN, " ") for line in lines]
 
 
 def _table(rows: list[list], columns: list[int]) -> list[str]:

@@ -4,9 +4,11 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
-from conftest import SMALL, one_line, tune
+from conftest import ROOT, SMALL, one_line, tune
 
 # The issue's four and the candidate fix; with PyTorch, a CPU run times torch.compile too.
 ISSUE_AND_FIX = ["off", "partial", "on", "serial", "fixed"]
@@ -611,3 +613,40 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
     assert set(report["peers_not_measured"]) == set(CAPTURE_PEERS)
     text = (out / "report.md").read_text()
     assert "| `torch-compile` |" in text and "needs a CUDA GPU" in text
+
+
+# `tune` as on a machine without PyTorch (the README's first command installs none): every
+# import of torch fails as that of an absent module.
+_WITHOUT_TORCH = """
+import sys
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+sys.meta_path.insert(0, NoTorch())
+from tuning.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_cpu_run_without_pytorch_names_every_peer_with_a_command_that_pastes(tmp_path):
+    """No row is dropped without a word: each peer is named in the report with the reason, and
+    the console prints the install command as it is typed (no markdown escapes)."""
+    from baselines.torch_peer import PEERS
+
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_TORCH, "--budget", "0", "--out", str(out), *SMALL],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["arms"]) == set(ISSUE_AND_FIX)
+    assert set(report["peers_not_measured"]) == set(PEERS)
+    assert "pip install -e '.[torch]')" in done.stdout, done.stdout  # on one line, as typed
+    assert "\\" not in done.stdout and "`" not in done.stdout
+    text = (out / "report.md").read_text()
+    assert "`torch-compile`" in text and "PyTorch is not installed" in text

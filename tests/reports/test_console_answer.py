@@ -142,3 +142,11 @@ def test_a_name_from_the_run_folder_sends_no_control_character_to_the_terminal(c
     }
     text = console_answer({**committed_report, "arms": arms}, "r.md")
     assert "\x1b" not in text and "off [2J" in text
+
+
+def test_a_suggested_command_is_never_split_across_lines():
+    from reports.console import _wrap
+
+    for words in range(10, 30):  # the command at every place of a line
+        text = "said " * words + "(PyTorch is not installed; pip install -e '.[torch]'); more"
+        assert any("pip install -e '.[torch]'" in line for line in _wrap(text)), words
