@@ -68,10 +68,14 @@ def torch_graph(case: Case) -> Callable[..., tuple]:
 
 def torch_available() -> bool:
     """Whether PyTorch can be imported here (not in a child started without it:
-    `tuning.base.children.leave_torch_out`, where `find_spec` would raise)."""
+    `tuning.base.children.leave_torch_out`, where `find_spec` would raise, nor where an import
+    hook refuses it as an absent module)."""
     if "torch" in sys.modules:
         return sys.modules["torch"] is not None
-    return importlib.util.find_spec("torch") is not None
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except ImportError:
+        return False
 
 
 def capture_counterparts(names: list[str], target_kind: str) -> tuple[list[str], dict]:

@@ -22,8 +22,12 @@ from .paragraph import (
     stated_figures,
 )
 from .samples import LABELS
+from .stats.cpu_noise import CPU_NOTE
 
 LIMIT = 2500
+# How the first verdict, the candidate's, opens (the issue's slowdown goes before it where there
+# is room).
+CANDIDATE_OPENING = f"The candidate rule `{CANDIDATE}`"
 # Like for like against PyTorch, one sentence per treatment: plain by GPU time with calls queued
 # (the host's share aside), captured whole end to end (a replay on both sides), each where the
 # console's paragraph states that figure for the pair (`stated_figures`), else the paragraph's
@@ -51,18 +55,26 @@ ENVIRONMENT = (
 
 
 def render_comment(report: dict) -> str:
-    """The comment, within LIMIT (`size`): where the table would take it past, the arms no
-    verdict names leave it first, the last of them first."""
+    """The comment, within LIMIT (`size`)."""
+    return answer(report)[0]
+
+
+def answer(report: dict) -> tuple[str, list[str], list[list], int]:
+    """The comment, its verdicts, the rows of its table (the arm's name as it is, then its
+    cells, `COLUMNS`) and how many arms it left to the full report: where the table would
+    take the comment past LIMIT, the arms no verdict names leave it first, the last of them
+    first. The console prints the same verdicts and rows as plain text (`console.py`)."""
     sentences = verdicts(report)
     rows = _rows(report)
-    named = {code(arm) for s in sentences for arm in _named_arms(s)}
+    named = {arm for s in sentences for arm in _named_arms(s)}
     spare = [row for row in reversed(rows) if row[0] not in named]
     for count in range(len(spare) + 1):
         left = {id(row) for row in spare[:count]}
-        text = _comment(report, sentences, [r for r in rows if id(r) not in left], count)
+        kept = [r for r in rows if id(r) not in left]
+        text = _comment(report, sentences, kept, count)
         if size(text) <= LIMIT:
-            return text
-    return _cut(text)
+            return text, sentences, kept, count
+    return _cut(text), sentences, kept, count
 
 
 def size(text: str) -> int:
@@ -93,7 +105,7 @@ def verdicts(report: dict) -> list[str]:
     pairs = [f"{CANDIDATE}/on"]
     optimum = against_fastest_tuned(report, CANDIDATE)
     pairs += [optimum] if optimum else []
-    opening = f"The candidate rule `{CANDIDATE}`"
+    opening = CANDIDATE_OPENING
     if report["target"] != "cuda":
         opening += f" (a GPU rule: on {report['target']} it builds what ON builds)"
     sentences = [pairs_sentence(report, tuple(pairs), opening)]
@@ -118,7 +130,9 @@ def _peer_verdict(report: dict, pair: str, preferred: str) -> tuple[str, str] | 
     return (figure, verdict(pair, ratio)) if ratio else None
 
 
-def _setting(report: dict) -> list[str]:
+def setting_lines(report: dict, command: bool = True) -> list[str]:
+    """What was run (without `command`, the console's: the command was just typed), where and
+    when; the design and what its intervals are."""
     env = report.get("environment") or {}
     method = report.get("ratio_method") or {}
     date = str(env.get("date", ""))[:10]
@@ -147,7 +161,7 @@ def _setting(report: dict) -> list[str]:
     if coverage and trials > 1:
         interval += f" (simulated coverage {coverage[0]:.0%}–{coverage[-1]:.0%})"
     return [
-        f"{code(report.get('command'))} on {what}.",
+        f"{code(report.get('command'))} on {what}." if command else f"On {what}.",
         f"{design}; {interval}.",
     ]
 
@@ -177,7 +191,7 @@ def _rows(report: dict) -> list[list]:
             continue
         rows.append(
             [
-                code(name),
+                name,
                 us(arm["median_us"]),
                 us(arm.get("queued_gpu_us")),
                 us(arm.get("kernel_us")),
@@ -197,15 +211,23 @@ COLUMN_NOTES = (
 )
 
 
-def _table(rows: list[list], left_out: int) -> list[str]:
-    # A column no arm has a figure for (GPU time on a CPU, kernel times without a tuner) is
-    # left out rather than shown empty.
-    keep = [c for c in range(1, len(COLUMNS)) if any(row[c] != MISSING for row in rows)]
-    lines = table([COLUMNS[c] for c in [0, *keep]], [[row[c] for c in [0, *keep]] for row in rows])
-    notes = "; ".join(COLUMN_NOTES[c - 1] for c in keep)
+def shown_columns(rows: list[list]) -> list[int]:
+    """The columns shown: a column no arm has a figure for (GPU time on a CPU, kernel times
+    without a tuner) is left out rather than shown empty."""
+    return [0, *(c for c in range(1, len(COLUMNS)) if any(row[c] != MISSING for row in rows))]
+
+
+def table_note(columns: list[int], left_out: int) -> str:
+    """What each shown column is, and how many arms are left to the full report."""
+    notes = "; ".join(COLUMN_NOTES[c - 1] for c in columns[1:])
     more = f" {left_out} more arm{'s are' if left_out > 1 else ' is'} in the full report."
-    more = more if left_out else ""
-    return [*lines, "", notes[0].upper() + notes[1:] + "." + more]
+    return notes[0].upper() + notes[1:] + "." + (more if left_out else "")
+
+
+def _table(rows: list[list], left_out: int) -> list[str]:
+    keep = shown_columns(rows)
+    cells = [[code(row[0]), *(row[c] for c in keep[1:])] for row in rows]
+    return [*table([COLUMNS[c] for c in keep], cells), "", table_note(keep, left_out)]
 
 
 def _environment(report: dict) -> list[str]:
@@ -218,7 +240,8 @@ def _environment(report: dict) -> list[str]:
 
 def _comment(report: dict, sentences: list[str], rows: list[list], left_out: int) -> str:
     lines = [
-        *_setting(report),
+        *setting_lines(report),
+        *([md(CPU_NOTE)] if report["target"] != "cuda" else []),
         "",
         *(f"- {sentence}" for sentence in sentences),
         "",

@@ -72,6 +72,11 @@ def verdict(pair: str, ratio: dict) -> str:
     top, bottom = pair.split("/")
     text = f"{pair} = {ratio_text(ratio)}"
     if not ratio.get("distinguishable"):
+        band = ratio.get("noise_band")  # a CPU run's (`stats/cpu_noise.py`)
+        apart = ratio.get("low") is not None and (ratio["low"] > 1 or ratio["high"] < 1)
+        if band and apart:  # apart within the run, not beyond the noise between runs
+            text += f", cannot be told apart (within the CPU's between-run noise, {1 / band:.2f}"
+            return text + f"-{band:.2f})"
         return f"{text}, cannot be told apart"
     return f"{text}: {code(top if ratio['high'] < 1 else bottom)} is faster"
 

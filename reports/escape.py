@@ -9,7 +9,8 @@ password (`tuning/runfolder/redact.py`). Ordinary names (`inception_v3`, `ms-def
 
 `md(text)` is plain text for a paragraph or a table cell; `code(text)` is an inline code span
 (plain text where a span could not hold it); `fenced(lines)` is a code block whose fence no
-line can close.
+line can close. `plain(text)` takes such markdown back to the text it shows, for the console
+(where a backslash or a backtick would be pasted with a command).
 """
 
 from __future__ import annotations
@@ -62,3 +63,24 @@ def fenced(lines: list[str], info: str = "") -> list[str]:
     longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
     return [f"{fence}{info}", *body, fence]
+
+
+# What `md` and `code` add, each taken away by `plain`: a code span, a backslash escape, an
+# entity, the word joiner after '@'.
+_MARKED = re.compile(r"`([^`]+)`|\\([\\`*\[\]|~_#+=>-])|&(amp|lt|gt);|" + WORD_JOINER)
+_ENTITY_TEXT = {"amp": "&", "lt": "<", "gt": ">"}
+
+
+def plain(text: str) -> str:
+    """Markdown made by `md` and `code` as the plain text it shows: spans, escapes and entities
+    taken away, so that a command in it can be pasted as printed."""
+
+    def unmark(match: re.Match) -> str:
+        span, escaped, entity = match.groups()
+        if span is not None:
+            return span
+        if escaped is not None:
+            return escaped
+        return _ENTITY_TEXT[entity] if entity else ""
+
+    return _MARKED.sub(unmark, text)

@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from .arms_md import arm_notes, arms_table
-from .escape import code, fenced
+from .escape import code, fenced, md
 from .kernels_md import fused_kernel_table, kernels_table
 from .measurement_md import design_text, noise_section, ratios_section
 from .paragraph import headline
 from .sources_md import sources_section
+from .stats.cpu_noise import CPU_NOTE
 from .time_md import trials_time, tuners_time
 from .tuners_md import tuners_section
 
@@ -54,6 +55,7 @@ def render(report: dict) -> str:
         "",
         headline(report),
         "",
+        *([md(CPU_NOTE), ""] if report["target"] != "cuda" else []),
         "## Arms (the whole graph; medians of per-trial medians)",
         "",
     ]

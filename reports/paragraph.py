@@ -129,7 +129,7 @@ def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[s
         best = tuners[found[0]]["best_kernel_us"]
         finds = "; ".join(
             f"{code(t)} {us(tuners[t]['best_kernel_us'])} us, found at trial "
-            f"{tuners[t]['best_trial']} of {tuners[t]['trials']}"
+            f"{tuners[t]['best_trial']} of {_best_of(tuners[t])}"
             for t in found
         )
         clauses.append(
@@ -180,8 +180,14 @@ def _tuner_find(report: dict, name: str) -> str:
         return ""
     return (
         f"{code(name)} found its kernel ({us(tuner['best_kernel_us'])} us) at trial "
-        f"{tuner['best_trial']} of {tuner['trials']}."
+        f"{tuner['best_trial']} of {_best_of(tuner)}."
     )
+
+
+def _best_of(tuner: dict) -> int:
+    """The trials its best trial is numbered among: a tuner of several runs (MetaSchedule's two)
+    counts all its runs' trials, and numbers its best within the run that found it."""
+    return tuner.get("best_of", tuner["trials"])
 
 
 def _like_for_like(report: dict, pair: str) -> str:

@@ -12,6 +12,7 @@ from tuning.runfolder.store import Run, RunError, read_json
 from .comparisons import ratio_pairs
 from .samples import LABELS, has_samples, samples_by_figure
 from .stats import coverage
+from .stats.cpu_noise import within_cpu_noise
 from .stats.medians import combined_median, summarize
 from .stats.noise import noise_levels
 from .stats.paired import CONFIDENCE, METHOD, paired_ratio
@@ -36,6 +37,11 @@ def summarize_run(run: Run) -> dict:
     tuners = _tuners(run, meta)
     pairs = ratio_pairs(timed, peers, held_against(tuners, meta["tuners"]))
     by_figure = {figure: paired_ratios(per_arm, pairs) for figure, per_arm in samples.items()}
+    if meta["identity"]["target"] != "cuda":  # a smoke test: between-run noise is no finding
+        by_figure = {
+            figure: {pair: within_cpu_noise(r) for pair, r in ratios.items()}
+            for figure, ratios in by_figure.items()
+        }
     report = {
         "command": meta.get("command"),
         "case": meta["case"],

@@ -1,11 +1,18 @@
 """The `tune` command on CPU: a whole run, resume, re-rendering, and every bad input."""
 
+import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
-from conftest import one_line, tune
+from conftest import ROOT, SMALL, one_line, tune
+
+# The issue's four and the candidate fix; with PyTorch, a CPU run times torch.compile too.
+ISSUE_AND_FIX = ["off", "partial", "on", "serial", "fixed"]
+CPU_DEFAULT = {*ISSUE_AND_FIX, *(["torch-compile"] if importlib.util.find_spec("torch") else [])}
 
 # Two blocks of two samples per trial, a 16 x 16 graph.
 FAST = [
@@ -17,14 +24,15 @@ FAST = [
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "run"
-    tune("--budget", "0", "--out", str(out), *FAST, check_exit=0)
+    # the default arms of a CPU without PyTorch, named: with it installed they would add
+    # torch.compile (its own test below)
+    tune("--budget", "0", "--out", str(out), *FAST, "--arms", ",".join(ISSUE_AND_FIX), check_exit=0)
     return out
 
 
 def test_budget_zero_run_writes_the_report(finished_run):
     report = json.loads((finished_run / "report.json").read_text())
-    # the issue's four and the candidate fix; no PyTorch here, so no peers
-    assert set(report["arms"]) == {"off", "partial", "on", "serial", "fixed"}
+    assert set(report["arms"]) == set(ISSUE_AND_FIX)
     assert set(report["figures"]) == {"call_path", "python_call"}  # llvm: no GPU time
     for arm in report["arms"].values():
         assert arm["correct"] is True and arm["max_abs_err"] == 0
@@ -311,7 +319,7 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
         == 1
     )
     report = json.loads((out / "report.json").read_text())
-    assert set(report["arms"]) == {"off", "partial", "on", "serial", "fixed"}
+    assert set(report["arms"]) == CPU_DEFAULT
     assert "measured no valid candidate" in report["tuner_failures"]["optuna"]
     assert "Tuner `optuna` gave no arm" in (out / "report.md").read_text()
 
@@ -321,11 +329,12 @@ def test_the_default_arms_carry_the_fix_and_on_cuda_the_one_kernel_with_its_fair
 ):
     from tuning.cli import choices
 
-    issue_and_fix = ["off", "partial", "on", "serial", "fixed"]
-    assert choices.default_arms("llvm") == issue_and_fix
+    issue_and_fix = ISSUE_AND_FIX
     monkeypatch.setattr(choices, "torch_available", lambda: False)
+    assert choices.default_arms("llvm") == issue_and_fix
     assert choices.default_arms("cuda") == [*issue_and_fix, "one-kernel"]
     monkeypatch.setattr(choices, "torch_available", lambda: True)
+    assert choices.default_arms("llvm") == [*issue_and_fix, "torch-compile"]  # on the CPU
     arms = choices.default_arms("cuda")
     assert arms == [
         *issue_and_fix,
@@ -584,3 +593,60 @@ def test_tune_report_comment_prints_the_comment_for_the_thread(finished_run, tmp
     assert "<details><summary>Environment</summary>" in printed and "tvm: " in printed
     assert main(["report", str(copy), "--commnt"]) == 2
     assert "tune report takes one run folder" in capsys.readouterr().err
+
+
+@pytest.mark.torch
+@pytest.mark.slow  # torch.compile builds its C++ kernel in the trial's process: 111 s here
+def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_captured_peers(tmp_path):
+    """After `pip install -e '.[torch]'` the CPU's default run times torch.compile (inductor's
+    C++ kernel) beside the arms, checked against NumPy; the captured peers, which need CUDA,
+    are each named with the reason in the report."""
+    from baselines.torch_peer import CAPTURE_PEERS
+
+    out = tmp_path / "run"
+    tune("--budget", "0", "--out", str(out), *SMALL, check_exit=0)
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["arms"]) == {*ISSUE_AND_FIX, "torch-compile"}
+    peer = report["arms"]["torch-compile"]
+    assert peer["correct"] and peer["max_abs_err"] < 1e-5 and peer["median_us"] > 0
+    assert "fixed/torch-compile" in report["ratios_by_figure"]["python_call"]
+    assert set(report["peers_not_measured"]) == set(CAPTURE_PEERS)
+    text = (out / "report.md").read_text()
+    assert "| `torch-compile` |" in text and "needs a CUDA GPU" in text
+
+
+# `tune` as on a machine without PyTorch (the README's first command installs none): every
+# import of torch fails as that of an absent module.
+_WITHOUT_TORCH = """
+import sys
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+sys.meta_path.insert(0, NoTorch())
+from tuning.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_cpu_run_without_pytorch_names_every_peer_with_a_command_that_pastes(tmp_path):
+    """No row is dropped without a word: each peer is named in the report with the reason, and
+    the console prints the install command as it is typed (no markdown escapes)."""
+    from baselines.torch_peer import PEERS
+
+    out = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_TORCH, "--budget", "0", "--out", str(out), *SMALL],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["arms"]) == set(ISSUE_AND_FIX)
+    assert set(report["peers_not_measured"]) == set(PEERS)
+    assert "pip install -e '.[torch]')" in done.stdout, done.stdout  # on one line, as typed
+    assert "\\" not in done.stdout and "`" not in done.stdout
+    text = (out / "report.md").read_text()
+    assert "`torch-compile`" in text and "PyTorch is not installed" in text

@@ -364,12 +364,12 @@ def test_tune_report_help_is_its_usage(capsys):
     assert main(["report", "--help"]) == 0 and "usage: tune report DIR" in capsys.readouterr().out
 
 
-# ---- comment.md and the console's paragraph ----
+# ---- comment.md and report.md's paragraph ----
 
 
 @pytest.mark.parametrize("archive", ["run.tar.xz", "fair/run.tar.xz"])
 def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path, archive):
-    """Every verdict of comment.md is, word for word, one of the console's paragraph (the same
+    """Every verdict of comment.md is, word for word, one of report.md's paragraph (the same
     pair on the same figure), and the comment is within its limit in bytes."""
     from reports.comment import LIMIT, render_comment
     from reports.markdown import headline

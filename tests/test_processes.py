@@ -16,6 +16,7 @@ import psutil
 import pytest
 from conftest import ROOT, SMALL, TUNE, assert_all_gone
 
+from reports.stats.cpu_noise import CPU_NOTE
 from tuning.base.faults import INTERRUPT_AFTER_WRITE
 from tuning.tuners.optuna.record import measurement
 from tuning.tuners.optuna.storages import storage_for
@@ -234,8 +235,8 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
         os.kill(process.pid, signal.SIGTERM)  # the main process alone
     stderr = _stderr(process)
     assert process.returncode == 130, stderr[-3000:]
-    first, *finished, last = stderr.strip().splitlines()
-    assert first == f"run folder: {out}" and "Traceback" not in stderr, stderr
+    note, first, *finished, last = stderr.strip().splitlines()  # a CPU run's note first
+    assert note == CPU_NOTE and first == f"run folder: {out}" and "Traceback" not in stderr, stderr
     assert last == (
         f"tune: interrupted; everything measured so far is kept in {out}. "
         f"Finish with: tune --resume {out}"

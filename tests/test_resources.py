@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT, SMALL, TUNE, tune
 
 from baselines.case import Case, CaseError
+from reports.stats.cpu_noise import CPU_NOTE
 from tuning.limits import check_case_fits, slow_case_note
 from tuning.runfolder import store
 from tuning.tuners.optuna.record import measurement
@@ -81,9 +82,9 @@ def test_a_disk_filled_mid_run_gives_one_line_and_the_run_resumes(small_disk):
     finally:
         if process.poll() is None:
             process.kill()
-    lines = err.strip().splitlines()
+    note, *lines = err.strip().splitlines()  # a CPU run says first that it is a smoke test
     assert process.returncode == 2 and "Traceback" not in err, err[-3000:]
-    assert lines[0] == f"run folder: {out}" and len(lines) == 2, err[-3000:]
+    assert note == CPU_NOTE and lines[0] == f"run folder: {out}" and len(lines) == 2, err[-3000:]
     assert lines[1].startswith("tune: error: the disk is full") and f"--resume {out}" in lines[1]
     assert not [p for p in out.rglob("*.tmp")]  # no half-written file blocks the resume
     assert isinstance(store.read_json(out / "kernels.json"), dict)  # each measurement's write

@@ -297,6 +297,18 @@ def test_the_paragraph_names_fixed_against_on_and_the_tuned_optimum(default_repo
     assert pairs.count(f"fixed/{fastest}") == 1
 
 
+def test_a_tuner_of_two_runs_counts_both_and_numbers_its_best_within_its_source(default_report):
+    """MetaSchedule's arm as runs write it now: its trials are both runs' (306 where its source
+    run measured 250), its best trial numbered among its source run's (`best_of`)."""
+    tuners = {**default_report["tuners"]}
+    tuners["metaschedule"] = {**tuners["metaschedule"], "trials": 306, "best_of": 250}
+    text = render({**default_report, "tuners": tuners})
+    assert "`metaschedule` 2.34 us, found at trial 98 of 250)" in text.split("\n\n")[1]
+    tuners_md = text.split("## Tuners")[1].splitlines()
+    row = next(line for line in tuners_md if line.startswith("| `metaschedule` |"))
+    assert row.startswith("| `metaschedule` | 306 | ")
+
+
 def test_the_tuner_section_says_what_the_budget_counted(default_report):
     text = render(default_report)
     section = text.split("## Tuners")[1]

@@ -1,6 +1,8 @@
 """MetaSchedule on llvm with real measurements: both runs, resume, loud failure, apply-back."""
 
+import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from tvm import relax
 from baselines.pipeline import build, make_target
 from baselines.reference import random_input, reference
 from tuning.base.errors import TuningFailed
+from tuning.base.progress import Progress
 from tuning.candidates.summary import budget_shares
 from tuning.measure.vm_arms import outputs_of
 from tuning.runfolder.store import Run
@@ -30,8 +33,12 @@ def _run(path):
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory):
     run = _run(tmp_path_factory.mktemp("ms") / "run")
-    arm = metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), BUDGET, None, OPTIONS)
-    return run, arm
+    console = io.StringIO()  # --verbose: every step of the bars as a line
+    progress = Progress(verbose=True, stream=console)
+    arm = metaschedule.run_metaschedule(
+        run, WINDOW3, make_target("llvm"), BUDGET, progress, OPTIONS
+    )
+    return run, arm, console.getvalue()
 
 
 def test_budget_shares_add_up_to_the_budget():
@@ -41,9 +48,14 @@ def test_budget_shares_add_up_to_the_budget():
 
 
 def test_both_runs_measure_valid_candidates(tuned):
-    run, _ = tuned
+    run, _, _ = tuned
     summary = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
     assert set(summary["runs"]) == {"ms-default", "ms-space"}
+    # the arm's trials are what both runs measured (the report's row), not its source run's
+    runs = summary["runs"].values()
+    assert summary["trials"] == sum(r["trials"] for r in runs) == BUDGET
+    assert summary["valid"] == sum(r["valid"] for r in runs)
+    assert summary["best_of"] == summary["runs"][summary["source"]]["trials"]
     for name, result in summary["runs"].items():
         assert result["trials"] == 4 and result["valid"] > 0, name
         assert result["best_kernel_us"] > 0
@@ -54,8 +66,18 @@ def test_both_runs_measure_valid_candidates(tuned):
     assert summary["best_kernel_us"] == min(r["best_kernel_us"] for r in summary["runs"].values())
 
 
+def test_the_bars_move_with_each_candidate_and_say_when_they_wait_on_a_round(tuned):
+    """One round of 4 here: the bar steps 1, 2, 3, 4 within it, then says it waits."""
+    _, _, console = tuned
+    for name in metaschedule.RUNS:
+        line = rf"^metaschedule {name}: (\d+)/4 (?:.*; )?([a-z][a-z ]+round)$"
+        steps = re.findall(line, console, re.M)
+        assert [int(done) for done, _ in steps][:4] == [1, 2, 3, 4], console
+        assert {doing for _, doing in steps} == {"measuring its round", "waiting on its next round"}
+
+
 def test_tuned_schedule_applied_back_matches_the_reference(tuned):
-    _, arm = tuned
+    _, arm, _ = tuned
     vm = relax.VirtualMachine(build(WINDOW3, arm, make_target("llvm")), tvm.cpu())
     x = random_input(WINDOW3, 7)
     for got, want in zip(outputs_of(vm["main"](tvm.runtime.tensor(x))), reference(WINDOW3, x)):
@@ -64,7 +86,7 @@ def test_tuned_schedule_applied_back_matches_the_reference(tuned):
 
 @pytest.mark.slow
 def test_resume_does_not_measure_again(tuned):
-    run, _ = tuned
+    run, _, _ = tuned
     path = run.path / "tuners" / "ms-space" / "trials.json"
     before = path.read_text()
     metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), BUDGET, None, OPTIONS)

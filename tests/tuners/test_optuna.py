@@ -1,5 +1,7 @@
 """The Optuna search on llvm with real builds: seeding, pruning, repeats, failures, resume."""
 
+import io
+import re
 import threading
 
 import optuna
@@ -10,6 +12,7 @@ from tvm import te
 
 from baselines.case import Case
 from baselines.template import PoolSchedule
+from tuning.base.progress import Progress
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.measure.protocol import KernelProtocol
 from tuning.tuners.optuna.record import RECORD
@@ -75,10 +78,18 @@ def test_search_seeds_serial_first_and_measures_the_budget(tmp_path, evaluator):
 def test_repeats_are_not_measured_twice(tmp_path, evaluator):
     space = Space(WINDOW3, "llvm")
     study = _study(tmp_path, "grid")
-    search = OptunaSearch(study, space, evaluator, batch=4)
-    search.run(len(space.valid_points()) + 10)  # more than the space: it stops when spent
+    console = io.StringIO()  # --verbose: the bar's steps as lines
+    search = OptunaSearch(study, space, evaluator, Progress(verbose=True, stream=console), 4)
+    points = len(space.valid_points())
+    search.run(points + 10)  # more than the space: it stops when spent
     rows = records(study)
-    assert len({r["key"] for r in rows}) == len(rows) == len(space.valid_points())
+    assert len({r["key"] for r in rows}) == len(rows) == points
+    # the bar counts to what is measured, and the console says once why it is not the budget
+    lines = console.getvalue().splitlines()
+    said = f"optuna: the space holds {points} distinct points, so {points} of the {points + 10} "
+    assert lines[0] == said + "budget will be measured" and lines.count(lines[0]) == 1
+    assert lines[-1].startswith(f"optuna: {points}/{points} ")
+    assert all(re.match(rf"optuna: \d+/{points}( |$)", line) for line in lines[1:]), lines
 
 
 def test_impossible_points_are_pruned_not_built(tmp_path, evaluator):

@@ -16,7 +16,7 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import (
     Future,
     InvalidStateError,
@@ -88,16 +88,21 @@ class CandidateEvaluator:
         self._pending: set[Future] = set()  # outcomes of `submit` not yet known
         _LIVE.add(self)
 
-    def evaluate(self, schedules: Sequence[Schedule]) -> list[Outcome]:
+    def evaluate(
+        self, schedules: Sequence[Schedule], each: Callable[[int], None] | None = None
+    ) -> list[Outcome]:
         """Build all in parallel; check and time each one as soon as it is built. The records
-        come back in the order of `schedules`."""
+        come back in the order of `schedules`; `each(done)` follows each one's (a progress bar
+        moves with every candidate of a batch, not once the whole batch is done)."""
         futures = self._submit(schedules)
         records: list[Outcome] = [{}] * len(futures)
-        for future in as_completed(futures):
+        for done, future in enumerate(as_completed(futures), 1):
             index, path = futures[future]
             record = self._built(future, path)
             built = record["status"] == Status.BUILT
             records[index] = self._measure(record) if built else record
+            if each is not None:
+                each(done)
         self._renew_pool_if_broken(records)
         return records
 

@@ -83,13 +83,19 @@ def arm_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# On a CPU with PyTorch, the peer the candidate is held against like for like (torch.compile
+# builds its C++ kernel there with the machine's compiler); captured peers need CUDA.
+CPU_TORCH_ARM_NAMES = ("torch-compile",)
+
+
 def default_arms(target_kind: str) -> list[str]:
     """The arms of a run that names none: the issue's four and the candidate fix (`fixed`); on
     CUDA also the whole graph as one kernel (`one-kernel`), the project's best answer; on CUDA
     with PyTorch, both candidates captured whole and PyTorch's peers, so that the report
-    compares like with like (the +capture peers come with the +capture arms)."""
+    compares like with like (the +capture peers come with the +capture arms); on a CPU with
+    PyTorch, torch.compile."""
     if target_kind != "cuda":
-        return list(DEFAULT_ARM_NAMES)
+        return [*DEFAULT_ARM_NAMES, *(CPU_TORCH_ARM_NAMES if torch_available() else ())]
     extra = CUDA_TORCH_ARM_NAMES if torch_available() else CUDA_ARM_NAMES
     return [*DEFAULT_ARM_NAMES, *extra]
 

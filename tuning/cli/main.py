@@ -263,8 +263,7 @@ def _main(argv: list[str]) -> int:
             raise
         print(f"tune: error: {line}", file=sys.stderr)
         return EXIT_USAGE
-    from reports.markdown import headline
+    from reports.console import console_answer
 
-    print(headline(report))
-    print(f"report: {run.path / 'report.md'} (for the issue thread: comment.md beside it)")
+    print(console_answer(report, run.path / "report.md"))
     return 0

@@ -11,6 +11,7 @@ from pathlib import Path
 from baselines.case import Case, parse_case
 from baselines.pipeline import make_target
 from baselines.torch_peer import capture_counterparts
+from reports.stats.cpu_noise import CPU_NOTE
 from tuning.base.errors import UsageError
 from tuning.limits import check_case_fits, check_workers_fit, slow_case_note
 from tuning.measure.protocol import Protocol
@@ -111,7 +112,14 @@ def start_run(args, argv: list[str]) -> Run:
         peers_added=[n for n in arms if n not in requested], peers_not_measured=peers_not_measured
     )
     save_environment(run, make_target(**spec))
+    _say_what_a_cpu_run_is(spec["kind"])
     return run
+
+
+def _say_what_a_cpu_run_is(kind: str) -> None:
+    """Once the run is checked and before anything is measured: a CPU run is a smoke test."""
+    if kind != "cuda":
+        print(CPU_NOTE, file=sys.stderr)
 
 
 def _open_studies_first(plan: RunPlan) -> None:
@@ -171,6 +179,7 @@ def resume_run(args) -> Run:
         run.update_meta(options=options)
     if not (run.path / "environment.json").exists():  # rebuilt: same device, checked above
         save_environment(run, make_target(**meta["target_spec"]))
+    _say_what_a_cpu_run_is(spec["kind"])
     return run
 
 

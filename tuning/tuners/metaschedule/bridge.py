@@ -7,6 +7,7 @@ every MetaSchedule candidate passes the correctness gate.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import tvm
@@ -47,10 +48,12 @@ def evaluating_builder(
     outcomes: dict,
     measure: bool = True,
     book: TimeBook | None = None,
+    each: Callable[[int], None] | None = None,
 ) -> PyBuilder:
     """A builder that builds each batch through `evaluator` and, if `measure`, measures it
-    there too; `outcomes` keeps each candidate's record under its artifact handle. The time
-    MetaSchedule waits for a batch goes to `book` (`wait_s`)."""
+    there too (`each(done)` after each candidate of the batch is measured); `outcomes` keeps
+    each candidate's record under its artifact handle. The time MetaSchedule waits for a
+    batch goes to `book` (`wait_s`)."""
     timebook = book if book is not None else TimeBook()
 
     @derived_object
@@ -58,7 +61,9 @@ def evaluating_builder(
         def build(self, build_inputs):
             schedules = [ScheduledModule(b.mod) for b in build_inputs]
             with timebook.timing("wait_s"):
-                records = (evaluator.evaluate if measure else evaluator.build)(schedules)
+                records = (
+                    evaluator.evaluate(schedules, each) if measure else evaluator.build(schedules)
+                )
             results = []
             for record in records:
                 handle = record.get("path", f"candidate-{len(outcomes)}")

@@ -72,8 +72,10 @@ def tune_one(
     say=print,
 ) -> dict:
     """One MetaSchedule run over `subject`'s kernel (a Case's fused pool kernel, or any kernel
-    task); resumes from its JSON database and its trial rows. `step(rows)` is called after each
-    batch (progress), `say(line)` for each repair of the database."""
+    task); resumes from its JSON database and its trial rows. `step(rows, done)` follows each
+    candidate measured in a round (`done` of it so far) and each round's end (`done` 0: the
+    rows hold the round, and MetaSchedule searches for its next); `say(line)` for each repair
+    of the database."""
     task = as_task(subject, target_spec)
     func = task.function(target_spec)
     rows_path = directory / "trials.json"
@@ -120,7 +122,13 @@ def tune_one(
                 num_tuning_cores=evaluator.workers,
                 max_trials_global=remaining,
                 num_trials_per_iter=min(64, remaining),
-                builder=evaluating_builder(evaluator, outcomes, not remote, book),
+                builder=evaluating_builder(
+                    evaluator,
+                    outcomes,
+                    not remote,
+                    book,
+                    None if step is None else lambda done: step(rows, done),
+                ),
                 runner=runner,
                 database=database,
                 cost_model="xgb",
@@ -165,9 +173,13 @@ def _run(
     phase = f"metaschedule {name}"
     progress.start(phase)
 
-    def step(rows):
+    def step(rows, done=0):
         times = [row["kernel_us"] for row in rows if row["status"] == Status.OK]
-        progress.step(phase, len(rows), share, f"best {min(times):.2f} us" if times else "")
+        best = f"best {min(times):.2f} us" if times else ""
+        # Between rounds MetaSchedule searches (its cost model, its evolution) and measures
+        # nothing: the bar says so rather than stand still.
+        doing = "measuring its round" if done else "waiting on its next round"
+        progress.step(phase, len(rows) + done, share, f"{best}; {doing}".lstrip("; "))
 
     summary = tune_one(
         name,
@@ -182,7 +194,9 @@ def _run(
         progress.line,
     )
     write_json(done, summary)
-    run.add_wall(phase, progress.finish(phase, tuner_result(summary)))
+    short = summary["trials"] < share  # MetaSchedule found no new candidate in its space
+    spent = f"; its space spent: {summary['trials']} of its {share} measured" if short else ""
+    run.add_wall(phase, progress.finish(phase, tuner_result(summary) + spent))
     return summary
 
 
@@ -199,6 +213,20 @@ def _summary(rows, wall_s) -> dict:
             }
         )
     return summary
+
+
+def _measured(summaries: dict) -> dict:
+    """What the two runs measured together: the arm's trials are both runs' candidates, as
+    `--budget` counted them; its best trial is numbered within its source run (`best_of`)."""
+    failed: dict[str, int] = {}
+    for summary in summaries.values():
+        for reason, count in summary["failed_by_reason"].items():
+            failed[reason] = failed.get(reason, 0) + count
+    return {
+        "trials": sum(s["trials"] for s in summaries.values()),
+        "valid": sum(s["valid"] for s in summaries.values()),
+        "failed_by_reason": failed,
+    }
 
 
 def run_metaschedule(run: Run, case: Case, target, budget: int, progress, options: dict) -> Arm:
@@ -223,7 +251,13 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
             + "; ".join(f"{name} {s['failed_by_reason']}" for name, s in summaries.items())
         )
     source = ranked[0][1]
-    combined = {**summaries[source], "source": source, "runs": summaries}
+    combined = {
+        **summaries[source],
+        **_measured(summaries),
+        "best_of": summaries[source]["trials"],
+        "source": source,
+        "runs": summaries,
+    }
     METASCHEDULE.write_summary(run, combined)
     best = tvm.ir.load_json(read_text(run.tuner_dir(source) / "best_module.json"))
     return tuned_arm(METASCHEDULE.name, ScheduledModule(best, origin=source))
@@ -237,8 +271,8 @@ def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
     `job.folder`; its candidates go through an evaluator of its own, sharing `evaluator`'s
     cache of measured kernels."""
 
-    def step(rows) -> None:
-        job.progress.step(job.phase, len(rows), job.budget)
+    def step(rows, done=0) -> None:
+        job.progress.step(job.phase, len(rows) + done, job.budget)
 
     job.folder.mkdir(parents=True, exist_ok=True)
     summary = tune_one(

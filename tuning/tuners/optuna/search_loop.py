@@ -92,6 +92,14 @@ class OptunaSearch:
         valid = set(points)
         asks = stuck = 0
         building: dict = {}  # future -> its trial and point
+        # What will be measured: the budget, or the whole space where it is smaller (a worker's
+        # share of a shared study cannot tell what the others will take).
+        total = budget if own else min(budget, len(valid))
+        if self.progress and total < budget:
+            self.progress.line(
+                f"{self.phase}: the space holds {len(valid)} distinct points, so {total} of "
+                f"the {budget} budget will be measured"
+            )
 
         def counted(measured: dict) -> int:
             return len(self.mine) if own else len(measured)
@@ -103,7 +111,7 @@ class OptunaSearch:
             if self.progress:
                 best = self.best_value(measured)
                 self.progress.step(
-                    self.phase, counted(measured), budget, f"best {best:.2f} us" if best else ""
+                    self.phase, counted(measured), total, f"best {best:.2f} us" if best else ""
                 )
             while (
                 len(building) < self.batch
