@@ -1,0 +1,89 @@
+"""Hostile and careless input, round 5 (issue 48): the files `tune upstream`, `tune sweep` and
+`tune models` take from a user, the user's own code, storages, child processes and damaged run
+folders. Each is one line naming what is wrong (exit 2) and nothing of the user's is changed.
+`tune upstream --check` on a hostile tree and environment is tests/upstream/test_check.py."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import one_line
+
+from tuning.cli.main import main
+from tuning.runfolder.matching import mismatch
+from tuning.upstream.committed import committed
+from tuning.upstream.figure_files import SHAPES
+
+AUTHOR = ["--author", "A <a@example.org>"]
+OPTIONS = {"report.json": "--run", "sweep.json": "--sweep", "models.json": "--models"}
+OPTIONS["window_bench.json"] = "--bench"
+
+
+def _upstream(tmp_path: Path, option: str, given: Path) -> int:
+    return main(["upstream", "--out", str(tmp_path / "out"), *AUTHOR, option, str(given)])
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_the_committed_figure_files_have_the_shape_read(name):
+    assert mismatch(committed(OPTIONS[name])[0], SHAPES[name]) is None
+
+
+# Crafted figure files: (file, content) -> what the one line says.
+CRAFTED = [
+    ("report.json", '{"arms": {"on": {"kernel_us": NaN}}}', "NaN is not a number"),
+    ("report.json", '{"arms": {"on": {"kernel_us": 1e999}}}', "not a finite number"),
+    ("report.json", '{"arms": {"on": {"kernel_us": -3}}}', "arms.on.kernel_us"),
+    ("report.json", '{"arms": []}', "arms should be an object"),
+    (
+        "report.json",
+        '{"arms": {"on": {}, "fixed": {}}, "ratios": {"fixed/on": {"low": 1}}}',
+        "ratios",
+    ),
+    ("report.json", '{"fused_kernel": [5]}', "fused_kernel[0]"),
+    ("report.json", "[1, 2]", "should be an object"),
+    ("sweep.json", '{"cases": [1]}', "cases[0]"),
+    ("sweep.json", '{"cases": [{"fixed_over_on": {"ratio": "x"}}]}', "fixed_over_on"),
+    ("models.json", '{"rows": [{"gpu_ms": {"tvm-default": "slow"}}]}', "rows[0].gpu_ms"),
+    ("window_bench.json", '{"kernels": [{"kernel": "k"}]}', "kernels[0].where is missing"),
+    ("window_bench.json", '{"kernels": [{"kernel": "k", "where": "w", "lists": {}}]}', "lists"),
+    ("window_bench.json", '{"kernels": [7]}', "kernels[0]"),
+    ("models.json", '{"a": 1, "a": 2}', "given twice"),
+    ("sweep.json", "\xff", "damaged"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "says"), CRAFTED)
+def test_a_crafted_figure_file_is_one_line_naming_it(tmp_path, capsys, name, content, says):
+    path = tmp_path / name
+    path.write_bytes(content.encode("latin-1"))
+    error = one_line(capsys, _upstream(tmp_path, OPTIONS[name], path), str(path), says)
+    assert error.startswith("tune: error:")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "folder"])
+@pytest.mark.parametrize("where", ["report.json", "environment.json"])
+def test_a_figure_folder_s_special_files_are_never_read(tmp_path, capsys, kind, where):
+    """A FIFO would hang the command, /dev/zero feed it for ever: neither is opened to be read."""
+    run = tmp_path / "run"
+    run.mkdir()
+    report, _, _ = committed("--run")
+    (run / "report.json").write_text(json.dumps(report))
+    (run / "environment.json").write_text('{"date": "2026-01-02T00:00:00"}')
+    special = run / where
+    special.unlink()
+    if kind == "fifo":
+        os.mkfifo(special)
+    elif kind == "zero":
+        special.symlink_to("/dev/zero")
+    else:
+        special.mkdir()
+    code = _upstream(tmp_path, "--run", run)
+    if where == "report.json":
+        one_line(capsys, code, str(special), "not a regular file")
+    else:  # the date is left out, the figures kept
+        assert code == 0, capsys.readouterr().err
+        pr = (tmp_path / "out" / "PR.md").read_text()
+        assert "date not recorded" in pr and "nan" not in pr.lower()
+
