@@ -87,3 +87,33 @@ def test_a_figure_folder_s_special_files_are_never_read(tmp_path, capsys, kind, 
         pr = (tmp_path / "out" / "PR.md").read_text()
         assert "date not recorded" in pr and "nan" not in pr.lower()
 
+
+# ---- the user's own code: a zoo's list_models(), a FILE.py:FUNCTION ----
+
+ZOO = "def build():\n    pass\ndef list_models():\n"
+LISTERS = {
+    "exits": ("    import sys; sys.exit(0)\n", "called sys.exit(0)"),
+    "os_exit": ("    import os; os._exit(0)\n", "called os._exit(0)"),
+    "raises": ("    raise ValueError('mine')\n", "raised ValueError: mine"),
+    "interrupt": ("    raise KeyboardInterrupt\n", "was interrupted (KeyboardInterrupt)"),
+    "empty": ("    return []\n", "returned no name"),
+    "twice": ("    return ['build', 'build']\n", "returns build more than once"),
+}
+
+
+@pytest.mark.parametrize("name", LISTERS)
+def test_a_zoo_s_list_models_that_misbehaves_is_one_line_naming_it(tmp_path, capsys, name):
+    body, says = LISTERS[name]
+    zoo = tmp_path / f"{name}.py"
+    zoo.write_text(ZOO + body)
+    out = tmp_path / "out"
+    code = main(["models", "--zoo", str(zoo), "--analyze", "--out", str(out)])
+    line = one_line(capsys, code, str(zoo), says)
+    assert "--only" not in line and "--resume" not in line and not out.exists()
+
+
+def test_a_keyboard_interrupt_from_a_model_function_is_one_line(tmp_path, capsys):
+    (tmp_path / "mine.py").write_text("def build():\n    raise KeyboardInterrupt\n")
+    spec = f"{tmp_path / 'mine.py'}:build"
+    code = main(["model", spec, "--analyze", "--out", str(tmp_path / "out")])
+    assert "measured so far" not in one_line(capsys, code, spec, "interrupted")

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from baselines.case import CaseError
 from baselines.models.errors import ModelError
+from baselines.models.fence import UserCodeInterrupt
 from tuning.base.children import import_tvm
 from tuning.base.errors import (
     EXIT_TUNING_FAILED,
@@ -247,6 +248,9 @@ def _main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_TUNING_FAILED
+    except UserCodeInterrupt as error:  # the user's own code was running: no run to resume
+        print(f"tune: error: {redact(error.message)}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         newline = "\n" if sys.stderr.isatty() else ""  # after a live progress line
         print(f"{newline}{_interrupted(argv, run)}", file=sys.stderr)
