@@ -117,3 +117,35 @@ def test_a_keyboard_interrupt_from_a_model_function_is_one_line(tmp_path, capsys
     spec = f"{tmp_path / 'mine.py'}:build"
     code = main(["model", spec, "--analyze", "--out", str(tmp_path / "out")])
     assert "measured so far" not in one_line(capsys, code, spec, "interrupted")
+
+
+# ---- Cases files ----
+
+
+@pytest.mark.parametrize(
+    ("suffix", "content", "says"),
+    [
+        (".json", "{}", "defines no Case"),
+        (".toml", "", "defines no Case"),
+        (".json", json.dumps({f"c{i}": {"window": 3} for i in range(1001)}), "1,001 Cases"),
+        (".json", '{"x": "' + "a" * 2**20 + '"}', "more than the 1,048,576 allowed"),
+        (".json", '{"big": {"branches": 2000}}', "4,004,000 operators"),
+    ],
+)
+def test_a_cases_file_that_is_empty_or_too_large_is_one_line(
+    tmp_path, capsys, suffix, content, says
+):
+    path = tmp_path / f"cases{suffix}"
+    path.write_text(content)
+    out = tmp_path / "out"
+    code = main(["sweep", "--cases-file", str(path), "--target", "llvm", "--out", str(out)])
+    one_line(capsys, code, says)
+    assert not out.exists()
+
+
+def test_a_sweep_s_out_is_checked_before_its_cases_file_is_read(tmp_path, capsys):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("the user's")
+    os.mkfifo(tmp_path / "cases.json")  # would hang a reader
+    argv = ["sweep", "--cases-file", str(tmp_path / "cases.json"), "--out", str(tmp_path / "mine")]
+    one_line(capsys, main([*argv, "--target", "llvm"]), "is not a sweep folder")
