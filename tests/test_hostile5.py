@@ -149,3 +149,35 @@ def test_a_sweep_s_out_is_checked_before_its_cases_file_is_read(tmp_path, capsys
     os.mkfifo(tmp_path / "cases.json")  # would hang a reader
     argv = ["sweep", "--cases-file", str(tmp_path / "cases.json"), "--out", str(tmp_path / "mine")]
     one_line(capsys, main([*argv, "--target", "llvm"]), "is not a sweep folder")
+
+
+# ---- storages ----
+
+
+@pytest.mark.parametrize("url", ["sqlite:///:memory:", "sqlite://", "sqlite:///x.db?mode=memory"])
+def test_a_storage_in_memory_is_refused_for_a_run(tmp_path, capsys, url):
+    out = tmp_path / "out"
+    code = main(["--target", "llvm", "--budget", "0", "--storage", url, "--out", str(out)])
+    one_line(capsys, code, "in memory")
+    assert not out.exists()
+
+
+def test_a_sqlite_file_of_the_user_s_own_is_refused_unless_forced(tmp_path, capsys):
+    import sqlite3
+
+    from tuning.tuners.optuna.storages import storage_problem
+
+    db = tmp_path / "mine.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TABLE notes (text TEXT)")
+    before = db.read_bytes()
+    url = f"sqlite:///{db}"
+    out = tmp_path / "out"
+    code = main(["--target", "llvm", "--budget", "0", "--storage", url, "--out", str(out)])
+    one_line(capsys, code, str(db), "not Optuna's (notes)", "--storage-force")
+    assert db.read_bytes() == before and not out.exists()
+    assert storage_problem(url, force=True) is None
+    optuna_db = tmp_path / "study.db"
+    with sqlite3.connect(optuna_db) as connection:
+        connection.execute("CREATE TABLE studies (study_id INTEGER)")
+    assert storage_problem(f"sqlite:///{optuna_db}") is None
