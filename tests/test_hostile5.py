@@ -181,3 +181,18 @@ def test_a_sqlite_file_of_the_user_s_own_is_refused_unless_forced(tmp_path, caps
     with sqlite3.connect(optuna_db) as connection:
         connection.execute("CREATE TABLE studies (study_id INTEGER)")
     assert storage_problem(f"sqlite:///{optuna_db}") is None
+
+
+# ---- child processes ----
+
+
+def test_a_child_imports_the_installed_package_not_the_current_folder_s(tmp_path):
+    import subprocess
+
+    from tuning.base.children import module_command
+
+    (tmp_path / "tuning").mkdir()
+    (tmp_path / "tuning" / "__init__.py").write_text("open('planted-ran', 'w')\n")
+    done = subprocess.run(module_command("tuning.base.errors"), cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "planted-ran").exists()
