@@ -196,3 +196,42 @@ def test_a_child_imports_the_installed_package_not_the_current_folder_s(tmp_path
     done = subprocess.run(module_command("tuning.base.errors"), cwd=tmp_path, capture_output=True)
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "planted-ran").exists()
+
+
+# ---- tune report on damaged folders ----
+
+H200 = Path(__file__).resolve().parents[1] / "reports" / "h200"
+
+
+def _stored(tmp_path: Path, archive: str, folder: str) -> Path:
+    import tarfile
+
+    with tarfile.open(H200 / archive) as stored:
+        members = [m for m in stored.getmembers() if m.name.startswith(f"{folder}/")]
+        stored.extractall(tmp_path, members=members, filter="data")
+    return tmp_path / folder
+
+
+def _change(path: Path, keys: list, value) -> None:
+    data = json.loads(path.read_text())
+    inner = data
+    for key in keys[:-1]:
+        inner = inner[key] if key != "*" else next(iter(inner.values()))
+    last = keys[-1] if keys[-1] != "*" else next(iter(inner))
+    inner[last] = value
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("value", [None, -0.5, "x"])
+def test_a_study_s_damaged_importances_are_one_line(tmp_path, capsys, value):
+    run = _stored(tmp_path, "run.tar.xz", "run")
+    _change(run / "tuners" / "optuna" / "summary.json", ["importances", "*"], value)
+    one_line(capsys, main(["report", str(run)]), "summary.json is damaged", "importances.")
+
+
+@pytest.mark.parametrize("value", [-1, {"x": 1}])
+def test_a_model_run_s_damaged_timer_is_one_line_with_the_model_command(tmp_path, capsys, value):
+    models = _stored(tmp_path, "models/models.tar.xz", "models/resnet50")
+    _change(models / "kernel_times.json", ["kernels", "*", "*", "timer"], value)
+    line = one_line(capsys, main(["report", str(models)]), "kernel_times.json is damaged")
+    assert "tune --resume" not in line and "the same command (tune models" in line, line

@@ -250,6 +250,22 @@ def repair_advice(path: Path, missing: bool = False) -> str:
     folder = next((p for p in path.parents if (p / RUN_FILE).is_file()), None)
     if path.name == RUN_FILE or folder is None:
         return "the run cannot be continued from it: start a new run with --out"
+    finish = _finishing_command(folder)
     if missing:
-        return f"tune --resume {folder} measures or rebuilds it"
-    return f"delete it, then tune --resume {folder} measures or rebuilds it"
+        return f"{finish} measures or rebuilds it"
+    return f"delete it, then {finish} measures or rebuilds it"
+
+
+def _finishing_command(folder: Path) -> str:
+    """What finishes the run in `folder`: `tune --resume` for the study's; for a model's (which
+    `tune --resume` refuses), the `tune model` command that made it, run again."""
+    try:
+        meta = loads(read_bytes(folder / RUN_FILE))
+    except (OSError, ValueError, UnicodeDecodeError):
+        meta = None
+    if not isinstance(meta, dict) or meta.get("kind") != "model":
+        return f"tune --resume {folder}"
+    command = meta.get("command")
+    if isinstance(command, str) and command.startswith("tune model") and command.isprintable():
+        return f"the same command ({command})"
+    return f"the same tune model command with --out {folder}"
