@@ -235,3 +235,20 @@ def test_a_model_run_s_damaged_timer_is_one_line_with_the_model_command(tmp_path
     _change(models / "kernel_times.json", ["kernels", "*", "*", "timer"], value)
     line = one_line(capsys, main(["report", str(models)]), "kernel_times.json is damaged")
     assert "tune --resume" not in line and "the same command (tune models" in line, line
+
+
+# ---- what an error line echoes ----
+
+
+def test_an_escape_code_in_a_case_name_reaches_the_terminal_escaped(tmp_path, capsys):
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps({"\x1b[31mred\x1b[0m": {"windw": 3}}))
+    code = main(["sweep", "--cases-file", str(path), "--target", "llvm"])
+    line = one_line(capsys, code, "\\x1b[31mred")
+    assert "\x1b" not in line
+
+
+def test_a_huge_spec_is_not_echoed_whole(tmp_path, capsys):
+    spec = "x" * 100_000 + ".py:build"
+    line = one_line(capsys, main(["model", spec, "--analyze", "--out", str(tmp_path / "o")]))
+    assert len(line) < 2500 and "characters)" in line, line[:300]

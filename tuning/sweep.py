@@ -141,8 +141,9 @@ def _cases_file(path: Path) -> dict:
         )
     cases = {}
     for name, fields in tables.items():
+        name = _checked_name(name, str(path))  # first: the error below names it
         try:
-            cases[_checked_name(name, str(path))] = Case.from_fields(fields)
+            cases[name] = Case.from_fields(fields)
         except (CaseError, TypeError) as error:
             raise CaseError(f"{path}: case {name}: {error}") from None
     return cases

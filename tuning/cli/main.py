@@ -54,6 +54,7 @@ from tuning.runfolder.store import Run, RunError, read_text
 from tuning.scratch import own_tmpdir
 
 from .fault_lines import fault_line
+from .text import shown
 
 # A run's wall time counts from here: the setup before its phases (TVM's import included) too.
 PROCESS_STARTED = time.monotonic()
@@ -238,7 +239,7 @@ def _main(argv: list[str]) -> int:
         with details_to(run.path / DETAILS_LOG, progress):
             report = run_study(run, progress, PROCESS_STARTED)
     except (UsageError, CaseError, ModelError, RunError, TrackerError) as error:
-        print(f"tune: error: {redact(str(error))}", file=sys.stderr)
+        print(f"tune: error: {shown(redact(str(error)))}", file=sys.stderr)
         _user_details(error, argv)
         return EXIT_USAGE
     except TuningFailed as error:
@@ -249,7 +250,7 @@ def _main(argv: list[str]) -> int:
         )
         return EXIT_TUNING_FAILED
     except UserCodeInterrupt as error:  # the user's own code was running: no run to resume
-        print(f"tune: error: {redact(error.message)}", file=sys.stderr)
+        print(f"tune: error: {shown(redact(error.message))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         newline = "\n" if sys.stderr.isatty() else ""  # after a live progress line
@@ -262,7 +263,7 @@ def _main(argv: list[str]) -> int:
         line = fault_line(error, resume)
         if line is None:
             raise
-        print(f"tune: error: {line}", file=sys.stderr)
+        print(f"tune: error: {shown(line)}", file=sys.stderr)
         return EXIT_USAGE
     from reports.markdown import headline
 
