@@ -252,3 +252,16 @@ def test_a_huge_spec_is_not_echoed_whole(tmp_path, capsys):
     spec = "x" * 100_000 + ".py:build"
     line = one_line(capsys, main(["model", spec, "--analyze", "--out", str(tmp_path / "o")]))
     assert len(line) < 2500 and "characters)" in line, line[:300]
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--rules", "default,fixed,fixed"], "rule list 'fixed' is given twice"),
+        (["--peers", "torch-eager,torch-eager"], "peer 'torch-eager' is given twice"),
+        (["--tune-top", "3", "--budget", "0"], "at least 1, got 0"),
+    ],
+)
+def test_a_model_s_repeated_or_empty_choices_are_one_line(tmp_path, capsys, options, says):
+    argv = ["model", "torchvision:resnet18", "--target", "llvm", "--out", str(tmp_path / "o")]
+    one_line(capsys, main([*argv, *options]), says)
