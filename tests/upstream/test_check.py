@@ -268,3 +268,16 @@ def test_a_folder_that_is_not_a_tvm_checkout_is_one_line(tmp_path, capsys, kind)
     assert error.startswith("tune: error:") and error.count("\n") == 1, error
     assert ("no python/tvm" in error) == (kind == "empty")
     assert ("a folder inside the git checkout" in error) == (kind == "inside-another"), error
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a tree to another user takes root")
+def test_a_tree_of_another_user_is_one_line_saying_so(tmp_path, capsys, monkeypatch):
+    tree = tmp_path / "theirs"
+    (tree / "python" / "tvm").mkdir(parents=True)
+    _git(tree, "init", "-q")
+    for path in [tree, *tree.rglob("*")]:
+        os.lchown(path, 65534, 65534)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)  # no safe.directory of this machine's
+    assert main(["upstream", "--check", str(tree)]) == 2
+    error = capsys.readouterr().err
+    assert "owned by another user" in error and error.count("\n") == 1, error

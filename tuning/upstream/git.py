@@ -3,10 +3,12 @@
 A wrapper script or a bare-repository dotfile setup exports `GIT_DIR`, `GIT_WORK_TREE` or
 `GIT_INDEX_FILE`; git obeys them over `-C` and the working folder, so a call meant for a scratch
 repository would commit into, check out or overwrite the index of the user's own. Each call here
-runs with every variable `git rev-parse --local-env-vars` prints (git 2.39) and the others that
-choose a repository, its objects or its configuration removed from its environment. A call on
-a scratch repository also reads no user or system configuration (`scratch=True`): hooks, filters
-and signing set there must not run in it or change the patch's form.
+runs with every variable `git rev-parse --local-env-vars` prints (git 2.39: the repository, its
+objects, index and work tree, configuration given on the command line) and the others that pick
+a repository or a program git runs removed from its environment. A call on a scratch repository
+also reads no user or system configuration file (`scratch=True`): hooks, filters and signing set
+there must not run in it or change the patch's form; a call on the user's own tree reads theirs
+(`safe.directory`, their identity).
 """
 
 from __future__ import annotations
@@ -41,9 +43,6 @@ REPOSITORY_VARIABLES = frozenset(
         "GIT_DISCOVERY_ACROSS_FILESYSTEM",
         "GIT_INDEX_VERSION",
         "GIT_QUARANTINE_PATH",
-        "GIT_CONFIG_GLOBAL",
-        "GIT_CONFIG_SYSTEM",
-        "GIT_CONFIG_NOSYSTEM",
         "GIT_TEMPLATE_DIR",
         "GIT_EXEC_PATH",
         "GIT_SSH",
@@ -70,8 +69,9 @@ def git_environment(extra: dict | None = None, scratch: bool = True) -> dict:
     }
     env["GIT_OPTIONAL_LOCKS"] = "0"  # `git status` on the user's tree writes no index
     env["GIT_TERMINAL_PROMPT"] = "0"
-    if scratch:
+    if scratch:  # else the user's own files (safe.directory, their identity) are read
         env |= {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+        env.pop("GIT_CONFIG_SYSTEM", None)
     return env | (extra or {})
 
 
