@@ -265,3 +265,11 @@ def test_a_huge_spec_is_not_echoed_whole(tmp_path, capsys):
 def test_a_model_s_repeated_or_empty_choices_are_one_line(tmp_path, capsys, options, says):
     argv = ["model", "torchvision:resnet18", "--target", "llvm", "--out", str(tmp_path / "o")]
     one_line(capsys, main([*argv, *options]), says)
+
+
+def test_a_model_file_too_large_to_be_one_is_not_imported(tmp_path, capsys):
+    path = tmp_path / "huge.py"
+    with path.open("wb") as sparse:  # 17 MB that take no disk
+        sparse.truncate(17 * 2**20)
+    code = main(["model", f"{path}:build", "--analyze", "--out", str(tmp_path / "o")])
+    one_line(capsys, code, str(path), "more than the 16,777,216")
