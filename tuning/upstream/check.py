@@ -124,7 +124,10 @@ def run_tests(clone: Path, tests: list[str], overlay: Path | None, report: Path)
         raise UsageError(
             f"pytest could not start in the scratch clone (exit status {done.returncode}): {last}"
         )
-    return read_junit(report)
+    try:
+        return read_junit(report)
+    except ElementTree.ParseError as error:  # the tree's own code ran and could write it
+        raise UsageError(f"pytest's report of the tree's tests is damaged ({error})") from None
 
 
 # pytest's configuration files, and the section that makes each one pytest's.
