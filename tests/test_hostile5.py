@@ -48,6 +48,12 @@ CRAFTED = [
     ("window_bench.json", '{"kernels": [{"kernel": "k"}]}', "kernels[0].where is missing"),
     ("window_bench.json", '{"kernels": [{"kernel": "k", "where": "w", "lists": {}}]}', "lists"),
     ("window_bench.json", '{"kernels": [7]}', "kernels[0]"),
+    (
+        "window_bench.json",
+        '{"kernels": [{"kernel": "k", "where": "w", "lists": {"default": {"rule": "R", '
+        '"grid": 1, "block": 1, "correct": true, "median_us": 1.0}}}]}',
+        "not all timed",
+    ),
     ("models.json", '{"a": 1, "a": 2}', "given twice"),
     ("sweep.json", "\xff", "damaged"),
 ]

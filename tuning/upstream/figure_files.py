@@ -113,10 +113,20 @@ def read_figures(given: Path, name: str, option: str, written_by: str) -> dict:
     bench_lists = [sorted(row["lists"]) for row in data.get("kernels", [])]
     if name == "window_bench.json" and (
         any(not lists or lists != bench_lists[0] for lists in bench_lists)
-        or len({"median_us" in e for r in data["kernels"] for e in r["lists"].values()}) > 1
+        or len({_timed(e) for r in data["kernels"] for e in r["lists"].values()} - {None}) > 1
+        or any(_timed(e) is None for r in data["kernels"] for e in r["lists"].values())
     ):
-        raise UsageError(f"{path}'s kernels are not timed under the same lists; give another")
+        raise UsageError(
+            f"{path}'s kernels are not all timed (median and quartiles) under the same lists; "
+            f"give {option} another"
+        )
     return data
+
+
+def _timed(entry: dict) -> bool | None:
+    """Whether a bench entry is timed (its median and quartiles), None for one half timed."""
+    found = {key in entry for key in ("median_us", "q1_us", "q3_us")}
+    return found.pop() if len(found) == 1 else None
 
 
 def recorded_date(given: Path) -> str:
