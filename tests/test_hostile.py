@@ -388,16 +388,20 @@ def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path
     assert len(comment.encode()) <= LIMIT
 
 
-def test_a_home_that_cannot_hold_matplotlib_s_config_prints_no_traceback(tmp_path):
-    """HOME a file (or read-only): matplotlib's config folder goes inside tune's own temporary
-    folder, and nothing is printed at exit after that folder is gone."""
+@pytest.mark.parametrize("unwritable", ["home", "cache"])
+def test_a_home_that_cannot_hold_matplotlib_s_config_prints_no_traceback(tmp_path, unwritable):
+    """HOME a file (or read-only), or only the cache folder unwritable: matplotlib's folder goes
+    inside tune's own temporary folder, and nothing is printed at exit after it is gone."""
     with tarfile.open(ROOT / "reports" / "h200" / "fair" / "run.tar.xz") as stored:
         stored.extractall(tmp_path, filter="data")
     home = tmp_path / "home"
     home.write_text("not a folder")
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": python_path(ROOT)}
-    env.pop("XDG_CONFIG_HOME", None)
-    env.pop("MPLCONFIGDIR", None)
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "MPLCONFIGDIR"):
+        env.pop(name, None)
+    if unwritable == "cache":  # the config folder writable, HOME's cache not
+        (tmp_path / "config").mkdir()
+        env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
     done = subprocess.run(
         [*TUNE, "report", str(tmp_path / "fair")], env=env, capture_output=True, text=True
     )

@@ -169,6 +169,17 @@ def test_a_resume_rebuilds_what_the_storages_and_the_machine_give(copy):
     assert json.loads((copy / "tuners" / "optuna" / "summary.json").read_text())["trials"] == 3
 
 
+def test_a_finished_run_resumed_keeps_every_time_it_spent(copy, capsys):
+    """A resume that measures nothing keeps the summary's totals (it wrote this session's
+    alone, and the report's cost table lost its rows)."""
+    summary = copy / "tuners" / "optuna" / "summary.json"
+    before = json.loads(summary.read_text())["time_spent"]
+    assert main(["--resume", str(copy)]) == 0
+    after = json.loads(summary.read_text())["time_spent"]
+    assert before and set(after) >= set(before), (before, after)
+    assert all(after[name] >= spent for name, spent in before.items())
+
+
 def _open(url):
     return open_study(url, "fused-pool", make_sampler("tpe", 0), {"case": "x"})
 

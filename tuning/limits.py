@@ -32,6 +32,13 @@ def graph_bytes(case: Case) -> int:
 
 def check_case_fits(case: Case, arms: int = 4, available: int | None = None) -> None:
     """Raise CaseError naming the size and the limit where the Case cannot run here."""
+    operators = prelude_operators(case)
+    if operators > MOST_OPERATORS:
+        raise CaseError(
+            f"the Case's prelude has {operators:,} operators (branches={case.branches}), more "
+            f"than the {MOST_OPERATORS:,} a run builds (the default Case has 15): give fewer "
+            "branches"
+        )
     largest = max((case.pool_input_shape, case.input_shape), key=math.prod)
     elements = math.prod(largest)
     if elements > INT32_MAX:
@@ -59,9 +66,18 @@ def check_case_fits(case: Case, arms: int = 4, available: int | None = None) -> 
 MANY_OPERATORS = 200
 
 
+# Operators beyond which a Case is refused: building each arm would take hours.
+MOST_OPERATORS = 20_000
+
+
+def prelude_operators(case: Case) -> int:
+    """The adds and concatenations of the Case's prelude."""
+    return case.branches**2 + 2 * case.branches if case.prelude else 0
+
+
 def slow_case_note(case: Case) -> str | None:
     """A line saying that this Case will take long to build, or None."""
-    operators = case.branches**2 + 2 * case.branches if case.prelude else 0
+    operators = prelude_operators(case)
     if operators <= MANY_OPERATORS:
         return None
     return (

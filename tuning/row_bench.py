@@ -38,6 +38,7 @@ from baselines.window_bench import bench_parser, environment, without_bindings
 from tuning.candidates.kernel_check import time_kernel
 from tuning.measure.gpu_timer import GPU_TIMER, QueuedGpuTimer
 from tuning.measure.protocol import KernelProtocol
+from tuning.runfolder.files import loads, read_bytes
 
 # The TVM schedules: name -> the rule list they are taken from.
 SCHEDULES = {
@@ -220,7 +221,7 @@ def _render(parser: argparse.ArgumentParser, out: Path) -> int:
     """OUT/row_bench.md from OUT/row_bench.json, or from the row_bench.json kept in
     OUT/row_bench.tar.xz (as a committed run keeps it)."""
     try:
-        result = json.loads(_stored(out))
+        result = loads(_stored(out))  # strict: no NaN reaches the table
     except (OSError, ValueError, KeyError, tarfile.TarError) as failure:
         parser.error(f"cannot read row_bench.json in {out}: {failure}")
     (out / "row_bench.md").write_text(markdown(result))
@@ -228,8 +229,8 @@ def _render(parser: argparse.ArgumentParser, out: Path) -> int:
 
 
 def _stored(out: Path) -> bytes:
-    if (out / "row_bench.json").exists():
-        return (out / "row_bench.json").read_bytes()
+    if (out / "row_bench.json").exists():  # a regular file of bounded size, as every file read
+        return read_bytes(out / "row_bench.json")
     with tarfile.open(out / "row_bench.tar.xz") as archive:
         (member,) = [m for m in archive.getmembers() if Path(m.name).name == "row_bench.json"]
         found = archive.extractfile(member)

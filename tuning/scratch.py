@@ -7,7 +7,8 @@ the user's TMPDIR. So the command makes one folder, points TMPDIR (and Python's 
 it for itself and every child it starts (they inherit the environment), and removes it whole
 on its way out, however it ends short of SIGKILL.
 
-matplotlib, where the user's config folder cannot be written (a read-only HOME, or HOME a file),
+matplotlib, where the user's config or cache folder cannot be written (a read-only HOME, HOME a
+file, or XDG_CACHE_HOME unwritable),
 makes a temporary one of its own and removes it at exit: in that folder, already gone by then,
 which printed a traceback after every command that draws. It is given one inside the folder
 instead (MPLCONFIGDIR), which it leaves to its owner.
@@ -53,11 +54,15 @@ def own_tmpdir() -> Iterator[Path | None]:
 
 
 def _config_writable() -> bool:
-    """Whether matplotlib's own config folder (as it finds it) can be made and written."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    folder = os.path.join(base, "matplotlib")
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError:
-        return False
-    return os.path.isdir(folder) and os.access(folder, os.W_OK)
+    """Whether matplotlib's own config and cache folders (as it finds them: each falls back to
+    a temporary folder of its own where it cannot be written) can be made and written."""
+    home = os.path.expanduser("~")
+    for variable, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache")):
+        folder = os.path.join(os.environ.get(variable) or os.path.join(home, default), "matplotlib")
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError:
+            return False
+        if not (os.path.isdir(folder) and os.access(folder, os.W_OK)):
+            return False
+    return True

@@ -37,7 +37,7 @@ from tuning.tuners.spec import Role
 
 from .base.errors import TuningFailed
 from .base.progress import DETAILS_LOG, Progress, details_to
-from .limits import check_case_fits
+from .limits import check_case_fits, slow_case_note
 from .plan import RunPlan
 from .rule_choice import fused_kernel_rules, reduction_rules
 
@@ -62,6 +62,10 @@ SWEEP_CASES = {
 # A Case's name becomes its run folder's name: never one of the files the sweep writes beside.
 CASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SWEEP_FILES = (*OUTPUTS, LOCK_FILE, DETAILS_LOG)
+# A Cases file is a few tables written by hand: beyond these it is a mistake, refused before
+# it costs minutes to read.
+LARGEST_CASES_FILE = 2**20
+MOST_CASES = 1000
 
 
 def sweep_arms(target_kind: str) -> list[str]:
@@ -102,7 +106,7 @@ def _cases_file(path: Path) -> dict:
     it is); nesting too deep for the parser, a name given twice and NaN are said as
     unreadable, never a traceback."""
     try:
-        text = read_text(path)
+        text = read_text(path, LARGEST_CASES_FILE)
         if path.suffix == ".toml":
             if sys.version_info >= (3, 11):
                 import tomllib
@@ -125,10 +129,21 @@ def _cases_file(path: Path) -> dict:
             f"{path} must hold one table of case fields per name, e.g. "
             '{"mine": {"window": 3, "stride": 1}}'
         )
+    if not tables:
+        raise RunError(
+            f"{path} defines no Case; give it one table of case fields per name, e.g. "
+            '{"mine": {"window": 3, "stride": 1}}, or leave out --cases-file'
+        )
+    if len(tables) > MOST_CASES:
+        raise RunError(
+            f"{path} defines {len(tables):,} Cases, more than a sweep takes ({MOST_CASES}); "
+            "split it into several sweeps"
+        )
     cases = {}
     for name, fields in tables.items():
+        name = _checked_name(name, str(path))  # first: the error below names it
         try:
-            cases[_checked_name(name, str(path))] = Case.from_fields(fields)
+            cases[name] = Case.from_fields(fields)
         except (CaseError, TypeError) as error:
             raise CaseError(f"{path}: case {name}: {error}") from None
     return cases
@@ -155,12 +170,16 @@ def _checked_name(name: str, where: str) -> str:
 
 
 def check_cases_fit(cases: dict) -> None:
-    """Every Case fits the machine, as `tune --case` checks it (`limits.check_case_fits`)."""
+    """Every Case fits the machine, as `tune --case` checks it (`limits.check_case_fits`); a
+    Case slow to build is said once, as `tune` says it."""
     for name, case in cases.items():
         try:
             check_case_fits(case)
         except CaseError as error:
             raise CaseError(f"case {name}: {error}") from None
+        note = slow_case_note(case)
+        if note:
+            print(note.replace("this Case's", f"case {name}'s", 1), file=sys.stderr)
 
 
 def select_cases(text: str | None, own: dict | None = None) -> dict:

@@ -5,9 +5,11 @@ Inside the fence the file's folder is first on the import path (a module beside 
 it would when the file is run), its printing goes to a bounded buffer instead of the console,
 and `os._exit` raises instead of ending the process. Whatever it does then becomes a
 `UserCodeError`: an exception (its traceback keeps the user's frames, not tune's), a
-`SystemExit`, an `os._exit`. On the way out the working directory it may have changed, the
-import path and `os._exit` are put back. The traceback and the last of its output are the
-error's `details`: for details.log, and for the console with --verbose.
+`SystemExit`, an `os._exit`; a KeyboardInterrupt becomes a `UserCodeInterrupt`, which stops
+the command as Ctrl-C does but in one line naming the file, exit status 2. On the way out the
+working directory it may have changed, the import path and `os._exit` are put back. The
+traceback and the last of its output are the error's `details`: for details.log, and for the
+console with --verbose.
 """
 
 from __future__ import annotations
@@ -36,6 +38,15 @@ class UserCodeError(ModelError):
     def __init__(self, message: str, details: str = "") -> None:
         super().__init__(f"{message} (--verbose shows its traceback)" if details else message)
         self.details = details
+
+
+class UserCodeInterrupt(KeyboardInterrupt):
+    """Ctrl-C, or a KeyboardInterrupt the user's code raised, while it ran: the command stops
+    (it is not one model's failure) with `message`, one line naming the file, exit status 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class _Exited(BaseException):
@@ -82,8 +93,13 @@ def user_code(what: str, path: Path) -> Iterator[None]:
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             yield
-    except KeyboardInterrupt:
+    except UserCodeInterrupt:
         raise
+    except KeyboardInterrupt:
+        raise UserCodeInterrupt(
+            f"{what} was interrupted (KeyboardInterrupt) before it returned; nothing of it is "
+            "kept: run the command again"
+        ) from None
     except ModelError:
         raise
     except _Exited as exited:

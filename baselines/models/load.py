@@ -31,6 +31,8 @@ INPUT_SEED = 0
 # A hub model's input size when its own is not known (torchvision's default crop).
 DEFAULT_SIZE = 224
 CLOSE_MATCHES = 5
+# The largest Python file of a model imported (a file of weights in source is a mistake).
+LARGEST_SOURCE = 16 * 2**20
 
 
 @dataclass
@@ -126,8 +128,13 @@ def _torchvision_size(torchvision, spec: ModelSpec, model=None) -> int:
 def import_file(path: Path, asked: str, running: str) -> ModuleType:
     """A user's FILE.py imported as a module; `asked` names what asked for it in a ModelError,
     `running` in the error of its own code (`fence.user_code`)."""
-    if not path.is_file():
+    if not path.is_file():  # a FIFO or a device is no file either: never opened
         raise ModelError(f"{asked}: no file {path}")
+    if path.stat().st_size > LARGEST_SOURCE:
+        raise ModelError(
+            f"{asked}: {path} holds {path.stat().st_size:,} bytes, more than the "
+            f"{LARGEST_SOURCE:,} of a model's Python file; give the file that builds the model"
+        )
     loader = importlib.util.spec_from_file_location(f"tune_model_{path.stem}", path)
     if loader is None or loader.loader is None:
         raise ModelError(f"{asked}: {path} is not a Python file")

@@ -50,6 +50,7 @@ class Zoo:
 def list_zoo(source: str) -> Zoo:
     """The zoo `source` names (torchvision, timm or FILE.py), listed; a ModelError (one line)
     for another name, a library that cannot be imported, or a file without `list_models()`."""
+    from .fence import user_code
     from .load import import_file, require
 
     asked = f"--zoo {source}"
@@ -67,11 +68,20 @@ def list_zoo(source: str) -> Zoo:
     lister = getattr(user, "list_models", None)
     if not callable(lister):
         raise ModelError(f"{asked}: {source} has no function list_models()")
-    names = lister()
+    with user_code(f"{source}: list_models()", Path(source)):
+        names = lister()
     if not isinstance(names, (list, tuple)) or not all(
         isinstance(n, str) and n.isidentifier() and callable(getattr(user, n, None)) for n in names
     ):
         raise ModelError(f"{asked}: list_models() must return names of functions of {source}")
+    if not names:
+        raise ModelError(f"{asked}: list_models() of {source} returned no name; list a model")
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ModelError(
+            f"{asked}: list_models() of {source} returns {', '.join(twice[:5])} more than once; "
+            "list each model once"
+        )
     return Zoo(source, f"{Path(source).name}: list_models()", None, tuple(names))
 
 

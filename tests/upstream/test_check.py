@@ -4,8 +4,10 @@ Python files (whose API is not the base commit's), the two files the patch edits
 commit has them, one dlight test, and two relax tests that build for CUDA, one of which pins
 the CUDA rule list and so changes outcome with the patch."""
 
+import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -115,12 +117,29 @@ def test_the_patch_spells_the_base_api_and_runs_in_the_installed_ones():
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    """git on `repo` itself, whatever GIT_* variables a test exports."""
     command = ["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.org"]
-    return subprocess.run([*command, *args], capture_output=True, text=True, check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run([*command, *args], capture_output=True, text=True, check=True, env=env)
+
+
+# A committed conftest.py that looks for the user's tree (through the clone's origin) and HOME,
+# and writes into both where it finds them.
+INTRUDER = """
+import pathlib, subprocess
+done = subprocess.run(["git", "remote", "get-url", "origin"], capture_output=True, text=True)
+if done.returncode == 0:
+    pathlib.Path(done.stdout.strip(), "written-by-the-tree").write_text("x")
+(pathlib.Path.home() / "written-by-the-tree").write_text("x")
+"""
 
 
 @pytest.fixture(scope="module")
 def small_tree(tmp_path_factory) -> Path:
+    """A TVM tree of the installed TVM's Python files, one dlight and one relax test, and what a
+    careless or hostile tree holds: a committed conftest.py that writes where it can, a test
+    file linked to /dev/zero and one linked outside the tree, an uncommitted edit and an
+    untracked file."""
     tree = tmp_path_factory.mktemp("tvm")
     shutil.copytree(
         Path(tvm.__file__).parent,
@@ -129,19 +148,62 @@ def small_tree(tmp_path_factory) -> Path:
     )
     for path in EDITED:
         (tree / path).write_text(base_text(path))
+    outside = tmp_path_factory.mktemp("outside") / "test_outside.py"
+    outside.write_text(RELAX_TEST)
     for path, text in {
         "tests/python/s_tir/dlight/test_small.py": DLIGHT_TEST,
         "tests/python/relax/test_small_cuda.py": RELAX_TEST,
+        "conftest.py": INTRUDER,
     }.items():
         (tree / path).parent.mkdir(parents=True, exist_ok=True)
         (tree / path).write_text(text)
+    (tree / "tests/python/relax/test_zero.py").symlink_to("/dev/zero")
+    (tree / "tests/python/relax/test_elsewhere.py").symlink_to(outside)
     _git(tree, "init", "-q")
     _git(tree, "add", "-A")
     _git(tree, "commit", "-qm", "a small TVM tree")
+    (tree / "conftest.py").write_text(INTRUDER + "# an uncommitted edit\n")
+    (tree / "untracked.txt").write_text("not committed")
     return tree
 
 
-def test_the_check_on_a_small_tree(small_tree, capsys):
+@pytest.fixture
+def hostile_environment(tmp_path, monkeypatch) -> tuple[Path, str]:
+    """GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE naming a repository of the test's own, HOME a
+    folder of its own, and a pytest.ini and conftest.py planted in the temporary folder the
+    scratch clone is made in; the repository and its `git status`."""
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    _git(decoy, "init", "-q")
+    (decoy / "staged.txt").write_text("staged work")
+    _git(decoy, "add", "staged.txt")
+    _git(decoy, "commit", "-qm", "the user's own work")
+    (decoy / "staged.txt").write_text("more staged work")
+    _git(decoy, "add", "staged.txt")
+    state = _decoy_state(decoy)
+    for name, value in {
+        "GIT_DIR": decoy / ".git",
+        "GIT_WORK_TREE": decoy,
+        "GIT_INDEX_FILE": decoy / ".git" / "index",
+        "HOME": tmp_path / "home",
+        "PYTEST_ADDOPTS": "-p planted_plugin",
+    }.items():
+        monkeypatch.setenv(name, str(value))
+    (tmp_path / "home").mkdir()
+    planted = tmp_path / "tmp"
+    planted.mkdir()
+    (planted / "pytest.ini").write_text("[pytest]\naddopts = -p planted_plugin\n")
+    (planted / "conftest.py").write_text('raise SystemExit("the planted conftest ran")\n')
+    monkeypatch.setattr(tempfile, "tempdir", str(planted))
+    return decoy, state
+
+
+def _decoy_state(decoy: Path) -> str:
+    return _git(decoy, "log", "--format=%H", "-1").stdout + _git(decoy, "status").stdout
+
+
+def test_the_check_on_a_small_tree(small_tree, hostile_environment, capsys):
+    decoy, state = hostile_environment
     head = _git(small_tree, "rev-parse", "HEAD").stdout
     assert main(["upstream", "--check", str(small_tree)]) == 1
     report = capsys.readouterr().out
@@ -149,6 +211,7 @@ def test_the_check_on_a_small_tree(small_tree, capsys):
     # The installed TVM's files have its newer API, not the base commit's the patch names.
     missing = [n for *_, n in API_NAMES]
     assert f"Missing in the tree: {', '.join(f'`{n}`' for n in sorted(missing))}." in report
+    # The links to /dev/zero and outside the tree are neither read nor counted.
     assert "`tests/python/s_tir/dlight/` and 1 relax test files" in report
     assert "| TVM's (3) | 3 passed | 1 failed, 2 passed |" in report
     assert "| `tests.python.relax.test_small_cuda::test_the_rule_list_has_five_rules` " in report
@@ -160,17 +223,61 @@ def test_the_check_on_a_small_tree(small_tree, capsys):
             assert (before.strip(), after.strip()) == ("skipped", "skipped")
         else:
             assert (before.strip(), after.strip()) == ("failed", "passed"), row
-    assert report.rstrip().endswith("The patch does not hold (above).")
-    # The user's tree is left as it was.
+    assert "The patch does not hold (above)." in report
+    assert "test code (its `conftest.py` files and tests) ran in the scratch clone" in report
+    assert "2 uncommitted or untracked file(s) of the tree (`conftest.py`, `untracked.txt`)" in (
+        report
+    )
+    assert "2 symbolic link(s)" in report and "`tests/python/relax/test_zero.py`" in report
+    # The user's tree, HOME and the repository the variables name are left as they were.
     assert _git(small_tree, "rev-parse", "HEAD").stdout == head
-    assert _git(small_tree, "status", "--porcelain").stdout == ""
+    assert _git(small_tree, "status", "--porcelain").stdout == " M conftest.py\n?? untracked.txt\n"
+    assert not (Path(os.environ["HOME"]) / "written-by-the-tree").exists()
+    assert _decoy_state(decoy) == state
 
 
-@pytest.mark.parametrize("kind", ["empty", "not-git"])
+def test_out_leaves_the_repository_git_variables_name_alone(hostile_environment, tmp_path):
+    decoy, state = hostile_environment
+    out = tmp_path / "out"
+    assert main(["upstream", "--out", str(out), "--author", "A <a@example.org>"]) == 0
+    assert (out / "window_reduction.patch").is_file()
+    assert _decoy_state(decoy) == state
+
+
+def test_a_pytest_that_cannot_start_is_one_line(small_tree, tmp_path, capsys):
+    tree = tmp_path / "tree"
+    _git(tmp_path, "clone", "-q", str(small_tree), str(tree))
+    (tree / "pytest.ini").write_text("[pytest]\nminversion = 999\n")
+    _git(tree, "add", "pytest.ini")
+    _git(tree, "commit", "-qm", "a pytest too old")
+    assert main(["upstream", "--check", str(tree)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("tune: error: pytest could not start") and error.count("\n") == 1
+    assert "exit status 4" in error and "999" in error, error
+
+
+@pytest.mark.parametrize("kind", ["empty", "not-git", "inside-another"])
 def test_a_folder_that_is_not_a_tvm_checkout_is_one_line(tmp_path, capsys, kind):
-    if kind == "not-git":
-        (tmp_path / "python" / "tvm").mkdir(parents=True)
-    assert main(["upstream", "--check", str(tmp_path)]) == 2
+    tree = tmp_path / "sub" if kind == "inside-another" else tmp_path
+    if kind != "empty":
+        (tree / "python" / "tvm").mkdir(parents=True)
+    if kind == "inside-another":
+        _git(tmp_path, "init", "-q")
+    assert main(["upstream", "--check", str(tree)]) == 2
     error = capsys.readouterr().err
     assert error.startswith("tune: error:") and error.count("\n") == 1, error
     assert ("no python/tvm" in error) == (kind == "empty")
+    assert ("a folder inside the git checkout" in error) == (kind == "inside-another"), error
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a tree to another user takes root")
+def test_a_tree_of_another_user_is_one_line_saying_so(tmp_path, capsys, monkeypatch):
+    tree = tmp_path / "theirs"
+    (tree / "python" / "tvm").mkdir(parents=True)
+    _git(tree, "init", "-q")
+    for path in [tree, *tree.rglob("*")]:
+        os.lchown(path, 65534, 65534)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)  # no safe.directory of this machine's
+    assert main(["upstream", "--check", str(tree)]) == 2
+    error = capsys.readouterr().err
+    assert "owned by another user" in error and error.count("\n") == 1, error

@@ -45,14 +45,17 @@ def test_a_link_planted_at_an_output_is_replaced_and_its_target_untouched(tmp_pa
     assert victim.read_text() == "precious\n"
 
 
-def test_a_link_planted_at_a_folder_is_replaced_by_a_folder(tmp_path):
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_a_link_at_a_folder_is_refused_and_left(tmp_path, capsys, force):
+    """A checkout's own symbolic link (or a planted one) on the patch's path: neither written
+    through nor replaced, with or without --force."""
     out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
     (elsewhere / "tvm" / "relax").mkdir(parents=True)
     out.mkdir()
     (out / "python").symlink_to(elsewhere)  # python/tvm/... would land in `elsewhere`
-    assert _upstream(out) == 0
-    assert (out / "python").is_dir() and not (out / "python").is_symlink()
-    assert (out / RULE).is_file()
+    assert _upstream(out, *force) == 2
+    assert "is a symbolic link" in _one_line(capsys)
+    assert (out / "python").is_symlink() and sorted(p.name for p in out.iterdir()) == ["python"]
     assert [p.name for p in elsewhere.rglob("*")] == ["tvm", "relax"]  # nothing written there
 
 

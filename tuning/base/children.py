@@ -30,6 +30,16 @@ from concurrent.futures import ProcessPoolExecutor
 _PR_SET_PDEATHSIG = 1
 
 
+def module_command(module: str, *args: str) -> list[str]:
+    """`python -m MODULE ARGS` for a child, without the current folder on its import path
+    (`python -m` puts it first): a `tuning.py` or `tuning/` in the folder the user runs from
+    would be imported in place of the installed package. PYTHONPATH is kept."""
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", module, *args]
+    start = f"import runpy, sys; del sys.path[0]; runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"  # noqa: E501
+    return [sys.executable, "-c", start, *args]
+
+
 def die_with_parent(parent_pid: int) -> None:
     """In a child: be killed when the parent (`parent_pid`, as the parent gave it: the child's
     own view may already be whoever adopted it) exits, and leave Ctrl-C to the parent.

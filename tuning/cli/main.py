@@ -39,6 +39,7 @@ from pathlib import Path
 
 from baselines.case import CaseError
 from baselines.models.errors import ModelError
+from baselines.models.fence import UserCodeInterrupt
 from tuning.base.children import import_tvm
 from tuning.base.errors import (
     EXIT_TUNING_FAILED,
@@ -55,6 +56,7 @@ from tuning.scratch import own_tmpdir
 
 from .commands import command
 from .fault_lines import fault_line
+from .text import shown
 
 # A run's wall time counts from here: the setup before its phases (TVM's import included) too.
 PROCESS_STARTED = time.monotonic()
@@ -240,7 +242,7 @@ def _main(argv: list[str]) -> int:
         with details_to(run.path / DETAILS_LOG, progress):
             report = run_study(run, progress, PROCESS_STARTED)
     except (UsageError, CaseError, ModelError, RunError, TrackerError) as error:
-        print(f"tune: error: {redact(str(error))}", file=sys.stderr)
+        print(f"tune: error: {shown(redact(str(error)))}", file=sys.stderr)
         _user_details(error, argv)
         return EXIT_USAGE
     except TuningFailed as error:
@@ -250,6 +252,9 @@ def _main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_TUNING_FAILED
+    except UserCodeInterrupt as error:  # the user's own code was running: no run to resume
+        print(f"tune: error: {shown(redact(error.message))}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         newline = "\n" if sys.stderr.isatty() else ""  # after a live progress line
         print(f"{newline}{_interrupted(argv, run)}", file=sys.stderr)
@@ -261,7 +266,7 @@ def _main(argv: list[str]) -> int:
         line = fault_line(error, resume)
         if line is None:
             raise
-        print(f"tune: error: {line}", file=sys.stderr)
+        print(f"tune: error: {shown(line)}", file=sys.stderr)
         return EXIT_USAGE
     from reports.console import console_answer
 

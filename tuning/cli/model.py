@@ -146,7 +146,11 @@ def _names(text: str, known, what: str, empty: bool = False) -> list[str]:
     nothing) is no name at all."""
     if empty and text.strip() == "none":
         return []
-    names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    given = [n.strip() for n in text.split(",") if n.strip()]
+    names = list(dict.fromkeys(given))
+    if len(names) < len(given):  # a typo for another name, or a paste: said, not dropped
+        twice = next(n for n in names if given.count(n) > 1)
+        raise UsageError(f"{what} {twice!r} is given twice in {text!r}; name each once")
     unknown = [n for n in names if n not in known]
     if unknown or (not names and not empty):
         raise UsageError(
@@ -257,6 +261,10 @@ def _tuning(args) -> int:
         raise UsageError("--budget is what --tune-top K spends per kernel; give --tune-top")
     if args.tune_top and args.analyze:
         raise UsageError("--tune-top times kernels and --analyze runs nothing; give one")
+    if args.tune_top and args.budget is not None and args.budget < 1:
+        raise UsageError(
+            f"--budget is the candidates --tune-top tunes per kernel: at least 1, got {args.budget}"
+        )
     return (DEFAULT_BUDGET if args.budget is None else args.budget) if args.tune_top else 0
 
 

@@ -174,6 +174,11 @@ def parser(description: str) -> Parser:
     )
     add_password_env(p)
     p.add_argument(
+        "--storage-force",
+        action="store_true",
+        help="use a --storage SQLite file that holds tables other than Optuna's",
+    )
+    p.add_argument(
         "--workers",
         type=integer,
         help="Optuna worker processes sharing the study, one GPU each "
@@ -276,6 +281,12 @@ def check_options(args) -> None:
         raise UsageError(
             f"--storage-password-env takes the name of an environment variable, got {name!r}"
         )
+    if getattr(args, "storage", None) and hasattr(args, "storage_force"):
+        from tuning.tuners.optuna.storages import storage_problem
+
+        problem = storage_problem(args.storage, args.storage_force)
+        if problem:
+            raise UsageError(problem)
 
 
 def _texts(value) -> list[str]:

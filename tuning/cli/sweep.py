@@ -69,6 +69,8 @@ def sweep_main(argv: list[str]) -> int:
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     check_options(args)
+    if args.out is not None:  # before the Cases file is read: a bad --out costs nothing
+        check_sweep_folder(Path(args.out))
     cases = select_cases(args.cases, user_cases(args.cases_file, args.case))
     check_cases_fit(cases)
     spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))

@@ -39,6 +39,7 @@ def main(argv: list[str]) -> int:
         tune upstream --check TVM_TREE  the patch applied in a scratch clone of a TVM checkout
                                         and TVM's tests run without and with it; exit status 1
                                         where a test changed or a name is missing
+                                        (the tree's own test code runs, with your rights)
     """
     parser = Parser(prog="tune upstream", description=main.__doc__)
     action = parser.add_mutually_exclusive_group(required=True)
@@ -49,7 +50,9 @@ def main(argv: list[str]) -> int:
         metavar="TVM_TREE",
         help="apply the patch in a scratch clone of this TVM checkout, look up the names the "
         "rule uses there, and run TVM's dlight and CUDA relax tests without and with it; "
-        "prints the report, exit status 1 where a test changed or a name is missing",
+        "prints the report, exit status 1 where a test changed or a name is missing. The "
+        "tree's own test code (its conftest.py files and tests) runs, with your rights; "
+        "its uncommitted and untracked files are left out",
     )
     for option, made_by in (
         ("--run", "a `tune` run folder (its report.json)"),

@@ -180,7 +180,8 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
             raise RunError(f"{run.path}: the model's kernels were not prepared")
         progress.start("tuning")
         tune_top(run, plan, prepared.kernels_file, progress)
-        run.add_wall("tuning", progress.finish("tuning", f"{plan.tune_top} kernel(s)"))
+        count = len(run.meta["tuned"]["kernels"])  # the model may have fewer than --tune-top
+        run.add_wall("tuning", progress.finish("tuning", f"{count} kernel(s)"))
     file = run.meta["tuned"]["file"]
     if file is None:
         return []

@@ -118,10 +118,11 @@ def not_regular(path: Path) -> str | None:
     return None if stat.S_ISREG(mode) else str(_not_regular(path, mode))
 
 
-def read_bytes(path: Path) -> bytes:
-    """The bytes of the regular file at `path` (a link to one is followed). Opened without
-    blocking, then checked, then read: a FIFO, socket, device or folder raises NotRegular at
-    once. FileNotFoundError and other OSErrors are the caller's to say."""
+def read_bytes(path: Path, largest: int = LARGEST_READ) -> bytes:
+    """The bytes of the regular file at `path` (a link to one is followed), of at most
+    `largest` bytes. Opened without blocking, then checked, then read: a FIFO, socket, device
+    or folder raises NotRegular at once. FileNotFoundError and other OSErrors are the caller's
+    to say."""
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -133,16 +134,17 @@ def read_bytes(path: Path) -> bytes:
     if not stat.S_ISREG(found.st_mode):
         os.close(fd)
         raise _not_regular(path, found.st_mode)
-    if found.st_size > LARGEST_READ:  # a crafted (sparse) file would be read whole
+    if found.st_size > largest:  # a crafted (sparse) file would be read whole
         os.close(fd)
-        raise NotRegular(f"{path} holds {found.st_size} bytes, more than any file of a run")
+        limit = "any file of a run" if largest == LARGEST_READ else f"the {largest:,} allowed"
+        raise NotRegular(f"{path} holds {found.st_size:,} bytes, more than {limit}")
     with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+        return handle.read(largest + 1)
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, largest: int = LARGEST_READ) -> str:
     """The UTF-8 text of the regular file at `path` (`read_bytes`)."""
-    return read_bytes(path).decode("utf-8")
+    return read_bytes(path, largest).decode("utf-8")
 
 
 def loads(text: str | bytes) -> Any:
@@ -248,6 +250,22 @@ def repair_advice(path: Path, missing: bool = False) -> str:
     folder = next((p for p in path.parents if (p / RUN_FILE).is_file()), None)
     if path.name == RUN_FILE or folder is None:
         return "the run cannot be continued from it: start a new run with --out"
+    finish = _finishing_command(folder)
     if missing:
-        return f"tune --resume {folder} measures or rebuilds it"
-    return f"delete it, then tune --resume {folder} measures or rebuilds it"
+        return f"{finish} measures or rebuilds it"
+    return f"delete it, then {finish} measures or rebuilds it"
+
+
+def _finishing_command(folder: Path) -> str:
+    """What finishes the run in `folder`: `tune --resume` for the study's; for a model's (which
+    `tune --resume` refuses), the `tune model` command that made it, run again."""
+    try:
+        meta = loads(read_bytes(folder / RUN_FILE))
+    except (OSError, ValueError, UnicodeDecodeError):
+        meta = None
+    if not isinstance(meta, dict) or meta.get("kind") != "model":
+        return f"tune --resume {folder}"
+    command = meta.get("command")
+    if isinstance(command, str) and command.startswith("tune model") and command.isprintable():
+        return f"the same command ({command})"
+    return f"the same tune model command with --out {folder}"

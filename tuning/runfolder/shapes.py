@@ -117,12 +117,13 @@ TUNER_RUN = {
 }
 SUMMARY = {
     **TUNER_RUN,
+    "importances?": (Each(Within(NUMBER, 0, 1)), None),  # plotted (reports/plots.py)
     "source?": str,
     "runs?": Each(TUNER_RUN),
     "kernel_times?": Each(str),
     "held_against?": str,
 }
-MEASUREMENT = {"status": str, "kernel_us?": TIME_OR_NONE}
+MEASUREMENT = {"status": str, "kernel_us?": TIME_OR_NONE, "timer?": (str, None)}
 # A sweep's own file: written with its marker (`kind`) since 2026-12; a sweep.json made before
 # has no marker and is known by its settings.
 SWEEP_KIND = "tune sweep"

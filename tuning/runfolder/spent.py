@@ -25,3 +25,12 @@ SPENT = {
         "builder's and the callbacks')"
     ),
 }
+
+
+def added(earlier: dict | None, now: dict) -> dict:
+    """`now`'s totals with those a summary written before holds (a finished run resumed: the
+    sessions before this one), so that a resume that measures nothing keeps every total."""
+    merged = dict(earlier or {})
+    for name, amount in now.items():
+        merged[name] = merged.get(name, 0) + amount
+    return merged

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 
 from tuning.base.errors import UsageError
+
+from .git import run_git
 
 AUTHOR = re.compile(r"(?P<name>[^<>\n]*[^<>\s])\s*<(?P<email>[^<>\s]+@[^<>\s]+)>")
 ASK = 'give the patch\'s author with --author "Name <email>"'
@@ -23,9 +24,9 @@ def parse_author(text: str) -> tuple[str, str]:
 
 
 def _git_config(key: str) -> str:
-    try:
-        done = subprocess.run(["git", "config", "--get", key], capture_output=True, text=True)
-    except FileNotFoundError:  # no git: the patch is written by git anyway, which says so later
+    try:  # the user's own configuration, no repository named by a variable
+        done = run_git(["config", "--get", key], scratch=False)
+    except UsageError:  # no git: the patch is written by git anyway, which says so later
         return ""
     return done.stdout.strip() if done.returncode == 0 else ""
 

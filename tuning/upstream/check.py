@@ -7,7 +7,10 @@ relax tests that build for CUDA and the patch's own test run twice against the i
 without the patch and with the patch's modules registered in place of the installed ones
 (overlay.py). The installed TVM runs the rule in its own API's spelling (rule.installed_api):
 where that is not the base's, the rule that runs differs from the patch's in API_NAMES' lines
-only, and the report says so. Everything else runs as the clone has it.
+only, and the report says so. Everything else runs as the clone has it: the tree's own test
+code runs with the user's rights (the report and `--help` say so), in a clone of committed
+regular files with no remote (clone.py), under a HOME of the scratch folder, with no pytest
+configuration or conftest.py from above the clone.
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ from pathlib import Path
 from tuning.base.errors import UsageError
 
 from .check_report import render_check
+from .clone import clone_at_base, clone_text, left_out, left_out_note, remove_links
+from .git import git_environment, run_git
 from .names import missing_names, used_names
 from .patch import PATCH, _identity, format_patch, patched_files
 from .rule import API_NAMES, installed_api, rule_source
-from .tvm_tree import BASE_COMMIT, CUDA_PIPELINE, GPU_INIT, RULE, TEST
+from .tvm_tree import CUDA_PIPELINE, GPU_INIT, RULE, TEST
 
 DLIGHT_TESTS = "tests/python/s_tir/dlight"
 RELAX_TESTS = "tests/python/relax"
@@ -54,29 +59,12 @@ def _run(command: list[str], cwd: Path, env: dict | None = None) -> subprocess.C
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
 
 
-def clone_at_base(tree: Path, scratch: Path) -> tuple[Path, str]:
-    """A clone of `tree` under `scratch`, checked out at BASE_COMMIT where `tree` holds it, else
-    at its HEAD; and the commit checked out. UsageError where `tree` is not a git checkout of
-    TVM."""
-    if not (tree / "python" / "tvm").is_dir():
-        raise UsageError(f"{tree} is not a TVM source tree (no python/tvm); give a clone")
-    if _run(["git", "rev-parse", "--git-dir"], tree).returncode != 0:
-        raise UsageError(f"{tree} is not a git checkout; give a clone of apache/tvm")
-    clone = scratch / "tvm"
-    done = _run(["git", "clone", "-q", "--no-checkout", str(tree.resolve()), str(clone)], scratch)
-    if done.returncode != 0:
-        raise UsageError(f"cannot clone {tree}: {done.stderr.strip()}")
-    if _run(["git", "checkout", "-q", "--detach", BASE_COMMIT], clone).returncode != 0:
-        _run(["git", "checkout", "-q", "--detach", "HEAD"], clone)
-    return clone, _run(["git", "rev-parse", "HEAD"], clone).stdout.strip()
-
-
 def apply_patch(clone: Path, patch_text: str) -> str | None:
     """`git am` the patch in `clone`; None where it applies, else git's message."""
     path = clone.parent / PATCH
     path.write_text(patch_text)
     env = _identity(("tune upstream --check", "check@example.invalid"))
-    done = _run(["git", "am", "-q", "--keep-non-patch", str(path)], clone, env)
+    done = run_git(["am", "-q", "--keep-non-patch", str(path)], clone, env)
     return None if done.returncode == 0 else (done.stderr or done.stdout).strip()
 
 
@@ -92,7 +80,7 @@ def selected_tests(clone: Path) -> list[str]:
     relax = [
         str(path.relative_to(clone))
         for path in sorted((clone / RELAX_TESTS).rglob("test_*.py"))
-        if '"cuda"' in (text := path.read_text(errors="replace")) and BUILDS_FOR_CUDA.search(text)
+        if '"cuda"' in (text := clone_text(path)) and BUILDS_FOR_CUDA.search(text)
     ]
     return [DLIGHT_TESTS, *relax]
 
@@ -110,16 +98,58 @@ def overlay_folder(clone: Path, scratch: Path) -> Path:
 
 
 def run_tests(clone: Path, tests: list[str], overlay: Path | None, report: Path) -> Outcome:
-    """pytest on `tests` in `clone` against the installed TVM (with the overlay if given)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PROJECT), *_pythonpath()])}
+    """pytest on `tests` in `clone` against the installed TVM (with the overlay if given): with
+    the clone's own pytest configuration or none (`_pytest_config`), no conftest.py above the
+    clone, HOME in the scratch folder; UsageError with pytest's last lines where it cannot
+    start."""
+    home = report.parent / "home"
+    home.mkdir(exist_ok=True)
+    env = git_environment(scratch=False) | {
+        "PYTHONPATH": os.pathsep.join([str(PROJECT), *_pythonpath()]),
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+    }
+    for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"):  # configuration from outside the clone
+        env.pop(name, None)
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+    command += ["-c", str(_pytest_config(clone)), f"--rootdir={clone}", f"--confcutdir={clone}"]
     if overlay is not None:
         env["TVM_OVERLAY"] = str(overlay)
         command += ["-p", "tuning.upstream.overlay"]
-    _run([*command, f"--junitxml={report}", *tests], clone, env)
+    done = _run([*command, f"--junitxml={report}", *tests], clone, env)
     if not report.is_file():
-        raise RuntimeError(f"pytest wrote no report in {clone}")
-    return read_junit(report)
+        said = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+        last = " | ".join(line.strip() for line in said[-3:])[-400:] or "no output"
+        raise UsageError(
+            f"pytest could not start in the scratch clone (exit status {done.returncode}): {last}"
+        )
+    try:
+        return read_junit(report)
+    except ElementTree.ParseError as error:  # the tree's own code ran and could write it
+        raise UsageError(f"pytest's report of the tree's tests is damaged ({error})") from None
+
+
+# pytest's configuration files, and the section that makes each one pytest's.
+PYTEST_CONFIGS = (
+    ("pytest.ini", ""),
+    (".pytest.ini", ""),
+    ("pyproject.toml", "[tool.pytest.ini_options]"),
+    ("tox.ini", "[pytest]"),
+    ("setup.cfg", "[tool:pytest]"),
+)
+
+
+def _pytest_config(clone: Path) -> Path:
+    """The clone's own pytest configuration file, else an empty one beside the clone: given
+    with `-c`, pytest looks for none in the folders above the clone (a planted pytest.ini)."""
+    for name, section in PYTEST_CONFIGS:
+        path = clone / name
+        if path.is_file() and section in clone_text(path):
+            return path
+    empty = clone.parent / "pytest.ini"
+    empty.write_text("[pytest]\n")
+    return empty
 
 
 def _pythonpath() -> list[str]:
@@ -150,13 +180,15 @@ def check(tree: Path) -> tuple[str, bool]:
     with tempfile.TemporaryDirectory(prefix="tune-upstream-check-") as name:
         scratch = Path(name)
         clone, at = clone_at_base(tree, scratch)
+        note = left_out_note(left_out(tree), remove_links(clone))
         failure = apply_patch(clone, patch_text)
         if failure is not None:
             lines = [f"# `tune upstream --check {tree}`", "", f"At `{at}`, the patch does not "]
-            return "".join(lines) + f"apply:\n\n```\n{failure}\n```\n", False
+            return "".join(lines) + f"apply:\n\n```\n{failure}\n```\n{note}", False
         names, missing = rule_names_missing(clone)
         tests = selected_tests(clone)
         overlay = overlay_folder(clone, scratch)
         before = run_tests(clone, [*tests, TEST], None, scratch / "before.xml")
         after = run_tests(clone, [*tests, TEST], overlay, scratch / "after.xml")
-    return render_check(tree, at, names, missing, tests, before, after)
+    report, holds = render_check(tree, at, names, missing, tests, before, after)
+    return report + note, holds

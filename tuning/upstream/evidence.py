@@ -7,14 +7,13 @@ read by models_section.py."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from baselines.window_bench import table
 from reports.comparisons import ratio_text
 from reports.escape import code, md
-from tuning.base.errors import UsageError
 
+from . import figure_files
 from .committed import committed
 from .models_section import models_section
 from .pr_text import Figures
@@ -29,25 +28,18 @@ WRITTEN_BY = {
 
 
 def read_figures(given: Path, name: str, option: str) -> dict:
-    """The JSON file `name` in the folder `given` (or `given` itself, the file); one line
-    naming it and what to give instead where it is missing, not a regular file or damaged."""
-    path = given / name if given.is_dir() else given
-    if not path.is_file():  # a FIFO or a device would block or mislead: never opened
-        found = "is missing" if not path.exists() else "is not a regular file"
-        raise UsageError(
-            f"{path} {found}; {option} takes a folder holding {name}, or the file "
-            f"({WRITTEN_BY[name]})"
-        )
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError) as error:
-        detail = str(error).splitlines()[0][:120] if str(error) else "empty"
-        raise UsageError(f"{path} is damaged ({detail}); give {option} another {name}") from None
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{path} is not a {name} (not a JSON object); give {option} another")
-    return data
+    """The figure file `name` of the folder `given` (or the file itself), checked
+    (figure_files.py)."""
+    return figure_files.read_figures(given, name, option, WRITTEN_BY[name])
+
+
+def _md(value) -> str:
+    """A figure file's text field as markdown; one it lacks (or gives as null) said so."""
+    return "not recorded" if value is None else md(value)
+
+
+def _code(value) -> str:
+    return "a command not recorded" if value is None else code(value)
 
 
 def _us(value) -> str:
@@ -67,9 +59,9 @@ def study_section(report: dict, source: Path, date: str) -> list[str]:
     kernels = {row.get("arm"): row for row in report.get("fused_kernel", [])}
     on, fixed = arms["on"], arms["fixed"]
     lines = [
-        f"{code(report.get('command'))} on {md(environment.get('gpu', report.get('device')))}, "
-        f"{md(date)}, TVM {md(environment.get('tvm'))}, "
-        f"{md(report.get('trials'))} processes ({code(source)}). The fused pool kernel at kernel "
+        f"{_code(report.get('command'))} on {_md(environment.get('gpu', report.get('device')))}, "
+        f"{md(date)}, TVM {_md(environment.get('tvm'))}, "
+        f"{_md(report.get('trials'))} processes ({code(source)}). The fused pool kernel at kernel "
         "level (the tuners' timer), and the whole graph end to end (median and interquartile "
         "range of every sample; GPU time with the calls queued):",
         "",
@@ -100,7 +92,7 @@ def sweep_section(sweep: dict, source: Path, date: str) -> list[str]:
     if not cases:
         return [f"The sweep in {code(source)} holds no Case."]
     lines = [
-        f"{code(sweep.get('command'))} on {md(sweep.get('device'))}, {md(date)} ({code(source)}):"
+        f"{_code(sweep.get('command'))} on {_md(sweep.get('device'))}, {md(date)} ({code(source)}):"
         " per Case, the fused pool kernel at kernel level and the graph end to end (medians), "
         "under the default "
         "rules (`on`) and with WindowReduction (`fixed`).",
@@ -113,7 +105,8 @@ def sweep_section(sweep: dict, source: Path, date: str) -> list[str]:
         kernel, whole = case.get("kernel_us", {}), case.get("end_to_end_us", {})
         ratio = case.get("fixed_over_on")
         lines.append(
-            f"| {md(case.get('case'))} | {_us(kernel.get('default'))} | {_us(kernel.get('fixed'))} "
+            f"| {_md(case.get('case'))} | {_us(kernel.get('default'))} "
+            f"| {_us(kernel.get('fixed'))} "
             f"| {_us(whole.get('on'))} | {_us(whole.get('fixed'))} "
             f"| {ratio_text(ratio) if ratio else 'not measured'} |"
         )
@@ -132,7 +125,7 @@ def bench_section(bench: dict, source: Path, date: str) -> list[str]:
     lists = list(rows[0]["lists"])
     lines = [
         f"The toolkit's benchmark of the two fixes (`window_bench`) on "
-        f"{md(environment.get('gpu', 'the CPU'))}, {md(date)}, TVM {md(environment.get('tvm'))} "
+        f"{_md(environment.get('gpu', 'the CPU'))}, {md(date)}, TVM {_md(environment.get('tvm'))} "
         f"({code(source)}). "
         "Each cell: the rule that takes the kernel, its launch (blocks x threads)"
         + (
@@ -194,13 +187,4 @@ def _section(given: Path | None, name: str, option: str, render) -> list[str]:
 
 
 def _date(given: Path) -> str:
-    """The date a run folder recorded: its environment.json, or that of the first run in it."""
-    folder = given if given.is_dir() else given.parent
-    for path in [folder / "environment.json", *sorted(folder.glob("*/environment.json"))]:
-        try:
-            date = json.loads(path.read_text()).get("date")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if date:
-            return str(date)[:10]
-    return "date not recorded"
+    return figure_files.recorded_date(given)

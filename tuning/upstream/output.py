@@ -3,15 +3,15 @@ checkout) or one that someone else prepared.
 
 Every file is written as the run folder writes its own (`runfolder.store.write_text`: a fresh
 temporary file renamed over the name), so a link planted at a file's name is replaced and its
-target left untouched; a link planted where a folder of the output goes is replaced by a real
-folder the same way. A file that already holds other text (an edited file of a TVM checkout,
+target left untouched. A link where a folder of the output goes (a checkout's own, or a planted
+one) is refused: writing through it would write outside --out, replacing it would change the
+user's checkout. A file that already holds other text (an edited file of a TVM checkout,
 a PR text touched by hand) is not overwritten unless the user says so (`--force`): everything
 is checked before anything is written, and a refusal is one line.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from tuning.base.errors import UsageError
@@ -28,8 +28,11 @@ def _problem(out: Path, relative: str, text: str, force: bool) -> str | None:
     """Why `text` may not be written at `out/relative`: "differs" for other text there (unless
     `force`), a sentence for what can never be replaced; None where it may."""
     for folder in _parents(out, relative):
-        if folder.is_symlink():
-            return None  # replaced by a real folder: nothing below it is read
+        if folder.is_symlink():  # a checkout's own link, or a planted one: neither is touched
+            return (
+                f"{folder} is a symbolic link, and tune upstream writes {relative} below it: it "
+                "neither writes through a link nor replaces one; give another --out"
+            )
         if folder.exists() and not folder.is_dir():
             return f"{folder} is not a folder, and tune upstream writes {relative} below it"
     path = out / relative
@@ -53,11 +56,8 @@ def _holds(out: Path, relative: str, text: str) -> bool:
 
 
 def _real_folders(out: Path, relative: str) -> None:
-    """Make the folders of `relative` under `out`, each link planted among them replaced by a
-    folder (the link's target untouched)."""
+    """Make the folders of `relative` under `out` (none is a link: `_problem` refused it)."""
     for folder in _parents(out, relative):
-        if folder.is_symlink():
-            os.unlink(folder)
         if not folder.is_dir():
             folder.mkdir()
 

@@ -12,14 +12,12 @@ machine's, so writing it again gives the same bytes.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import tempfile
 from pathlib import Path
 
 from baselines.window_reduction import MAX_WINDOW
-from tuning.base.errors import UsageError
 
+from .git import run_git
 from .rule import rule_source
 from .tvm_test import shipped_test
 from .tvm_tree import (
@@ -88,20 +86,16 @@ def patched_files() -> dict[str, str]:
 
 
 def _git(repo: Path, *args: str, env: dict) -> str:
-    command = ["git", "-C", str(repo), "-c", "commit.gpgsign=false", *args]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env)
-    except FileNotFoundError:
-        raise UsageError("tune upstream needs git on the PATH to write the patch") from None
+    done = run_git(["-C", str(repo), "-c", "commit.gpgsign=false", *args], repo, env)
     if done.returncode != 0:
         raise RuntimeError(f"git {args[0]} failed: {done.stderr.strip()}")
     return done.stdout
 
 
 def _identity(author: tuple[str, str]) -> dict:
-    """git's environment for a commit by `author` (name, email), the user's and the system's
-    git configuration left out so that they cannot change the patch's form."""
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    """git's variables for a commit by `author` (name, email); `run_git` leaves the user's
+    and the system's configuration out, so that they cannot change the patch's form."""
+    env: dict[str, str] = {}
     for role in ("AUTHOR", "COMMITTER"):
         env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = author
     return env

@@ -151,6 +151,63 @@ def check_untouched(url: str) -> None:
         )
 
 
+# Optuna's tables (optuna.storages._rdb.models, Optuna 4 and 5) and those SQLAlchemy and SQLite
+# add: a SQLite file holding any other is the user's own database, not a study's.
+OPTUNA_TABLES = frozenset(
+    {
+        "studies",
+        "study_directions",
+        "study_system_attributes",
+        "study_user_attributes",
+        "trial_heartbeats",
+        "trial_intermediate_values",
+        "trial_params",
+        "trial_system_attributes",
+        "trial_user_attributes",
+        "trial_values",
+        "trials",
+        "version_info",
+        "alembic_version",
+        "sqlite_sequence",
+    }
+)
+
+
+def storage_problem(url: str, force: bool = False) -> str | None:
+    """Why a run must not record `url` as its storage, if it must not: SQLite in memory (the
+    run could never be resumed from it), or a SQLite file holding tables that are not Optuna's
+    (Optuna would add its twelve beside them) unless `force`."""
+    if url.startswith("sqlite:") and (
+        url.rstrip("/") in ("sqlite:", "sqlite:///:memory:") or "memory" in url.partition("?")[2]
+    ):
+        return (
+            f"--storage {url} keeps the study in memory, and a run records its storage to be "
+            "resumed from it: give a file, e.g. sqlite:///PATH/study.db"
+        )
+    path = storage_file(url)
+    if force or path is None or not url.startswith(SQLITE) or not_regular(path):
+        return None
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    try:
+        connection = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+        try:
+            found = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            tables = {row[0] for row in found.fetchall()}
+        finally:
+            connection.close()
+    except sqlite3.Error:
+        return None  # not a database: check_untouched says so
+    foreign = sorted(tables - OPTUNA_TABLES)
+    if not foreign:
+        return None
+    named = ", ".join(foreign[:3]) + (" and more" if len(foreign) > 3 else "")
+    return (
+        f"the SQLite file {path} holds tables that are not Optuna's ({named}), and Optuna would "
+        "add its own beside them: pass another --storage, or --storage-force to use it anyway"
+    )
+
+
 def _journal_problem(path: Path) -> str | None:
     for number, line in enumerate(read_bytes(path).splitlines(keepends=True), 1):
         if not line.endswith(b"\n"):

@@ -23,7 +23,8 @@ from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
 from tuning.candidates.rule_schedule import DefaultSchedule
 from tuning.candidates.summary import summary_counts, tuner_result
-from tuning.runfolder.store import Run, read_json, write_json
+from tuning.runfolder.spent import added
+from tuning.runfolder.store import Run, RunError, read_json, write_json
 from tuning.tuners.space import Space, key
 from tuning.tuners.spec import KernelJob
 
@@ -87,7 +88,9 @@ def tune_run(
     run.add_wall(name, time.monotonic() - started)
     wall_s = run.meta["phase_wall_s"][name]
     summary = summarize(study, rows, wall_s, rule_kernels, exhaustive, key(space.seeds()[0]))
-    summary["time_spent"] = search.book.totals(evaluator.book)
+    summary["time_spent"] = added(
+        _earlier_spent(directory / "summary.json"), search.book.totals(evaluator.book)
+    )
     if exhaustive is not None and summary.get("exhaustive_best_kernel_us"):
         summary["sampler_replay"] = compare_samplers(space, exhaustive)
     write_json(directory / "trials.json", rows)
@@ -99,6 +102,15 @@ def tune_run(
             f"{summary['failed_by_reason']}"
         )
     return template_arm(name, summary["best_params"], whole_graph=whole)
+
+
+def _earlier_spent(path) -> dict | None:
+    """The time a summary written before holds (a finished run resumed), where it is readable:
+    a damaged one is replaced as a resume replaces it."""
+    try:
+        return read_json(path).get("time_spent") if path.exists() else None
+    except RunError:
+        return None
 
 
 def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:

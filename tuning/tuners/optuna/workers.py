@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import optuna
 
 from baselines.case import Case
 from baselines.pipeline import make_target
-from tuning.base.children import stop
+from tuning.base.children import module_command, stop
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.summary import budget_shares
 from tuning.tuners.space import Space
@@ -59,9 +58,7 @@ def run_workers(
             env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
         if password:  # in the environment, not on the command line that `ps` shows
             env[CHILD_PASSWORD_ENV] = password
-        command = [
-            sys.executable,
-            "-m",
+        command = module_command(
             "tuning.cli",
             "worker",
             "--storage",
@@ -81,7 +78,7 @@ def run_workers(
             *(["--storage-password-env", CHILD_PASSWORD_ENV] if password else []),
             "--case",
             *[f"{k}={v}" for k, v in case.to_dict().items()],
-        ]
+        )
         processes.append(subprocess.Popen(command, env=env))
     try:
         failed = [p.args for p in processes if p.wait() != 0]
