@@ -95,9 +95,7 @@ class Comparison:
             self._trial(index)
         run.add_wall("comparison", time.monotonic() - started)
         arms = len(self.arms) + len(self.peers)
-        progress.finish(
-            "comparison", f"{arms} arms, {self.plan.protocol.trials} trials in fresh processes"
-        )
+        progress.finish("comparison", f"{arms} arms, {self.plan.protocol.trials} timing processes")
 
     def _trial(self, index: int) -> None:
         run, plan, progress, peers = self.run, self.plan, self.progress, self.peers

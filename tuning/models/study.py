@@ -257,5 +257,5 @@ def _trials(run: Run, plan: ModelPlan, arms: list, prepared: Prepared, progress)
         )
         record = run_trial_process(job, progress.say, step)
         run.save_trial(record)
-    summary = f"{len(arms) + len(peers)} arms, {len(left)} trials in fresh processes"
+    summary = f"{len(arms) + len(peers)} arms, {len(left)} timing processes"
     run.add_wall("trials", progress.finish("trials", summary))
