@@ -7,8 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .user_error import UserError
 
-class CaseError(ValueError):
+
+class CaseError(UserError):
     """A Case that cannot describe a graph; the message says which field and why."""
 
 

@@ -6,8 +6,10 @@ subclasses let a caller (and the tests) tell the causes apart.
 
 from __future__ import annotations
 
+from baselines.user_error import UserError
 
-class ModelError(ValueError):
+
+class ModelError(UserError):
     """A spec, option or model that cannot be run; the message says which and why."""
 
 

@@ -3,16 +3,18 @@ names these before it knows which subcommand runs, and `tune report` never loads
 
 from __future__ import annotations
 
+from baselines.user_error import UserError
+
 # Exit codes: bad input (one line), and a run whose tuners all measured nothing valid.
 EXIT_USAGE = 2
 EXIT_TUNING_FAILED = 1
 
 
-class UsageError(ValueError):
+class UsageError(UserError):
     """Bad input: printed as one line, exit code 2."""
 
 
-class TrackerError(ValueError):
+class TrackerError(UserError):
     """An RPC tracker that cannot be used; the message says why and how to start a server."""
 
 

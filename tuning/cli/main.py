@@ -37,21 +37,19 @@ import threading
 import time
 from pathlib import Path
 
-from baselines.case import CaseError
-from baselines.models.errors import ModelError
 from baselines.models.fence import UserCodeInterrupt
+from baselines.user_error import UserError
 from tuning.base.children import import_tvm
 from tuning.base.errors import (
     EXIT_TUNING_FAILED,
     EXIT_USAGE,
-    TrackerError,
     TuningFailed,
     UsageError,
 )
 from tuning.base.progress import DETAILS_LOG, Progress, details_to
 from tuning.runfolder.lock import release_all
 from tuning.runfolder.redact import redact
-from tuning.runfolder.store import Run, RunError, read_text
+from tuning.runfolder.store import Run, read_text
 from tuning.scratch import own_tmpdir
 
 from .commands import command
@@ -241,7 +239,7 @@ def _main(argv: list[str]) -> int:
         print(f"run folder: {run.path}", file=sys.stderr)
         with details_to(run.path / DETAILS_LOG, progress):
             report = run_study(run, progress, PROCESS_STARTED)
-    except (UsageError, CaseError, ModelError, RunError, TrackerError) as error:
+    except UserError as error:  # bad input of any kind: one line
         print(f"tune: error: {shown(redact(str(error)))}", file=sys.stderr)
         _user_details(error, argv)
         return EXIT_USAGE

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from baselines.user_error import UserError
+
 from .shapes import file_problem
 
 RUN_FILE = "run.json"
@@ -43,7 +45,7 @@ os.umask(_UMASK)
 LARGEST_READ = 256 * 2**20
 
 
-class RunError(ValueError):
+class RunError(UserError):
     """A run folder that cannot be used as asked; the message says why and what to do."""
 
 
