@@ -23,17 +23,27 @@ would ship: `window_reduction.py`) holds WindowReduction alone.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import tvm
 from tvm import s_tir, tirx
 from tvm.s_tir import dlight
 from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
+from . import window_reduction
 from .backend import default_schedule_pass
 from .branch_loads import select_branch_loads, stage_scalars
 from .output_registers import keep_read_outputs_local
 from .row_reduction import with_row_reduction
 from .serial_reduction import SerialGeneralReduction, SerialReduction
 from .window_reduction import MAX_WINDOW, analyze_window, choose_launch, schedule_window
+
+
+def rule_hash() -> str:
+    """The first 16 hex digits of the SHA-256 of window_reduction.py, the file TVM would ship:
+    every run that measures the rule records it, and PR.md cites only runs of the shipped one."""
+    return hashlib.sha256(Path(window_reduction.__file__).read_bytes()).hexdigest()[:16]
 
 
 class WindowReduction(GPUScheduleRule):

@@ -23,8 +23,8 @@ from tuning.base.errors import UsageError
 from .rule import rule_source
 from .tvm_test import shipped_test
 from .tvm_tree import (
+    BASE,
     BASE_COMMIT,
-    BASE_DATE,
     CUDA_PIPELINE,
     EDITED,
     GPU_INIT,
@@ -108,9 +108,10 @@ def _identity(author: tuple[str, str]) -> dict:
 
 
 def format_patch(files: dict[str, str], author: tuple[str, str]) -> str:
-    """One commit by `author` on top of the base commit's files, as `git format-patch` writes
-    it, with the base commit named (after `---`, where `git am` ignores it, and as the
-    `base-commit:` trailer) and without a date (`git am` stamps the day it is applied)."""
+    """One commit by `author` on top of the base's files, as `git format-patch` writes it, with
+    the base named after `---` (where `git am` ignores it) and without a date (`git am` stamps
+    the day it is applied). No `base-commit:` trailer: the release names its commit abbreviated
+    only, and the trailer wants the whole hash."""
     env = _identity(author)
     with tempfile.TemporaryDirectory() as scratch:
         repo = Path(scratch)
@@ -126,8 +127,8 @@ def format_patch(files: dict[str, str], author: tuple[str, str]) -> str:
         )
     header, separator, rest = text.partition("\n---\n")
     header = "\n".join(line for line in header.split("\n") if not line.startswith("Date: "))
-    note = f"Made against apache/tvm main at {BASE_COMMIT} ({BASE_DATE}).\n\n"
-    return f"{header}{separator}{note}{rest}\nbase-commit: {BASE_COMMIT}\n"
+    note = f"Made against {BASE.replace('`', '')}.\n\n"
+    return f"{header}{separator}{note}{rest}"
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> None:
