@@ -5,29 +5,33 @@ few elements into each output, usually fused with an elementwise epilogue. Gener
 each output a block of 256 threads, Reduction a 2x2 average pool a block of 4: most threads idle,
 and barriers for a few elements (apache/tvm#20401). Here each thread computes one output (two
 along the second-to-last axis where windows overlap much), reduces its window serially in a
-register, unrolled, and applies the epilogue in place.
-
-The rule declines, leaving the function to the rules after it:
-- a lone reduction of padded values, which Reduction declines: Fallback gives it a thread per
-  output already, and on an H200 was no slower (a ResNet stem's lone 3x3 MaxPool);
-- windows of one element (1x1 pools): nothing is reduced, Fallback maps them as this rule would;
-- windows of more than MAX_WINDOW elements, and reductions that do not slide along the outputs
-  (sums, softmax, global pooling, matmul): their reduction is long, or shared by every output;
-- layouts but the window along the innermost axis (NCHW-like) or an output axis there (NHWC);
-- symbolic extents, more than one reduction, blocks that cannot be inlined, and epilogues not
-  elementwise over the reduced values (transposes, broadcasts back over the window).
+register, unrolled, and applies the epilogue in place. A window's rows load as vectors only
+where their alignment is provable (the buffer's offset a multiple of the lanes, 16 bytes).
 
 The launch depends on the target alone, not on the machine that compiles: threads per block from
-its `max_threads_per_block` and `thread_warp_size`. TVM's targets record no multiprocessor
-count, so blocks are sized for MULTIPROCESSORS, a constant: a GPU with fewer runs a few more
-waves of small blocks; one with more would idle some.
+its `max_threads_per_block` and `thread_warp_size`. TVM's targets record no multiprocessor count,
+so the number of blocks is a heuristic: enough for MULTIPROCESSORS; a GPU with fewer runs a few
+more waves of small blocks, one with more idles some.
+
+The rule declines, leaving the function to the rules after it:
+- what is no sliding window: an index not affine in the window's variables with constant
+  coefficients, or one read from memory (a gather, `table[idx[i, k], j]`); sums, softmax, global
+  pooling and matmul, whose reduction does not slide along the outputs;
+- windows of one element (nothing is reduced) or of more than MAX_WINDOW;
+- a lone reduction of padded values: Fallback gives it a thread per output already;
+- layouts but the window along the innermost axis (NCHW-like) or an output axis there (NHWC);
+- symbolic extents, more than one reduction, blocks that cannot be inlined, and epilogues not
+  elementwise over the reduced values.
 """
 
 import math
 from dataclasses import dataclass
 
+import tvm_ffi
+
 import tvm
 from tvm import s_tir, tirx
+from tvm.ir import TensorLoad
 from tvm.s_tir.dlight import analysis
 from tvm.s_tir.dlight.base import max_threads_per_block
 from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
@@ -44,8 +48,11 @@ ROW_REUSE = 3
 ROW_WINDOW = 9
 # Threads per block where the outputs fill the GPU: on an H200, within 6 % of tuned schedules.
 BLOCK_THREADS = 256
-# Multiprocessors the launch is sized for: an H100's or H200's, more than most GPUs have.
+# Multiprocessors the launch is sized for (a heuristic: TVM's targets do not record the count):
+# an H100's or H200's, more than most GPUs have.
 MULTIPROCESSORS = 132
+# The widest vector load a thread issues: 4 float32 lanes, 8 float16 ones.
+VECTOR_BYTES = 16
 
 
 class WindowReduction(GPUScheduleRule):
@@ -126,6 +133,8 @@ def analyze_window(sch: s_tir.Schedule) -> Window | None:
     )
     if (outputs := _inline_around(sch, reduction, shape)) is None:
         return None
+    if not _slides(sch.get(reduction)):
+        return None  # a gather, or an index not affine in the window (inlined reads included)
     return Window(reduction, outputs, shape, size, shares_rows, vector, not in_memory)
 
 
@@ -145,6 +154,30 @@ def _mixes(index, spatial: set, reduce: set) -> bool:
     return bool(used & spatial) and bool(used & reduce)
 
 
+def _slides(block) -> bool:
+    """Whether every index `block` reads is affine in its reduction variables, with constant
+    coefficients, and reads no memory (a gather's index is data)."""
+    reduce = [v.var for v in block.iter_vars if v.iter_type == tirx.IterVar.CommReduce]
+    for region in block.reads:
+        for index in (r.min for r in region.region):
+            coefficients = tvm.sym.detect_linear_equation(index, reduce)
+            if not coefficients or _ints(coefficients[:-1]) is None or _loads(index):
+                return False
+    return True
+
+
+def _loads(expr) -> bool:
+    """Whether `expr` reads memory."""
+    found = False
+
+    def _visit(_: TensorLoad) -> None:
+        nonlocal found
+        found = True
+
+    tvm_ffi.structural_walk(expr, (TensorLoad, _visit), order="post")
+    return found
+
+
 def _layout(index, innermost, reduce: set) -> str | None:
     """The innermost index moves with the output axis and window ("window", NCHW), the axis alone
     ("outputs", NHWC), or otherwise (None)."""
@@ -162,7 +195,8 @@ def _at(region: tirx.BufferRegion, axes: list) -> bool:
 
 
 def _aligned_columns(read: tirx.BufferRegion, axes: list, window: list) -> bool:
-    """Whether the read's innermost index is `s * w + r` and its columns load as vectors."""
+    """Whether the read's innermost index is `s * w + r` and its columns load as vectors at an
+    alignment the buffer proves (its offset zero or a multiple of the lanes)."""
     index = read.region[-1].min
     used = analysis.collect_vars_used_in_prim_expr(index)
     columns = [v for v in window if v.var in used]
@@ -173,7 +207,22 @@ def _aligned_columns(read: tirx.BufferRegion, axes: list, window: list) -> bool:
     if found is None or len(found) != 3 or sizes is None:
         return False
     stride, step, offset = found
-    return (step, offset) == (1, 0) and aligned_vector(sizes[0], stride, sizes[1])
+    buffer = _buffer(read)
+    lanes = vector_width(sizes[0], buffer.dtype)
+    return (
+        (step, offset) == (1, 0)
+        and aligned_vector(sizes[0], stride, sizes[1], buffer.dtype)
+        and _offset_aligned(buffer, lanes)
+    )
+
+
+def _offset_aligned(buffer: tirx.Buffer, lanes: int) -> bool:
+    """Whether the buffer's first element is provably at a multiple of `lanes` elements: a
+    constant offset that is, or a symbolic one whose `offset_factor` is."""
+    offset = _ints([buffer.elem_offset])
+    if offset is not None:
+        return offset[0] % lanes == 0
+    return int(buffer.offset_factor) % lanes == 0
 
 
 def _inline_around(sch: s_tir.Schedule, reduction, shape: tuple) -> tuple | None:
@@ -278,7 +327,8 @@ def vector_loads(sch: s_tir.Schedule, block, loop) -> None:
     staged = sch.cache_read(block, 0, "local")
     sch.compute_at(staged, loop, preserve_unit_loops=True)
     columns = sch.get_loops(staged)[-1]
-    _, lanes = sch.split(columns, [None, vector_width(sch.get(columns).extent)])
+    dtype = _buffer(sch.get(block).reads[0]).dtype
+    _, lanes = sch.split(columns, [None, vector_width(sch.get(columns).extent, dtype)])
     sch.vectorize(lanes)
 
 
@@ -290,11 +340,15 @@ def unroll_inside(sch: s_tir.Schedule, block, loop) -> None:
         sch.unroll(inner)
 
 
-def vector_width(extent) -> int:
-    """The widest float vector, 4 or 2 lanes, that divides a loop extent; 1 if neither does."""
-    return next((lanes for lanes in (4, 2) if int(extent) % lanes == 0), 1)
+def vector_width(extent, dtype: str = "float32") -> int:
+    """The most lanes of `dtype`, at most VECTOR_BYTES and at least two, that divide a loop
+    extent; 1 where none does."""
+    widest = VECTOR_BYTES * 8 // tvm.runtime.DataType(dtype).bits
+    widths = [lanes for lanes in (widest, widest // 2) if lanes >= 2]
+    return next((lanes for lanes in widths if int(extent) % lanes == 0), 1)
 
 
-def aligned_vector(columns: int, step: int, row: int) -> bool:
+def aligned_vector(columns: int, step: int, row: int, dtype: str = "float32") -> bool:
     """Whether `columns` columns from multiples of `step` in rows of `row` load as vectors."""
-    return (lanes := vector_width(columns)) > 1 and step % lanes == 0 and row % lanes == 0
+    lanes = vector_width(columns, dtype)
+    return lanes > 1 and step % lanes == 0 and row % lanes == 0

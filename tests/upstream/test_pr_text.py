@@ -10,9 +10,9 @@ import tarfile
 import pytest
 from conftest import ROOT
 
+from baselines.rules import rule_hash
 from baselines.torch_peer import torch_available
 from baselines.window_bench import main as window_bench
-from baselines.rules import rule_hash
 from baselines.window_reduction import BLOCK_THREADS, MAX_WINDOW, ROW_REUSE, ROW_WINDOW
 from tuning.cli.main import main
 from tuning.upstream.bundle import PR
