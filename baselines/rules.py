@@ -37,7 +37,7 @@ from .branch_loads import select_branch_loads, stage_scalars
 from .output_registers import keep_read_outputs_local
 from .row_reduction import with_row_reduction
 from .serial_reduction import SerialGeneralReduction, SerialReduction
-from .window_reduction import MAX_WINDOW, analyze_window, choose_launch, schedule_window
+from .window_reduction import MAX_WINDOW, _choose_launch, _inline_window, _schedule_window
 
 
 def rule_hash() -> str:
@@ -58,11 +58,11 @@ class WindowReduction(GPUScheduleRule):
             return None
         sch = s_tir.Schedule(func)
         try:
-            window = analyze_window(sch)
+            window = _inline_window(sch)
             if window is None or not 1 < window.size <= MAX_WINDOW:
                 return None
             window = keep_read_outputs_local(sch, window)
-            thread_loop = schedule_window(sch, window, choose_launch(window, target))
+            thread_loop = _schedule_window(sch, window, _choose_launch(window, target))
             if window.inlined_input:
                 select_branch_loads(sch, window.reduction)
                 stage_scalars(sch, window.reduction, thread_loop)

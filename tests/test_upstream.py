@@ -115,6 +115,7 @@ def test_the_rule_ships_as_the_project_measures_it(upstream):
     ]
     assert "from tvm.s_tir.dlight" not in shipped
     assert "state.replace" not in shipped  # schedule primitives only: the trace replays
+    assert "Not `normalize_prim_func`" in shipped  # why it starts otherwise than its neighbours
 
 
 def test_the_checked_in_tvm_test_is_todays_rendering():

@@ -50,9 +50,9 @@ from baselines.window_reduction import (
     MAX_WINDOW,
     MULTIPROCESSORS,
     Launch,
-    analyze_window,
-    block_threads,
-    vector_width,
+    _block_threads,
+    _inline_window,
+    _vector_width,
 )
 
 CUDA = make_target("cuda")
@@ -251,7 +251,7 @@ def test_every_schedule_is_right_on_llvm(kernel):
 
 def _window(kernel):
     mod = fused(kernel)
-    return analyze_window(s_tir.Schedule(mod[reduction_function(mod)]))
+    return _inline_window(s_tir.Schedule(mod[reduction_function(mod)]))
 
 
 def test_the_window_is_read_off_each_layout():
@@ -277,9 +277,9 @@ def test_the_window_is_read_off_each_layout():
 
 def test_two_rows_per_thread_only_where_the_outputs_still_fill_the_gpu():
     window = _window(CLASS[4])
-    launch = baselines.window_reduction.choose_launch(window, CUDA)
+    launch = baselines.window_reduction._choose_launch(window, CUDA)
     assert launch.rows == 2  # 17424 outputs >= 2 x 132 multiprocessors x 32 threads
-    small = baselines.window_reduction.choose_launch(_window(CLASS[5]), CUDA)
+    small = baselines.window_reduction._choose_launch(_window(CLASS[5]), CUDA)
     assert _window(CLASS[5]).shares_rows and small == Launch(threads=32, rows=1)
 
 
@@ -288,12 +288,12 @@ def test_a_window_larger_than_row_window_takes_one_row_per_thread():
     H200 (ROW_WINDOW)."""
     large = _small("convnext-dw7-bias", x=(1, 16, 33, 33), weight=(16, 1, 7, 7), bias=(16,))
     assert not _window(large).shares_rows
-    assert baselines.window_reduction.choose_launch(_window(large), CUDA).rows == 1
+    assert baselines.window_reduction._choose_launch(_window(large), CUDA).rows == 1
 
 
 @pytest.mark.parametrize("outputs", [100, 2000, 4224, 8192, 20000, 33792, 147456, 10**6])
 def test_small_outputs_fill_the_h200(outputs):
-    threads = block_threads(outputs, CUDA)
+    threads = _block_threads(outputs, CUDA)
     blocks = math.ceil(outputs / threads)
     assert threads in (32, 64, 128, 256)
     if outputs >= H200_SMS * 32:
@@ -318,11 +318,11 @@ def test_a_small_kernel_is_launched_on_every_multiprocessor(channels, launch):
 
 
 def test_threads_follow_the_target():
-    assert block_threads(10**6, CUDA) == 256
+    assert _block_threads(10**6, CUDA) == 256
     limited = tvm.target.Target({"kind": "cuda", "arch": "sm_90", "max_threads_per_block": 128})
-    assert block_threads(10**6, limited) == 128
+    assert _block_threads(10**6, limited) == 128
     rocm = tvm.target.Target({"kind": "rocm", "mcpu": "gfx90a"})  # warps of 64, 256 threads
-    assert (block_threads(10**6, rocm), block_threads(10, rocm)) == (256, 64)
+    assert (_block_threads(10**6, rocm), _block_threads(10, rocm)) == (256, 64)
 
 
 def test_the_launch_depends_on_the_target_alone(monkeypatch):
@@ -337,9 +337,9 @@ def test_the_launch_depends_on_the_target_alone(monkeypatch):
     window = _window(CLASS[4])
     targets = [CUDA, tvm.target.Target("nvidia/geforce-rtx-3090-ti")]
     targets.append(tvm.target.Target({"kind": "cuda", "arch": "sm_52"}))
-    launches = {baselines.window_reduction.choose_launch(window, t) for t in targets}
+    launches = {baselines.window_reduction._choose_launch(window, t) for t in targets}
     assert launches == {Launch(threads=64, rows=2)}  # 17424 outputs, two rows a thread
-    assert {(block_threads(10**6, t), block_threads(100, t)) for t in targets} == {(256, 32)}
+    assert {(_block_threads(10**6, t), _block_threads(100, t)) for t in targets} == {(256, 32)}
     source = open(baselines.window_reduction.__file__).read()
     assert "runtime.device" not in source and "except Exception" not in source
 
@@ -351,7 +351,7 @@ def _reduction(kernel):
 
 def test_window_one_is_declined():
     func = _reduction(OUTSIDE[1])
-    assert analyze_window(s_tir.Schedule(func)).size == 1
+    assert _inline_window(s_tir.Schedule(func)).size == 1
     with CUDA:
         assert baselines.window_reduction.WindowReduction().apply(func, CUDA, False) is None
         assert WindowReduction().apply(func, CUDA, False) is None
@@ -413,7 +413,7 @@ def test_an_error_while_scheduling_is_raised_by_the_rule(monkeypatch):
         return Launch(threads=0, rows=1)
 
     for module in (baselines.window_reduction, baselines.rules):
-        monkeypatch.setattr(module, "choose_launch", no_threads)
+        monkeypatch.setattr(module, "_choose_launch", no_threads)
     with CUDA:
         with pytest.raises(tvm.s_tir.schedule.ScheduleError):
             baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
@@ -422,7 +422,7 @@ def test_an_error_while_scheduling_is_raised_by_the_rule(monkeypatch):
 
 def test_the_serial_fix_falls_back_to_its_rule_on_an_error(monkeypatch):
     func = _reduction(CLASS[0])
-    monkeypatch.setattr(baselines.serial_reduction, "block_threads", lambda units, target: 0)
+    monkeypatch.setattr(baselines.serial_reduction, "_block_threads", lambda units, target: 0)
     with CUDA:
         ours = SerialGeneralReduction().apply(func, CUDA, False)
         theirs = tvm.s_tir.dlight.gpu.GeneralReduction().apply(func, CUDA, False)
@@ -630,9 +630,9 @@ def test_a_pool_over_a_view_one_element_in_is_right_on_cuda():
 
 @pytest.mark.parametrize("dtype, lanes", [("float32", 4), ("float16", 8), ("float64", 2)])
 def test_vector_width_is_chosen_in_bytes(dtype, lanes):
-    assert vector_width(lanes * 4, dtype) == lanes
-    assert vector_width(lanes // 2, dtype) == (lanes // 2 if lanes >= 4 else 1)
-    assert vector_width(3, dtype) == 1
+    assert _vector_width(lanes * 4, dtype) == lanes
+    assert _vector_width(lanes // 2, dtype) == (lanes // 2 if lanes >= 4 else 1)
+    assert _vector_width(3, dtype) == 1
 
 
 def test_a_vulkan_target_gets_one_thread_per_output_within_its_limits():

@@ -75,7 +75,7 @@ def test_the_text_answers_the_reviewer(tmp_path):
         ("BLOCK_THREADS", BLOCK_THREADS),
     ):
         assert re.search(rf"- `{name}` = {value}: \w", text), name
-    for place in ("gpu_generic", "rocm", "relax_integration.py", "normalize_prim_func"):
+    for place in ("gpu_generic", "rocm", "relax_integration.py"):
         assert place in text, place
     assert "right before `Reduction`" in text and "The decision is isolation" in text
     assert "`test_numerics_on_cuda`" in text and "`test_declined`" in text
