@@ -24,7 +24,9 @@ from tuning.upstream.tvm_test import render, shipped_test
 from tuning.upstream.tvm_tree import (
     BASE_COMMIT,
     BASE_RELEASE,
+    DOCS,
     EDITED,
+    IN_WHEEL,
     RULE,
     STORED,
     base_text,
@@ -63,9 +65,9 @@ def test_writes_the_files_as_tvm_lays_them_out_the_patch_and_the_pr_text(upstrea
 def test_the_patch_applies_to_the_base_commit_and_to_the_installed_tvm(upstream, tmp_path, files):
     """`git am` on the base commit's files as stored here (CI has no network), and on the
     installed TVM's copies; the tree it leaves holds the files tune upstream wrote."""
-    source = base_text if files == "base" else installed_text
     assert _git(tmp_path, "init", "-q").returncode == 0
     for path in EDITED:
+        source = installed_text if files == "installed" and path in IN_WHEEL else base_text
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(source(path))
     assert _git(tmp_path, "add", "-A").returncode == 0
@@ -86,8 +88,8 @@ def test_the_base_is_the_installed_release():
     """The stored base files are the installed wheel's, and the wheel is the base's build: the
     rule runs in the base's API as it ships."""
     assert tvm.__version__ == BASE_RELEASE and installed_commit() == BASE_COMMIT
-    for path, stored in STORED.items():
-        assert stored.read_text() == installed_text(path), path
+    for path in IN_WHEEL:
+        assert STORED[path].read_text() == installed_text(path), path
 
 
 def test_the_cuda_list_gets_the_rule_right_before_reduction(upstream):
@@ -98,6 +100,8 @@ def test_the_cuda_list_gets_the_rule_right_before_reduction(upstream):
     )
     init = (upstream / "python/tvm/s_tir/dlight/gpu/__init__.py").read_text()
     assert "from .window_reduction import WindowReduction\n" in init
+    catalog = (upstream / DOCS).read_text()
+    assert "#      - softmax, layer norm, RMS norm\n#    * - ``WindowReduction``\n" in catalog
 
 
 def test_the_rule_ships_as_the_project_measures_it(upstream):
@@ -129,7 +133,7 @@ def test_writing_again_changes_nothing(upstream, capsys):
     """The output depends on its inputs only: a second run finds every file as it would write
     it (no date, no commit hash of this machine's)."""
     assert main(["upstream", "--out", str(upstream), *AUTHOR]) == 0
-    assert "0 files written, 6 unchanged" in capsys.readouterr().out
+    assert "0 files written, 7 unchanged" in capsys.readouterr().out
 
 
 def test_the_author_comes_from_git_or_the_command_line(tmp_path):

@@ -112,6 +112,7 @@ def small_tree(tmp_path_factory) -> Path:
         ignore=lambda folder, names: [n for n in names if not n.endswith(".py") and "." in n],
     )
     for path in EDITED:
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
         (tree / path).write_text(base_text(path))
     for path, text in {
         "tests/python/s_tir/dlight/test_small.py": DLIGHT_TEST,

@@ -1,8 +1,9 @@
 """The patch to apache/tvm: the files it adds and edits, and one commit as `git format-patch`
-writes it, made against the base commit's files (tvm_tree.py).
+writes it, made against the base's files (tvm_tree.py).
 
 It adds the rule (rule.py) and its test (tvm_test.py), exports the rule from dlight's `gpu`
-package, and puts it right before `Reduction` in the CUDA backend's rule list: Reduction would
+package, lists it in dlight's rule catalog (the GPU scheduling tutorial), and puts it right
+before `Reduction` in the CUDA backend's rule list: Reduction would
 give a 2x2 average pool one block of 4 threads per output. The other GPU pipelines and
 MetaSchedule's fallback list keep theirs (pr_text.py says why).
 
@@ -26,6 +27,7 @@ from .tvm_tree import (
     BASE,
     BASE_COMMIT,
     CUDA_PIPELINE,
+    DOCS,
     EDITED,
     GPU_INIT,
     RULE,
@@ -53,6 +55,13 @@ or NHWC, with constant shapes; anything else is left to the rules after
 it. The CUDA backend tries it right before Reduction.
 """
 PATCH = "window_reduction.patch"
+# The rule's row in dlight's rule catalog (the tutorial's list-table), after GeneralReduction.
+CATALOG = (
+    "#    * - ``WindowReduction``",
+    f"#      - One reduction over a small constant window (2 to {MAX_WINDOW} elements) sliding",
+    "#        along the outputs, then elementwise work",
+    "#      - pooling, depthwise convolution, with the epilogue fused after them",
+)
 
 
 def _insert(text: str, anchor: str, line: str, before: bool) -> str:
@@ -82,6 +91,12 @@ def patched_files() -> dict[str, str]:
             " " * 12 + "dl.gpu.Reduction(),",
             " " * 12 + "dl.gpu.WindowReduction(),",
             before=True,
+        ),
+        DOCS: _insert(
+            base_text(DOCS),
+            "#      - softmax, layer norm, RMS norm",
+            "\n".join(CATALOG),
+            before=False,
         ),
         TEST: shipped_test(),
     }

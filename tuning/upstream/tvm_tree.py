@@ -25,12 +25,18 @@ RULE = "python/tvm/s_tir/dlight/gpu/window_reduction.py"
 GPU_INIT = "python/tvm/s_tir/dlight/gpu/__init__.py"
 CUDA_PIPELINE = "python/tvm/relax/backend/cuda/pipeline.py"
 TEST = "tests/python/s_tir/dlight/test_gpu_window_reduction.py"
-# The files the patch edits, and their copies in the base (the others it adds).
+DOCS = "docs/deep_dive/tensor_ir/tutorials/dlight_gpu_scheduling.py"
+# The files the patch edits, and their copies in the base (the others it adds). The release's
+# wheel holds its Python package, not its docs: dlight's tutorial (its rule catalog) is the
+# nearest tree's, 5d4dc87's; `--check` applies the patch to that tree.
 STORED = {
     CUDA_PIPELINE: Path(__file__).parent / "tvm_base" / "cuda_pipeline.py.txt",
     GPU_INIT: Path(__file__).parent / "tvm_base" / "dlight_gpu_init.py.txt",
+    DOCS: Path(__file__).parent / "tvm_base" / "dlight_gpu_scheduling.py.txt",
 }
 EDITED = tuple(STORED)
+# The edited files the installed TVM ships (the others are not in its wheel).
+IN_WHEEL = (CUDA_PIPELINE, GPU_INIT)
 
 
 def base_text(path: str) -> str:
