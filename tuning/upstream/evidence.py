@@ -74,8 +74,10 @@ def study_section(report: dict, source: Path, date: str) -> list[str]:
     lines = [
         f"{code(report.get('command'))} on {md(environment.get('gpu', report.get('device')))}, "
         f"{md(date)}, TVM {md(environment.get('tvm'))}, "
-        f"{md(report.get('trials'))} processes ({code(source)}): the fused kernel (the tuners' "
-        "timer), the graph end to end (median, interquartile range) and its GPU time queued:",
+        f"{md(report.get('trials'))} processes ({code(source)}): the fused kernel (GPU time of "
+        "calls queued behind a sleeping kernel, without the host's launch that `window_bench`'s "
+        "time_evaluator figures include), the graph end to end (median, interquartile range) "
+        "and its GPU time queued:",
         "",
         "| | default rules (`on`) | with WindowReduction (`fixed`) |",
         "|---|---|---|",
