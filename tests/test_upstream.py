@@ -205,7 +205,8 @@ def test_the_numeric_tests_kernels_and_references_agree_on_llvm(monkeypatch, tmp
     monkeypatch.setitem(sys.modules, "shipped_tvm_test", shipped)  # TVMScript reads its source
     spec.loader.exec_module(shipped)
     cuda = tvm.target.Target("nvidia/geforce-rtx-3090-ti")
-    for func, shape, reference in (shipped._max_pool_add(), shipped._avg_pool_relu()):
+    workloads = ("_max_pool_add", "_avg_pool_relu", "_nhwc_max_pool_relu", "_lone_depthwise_conv")
+    for func, shape, reference in (getattr(shipped, name)() for name in workloads):
         with cuda:
             sch = WindowReduction().apply(func, cuda, False)
         assert sch is not None

@@ -197,6 +197,49 @@ def _avg_pool_relu():
     return te.create_prim_func([x, out]), (1, 64, 35, 35), reference
 
 
+def _nhwc_max_pool_relu():
+    # NHWC: consecutive threads take consecutive channels.
+    x = te.placeholder((1, 16, 16, 32), name="x")
+    rh, rw = te.reduce_axis((0, 3), "rh"), te.reduce_axis((0, 3), "rw")
+    pool = te.compute(
+        (1, 7, 7, 32),
+        lambda n, h, w, c: te.max(x[n, h * 2 + rh, w * 2 + rw, c], axis=[rh, rw]),
+        "pool_max",
+    )
+    out = te.compute(pool.shape, lambda *i: tirx.max(pool(*i), tirx.const(0, "float32")), "relu")
+
+    def reference(a):
+        windows = [a[:, i : i + 13 : 2, j : j + 13 : 2, :] for i in range(3) for j in range(3)]
+        return np.maximum(np.max(windows, axis=0), 0)
+
+    return te.create_prim_func([x, out]), (1, 16, 16, 32), reference
+
+
+def _lone_depthwise_conv():
+    # A depthwise 3x3 convolution with nothing after it: the value is copied out of a register.
+    x = te.placeholder((1, 16, 18, 18), name="x")
+    rh, rw = te.reduce_axis((0, 3), "rh"), te.reduce_axis((0, 3), "rw")
+
+    def weight(c, i, j):
+        return (c % 3 + i * 3 + j).astype("float32") * 0.125
+
+    out = te.compute(
+        (1, 16, 16, 16),
+        lambda n, c, h, w: te.sum(x[n, c, h + rh, w + rw] * weight(c, rh, rw), axis=[rh, rw]),
+        "depthwise_conv2d",
+    )
+
+    def reference(a):
+        c = np.arange(16).reshape(1, 16, 1, 1) % 3
+        return sum(
+            a[:, :, i : i + 16, j : j + 16] * (c + i * 3 + j) * 0.125
+            for i in range(3)
+            for j in range(3)
+        )
+
+    return te.create_prim_func([x, out]), (1, 16, 18, 18), reference
+
+
 def test_vulkan_launch_within_target_limits():
     # Vulkan: warps of 1 thread and blocks of at most 256 (the target's own limits).
     target = Target("vulkan")
@@ -228,7 +271,9 @@ def test_view_one_element_in_on_cuda():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not env.has_cuda(), reason="need cuda")
-@pytest.mark.parametrize("workload", [_max_pool_add, _avg_pool_relu])
+@pytest.mark.parametrize(
+    "workload", [_max_pool_add, _avg_pool_relu, _nhwc_max_pool_relu, _lone_depthwise_conv]
+)
 def test_numerics_on_cuda(workload):
     func, shape, reference = workload()
     device = tvm.cuda()
