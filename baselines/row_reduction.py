@@ -28,7 +28,7 @@ from tvm.s_tir.dlight.base import try_inline_contiguous_spatial
 from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 from tvm.target import Target
 
-from .window_reduction import MAX_WINDOW, block_threads
+from .window_reduction import MAX_WINDOW, _block_threads
 
 # Elements in a row, at most: the window rule's bound. Longer rows keep a block each.
 MAX_ROW = MAX_WINDOW
@@ -152,7 +152,7 @@ def schedule_rows(
             sch.transform_layout(block, ("write", index), _index_map(write.source.shape, 0))
     for block in (*rows.reductions, rows.output):  # one row axis: the bindings stay affine
         sch.transform_block_layout(block, _index_map(rows.extents, rows.spatial))
-    threads = max(block_threads(rows.count * lanes, target), lanes)
+    threads = max(_block_threads(rows.count * lanes, target), lanes)
     row, *along = sch.get_loops(rows.output)
     block_loop, row_loop = sch.split(row, [None, threads // lanes])
     _lanes(sch, along, lanes)

@@ -26,18 +26,28 @@ would ship: `window_reduction.py`) holds WindowReduction alone.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import tvm
 from tvm import s_tir, tirx
 from tvm.s_tir import dlight
 from tvm.s_tir.dlight.gpu.base import GPUScheduleRule
 
+from . import window_reduction
 from .backend import default_schedule_pass
 from .branch_loads import select_branch_loads, stage_scalars
 from .large_reduction import LargeReduction
 from .output_registers import keep_read_outputs_local
 from .row_reduction import with_row_reduction
 from .serial_reduction import SerialGeneralReduction, SerialReduction
-from .window_reduction import MAX_WINDOW, analyze_window, choose_launch, schedule_window
+from .window_reduction import MAX_WINDOW, _choose_launch, _inline_window, _schedule_window
+
+
+def rule_hash() -> str:
+    """The first 16 hex digits of the SHA-256 of window_reduction.py, the file TVM would ship:
+    every run that measures the rule records it, and PR.md cites only runs of the shipped one."""
+    return hashlib.sha256(Path(window_reduction.__file__).read_bytes()).hexdigest()[:16]
 
 
 class WindowReduction(GPUScheduleRule):
@@ -52,11 +62,11 @@ class WindowReduction(GPUScheduleRule):
             return None
         sch = s_tir.Schedule(func)
         try:
-            window = analyze_window(sch)
+            window = _inline_window(sch)
             if window is None or not 1 < window.size <= MAX_WINDOW:
                 return None
             window = keep_read_outputs_local(sch, window)
-            thread_loop = schedule_window(sch, window, choose_launch(window, target))
+            thread_loop = _schedule_window(sch, window, _choose_launch(window, target))
             if window.inlined_input:
                 select_branch_loads(sch, window.reduction)
                 stage_scalars(sch, window.reduction, thread_loop)

@@ -22,7 +22,7 @@ from tvm.s_tir.dlight.analysis import normalize_prim_func
 from tvm.s_tir.dlight.base import try_inline_contiguous_spatial
 from tvm.s_tir.dlight.gpu import GeneralReduction, Reduction
 
-from .window_reduction import MAX_WINDOW, block_threads
+from .window_reduction import MAX_WINDOW, _block_threads
 
 
 def _small_serial(taken, func: tirx.PrimFunc, target):
@@ -71,7 +71,7 @@ def _schedule_serial(sch: s_tir.Schedule, target) -> s_tir.Schedule | None:
         return None
     outputs = epilogue[0].block_rv if epilogue else reduction.block_rv
     loops = sch.get_loops(outputs)[:spatial]
-    threads = block_threads(math.prod(extents[:spatial]), target)
+    threads = _block_threads(math.prod(extents[:spatial]), target)
     block_loop, thread_loop = sch.split(sch.fuse(*loops), [None, threads])
     sch.bind(block_loop, "blockIdx.x")
     sch.bind(thread_loop, "threadIdx.x")

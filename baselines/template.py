@@ -24,7 +24,7 @@ from .branch_loads import select_branch_loads, stage_scalars
 from .flat_outputs import flatten_outputs
 from .masked_loads import mask_loads_for
 from .output_registers import keep_read_outputs_local
-from .window_reduction import aligned_vector, analyze_window, unroll_inside, vector_loads
+from .window_reduction import _aligned_vector, _inline_window, _unroll_inside, _vector_loads
 
 POOL_BLOCK = "pool_max"
 # Knobs added after runs were stored, at the values that give the schedules from before them: a
@@ -116,7 +116,7 @@ def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
     W tiled by outputs per thread (or its flat index, `outputs_flat`); the window, the blocks to
     place after the first output, the fused outer loop, and the two tile loops (H's None where
     the output is flat)."""
-    window = analyze_window(sch)
+    window = _inline_window(sch)
     if window is None:
         raise ValueError("the function is not a sliding-window reduction with elementwise outputs")
     window = keep_read_outputs_local(sch, window)
@@ -173,11 +173,11 @@ def _schedule_gpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
         if not _flat(cfg):
             if window.inlined_input:
                 raise ValueError("vector loads need the pool's input in memory, not a prologue")
-            vector_loads(sch, window.reduction, thread_loop)
+            _vector_loads(sch, window.reduction, thread_loop)
         if vector_stores:
             sch.vectorize(w_inner)
     if cfg.unroll:
-        unroll_inside(sch, window.reduction, thread_loop)
+        _unroll_inside(sch, window.reduction, thread_loop)
         if not vector_stores:
             sch.unroll(w_inner)
         if h_inner is not None:
@@ -190,7 +190,7 @@ def _schedule_cpu(sch: s_tir.Schedule, cfg: PoolSchedule) -> None:
     sch.compute_at(window.reduction, outer, preserve_unit_loops=True)
     _place_later_outputs(sch, later, outer, cfg, cfg.vector)
     if cfg.unroll:
-        unroll_inside(sch, window.reduction, outer)
+        _unroll_inside(sch, window.reduction, outer)
     if cfg.vector:
         sch.vectorize(w_inner)
 
@@ -204,6 +204,6 @@ def vector_fits(
     start and every row start aligned to its width, and the output tile to divide W so the store
     of the tile never runs past the row."""
     columns = (outputs_w - 1) * stride + window
-    return aligned_vector(columns, outputs_w * stride, input_width) and (
+    return _aligned_vector(columns, outputs_w * stride, input_width) and (
         output_width % outputs_w == 0
     )

@@ -29,7 +29,7 @@ from tvm import relax, s_tir, tirx
 from .anatomy import launch_configs
 from .backend import backend_pipeline
 from .pipeline import make_target
-from .rules import RULE_LISTS, first_rule
+from .rules import RULE_LISTS, first_rule, rule_hash
 from .window_kernels import KERNELS, Kernel, fused, reduction_function, reference_torch
 
 # time_evaluator: samples, and the least time each one averages over.
@@ -136,6 +136,7 @@ def environment(target_kind: str) -> dict:
         "python": sys.version.split()[0],
         "target": str(make_target("cuda")),
         "run_on": target_kind,
+        "rule_sha256": rule_hash(),
     }
     if target_kind == "cuda":
         device = tvm.cuda(0)

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 from tvm import s_tir  # noqa: E402
 
 from baselines.case import Case  # noqa: E402
-from baselines.window_reduction import analyze_window, choose_launch  # noqa: E402
+from baselines.window_reduction import _choose_launch, _inline_window  # noqa: E402
 from tuning.tuners.space import Space  # noqa: E402
 
 # The issue's graph and two others that change every shape parameter the template depends on.
@@ -41,8 +41,8 @@ SMALL = [*QUICK.split(), "--case", "channels=2", "height=12", "width=12", "branc
 
 def rule_launch(func, target):
     """(window, launch) the window rule reads off `func` and chooses for `target`."""
-    window = analyze_window(s_tir.Schedule(func))
-    return window, choose_launch(window, target)
+    window = _inline_window(s_tir.Schedule(func))
+    return window, _choose_launch(window, target)
 
 
 # `pytest -n 2` (the README's command) runs the tests on two workers, each given the next unit

@@ -88,10 +88,10 @@ def test_a_figure_folder_s_special_files_are_never_read(tmp_path, capsys, kind, 
     code = _upstream(tmp_path, "--run", run)
     if where == "report.json":
         one_line(capsys, code, str(special), "not a regular file")
-    else:  # the date is left out, the figures kept
+    else:  # no environment read: no rule hash, so the run is named and not cited
         assert code == 0, capsys.readouterr().err
         pr = (tmp_path / "out" / "PR.md").read_text()
-        assert "date not recorded" in pr and "nan" not in pr.lower()
+        assert f"Not cited: `{run}` records no hash" in pr and "nan" not in pr.lower()
 
 
 # ---- the user's own code: a zoo's list_models(), a FILE.py:FUNCTION ----

@@ -13,6 +13,8 @@ import sys
 import tvm
 import tvm_ffi
 
+from baselines.rules import rule_hash
+
 
 def _nvidia_smi(query: str) -> str | None:
     if shutil.which("nvidia-smi") is None:
@@ -51,6 +53,7 @@ def capture(target) -> dict:
         "tvm_ffi": tvm_ffi.__version__,
         "target": str(target.export()) if hasattr(target, "export") else str(target),
         "target_kind": target.kind.name,
+        "rule_sha256": rule_hash(),  # the window rule measured: PR.md cites only the shipped
     }
     torch = _installed("torch")
     if torch is not None:  # the PyTorch peers' version, read without importing it

@@ -7,12 +7,15 @@ import ast
 import dataclasses
 import json
 import math
+import re
 import sys
 
+import numpy as np
 import pytest
 import tvm
 from tvm import relax, s_tir, te
 from tvm.relax import op as R
+from tvm.script import tirx as T
 
 import baselines.rules
 import baselines.serial_reduction
@@ -21,7 +24,15 @@ from baselines.anatomy import cuda_source, launch_configs, ptxas_resources
 from baselines.pipeline import make_target, unscheduled
 from baselines.rules import RULE_LISTS, WindowReduction, first_rule, rule_assignment
 from baselines.serial_reduction import SerialGeneralReduction
-from baselines.window_bench import REPEAT, build, main, measure, schedule, time_kernel
+from baselines.window_bench import (
+    REPEAT,
+    build,
+    main,
+    measure,
+    schedule,
+    time_kernel,
+    without_bindings,
+)
 from baselines.window_kernels import (
     _F,
     KERNELS,
@@ -33,7 +44,14 @@ from baselines.window_kernels import (
     fused,
     reduction_function,
 )
-from baselines.window_reduction import MULTIPROCESSORS, Launch, analyze_window, block_threads
+from baselines.window_reduction import (
+    MAX_WINDOW,
+    MULTIPROCESSORS,
+    Launch,
+    _block_threads,
+    _inline_window,
+    _vector_width,
+)
 
 CUDA = make_target("cuda")
 H200_SMS = 132
@@ -228,7 +246,7 @@ def test_every_schedule_is_right_on_llvm(kernel):
 
 def _window(kernel):
     mod = fused(kernel)
-    return analyze_window(s_tir.Schedule(mod[reduction_function(mod)]))
+    return _inline_window(s_tir.Schedule(mod[reduction_function(mod)]))
 
 
 def test_the_window_is_read_off_each_layout():
@@ -254,9 +272,9 @@ def test_the_window_is_read_off_each_layout():
 
 def test_two_rows_per_thread_only_where_the_outputs_still_fill_the_gpu():
     window = _window(CLASS[4])
-    launch = baselines.window_reduction.choose_launch(window, CUDA)
+    launch = baselines.window_reduction._choose_launch(window, CUDA)
     assert launch.rows == 2  # 17424 outputs >= 2 x 132 multiprocessors x 32 threads
-    small = baselines.window_reduction.choose_launch(_window(CLASS[5]), CUDA)
+    small = baselines.window_reduction._choose_launch(_window(CLASS[5]), CUDA)
     assert _window(CLASS[5]).shares_rows and small == Launch(threads=32, rows=1)
 
 
@@ -265,12 +283,12 @@ def test_a_window_larger_than_row_window_takes_one_row_per_thread():
     H200 (ROW_WINDOW)."""
     large = _small("convnext-dw7-bias", x=(1, 16, 33, 33), weight=(16, 1, 7, 7), bias=(16,))
     assert not _window(large).shares_rows
-    assert baselines.window_reduction.choose_launch(_window(large), CUDA).rows == 1
+    assert baselines.window_reduction._choose_launch(_window(large), CUDA).rows == 1
 
 
 @pytest.mark.parametrize("outputs", [100, 2000, 4224, 8192, 20000, 33792, 147456, 10**6])
 def test_small_outputs_fill_the_h200(outputs):
-    threads = block_threads(outputs, CUDA)
+    threads = _block_threads(outputs, CUDA)
     blocks = math.ceil(outputs / threads)
     assert threads in (32, 64, 128, 256)
     if outputs >= H200_SMS * 32:
@@ -295,11 +313,11 @@ def test_a_small_kernel_is_launched_on_every_multiprocessor(channels, launch):
 
 
 def test_threads_follow_the_target():
-    assert block_threads(10**6, CUDA) == 256
+    assert _block_threads(10**6, CUDA) == 256
     limited = tvm.target.Target({"kind": "cuda", "arch": "sm_90", "max_threads_per_block": 128})
-    assert block_threads(10**6, limited) == 128
+    assert _block_threads(10**6, limited) == 128
     rocm = tvm.target.Target({"kind": "rocm", "mcpu": "gfx90a"})  # warps of 64, 256 threads
-    assert (block_threads(10**6, rocm), block_threads(10, rocm)) == (256, 64)
+    assert (_block_threads(10**6, rocm), _block_threads(10, rocm)) == (256, 64)
 
 
 def test_the_launch_depends_on_the_target_alone(monkeypatch):
@@ -314,9 +332,9 @@ def test_the_launch_depends_on_the_target_alone(monkeypatch):
     window = _window(CLASS[4])
     targets = [CUDA, tvm.target.Target("nvidia/geforce-rtx-3090-ti")]
     targets.append(tvm.target.Target({"kind": "cuda", "arch": "sm_52"}))
-    launches = {baselines.window_reduction.choose_launch(window, t) for t in targets}
+    launches = {baselines.window_reduction._choose_launch(window, t) for t in targets}
     assert launches == {Launch(threads=64, rows=2)}  # 17424 outputs, two rows a thread
-    assert {(block_threads(10**6, t), block_threads(100, t)) for t in targets} == {(256, 32)}
+    assert {(_block_threads(10**6, t), _block_threads(100, t)) for t in targets} == {(256, 32)}
     source = open(baselines.window_reduction.__file__).read()
     assert "runtime.device" not in source and "except Exception" not in source
 
@@ -328,7 +346,7 @@ def _reduction(kernel):
 
 def test_window_one_is_declined():
     func = _reduction(OUTSIDE[1])
-    assert analyze_window(s_tir.Schedule(func)).size == 1
+    assert _inline_window(s_tir.Schedule(func)).size == 1
     with CUDA:
         assert baselines.window_reduction.WindowReduction().apply(func, CUDA, False) is None
         assert WindowReduction().apply(func, CUDA, False) is None
@@ -390,7 +408,7 @@ def test_an_error_while_scheduling_is_raised_by_the_rule(monkeypatch):
         return Launch(threads=0, rows=1)
 
     for module in (baselines.window_reduction, baselines.rules):
-        monkeypatch.setattr(module, "choose_launch", no_threads)
+        monkeypatch.setattr(module, "_choose_launch", no_threads)
     with CUDA:
         with pytest.raises(tvm.s_tir.schedule.ScheduleError):
             baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
@@ -399,7 +417,7 @@ def test_an_error_while_scheduling_is_raised_by_the_rule(monkeypatch):
 
 def test_the_serial_fix_falls_back_to_its_rule_on_an_error(monkeypatch):
     func = _reduction(CLASS[0])
-    monkeypatch.setattr(baselines.serial_reduction, "block_threads", lambda units, target: 0)
+    monkeypatch.setattr(baselines.serial_reduction, "_block_threads", lambda units, target: 0)
     with CUDA:
         ours = SerialGeneralReduction().apply(func, CUDA, False)
         theirs = tvm.s_tir.dlight.gpu.GeneralReduction().apply(func, CUDA, False)
@@ -442,7 +460,8 @@ def test_the_shipped_rule_needs_only_tvm():
         alias.name for n in ast.walk(tree) if isinstance(n, ast.Import) for alias in n.names
     }
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert {name.split(".")[0] for name in imported} - sys.stdlib_module_names == {"tvm"}
+    # tvm_ffi is TVM's own FFI package, which dlight's Reduction and Fallback import too.
+    assert {name.split(".")[0] for name in imported} - sys.stdlib_module_names == {"tvm", "tvm_ffi"}
     assert all(n.level == 0 for n in ast.walk(tree) if isinstance(n, ast.ImportFrom))
 
 
@@ -496,3 +515,135 @@ def test_the_benchmark_builds_every_kernel_for_cuda():
         for name in RULE_LISTS:
             scheduled, _ = schedule(mod, RULE_LISTS[name](CUDA), "cuda")
             assert "__global__" in cuda_source(build(scheduled, "cuda"))
+
+
+def _declines(func: tvm.tirx.PrimFunc) -> bool:
+    """Whether the shipped rule and the project's both leave `func` to the rules after them."""
+    with CUDA:
+        shipped = baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
+        ours = WindowReduction().apply(func, CUDA, False)
+    return shipped is None and ours is None
+
+
+def test_a_gather_is_declined():
+    """`table[idx[i, k], j]` reduces over k, its index moving with an output axis and k, but
+    read from memory: no window."""
+    table, idx = te.placeholder((32, 8), name="table"), te.placeholder((8, 3), "int32", "idx")
+    k = te.reduce_axis((0, 3), "k")
+    total = te.compute((8, 8), lambda i, j: te.sum(table[idx[i, k], j], axis=[k]), "total")
+    out = te.compute((8, 8), lambda *i: total(*i) + 1, "out")
+    assert _declines(te.create_prim_func([table, idx, out]))
+
+
+def test_an_index_not_affine_in_the_window_is_declined():
+    assert not _declines(_pool(lambda n, c, h, w, rh, rw: (n, c, h * 2 + rh, w * 2 + rw)))
+    assert _declines(_pool(lambda n, c, h, w, rh, rw: (n, c, h * 2 + rh * rh, w * 2 + rw)))
+    assert _declines(_pool(lambda n, c, h, w, rh, rw: (n, c, h * 2 + rh, w * rw)))
+
+
+@pytest.mark.parametrize("side, taken", [(8, True), (9, False)])
+def test_a_window_over_max_window_is_declined(side, taken):
+    """8x8 windows (64 elements, MAX_WINDOW) are taken, 9x9 ones (81) left to GeneralReduction."""
+    x = te.placeholder((1, 4, side * 4, side * 4), name="x")
+    rh, rw = te.reduce_axis((0, side), "rh"), te.reduce_axis((0, side), "rw")
+    pool = te.compute(
+        (1, 4, 4, 4),
+        lambda n, c, h, w: te.max(x[n, c, h * side + rh, w * side + rw], axis=[rh, rw]),
+        "pool",
+    )
+    out = te.compute(pool.shape, lambda *i: pool(*i) + 1, "out")
+    assert side * side <= MAX_WINDOW or not taken
+    assert _declines(te.create_prim_func([x, out])) is not taken
+
+
+@T.prim_func(s_tir=True)
+def _view_pool(p_x: T.handle, out: T.Buffer((1, 8, 8, 8), "float32")):
+    # A 2x2 max pool + 1 over an input that may start anywhere in its allocation (a view): its
+    # offset is symbolic, known a multiple of nothing (offset_factor=1).
+    x = T.match_buffer(p_x, (1, 8, 16, 16), offset_factor=1)
+    pool = T.sblock_alloc_buffer((1, 8, 8, 8))
+    for n, c, h, w, rh, rw in T.grid(1, 8, 8, 8, 2, 2):
+        with T.sblock("pool"):
+            vn, vc, vh, vw, vrh, vrw = T.axis.remap("SSSSRR", [n, c, h, w, rh, rw])
+            with T.init():
+                pool[vn, vc, vh, vw] = T.float32(-3.4e38)
+            pool[vn, vc, vh, vw] = T.max(
+                pool[vn, vc, vh, vw], x[vn, vc, vh * 2 + vrh, vw * 2 + vrw]
+            )
+    for n, c, h, w in T.grid(1, 8, 8, 8):
+        with T.sblock("add"):
+            vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
+            out[vn, vc, vh, vw] = pool[vn, vc, vh, vw] + T.float32(1)
+
+
+def _with_offset_factor(func: tvm.tirx.PrimFunc, factor: int) -> tvm.tirx.PrimFunc:
+    text = func.script().replace("offset_factor=1", f"offset_factor={factor}")
+    assert f"offset_factor={factor}" in text
+    return tvm.script.from_source(text)
+
+
+def _view_run(kernel, device) -> None:
+    """Run `kernel` on an input one element into its allocation; check it against NumPy."""
+    data = np.random.default_rng(0).uniform(-1, 1, 1 + 8 * 16 * 16).astype("float32")
+    base = tvm.runtime.tensor(data, device)
+    view = base._create_view((1, 8, 16, 16), "float32", relative_byte_offset=4)
+    got = tvm.runtime.empty((1, 8, 8, 8), "float32", device)
+    kernel["main"](view, got)
+    want = data[1:].reshape(1, 8, 8, 2, 8, 2).max(axis=(3, 5)) + 1
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+def test_no_vector_load_where_the_offset_is_not_provably_aligned():
+    """The same pool loads its window's rows as 2-lane vectors where the input's offset is a
+    multiple of 2 (offset_factor=2), scalars where it may be anything; the scalar schedule,
+    replayed on the CPU, is right on a view one element in."""
+    schedules = {}
+    for factor in (1, 2):
+        func = _view_pool if factor == 1 else _with_offset_factor(_view_pool, factor)
+        with CUDA:
+            schedules[factor] = baselines.window_reduction.WindowReduction().apply(
+                func, CUDA, False
+            )
+        assert schedules[factor] is not None
+    assert "T.vectorized" not in schedules[1].mod.script()
+    assert "T.vectorized" in schedules[2].mod.script()
+    kernel = tvm.compile(
+        tvm.IRModule({"main": without_bindings(_view_pool, schedules[1].trace)}), target="llvm"
+    )
+    _view_run(kernel, tvm.cpu())
+
+
+@pytest.mark.gpu
+def test_a_pool_over_a_view_one_element_in_is_right_on_cuda():
+    target = tvm.target.Target.from_device(tvm.cuda(0))
+    with target:
+        mod = tvm.s_tir.dlight.ApplyDefaultSchedule(baselines.window_reduction.WindowReduction())(
+            tvm.IRModule({"main": _view_pool})
+        )
+    assert mod["main"].attrs["tirx.is_scheduled"]
+    _view_run(tvm.compile(mod, target=target), tvm.cuda(0))
+
+
+@pytest.mark.parametrize("dtype, lanes", [("float32", 4), ("float16", 8), ("float64", 2)])
+def test_vector_width_is_chosen_in_bytes(dtype, lanes):
+    assert _vector_width(lanes * 4, dtype) == lanes
+    assert _vector_width(lanes // 2, dtype) == (lanes // 2 if lanes >= 4 else 1)
+    assert _vector_width(3, dtype) == 1
+
+
+def test_a_vulkan_target_gets_one_thread_per_output_within_its_limits():
+    """Vulkan: warps of 1, at most 256 threads a block (the target's own limits)."""
+    vulkan = tvm.target.Target("vulkan")
+    func = _pool(lambda n, c, h, w, rh, rw: (n, c, h * 2 + rh, w * 2 + rw))
+    with vulkan:
+        sch = baselines.window_reduction.WindowReduction().apply(func, vulkan, False)
+    assert sch is not None
+    extents = {}
+    text = sch.mod.script()
+    for thread in ("blockIdx.x", "threadIdx.x"):
+        (found,) = re.findall(
+            rf'T\.thread_binding\((?:T\.int64\()?(\d+)\)?, thread="{thread}"\)', text
+        )
+        extents[thread] = int(found)
+    assert extents["threadIdx.x"] <= int(vulkan.attrs["max_threads_per_block"])
+    assert extents["blockIdx.x"] * extents["threadIdx.x"] == 1 * 4 * 8 * 8

@@ -14,7 +14,7 @@ from tuning.upstream.check import check
 from tuning.upstream.evidence import gather_figures
 from tuning.upstream.output import write_outputs
 from tuning.upstream.patch import PATCH
-from tuning.upstream.tvm_tree import BASE_COMMIT
+from tuning.upstream.tvm_tree import BASE
 
 from .options import Parser
 
@@ -29,8 +29,9 @@ def _path(text: str) -> Path:
 
 def main(argv: list[str]) -> int:
     """`tune upstream`: the candidate rule as a pull request to apache/tvm: a git format-patch
-    file against TVM main, the files it adds or changes as TVM lays them out, and PR.md, its
-    description with the figures of the folders given; or the patch tested on a TVM checkout.
+    file against the TVM release the project runs (0.27.0.post1), the files it adds or changes
+    as TVM lays them out, and PR.md, its description with the figures of the folders given; or
+    the patch tested on a TVM checkout.
 
         tune upstream --out DIR --run RUN --models MODELS
                                         under DIR: the patch, its files and PR.md with the
@@ -78,8 +79,8 @@ def main(argv: list[str]) -> int:
     unchanged = sum(fate == "unchanged" for fate in fates.values())
     patch = args.out / PATCH
     print(
-        f"{patch}\n  the patch: in a TVM checkout at {BASE_COMMIT[:12]} (PR.md says how to "
-        f"rebase), git am --keep-non-patch {patch}\n{args.out / PR}\n  the pull request's "
+        f"{patch}\n  the patch: in a TVM checkout of {BASE.replace('`', '')}, "
+        f"git am --keep-non-patch {patch}\n{args.out / PR}\n  the pull request's "
         "description"
         f"\n  {len(fates) - unchanged} files written, {unchanged} unchanged, under {args.out}"
     )

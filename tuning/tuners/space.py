@@ -11,7 +11,7 @@ from tvm import s_tir
 
 from baselines.case import Case
 from baselines.template import SERIAL, PoolSchedule, recorded, vector_fits
-from baselines.window_reduction import analyze_window
+from baselines.window_reduction import _inline_window
 
 # Each knob of the template and the values it takes (a categorical distribution to Optuna); the
 # one place they are declared (MetaSchedule's space takes them from here). A knob added later
@@ -123,7 +123,7 @@ class KernelShape:
     def of_function(cls, func) -> "KernelShape":
         """Any kernel the template takes (a real network's), as the window rule reads it: its
         vector loads only where the rule's own fit, one output per thread along W."""
-        window = analyze_window(s_tir.Schedule(func))
+        window = _inline_window(s_tir.Schedule(func))
         if window is None:
             raise ValueError("the kernel is not a sliding-window reduction the template takes")
         out_h, out_w = ((1, *window.shape)[-2:]) if window.shape else (1, 1)

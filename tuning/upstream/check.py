@@ -1,16 +1,17 @@
 """`tune upstream --check TVM_TREE`: the patch on a TVM checkout, as a maintainer would try it.
 
 In a scratch clone of the checkout (never the checkout itself), at the base commit the patch
-names: the patch is applied with `git am`; every `tvm.*` name the rule uses (names.py, and the
-base spellings of API_NAMES) is looked up in the clone's `python/`; then TVM's dlight tests, the
-relax tests that build for CUDA and the patch's own test run twice against the installed TVM,
-without the patch and with the patch's modules registered in place of the installed ones
-(overlay.py). The installed TVM runs the rule in its own API's spelling (rule.installed_api):
-where that is not the base's, the rule that runs differs from the patch's in API_NAMES' lines
-only, and the report says so. Everything else runs as the clone has it: the tree's own test
-code runs with the user's rights (the report and `--help` say so), in a clone of committed
-regular files with no remote (clone.py), under a HOME of the scratch folder, with no pytest
-configuration or conftest.py from above the clone.
+names where the checkout holds it, else at its HEAD (the nearest tree: no reachable apache/tvm
+main holds the 0.27 release's commit): the patch is applied with `git am`; every `tvm.*` name
+the rule uses (names.py) is looked up in the base's Python tree, the installed TVM's; then
+TVM's dlight tests, the relax tests that build for CUDA and the patch's own test run twice
+against the installed TVM, without the patch and with the patch's three modules, as `git am`
+left them in the clone, registered in place of the installed ones (overlay.py): the rule that
+runs is the shipped file itself. check_report.py says what that shows and what it does not.
+Everything else runs as the clone has it: the tree's own test code runs with the user's rights
+(the report and `--help` say so), in a clone of committed regular files with no remote
+(clone.py), under a HOME of the scratch folder, with no pytest configuration or conftest.py
+from above the clone.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
+import tvm
+
 from tuning.base.errors import UsageError
 
 from .check_report import render_check
@@ -31,7 +34,6 @@ from .clone import clone_at_base, clone_text, left_out, left_out_note, remove_li
 from .git import git_environment, run_git
 from .names import missing_names, used_names
 from .patch import PATCH, _identity, format_patch, patched_files
-from .rule import API_NAMES, installed_api, rule_source
 from .tvm_tree import CUDA_PIPELINE, GPU_INIT, RULE, TEST
 
 DLIGHT_TESTS = "tests/python/s_tir/dlight"
@@ -69,10 +71,11 @@ def apply_patch(clone: Path, patch_text: str) -> str | None:
 
 
 def rule_names_missing(clone: Path) -> tuple[list[str], list[str]]:
-    """(the names the patched rule uses, those the clone lacks)."""
+    """(the names the patched rule uses, those the base's Python tree, the installed TVM's,
+    lacks)."""
     source = (clone / RULE).read_text()
-    names = sorted({*used_names(source, "tvm.s_tir.dlight.gpu"), *(n for *_, n in API_NAMES)})
-    return names, missing_names(names, clone / "python")
+    names = used_names(source, "tvm.s_tir.dlight.gpu")
+    return names, missing_names(names, Path(tvm.__file__).parents[1])
 
 
 def selected_tests(clone: Path) -> list[str]:
@@ -86,11 +89,9 @@ def selected_tests(clone: Path) -> list[str]:
 
 
 def overlay_folder(clone: Path, scratch: Path) -> Path:
-    """The patch's modules as the installed TVM runs them: the rule in the installed API's
-    spelling, the edited `gpu/__init__` and CUDA pipeline as the patched clone has them."""
+    """The patch's three modules as the patched clone has them: the shipped files."""
     folder = scratch / "overlay"
-    files = {RULE: rule_source(installed_api())}
-    files |= {path: (clone / path).read_text() for path in (GPU_INIT, CUDA_PIPELINE)}
+    files = {path: (clone / path).read_text() for path in (RULE, GPU_INIT, CUDA_PIPELINE)}
     for path, text in files.items():
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_text(text)

@@ -44,3 +44,16 @@ def committed(option: str) -> tuple[dict, Path, str]:
     date = str(environment.get("date") or environment.get("environment", {}).get("date", ""))
     where = H200.relative_to(H200.parents[1]) / file
     return data, where / member, date[:10] or "date not recorded"
+
+
+def committed_environments(option: str) -> list[dict]:
+    """Every environment.json in the archive that holds `option`'s figures."""
+    (file, _), _ = SOURCES[option]
+    found = []
+    with tarfile.open(H200 / file) as archive:
+        for member in archive.getmembers():
+            if member.isfile() and member.name.endswith("/environment.json"):
+                handle = archive.extractfile(member)
+                data = json.loads(handle.read()) if handle is not None else None
+                found += [data] if isinstance(data, dict) else []
+    return found

@@ -1,20 +1,26 @@
 """The PR text's figures, read from the folders the project's own commands wrote: the study
-(`tune`: report.json), the sweep (`tune sweep`: sweep.json) and the benchmark of the two
-candidate fixes (`python3 -m baselines.window_bench`: window_bench.json). Every number in the
-PR text comes from one of these files; where a folder is not given, from the H200 run of that
-command committed under reports/h200/ (committed.py). `tune models`' figures (models.json) are
-read by models_section.py."""
+(`tune`: report.json) and the benchmark of the two candidate fixes (`python3 -m
+baselines.window_bench`: window_bench.json), and where given the sweep (`tune sweep`:
+sweep.json) and real networks (`tune models`: models.json, models_section.py). Every number in
+the PR text comes from one of these files; where --run or --bench is not given, from the H200
+run committed under reports/h200/ (committed.py).
+
+Each run records the hash of the rule's source it measured (`rule_sha256`, in its
+environment): a run of another rule is refused (one line), and a run that records none (made
+before runs recorded it) is not cited, its section saying so and how to measure again
+(EVIDENCE_COMMAND, one GPU call)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from baselines.window_bench import table
+from baselines.rules import rule_hash
 from reports.comparisons import ratio_text
 from reports.escape import code, md
+from tuning.base.errors import UsageError
 
 from . import figure_files
-from .committed import committed
+from .committed import committed, committed_environments
 from .models_section import models_section
 from .pr_text import Figures
 
@@ -61,9 +67,10 @@ def study_section(report: dict, source: Path, date: str) -> list[str]:
     lines = [
         f"{_code(report.get('command'))} on {_md(environment.get('gpu', report.get('device')))}, "
         f"{md(date)}, TVM {_md(environment.get('tvm'))}, "
-        f"{_md(report.get('trials'))} processes ({code(source)}). The fused pool kernel at kernel "
-        "level (the tuners' timer), and the whole graph end to end (median and interquartile "
-        "range of every sample; GPU time with the calls queued):",
+        f"{_md(report.get('trials'))} processes ({code(source)}): the fused kernel (GPU time of "
+        "calls queued behind a sleeping kernel, without the host's launch that `window_bench`'s "
+        "time_evaluator figures include), the graph end to end (median, interquartile range) "
+        "and its GPU time queued:",
         "",
         "| | default rules (`on`) | with WindowReduction (`fixed`) |",
         "|---|---|---|",
@@ -117,29 +124,81 @@ def sweep_section(sweep: dict, source: Path, date: str) -> list[str]:
 
 
 def bench_section(bench: dict, source: Path, date: str) -> list[str]:
-    """The two candidate fixes kernel by kernel, and how often each is faster."""
+    """The two candidate fixes kernel by kernel (median at kernel level, the rule where it is
+    not the list's own), the kernels outside the class that the in-place fix changes, and the
+    kernels wrong under every list (TVM's, not a rule's)."""
     rows = bench.get("kernels", [])
     if not rows:
         return [f"{code(source)} holds no kernel."]
     environment = bench.get("environment", {})
-    lists = list(rows[0]["lists"])
+    timed = "median_us" in rows[0]["lists"].get("default", {})
     lines = [
-        f"The toolkit's benchmark of the two fixes (`window_bench`) on "
-        f"{_md(environment.get('gpu', 'the CPU'))}, {md(date)}, TVM {_md(environment.get('tvm'))} "
-        f"({code(source)}). "
-        "Each cell: the rule that takes the kernel, its launch (blocks x threads)"
-        + (
-            ", its median time at kernel level (interquartile range) and the ratio to the "
-            "default list"
-            if "median_us" in rows[0]["lists"][lists[0]]
-            else "; nothing was timed (a run without a GPU checks the numerics only)"
-        )
-        + ":",
+        f"`window_bench` on {_md(environment.get('gpu', 'the CPU'))}, "
+        f"{md(str(environment.get('date', date))[:10])}, TVM {_md(environment.get('tvm'))} "
+        f"({code(source)}): each kernel at kernel level, "
+        + ("median in us, and the rule that took it" if timed else "the rule that took it")
+        + " where not the column's; WRONG where the result is.",
         "",
-        *table(bench),
+        "| kernel | default | WindowReduction | in place |",
+        "|---|---|---|---|",
+        *(
+            f"| {md(row['kernel'])} | "
+            + " | ".join(_cell(row["lists"].get(name, {}), name, timed) for name in LISTS)
+            + " |"
+            for row in rows
+        ),
     ]
-    verdict = _verdict(rows)
-    return lines + (["", verdict] if verdict else [])
+    notes = [line for line in (_verdict(rows), _outside(rows), _wrong(rows)) if line]
+    return lines + [part for note in notes for part in ("", note)]
+
+
+LISTS = ("default", "fixed", "reduction-fix")
+# The rules a column names only where another rule took the kernel.
+OWN_RULES = {
+    "fixed": ("WindowReduction",),
+    "reduction-fix": ("SerialReduction", "SerialGeneralReduction"),
+}
+
+
+def _cell(entry: dict, name: str, timed: bool) -> str:
+    rule = str(entry.get("rule"))
+    shown = "" if timed and rule in OWN_RULES.get(name, ()) else rule
+    text = " ".join(part for part in (f"{entry['median_us']:.2f}" if timed else "", shown) if part)
+    return text + ("" if entry.get("correct", True) else " WRONG")
+
+
+def _outside(rows: list[dict]) -> str | None:
+    """Kernels the new rule leaves to the default rule that the in-place fix reschedules."""
+    changed = [
+        f"{row['kernel']} ({lists['default'].get('rule')} → {lists['reduction-fix'].get('rule')}"
+        + (
+            f", {lists['default']['median_us']:.2f} → {lists['reduction-fix']['median_us']:.2f} us"
+            if "median_us" in lists["default"]
+            else ""
+        )
+        + ")"
+        for row in rows
+        if (lists := row["lists"]).get("fixed", {}).get("rule") == lists["default"].get("rule")
+        and lists.get("reduction-fix", {}).get("rule") != lists["default"].get("rule")
+    ]
+    if not changed:
+        return None
+    return (
+        "Kernels outside the class: WindowReduction leaves them to the default rules, the "
+        f"in-place fix reschedules them: {', '.join(changed)}."
+    )
+
+
+def _wrong(rows: list[dict]) -> str | None:
+    """Kernels wrong under every list: TVM's result, whichever rule schedules them."""
+    wrong = [row for row in rows if not any(e.get("correct", True) for e in row["lists"].values())]
+    if not wrong:
+        return None
+    return " ".join(
+        f"{row['kernel']} is WRONG under every list, the default one too ({row.get('where')}): "
+        "a fault of TVM's outside the schedule rules, for a separate issue upstream."
+        for row in wrong
+    )
 
 
 def _verdict(rows: list[dict]) -> str | None:
@@ -161,29 +220,66 @@ def _verdict(rows: list[dict]) -> str | None:
     ]
     return (
         f"WindowReduction (`fixed`) has the lower median on {len(faster)} of {len(pairs)} "
-        f"kernels timed under both; their interquartile ranges overlap on {len(overlap)}"
-        + (f" ({', '.join(overlap)})" if overlap else "")
-        + "."
+        f"kernels timed under both; their interquartile ranges overlap on {len(overlap)}."
     )
+
+
+# The one GPU call that measures everything PR.md cites by default, with the shipped rule; then
+# `tune upstream --out DIR --run OUT/run --bench OUT/window` writes the PR text from it.
+EVIDENCE_COMMAND = (
+    "python3 -m tuning.cli --budget 0 --arms on,fixed --trials 3 --out $OUT/run && "
+    "python3 -m baselines.window_bench $OUT/window"
+)
 
 
 def gather_figures(
     run: Path | None, sweep: Path | None, models: Path | None, bench: Path | None
 ) -> Figures:
-    """The PR text's sections from the folders given (each a folder or its JSON file), and from
-    the committed H200 runs for those not given."""
+    """The PR text's sections from the folders given (each a folder or its JSON file); the study
+    and the benchmark from the committed H200 runs where not given, the sweep and the models
+    only where given."""
     return Figures(
-        study=_section(run, "report.json", "--run", study_section),
-        sweep=_section(sweep, "sweep.json", "--sweep", sweep_section),
-        models=_section(models, "models.json", "--models", models_section),
-        bench=_section(bench, "window_bench.json", "--bench", bench_section),
+        study=_section(run, "report.json", "--run", study_section, fallback=True),
+        sweep=_section(sweep, "sweep.json", "--sweep", sweep_section, fallback=False),
+        models=_section(models, "models.json", "--models", models_section, fallback=False),
+        bench=_section(bench, "window_bench.json", "--bench", bench_section, fallback=True),
     )
 
 
-def _section(given: Path | None, name: str, option: str, render) -> list[str]:
+def _section(given: Path | None, name: str, option: str, render, fallback: bool) -> list[str]:
+    if given is None and not fallback:
+        return []
     if given is None:
-        return render(*committed(option))
-    return render(read_figures(given, name, option), given, _date(given))
+        data, source, date = committed(option)
+        environments = committed_environments(option)
+    else:
+        data, source, date = read_figures(given, name, option), given, _date(given)
+        environments = figure_files.recorded_environments(given)
+    rendered = render(data, source, date)  # a damaged file is refused whether cited or not
+    stamp = _stamp(data, environments, source, option)
+    if stamp is None:
+        return [
+            f"Not cited: {code(source)} records no hash of the rule's source (it was measured "
+            f"before runs recorded one). Measure again with `{EVIDENCE_COMMAND}`."
+        ]
+    return [*rendered, "", f"Rule source SHA-256 `{stamp}`, the shipped file's."]
+
+
+def _stamp(data: dict, environments: list, source: Path, option: str) -> str | None:
+    """The shipped rule's hash where every stamp the run records is it, None where it records
+    none; refuses (one line) a run that measured another rule."""
+    recorded = [data.get("environment"), *environments]
+    found = [e.get("rule_sha256") for e in recorded if isinstance(e, dict)]
+    stamps = {s for s in found if isinstance(s, str) and s}
+    if not stamps:
+        return None
+    if stamps != {rule_hash()}:
+        other = sorted(stamps - {rule_hash()})[0]
+        raise UsageError(
+            f"{source} measured another rule (source SHA-256 {other}, the shipped rule's is "
+            f"{rule_hash()}); measure again with the shipped rule and give {option} that folder"
+        )
+    return rule_hash()
 
 
 def _date(given: Path) -> str:

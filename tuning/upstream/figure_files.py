@@ -129,16 +129,26 @@ def _timed(entry: dict) -> bool | None:
     return found.pop() if len(found) == 1 else None
 
 
-def recorded_date(given: Path) -> str:
-    """The date a run folder recorded: its environment.json, or that of the first run in it
-    (each read as above; a damaged one is passed over)."""
+def recorded_environments(given: Path) -> list[dict]:
+    """The environments a run folder recorded: its environment.json, then those of the runs in
+    it (each read as above: regular files only, capped, strict JSON; a damaged one is passed
+    over)."""
     folder = given if given.is_dir() else given.parent
+    found = []
     for path in [folder / "environment.json", *sorted(folder.glob("*/environment.json"))[:100]]:
         try:
             data = loads(read_bytes(path))
         except (OSError, ValueError, UnicodeDecodeError):  # NotRegular is a ValueError
             continue
-        date = data.get("date") if isinstance(data, dict) else None
+        if isinstance(data, dict):
+            found.append(data)
+    return found
+
+
+def recorded_date(given: Path) -> str:
+    """The date a run folder recorded: its own environment's, or that of the first run in it."""
+    for environment in recorded_environments(given):
+        date = environment.get("date")
         if isinstance(date, str) and date.strip():
             return date[:10]
     return "date not recorded"

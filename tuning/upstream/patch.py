@@ -1,8 +1,9 @@
 """The patch to apache/tvm: the files it adds and edits, and one commit as `git format-patch`
-writes it, made against the base commit's files (tvm_tree.py).
+writes it, made against the base's files (tvm_tree.py).
 
 It adds the rule (rule.py) and its test (tvm_test.py), exports the rule from dlight's `gpu`
-package, and puts it right before `Reduction` in the CUDA backend's rule list: Reduction would
+package, lists it in dlight's rule catalog (the GPU scheduling tutorial), and puts it right
+before `Reduction` in the CUDA backend's rule list: Reduction would
 give a 2x2 average pool one block of 4 threads per output. The other GPU pipelines and
 MetaSchedule's fallback list keep theirs (pr_text.py says why).
 
@@ -21,9 +22,10 @@ from .git import run_git
 from .rule import rule_source
 from .tvm_test import shipped_test
 from .tvm_tree import (
+    BASE,
     BASE_COMMIT,
-    BASE_DATE,
     CUDA_PIPELINE,
+    DOCS,
     EDITED,
     GPU_INIT,
     RULE,
@@ -51,6 +53,13 @@ or NHWC, with constant shapes; anything else is left to the rules after
 it. The CUDA backend tries it right before Reduction.
 """
 PATCH = "window_reduction.patch"
+# The rule's row in dlight's rule catalog (the tutorial's list-table), after GeneralReduction.
+CATALOG = (
+    "#    * - ``WindowReduction``",
+    f"#      - One reduction over a small constant window (2 to {MAX_WINDOW} elements) sliding",
+    "#        along the outputs, then elementwise work",
+    "#      - pooling, depthwise convolution, with the epilogue fused after them",
+)
 
 
 def _insert(text: str, anchor: str, line: str, before: bool) -> str:
@@ -81,6 +90,12 @@ def patched_files() -> dict[str, str]:
             " " * 12 + "dl.gpu.WindowReduction(),",
             before=True,
         ),
+        DOCS: _insert(
+            base_text(DOCS),
+            "#      - softmax, layer norm, RMS norm",
+            "\n".join(CATALOG),
+            before=False,
+        ),
         TEST: shipped_test(),
     }
 
@@ -102,9 +117,10 @@ def _identity(author: tuple[str, str]) -> dict:
 
 
 def format_patch(files: dict[str, str], author: tuple[str, str]) -> str:
-    """One commit by `author` on top of the base commit's files, as `git format-patch` writes
-    it, with the base commit named (after `---`, where `git am` ignores it, and as the
-    `base-commit:` trailer) and without a date (`git am` stamps the day it is applied)."""
+    """One commit by `author` on top of the base's files, as `git format-patch` writes it, with
+    the base named after `---` (where `git am` ignores it) and without a date (`git am` stamps
+    the day it is applied). No `base-commit:` trailer: the release names its commit abbreviated
+    only, and the trailer wants the whole hash."""
     env = _identity(author)
     with tempfile.TemporaryDirectory() as scratch:
         repo = Path(scratch)
@@ -120,8 +136,8 @@ def format_patch(files: dict[str, str], author: tuple[str, str]) -> str:
         )
     header, separator, rest = text.partition("\n---\n")
     header = "\n".join(line for line in header.split("\n") if not line.startswith("Date: "))
-    note = f"Made against apache/tvm main at {BASE_COMMIT} ({BASE_DATE}).\n\n"
-    return f"{header}{separator}{note}{rest}\nbase-commit: {BASE_COMMIT}\n"
+    note = f"Made against {BASE.replace('`', '')}.\n\n"
+    return f"{header}{separator}{note}{rest}"
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> None:

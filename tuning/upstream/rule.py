@@ -1,17 +1,14 @@
-"""The rule as TVM would ship it: baselines/window_reduction.py with the ASF header, its dlight
-imports made relative as dlight's own rules write them, and written for the Python API of the
-commit the patch is made against.
+"""The rule as TVM would ship it: baselines/window_reduction.py with the ASF header and its
+dlight imports made relative as dlight's own rules write them, nothing else changed.
 
-The project measures and tests that module against the installed TVM (0.27.0.post1, built from
-apache/tvm 7b5acb32b), whose API renamed names the rule uses since the base commit (API_NAMES);
-the patch carries the base commit's spelling of each, the rest of the module verbatim, so that
-there is one copy of the rule. `installed_api()` says which spelling the installed TVM has, so
-that TVM's tests can run the rule against it (check.py).
+The base the patch is made against is the Python tree of the TVM the project installs and
+measures with (tvm_tree.py), so the file TVM gets is the module the project's arms, tests and
+`--check` run: one source, no re-spelling. Every run that measures it records the hash of that
+source (baselines.rules.rule_hash), so that PR.md cites only figures of the shipped rule.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import baselines.window_reduction
@@ -40,23 +37,6 @@ RELATIVE = (
     ("from tvm.s_tir.dlight.", "from .."),
     ("from tvm.s_tir.dlight import ", "from .. import "),
 )
-# Each line of the rule that the installed TVM's API spells otherwise than the base commit's:
-# (the installed spelling, the base's, the dotted name that the base's needs at the base commit).
-API_NAMES = (
-    (
-        "tvm.sym.detect_linear_equation(",
-        "tvm.arith.detect_linear_equation(",
-        "tvm.arith.detect_linear_equation",
-    ),
-    ("    return region.source\n", "    return region.buffer\n", "tvm.tirx.BufferRegion.buffer"),
-)
-APIS = ("installed", "base")
-
-
-def installed_api() -> str:
-    """ "base" where the installed TVM has the base commit's names (`tvm.arith`), else
-    "installed" (0.27.0.post1's `tvm.sym`)."""
-    return "base" if importlib.util.find_spec("tvm.arith") is not None else "installed"
 
 
 def source_text() -> str:
@@ -74,23 +54,10 @@ def relative_import(line: str) -> str | None:
     return None
 
 
-def for_api(text: str, api: str) -> str:
-    """The rule's source in the spelling of `api` ("installed" or "base"); refuses a source in
-    which a line of API_NAMES does not occur exactly once."""
-    if api not in APIS:
-        raise ValueError(f"api is one of {APIS}, not {api!r}")
-    for installed, base, _ in API_NAMES:
-        if (found := text.count(installed)) != 1:
-            raise RuntimeError(f"the rule holds {installed.strip()!r} {found} times, not once")
-        text = text.replace(installed, base) if api == "base" else text
-    return text
-
-
-def rule_source(api: str = "base") -> str:
-    """The rule file for TVM's tree, in the spelling of `api`: dlight's imports moved, made
-    relative, into their own section after the other imports (ruff's isort order: `..` before
-    `.`)."""
-    lines = for_api(source_text(), api).splitlines(keepends=True)
+def rule_source() -> str:
+    """The rule file for TVM's tree: dlight's imports moved, made relative, into their own
+    section after the other imports (ruff's isort order: `..` before `.`)."""
+    lines = source_text().splitlines(keepends=True)
     moved = [(i, relative_import(line)) for i, line in enumerate(lines)]
     relative = [line for _, line in moved if line is not None]
     if not relative:

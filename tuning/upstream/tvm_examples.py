@@ -84,6 +84,55 @@ def _several_outputs() -> tvm.IRModule:
     return _main(te.create_prim_func([x, first, second]))
 
 
+def _gather() -> tvm.IRModule:
+    """`table[idx[i, k], j]` summed over k, + 1: the index is data, no window."""
+    table, idx = te.placeholder((32, 8), name="table"), te.placeholder((8, 3), "int32", "idx")
+    k = te.reduce_axis((0, 3), "k")
+    total = te.compute((8, 8), lambda i, j: te.sum(table[idx[i, k], j], axis=[k]), "total")
+    out = te.compute((8, 8), lambda *i: total(*i) + tirx.const(1, "float32"), "T_add")
+    return _main(te.create_prim_func([table, idx, out]))
+
+
+def _max_pool_9x9() -> tvm.IRModule:
+    """MaxPool2d 9x9, stride 9, + 1: 81 elements a window, over MAX_WINDOW."""
+    x = te.placeholder((1, 4, 18, 18), name="x")
+    rh, rw = te.reduce_axis((0, 9), "rh"), te.reduce_axis((0, 9), "rw")
+    pool = te.compute(
+        (1, 4, 2, 2),
+        lambda n, c, h, w: te.max(x[n, c, h * 9 + rh, w * 9 + rw], axis=[rh, rw]),
+        "pool_max",
+    )
+    out = te.compute(pool.shape, lambda *i: pool(*i) + tirx.const(1, "float32"), "T_add")
+    return _main(te.create_prim_func([x, out]))
+
+
+# MaxPool2d 2x2 + 1 over an input whose offset is symbolic and known a multiple of nothing
+# (offset_factor=1), as a view into a larger allocation is.
+UNALIGNED_VIEW = """
+# from tvm.script import tirx as T
+@T.prim_func(s_tir=True)
+def main(p_x: T.handle, T_add: T.Buffer((1, 8, 8, 8), "float32")):
+    x = T.match_buffer(p_x, (1, 8, 16, 16), offset_factor=1)
+    pool_max = T.sblock_alloc_buffer((1, 8, 8, 8))
+    for n, c, h, w, rh, rw in T.grid(1, 8, 8, 8, 2, 2):
+        with T.sblock("pool_max"):
+            vn, vc, vh, vw, vrh, vrw = T.axis.remap("SSSSRR", [n, c, h, w, rh, rw])
+            with T.init():
+                pool_max[vn, vc, vh, vw] = T.float32(-3.4028234663852886e38)
+            pool_max[vn, vc, vh, vw] = T.max(
+                pool_max[vn, vc, vh, vw], x[vn, vc, vh * 2 + vrh, vw * 2 + vrw]
+            )
+    for n, c, h, w in T.grid(1, 8, 8, 8):
+        with T.sblock("T_add"):
+            vn, vc, vh, vw = T.axis.remap("SSSS", [n, c, h, w])
+            T_add[vn, vc, vh, vw] = pool_max[vn, vc, vh, vw] + T.float32(1.0)
+"""
+
+
+def _unaligned_view() -> tvm.IRModule:
+    return _main(tvm.script.from_source(UNALIGNED_VIEW))
+
+
 EXAMPLES = [
     Example(
         "max_pool_add",
@@ -138,6 +187,24 @@ EXAMPLES = [
         "MaxPool2d 3x3, stride 2, padding 1 + ReLU in NHWC: consecutive threads take\n"
         "consecutive channels.",
         _kernel("nhwc-maxpool3-relu", x=(1, 64, 64, 64)),
+    ),
+    Example(
+        "unaligned_view",
+        "MaxPool2d 2x2 + Add over an input that may start anywhere in its allocation (a view):\n"
+        "its rows load as scalars, their alignment unknown.",
+        _unaligned_view,
+    ),
+    Example(
+        "gather_declined",
+        "A sum over k of table[idx[i, k], j]: the index is read from memory, no window.",
+        _gather,
+        scheduled=False,
+    ),
+    Example(
+        "window_81_declined",
+        "MaxPool2d 9x9: 81 elements a window, more than MAX_WINDOW, left to GeneralReduction.",
+        _max_pool_9x9,
+        scheduled=False,
     ),
     Example(
         "window_1_declined",

@@ -38,19 +38,17 @@ HEAD = f"""\
 \"\"\"Tests of dlight's WindowReduction rule: one thread per output of a small-window reduction
 (pooling, depthwise convolution) with its elementwise epilogue.\"\"\"
 
-import re
-
 import numpy as np
 import pytest
+import tvm_ffi
 
 import tvm
 import tvm.testing
-from tvm import te, tirx
+from tvm import relax, s_tir, te, tirx
 from tvm.ir import IRModule, assert_structural_equal
 from tvm.relax.backend.cuda import pipeline as cuda_pipeline
 from tvm.s_tir import dlight as dl
 from tvm.script import ir as I
-from tvm.script import relax as R
 from tvm.script import tirx as T
 from tvm.target import Target
 from tvm.testing import env
@@ -97,25 +95,56 @@ class SymbolicShapeBefore:
 
 ISSUE_GRAPH = r"""
 
-def test_issue_graph_gets_one_thread_per_output():
-    # apache/tvm#20401's graph through the default CUDA pipeline (no GPU needed): the fused
-    # MaxPool2d 2x2 + Add launches one thread per output, not a block of threads per output.
-    @I.ir_module
-    class Module:
-        @R.function
-        def main(x: R.Tensor((1, 64, 64, 64), "float32")):
-            with R.dataflow():
-                pool = R.nn.max_pool2d(x, pool_size=[2, 2], strides=[2, 2])
-                out = R.add(pool, R.const(1, "float32"))
-                R.output(out)
-            return out
+def _issue_graph():
+    # apache/tvm#20401's graph: nine Adds of a 16-channel input concatenated into 144
+    # channels, a 2x2 max pool, and two Adds after it, both returned.
+    bb = relax.BlockBuilder()
+    x = relax.Var("x", relax.TensorType((1, 16, 64, 64), "float32"))
+    one = relax.const(1, "float32")
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            groups = []
+            for _ in range(3):
+                leaves = [bb.emit(relax.op.add(x, one)) for _ in range(3)]
+                joined = bb.emit(relax.op.concat(leaves, axis=1))
+                groups.append(bb.emit(relax.op.add(joined, one)))
+            pooled = bb.emit(relax.op.nn.max_pool2d(bb.emit(relax.op.concat(groups, axis=1)), 2, 2))
+            first = bb.emit(relax.op.add(pooled, one))
+            second = bb.emit(relax.op.add(first, one))
+            out = bb.emit_output(relax.Tuple([first, second]))
+        bb.emit_func_output(out)
+    return bb.get()
 
+
+def _launch(func: tirx.PrimFunc) -> dict:
+    extents = {}
+
+    def visit(loop: tirx.For):
+        if loop.kind == tirx.ForKind.THREAD_BINDING:
+            extents[loop.thread_binding.thread_tag] = int(loop.extent)
+
+    tvm_ffi.structural_walk(func.body, (tirx.For, visit), order="post")
+    return extents
+
+
+def _blocks(func: tirx.PrimFunc) -> list:
+    names = []
+    tvm_ffi.structural_walk(func.body, (s_tir.SBlock, lambda b: names.append(b.name_hint)))
+    return names
+
+
+def test_pipeline_issue_graph_one_thread_per_output():
+    # The default CUDA pipeline (no GPU needed) gives the fused pool and Adds one thread per
+    # output of the pool, not a block of threads per output.
     with TARGET:
-        mod = cuda_pipeline.get_default_pipeline(TARGET)(Module)
-    (kernel,) = [func for func in mod.functions.values() if isinstance(func, tirx.PrimFunc)]
-    binding = r'thread_binding\((?:T\.int64\()?(\d+)\)?, thread="(\w+)\.x"'
-    launch = {thread: int(extent) for extent, thread in re.findall(binding, kernel.script())}
-    assert launch["blockIdx"] * launch["threadIdx"] == 64 * 32 * 32
+        mod = cuda_pipeline.get_default_pipeline(TARGET)(_issue_graph())
+    (pool,) = [
+        func
+        for func in mod.functions.values()
+        if isinstance(func, tirx.PrimFunc) and any("pool" in name for name in _blocks(func))
+    ]
+    launch = _launch(pool)
+    assert launch["blockIdx.x"] * launch["threadIdx.x"] == 144 * 32 * 32
 """
 
 TAIL = """
@@ -168,9 +197,83 @@ def _avg_pool_relu():
     return te.create_prim_func([x, out]), (1, 64, 35, 35), reference
 
 
+def _nhwc_max_pool_relu():
+    # NHWC: consecutive threads take consecutive channels.
+    x = te.placeholder((1, 16, 16, 32), name="x")
+    rh, rw = te.reduce_axis((0, 3), "rh"), te.reduce_axis((0, 3), "rw")
+    pool = te.compute(
+        (1, 7, 7, 32),
+        lambda n, h, w, c: te.max(x[n, h * 2 + rh, w * 2 + rw, c], axis=[rh, rw]),
+        "pool_max",
+    )
+    out = te.compute(pool.shape, lambda *i: tirx.max(pool(*i), tirx.const(0, "float32")), "relu")
+
+    def reference(a):
+        windows = [a[:, i : i + 13 : 2, j : j + 13 : 2, :] for i in range(3) for j in range(3)]
+        return np.maximum(np.max(windows, axis=0), 0)
+
+    return te.create_prim_func([x, out]), (1, 16, 16, 32), reference
+
+
+def _lone_depthwise_conv():
+    # A depthwise 3x3 convolution with nothing after it: the value is copied out of a register.
+    x = te.placeholder((1, 16, 18, 18), name="x")
+    rh, rw = te.reduce_axis((0, 3), "rh"), te.reduce_axis((0, 3), "rw")
+
+    def weight(c, i, j):
+        return (c % 3 + i * 3 + j).astype("float32") * 0.125
+
+    out = te.compute(
+        (1, 16, 16, 16),
+        lambda n, c, h, w: te.sum(x[n, c, h + rh, w + rw] * weight(c, rh, rw), axis=[rh, rw]),
+        "depthwise_conv2d",
+    )
+
+    def reference(a):
+        c = np.arange(16).reshape(1, 16, 1, 1) % 3
+        return sum(
+            a[:, :, i : i + 16, j : j + 16] * (c + i * 3 + j) * 0.125
+            for i in range(3)
+            for j in range(3)
+        )
+
+    return te.create_prim_func([x, out]), (1, 16, 18, 18), reference
+
+
+def test_vulkan_launch_within_target_limits():
+    # Vulkan: warps of 1 thread and blocks of at most 256 (the target's own limits).
+    target = Target("vulkan")
+    func, _, _ = _max_pool_add()
+    with target:
+        mod = dl.ApplyDefaultSchedule(dl.gpu.WindowReduction())(IRModule({"main": func}))
+    launch = _launch(mod["main"])
+    assert launch["threadIdx.x"] <= int(target.attrs["max_threads_per_block"])
+    assert launch["blockIdx.x"] * launch["threadIdx.x"] == 32 * 32 * 32
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not env.has_cuda(), reason="need cuda")
-@pytest.mark.parametrize("workload", [_max_pool_add, _avg_pool_relu])
+def test_view_one_element_in_on_cuda():
+    # An input that starts one element into its allocation: the rule cannot prove its rows
+    # aligned, so it loads them as scalars, and the result is right.
+    device = tvm.cuda()
+    target = Target.from_device(device)
+    with target:
+        mod = dl.ApplyDefaultSchedule(dl.gpu.WindowReduction())(UnalignedViewBefore)
+    kernel = tvm.compile(mod, target=target)
+    data = np.random.default_rng(0).uniform(-1, 1, 1 + 8 * 16 * 16).astype("float32")
+    view = tvm.runtime.tensor(data, device)._create_view((1, 8, 16, 16), "float32", 4)
+    got = tvm.runtime.empty((1, 8, 8, 8), "float32", device)
+    kernel["main"](view, got)
+    want = data[1:].reshape(1, 8, 8, 2, 8, 2).max(axis=(3, 5)) + 1
+    tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not env.has_cuda(), reason="need cuda")
+@pytest.mark.parametrize(
+    "workload", [_max_pool_add, _avg_pool_relu, _nhwc_max_pool_relu, _lone_depthwise_conv]
+)
 def test_numerics_on_cuda(workload):
     func, shape, reference = workload()
     device = tvm.cuda()

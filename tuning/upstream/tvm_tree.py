@@ -1,36 +1,56 @@
-"""Where the patch goes in apache/tvm: the commit it is made against and the files it touches.
+"""Where the patch goes in apache/tvm: the tree it is made against and the files it touches.
 
-CI has no network, so the two TVM files the patch edits are stored here as the base commit has
-them (`tvm_base/`, taken with `git show BASE_COMMIT:PATH` from github.com/apache/tvm main):
-the patch is made against them, and the tests check that it applies to them and to the
-installed TVM's copies.
+The base is the Python tree of the 0.27.0.post1 release, the TVM the project installs, measures
+with and tests against: its wheel says it was built from apache/tvm `7b5acb32b`
+(`tvm/_version.py`), a commit newer than any apache/tvm main this project could fetch (the
+newest, 5d4dc87 of 2026-08-22, predates the release's API: `tvm.sym`, `BufferRegion.source`,
+`s_tir.SBlock`). So the rule runs in the base's API as the patch ships it. CI has no network,
+so the two files the patch edits are stored here as the release ships them (`tvm_base/`, copied
+from the wheel's `tvm/`); the tests check that they are the installed TVM's, byte for byte.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import tvm
 
-BASE_COMMIT = "5d4dc8721307cf9677becacf0395c19be130e206"
-BASE_DATE = "2026-08-22"
-BASE_SUBJECT = "[Web] Avoid copies when uploading WASM memory to WebGPU (#20165)"
+# The base: the commit its wheel names (abbreviated, as `tvm/_version.py` records it).
+BASE_COMMIT = "7b5acb32b"
+BASE_RELEASE = "0.27.0.post1"
+BASE = f"the apache/tvm {BASE_RELEASE} release (commit `{BASE_COMMIT}`)"
 
 RULE = "python/tvm/s_tir/dlight/gpu/window_reduction.py"
 GPU_INIT = "python/tvm/s_tir/dlight/gpu/__init__.py"
 CUDA_PIPELINE = "python/tvm/relax/backend/cuda/pipeline.py"
 TEST = "tests/python/s_tir/dlight/test_gpu_window_reduction.py"
-# The files the patch edits, and their copies at BASE_COMMIT (the others it adds).
+DOCS = "docs/deep_dive/tensor_ir/tutorials/dlight_gpu_scheduling.py"
+# The files the patch edits, and their copies in the base (the others it adds). The release's
+# wheel holds its Python package, not its docs: dlight's tutorial (its rule catalog) is the
+# nearest tree's, 5d4dc87's; `--check` applies the patch to that tree.
 STORED = {
     CUDA_PIPELINE: Path(__file__).parent / "tvm_base" / "cuda_pipeline.py.txt",
     GPU_INIT: Path(__file__).parent / "tvm_base" / "dlight_gpu_init.py.txt",
+    DOCS: Path(__file__).parent / "tvm_base" / "dlight_gpu_scheduling.py.txt",
 }
 EDITED = tuple(STORED)
+# The edited files the installed TVM ships (the others are not in its wheel).
+IN_WHEEL = (CUDA_PIPELINE, GPU_INIT)
 
 
 def base_text(path: str) -> str:
-    """A file the patch edits, as BASE_COMMIT has it."""
+    """A file the patch edits, as the base has it."""
     return STORED[path].read_text()
+
+
+def installed_commit() -> str:
+    """The commit the installed TVM was built from, as its `_version.py` records it."""
+    try:  # a wheel's; a TVM built from source may have none
+        version = importlib.import_module("tvm._version")
+    except ImportError:
+        return ""
+    return str(getattr(version, "__commit_id__", "")).removeprefix("g")
 
 
 def installed_text(path: str) -> str:
