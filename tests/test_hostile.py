@@ -367,8 +367,7 @@ def test_tune_report_help_is_its_usage(capsys):
 # ---- comment.md and report.md's paragraph ----
 
 
-@pytest.mark.parametrize("archive", ["run.tar.xz", "fair/run.tar.xz"])
-def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path, archive):
+def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path):
     """Every verdict of comment.md is, word for word, one of report.md's paragraph (the same
     pair on the same figure), and the comment is within its limit in bytes."""
     from reports.comment import LIMIT, render_comment
@@ -376,7 +375,7 @@ def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path
     from reports.summary import summarize_run
     from tuning.runfolder.store import Run
 
-    with tarfile.open(ROOT / "reports" / "h200" / archive) as stored:
+    with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
         stored.extractall(tmp_path, filter="data")
     report = summarize_run(Run(next(p for p in tmp_path.iterdir() if p.is_dir())))
     comment, console = render_comment(report), headline(report)
@@ -392,7 +391,7 @@ def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path
 def test_a_home_that_cannot_hold_matplotlib_s_config_prints_no_traceback(tmp_path, unwritable):
     """HOME a file (or read-only), or only the cache folder unwritable: matplotlib's folder goes
     inside tune's own temporary folder, and nothing is printed at exit after it is gone."""
-    with tarfile.open(ROOT / "reports" / "h200" / "fair" / "run.tar.xz") as stored:
+    with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
         stored.extractall(tmp_path, filter="data")
     home = tmp_path / "home"
     home.write_text("not a folder")
@@ -403,10 +402,10 @@ def test_a_home_that_cannot_hold_matplotlib_s_config_prints_no_traceback(tmp_pat
         (tmp_path / "config").mkdir()
         env["XDG_CONFIG_HOME"] = str(tmp_path / "config")
     done = subprocess.run(
-        [*TUNE, "report", str(tmp_path / "fair")], env=env, capture_output=True, text=True
+        [*TUNE, "report", str(tmp_path / "run")], env=env, capture_output=True, text=True
     )
     assert done.returncode == 0 and done.stderr == "", done.stderr[-2000:]
-    assert (tmp_path / "fair" / "arms.png").is_file() or not _has_matplotlib()
+    assert (tmp_path / "run" / "arms.png").is_file() or not _has_matplotlib()
 
 
 def _has_matplotlib() -> bool:

@@ -24,8 +24,8 @@ class Protocol(Timing):
     come from the spread between blocks and processes, which more or longer samples within a
     block do not shrink: re-estimating every ratio of the committed H200 runs from 2 of their 3
     samples per block left the median half-width where it was (x0.998 for the 75 ratios of the
-    default run of 2026-11-30, in the history at commit 3471e5d; x0.991 for fair/'s 36, which
-    `tests/reports/test_committed_runs.py` checks), so the default is 2
+    default run of 2026-11-30, in the history at commit 3471e5d; x0.991 for fair/'s 36, its
+    archive in the history at commit b5f405b with the test that checked it), so the default is 2
     samples of 5 ms (it was 3; `--repeat 5 --min-repeat-ms 25` is the earlier, longer protocol),
     a third fewer samples to take in the comparison. The coverage the report states is
     simulated at the run's own trials, blocks and samples. `blocks` None: whole cycles of the
