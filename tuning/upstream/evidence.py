@@ -227,7 +227,7 @@ def _verdict(rows: list[dict]) -> str | None:
 # The one GPU call that measures everything PR.md cites by default, with the shipped rule; then
 # `tune upstream --out DIR --run OUT/run --bench OUT/window` writes the PR text from it.
 EVIDENCE_COMMAND = (
-    "python3 -m tuning.cli --budget 0 --arms on,fixed --trials 3 --out $OUT/run && "
+    "python3 -m tuning.cli --budget 0 --arms on,fixed --processes 3 --out $OUT/run && "
     "python3 -m baselines.window_bench $OUT/window"
 )
 
