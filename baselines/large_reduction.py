@@ -8,10 +8,10 @@ output for a whole-tensor max, and for a whole-tensor mean `Reduction` raises
 `GeneralReduction` gives the kernel grid 1 x block 1: one thread reduces the whole tensor.
 
 Here the reduction is shared across blocks and threads in two stages, as PyTorch's reductions
-are. Stage 1: `parts` blocks per output each reduce a contiguous slice, `THREADS` threads a
-block, each thread its strided share serially, then across the block's threads; each block
-writes a partial. Stage 2: a block per output reduces its partials across `THREADS` threads and
-applies the epilogue (a mean's divide). Where one block is enough (`parts` 1), stage 1 alone
+are. Stage 1: `parts` blocks of `THREADS` threads per output, each thread reducing every
+(parts x THREADS)-th term serially (consecutive threads read consecutive terms) into a partial
+of its own. Stage 2: a block per output reduces its parts x THREADS partials across `THREADS`
+threads and applies the epilogue (a mean's divide). Where one block is enough (`parts` 1), stage 1 alone
 reduces each output and applies the epilogue. The two stages are two kernels of one function,
 the partials in global memory between them.
 
@@ -126,15 +126,22 @@ def schedule_large(sch: s_tir.Schedule, found: Large, parts: int) -> None:
     spatial = sch.fuse(*loops[: found.spatial]) if found.spatial else None
     reduced = sch.fuse(*loops[found.spatial :])
     if parts > 1:
-        part, _, thread = sch.split(reduced, [parts, None, THREADS])
-        partial = sch.rfactor(part, factor_axis=0)
-        # stage 1: (output, part) a block, the slice's terms across its threads
-        *outer, part, _, thread = sch.get_loops(partial)
+        # stage 1: each of parts x THREADS threads an output's partial of its strided terms
+        # (consecutive threads, consecutive terms). A partial a thread, not a block: a stage-1
+        # reduction across threads under the guard of an uneven split was lowered to every
+        # thread updating the block's partial in global memory (a race; wrong on the H200).
+        # Every lane has a term to start its partial with: parts > 1 leaves each thread at
+        # least MIN_SHARE of them.
+        _, lane = sch.split(reduced, [None, parts * THREADS])
+        partial = sch.rfactor(lane, factor_axis=0)
+        *outer, serial, lane = sch.get_loops(partial)
+        sch.reorder(lane, serial)
+        part, thread = sch.split(lane, [parts, THREADS])
         # one output: the part alone (a unit int64 loop fused with an int32 one is no affine
-        # binding, and the threads would then each write the partial, not reduce it)
+        # binding)
         sch.bind(sch.fuse(*outer, part) if found.outputs > 1 else part, "blockIdx.x")
         sch.bind(thread, "threadIdx.x")
-        *_, reduced = sch.get_loops(block)  # stage 2: the partials
+        *_, reduced = sch.get_loops(block)  # stage 2: the parts x THREADS partials
     if spatial is None:  # a whole tensor: one block
         spatial = sch.add_unit_loop(reduced)
     _across_threads(sch, spatial, reduced)

@@ -3,6 +3,8 @@ takes and declines, the two stages' launches read off the CUDA build without a G
 schedule's numerics on llvm (the CUDA schedule less its thread bindings) against NumPy, and on a
 GPU against NumPy and PyTorch."""
 
+import re
+
 import numpy as np
 import pytest
 import tvm
@@ -39,7 +41,8 @@ TAKEN = {
         lambda a: a.mean(axis=(1, 2, 3), keepdims=True),
     ),
     "two-long-rows": ((2, 16384), lambda x: topi.sum(x, axis=1), lambda a: a.sum(axis=1)),
-    "odd-rows-max-relu": (
+    "odd-whole-sum": ((7, 9, 11), topi.sum, np.sum),  # one stage, an uneven split
+    "odd-rows-max-relu": (  # two stages, an uneven split (a racy stage 1 was wrong on the H200)
         (3, 10007),
         lambda x: topi.nn.relu(topi.max(x, axis=1)),
         lambda a: np.maximum(a.max(axis=1), 0),
@@ -114,18 +117,27 @@ def test_blocks_per_output_fill_the_gpu_and_no_more():
         ("whole-mean-two-stage", [(4, THREADS), (1, THREADS)]),
         ("whole-mean-keepdims", [(2, THREADS), (1, THREADS)]),
         ("two-long-rows", [(8, THREADS), (2, THREADS)]),
+        ("odd-rows-max-relu", [(6, THREADS), (3, THREADS)]),
+        ("odd-whole-sum", [(1, THREADS)]),
     ],
 )
 def test_the_launch_of_each_stage_from_the_cuda_build(name, launches):
-    """Stage 1 a block per slice, stage 2 a block per output; each kernel reduces across its
-    threads (warp shuffles), not one thread per output as TVM's list gives a whole mean."""
+    """Stage 1 a block per slice, each thread writing a partial of its own (its index holds
+    threadIdx.x: no two threads update one value); the last stage a block per output, reducing
+    across its threads (warp shuffles), not one thread per output as TVM's list gives a whole
+    mean."""
     sch = _scheduled(name)
     found = kernel_launches(sch.mod, CUDA)
     assert [(k["grid"], k["block"]) for k in found.values()] == launches
     source = cuda_source(tvm.compile(sch.mod, target=CUDA))
     bodies = [text for text in source.split("__global__")[1:] if "{" in text.split(";")[0]]
     assert len(bodies) == len(launches)
-    assert all(f"__launch_bounds__({THREADS})" in b and "__shfl_down_sync" in b for b in bodies)
+    assert all(f"__launch_bounds__({THREADS})" in b for b in bodies)
+    *first, last = bodies
+    assert "__shfl_down_sync" in last
+    for body in first:
+        writes = re.findall(r"(x_red_rf_ptr\[[^\]]*\]) = ", body)
+        assert writes and all("threadIdx.x" in w for w in writes), writes
 
 
 @pytest.mark.parametrize("name", TAKEN)
