@@ -11,9 +11,9 @@ Here the reduction is shared across blocks and threads in two stages, as PyTorch
 are. Stage 1: `parts` blocks of `THREADS` threads per output, each thread reducing every
 (parts x THREADS)-th term serially (consecutive threads read consecutive terms) into a partial
 of its own. Stage 2: a block per output reduces its parts x THREADS partials across `THREADS`
-threads and applies the epilogue (a mean's divide). Where one block is enough (`parts` 1), stage 1 alone
-reduces each output and applies the epilogue. The two stages are two kernels of one function,
-the partials in global memory between them.
+threads and applies the epilogue (a mean's divide). Where one block is enough (`parts` 1),
+stage 1 alone reduces each output across its threads and applies the epilogue. The two stages
+are two kernels of one function, the partials in global memory between them.
 
 The rule takes one reduction of one value (not argmax's pair) over constant extents, its
 spatial axes before its reduced ones, followed by elementwise blocks over its outputs (no
