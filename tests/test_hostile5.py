@@ -118,6 +118,7 @@ def test_a_zoo_s_list_models_that_misbehaves_is_one_line_naming_it(tmp_path, cap
     assert "--only" not in line and "--resume" not in line and not out.exists()
 
 
+@pytest.mark.torch
 def test_a_keyboard_interrupt_from_a_model_function_is_one_line(tmp_path, capsys):
     (tmp_path / "mine.py").write_text("def build():\n    raise KeyboardInterrupt\n")
     spec = f"{tmp_path / 'mine.py'}:build"
@@ -273,6 +274,7 @@ def test_a_model_s_repeated_or_empty_choices_are_one_line(tmp_path, capsys, opti
     one_line(capsys, main([*argv, *options]), says)
 
 
+@pytest.mark.torch
 def test_a_model_file_too_large_to_be_one_is_not_imported(tmp_path, capsys):
     path = tmp_path / "huge.py"
     with path.open("wb") as sparse:  # 17 MB that take no disk

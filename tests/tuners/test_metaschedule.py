@@ -128,7 +128,7 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
     from baselines.arms import tuned_task_arm
     from baselines.pipeline import fused_pool_function, fused_stage
 
-    run, arm = tuned
+    run, arm, _ = tuned
     source = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
     target = make_target("llvm")
     mod = fused_stage(WINDOW3, tuned_task_arm(), target)
