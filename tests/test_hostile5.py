@@ -88,10 +88,10 @@ def test_a_figure_folder_s_special_files_are_never_read(tmp_path, capsys, kind, 
     code = _upstream(tmp_path, "--run", run)
     if where == "report.json":
         one_line(capsys, code, str(special), "not a regular file")
-    else:  # no environment read: no rule hash, so the run is named and not cited
+    else:  # environment.json passed over: the report's own environment gives the rule's hash
         assert code == 0, capsys.readouterr().err
         pr = (tmp_path / "out" / "PR.md").read_text()
-        assert f"Not cited: `{run}` records no hash" in pr and "nan" not in pr.lower()
+        assert f"(`{run}`)" in pr and "date not recorded" in pr and "nan" not in pr.lower()
 
 
 # ---- the user's own code: a zoo's list_models(), a FILE.py:FUNCTION ----

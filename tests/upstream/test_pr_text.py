@@ -1,6 +1,7 @@
 """PR.md, the pull request's description: what it says without run folders (the committed H200
-runs, which record no rule hash, not cited), and the figures it takes from the folders given,
-stamped with the shipped rule's hash, checked against the files they come from."""
+evidence, stamped with the rule's hash; a run without the hash is not cited), and the figures it
+takes from the folders given, stamped with the shipped rule's hash, checked against the files
+they come from."""
 
 import json
 import re
@@ -51,14 +52,27 @@ def _extracted(tmp_path, archive: str):
         stored.extractall(tmp_path, filter="data")
 
 
-def test_without_folders_the_unstamped_h200_runs_are_not_cited(tmp_path):
-    """The committed H200 runs record no rule hash: PR.md cites none of their figures, says so
-    and gives the one command that measures them again; the sweep and models are left out."""
+def test_without_folders_the_stamped_h200_evidence_is_cited(tmp_path):
+    """The committed evidence (reports/h200/evidence/, measured with the shipped rule, its hash
+    recorded) is what PR.md cites without folders; the sweep and models are left out."""
     text = _pr(tmp_path)
-    assert text.count("Not cited: ") == 2 and text.count(EVIDENCE_COMMAND) == 2
-    assert "`reports/h200/run.tar.xz/run/report.json` records no hash" in text
-    assert "| fused kernel |" not in text and "| issue-maxpool-add |" not in text
+    assert "Not cited" not in text and len(text.encode()) <= 8 * 1024, len(text.encode())
+    assert text.count(f"Rule source SHA-256 `{rule_hash()}`, the shipped file's.") == 2
+    assert "`reports/h200/evidence/run.tar.xz/run/report.json`" in text
+    assert "| issue-maxpool-add |" in text and "| end to end |" in text
     assert "Across shapes" not in text and "Real networks" not in text
+
+
+def test_a_committed_run_without_the_rule_s_hash_is_not_cited(tmp_path):
+    """A run made before runs recorded the rule's hash (the study of 2026-12-02) is named and
+    not cited, with the one command that measures it again."""
+    with tarfile.open(H200 / "run.tar.xz") as archive:
+        archive.extractall(tmp_path / "old", filter="data")
+    assert main(["report", str(tmp_path / "old" / "run")]) == 0
+    text = _pr(tmp_path, "--run", tmp_path / "old" / "run")
+    assert text.count("Not cited: ") == 1 and text.count(EVIDENCE_COMMAND) == 1
+    assert f"`{tmp_path / 'old' / 'run'}` records no hash" in text
+    assert "| fused kernel |" not in text
 
 
 def test_the_text_answers_the_reviewer(tmp_path):
@@ -141,7 +155,7 @@ def test_the_study_section_gives_the_runs_own_figures(tmp_path, study):
     assert f"fixed/on = {ratio['ratio']:.3f} (95% CI {ratio['low']:.3f}–{ratio['high']:.3f})" in (
         text
     )
-    assert report["command"] in text and text.count("Not cited") == 1  # the committed bench
+    assert report["command"] in text and "Not cited" not in text  # the committed bench too
 
 
 def test_the_sweep_section_gives_a_row_per_case(tmp_path):

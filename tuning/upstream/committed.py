@@ -11,7 +11,12 @@ from pathlib import Path
 H200 = Path(__file__).resolve().parents[2] / "reports" / "h200"
 # option -> (the file, or archive and member, holding the figures; where the run's date is).
 SOURCES = {
-    "--run": (("run.tar.xz", "run/report.json"), ("run.tar.xz", "run/environment.json")),
+    # The study and the benchmark measured with the shipped rule, its hash recorded
+    # (evidence/, H200 2026-12-04: EVIDENCE_COMMAND); the sweep and the models predate the stamp.
+    "--run": (
+        ("evidence/run.tar.xz", "run/report.json"),
+        ("evidence/run.tar.xz", "run/environment.json"),
+    ),
     "--sweep": (
         ("sweep/cases.tar.xz", "sweep/sweep.json"),
         ("sweep/cases.tar.xz", "sweep/issue/environment.json"),
@@ -21,8 +26,8 @@ SOURCES = {
         ("models/models.tar.xz", "models/resnet50/environment.json"),
     ),
     "--bench": (
-        ("window/window_bench.tar.xz", "window/window_bench.json"),
-        ("window/window_bench.tar.xz", "window/window_bench.json"),
+        ("evidence/window_bench.tar.xz", "window/window_bench.json"),
+        ("evidence/window_bench.tar.xz", "window/window_bench.json"),
     ),
 }
 
