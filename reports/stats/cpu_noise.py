@@ -16,7 +16,7 @@ ratios (18 pairs, two figures) moved by at most 1.42x (the torch-eager pairs; at
 without them), where their intervals were as narrow as 1.11x high/low. Without the band 35
 verdicts agreed and one (on/partial, end to end) was told apart in one run only; none was
 opposite. BAND is the largest shift rounded up to 1.5: with it all 36 verdicts of the two runs
-agree (tests/fixtures/cpu_two_runs.json holds their ratios), and a difference the next run could
+agree (tests/fixtures/cpu_two_runs.json.xz holds their ratios), and a difference the next run could
 undo is not worded as a finding.
 """
 

@@ -3,6 +3,7 @@ figures), every command pasteable as printed; and a CPU run's verdicts within th
 noise band (`reports/stats/cpu_noise.py`), GPU verdicts unchanged."""
 
 import json
+import lzma
 import re
 import tarfile
 
@@ -119,9 +120,11 @@ def test_the_band_is_applied_to_the_whole_interval():
 
 
 def test_two_cpu_runs_of_one_study_give_no_opposite_verdicts():
-    """The two runs BAND was measured on (tests/fixtures/cpu_two_runs.json): with the band,
+    """The two runs BAND was measured on (tests/fixtures/cpu_two_runs.json.xz): with the band,
     every verdict of one is the other's; BAND covers the largest shift of a ratio between them."""
-    runs = json.loads((ROOT / "tests" / "fixtures" / "cpu_two_runs.json").read_text())["runs"]
+    runs = json.loads(
+        lzma.decompress((ROOT / "tests" / "fixtures" / "cpu_two_runs.json.xz").read_bytes())
+    )["runs"]
 
     def said(ratio: list) -> int:  # 1: the top arm slower, -1: faster, 0: cannot be told apart
         found = within_cpu_noise(dict(zip(("ratio", "low", "high"), ratio)))

@@ -5,13 +5,15 @@ with and tests against: its wheel says it was built from apache/tvm `7b5acb32b`
 (`tvm/_version.py`), a commit newer than any apache/tvm main this project could fetch (the
 newest, 5d4dc87 of 2026-08-22, predates the release's API: `tvm.sym`, `BufferRegion.source`,
 `s_tir.SBlock`). So the rule runs in the base's API as the patch ships it. CI has no network,
-so the two files the patch edits are stored here as the release ships them (`tvm_base/`, copied
-from the wheel's `tvm/`); the tests check that they are the installed TVM's, byte for byte.
+so the two files the patch edits are stored here as the release ships them (`tvm_base/`,
+xz-compressed, copied from the wheel's `tvm/`); the tests check that they are the installed
+TVM's, byte for byte.
 """
 
 from __future__ import annotations
 
 import importlib
+import lzma
 from pathlib import Path
 
 import tvm
@@ -30,9 +32,9 @@ DOCS = "docs/deep_dive/tensor_ir/tutorials/dlight_gpu_scheduling.py"
 # wheel holds its Python package, not its docs: dlight's tutorial (its rule catalog) is the
 # nearest tree's, 5d4dc87's; `--check` applies the patch to that tree.
 STORED = {
-    CUDA_PIPELINE: Path(__file__).parent / "tvm_base" / "cuda_pipeline.py.txt",
-    GPU_INIT: Path(__file__).parent / "tvm_base" / "dlight_gpu_init.py.txt",
-    DOCS: Path(__file__).parent / "tvm_base" / "dlight_gpu_scheduling.py.txt",
+    CUDA_PIPELINE: Path(__file__).parent / "tvm_base" / "cuda_pipeline.py.txt.xz",
+    GPU_INIT: Path(__file__).parent / "tvm_base" / "dlight_gpu_init.py.txt.xz",
+    DOCS: Path(__file__).parent / "tvm_base" / "dlight_gpu_scheduling.py.txt.xz",
 }
 EDITED = tuple(STORED)
 # The edited files the installed TVM ships (the others are not in its wheel).
@@ -41,7 +43,7 @@ IN_WHEEL = (CUDA_PIPELINE, GPU_INIT)
 
 def base_text(path: str) -> str:
     """A file the patch edits, as the base has it."""
-    return STORED[path].read_text()
+    return lzma.decompress(STORED[path].read_bytes()).decode()
 
 
 def installed_commit() -> str:
