@@ -69,16 +69,23 @@ def _padded_max_pool() -> tvm.IRModule:
     )
 
 
+def _max_pool(shape: tuple[int, int, int, int], window: int):
+    """The input `x` of `shape` and its MaxPool2d window x window, stride window, unpadded."""
+    x = te.placeholder(shape, name="x")
+    rh, rw = te.reduce_axis((0, window), "rh"), te.reduce_axis((0, window), "rw")
+    n, c, h, w = shape
+    pool = te.compute(
+        (n, c, h // window, w // window),
+        lambda n, c, h, w: te.max(x[n, c, h * window + rh, w * window + rw], axis=[rh, rw]),
+        "pool_max",
+    )
+    return x, pool
+
+
 def _several_outputs() -> tvm.IRModule:
     """A 2x2 max pool + 1, returned, and that sum + 2 returned too: the issue's graph with its
     shared output, as one kernel."""
-    x = te.placeholder((1, 64, 64, 64), name="x")
-    rh, rw = te.reduce_axis((0, 2), "rh"), te.reduce_axis((0, 2), "rw")
-    pool = te.compute(
-        (1, 64, 32, 32),
-        lambda n, c, h, w: te.max(x[n, c, h * 2 + rh, w * 2 + rw], axis=[rh, rw]),
-        "pool_max",
-    )
+    x, pool = _max_pool((1, 64, 64, 64), 2)
     first = te.compute(pool.shape, lambda *i: pool(*i) + tirx.const(1, "float32"), "T_add")
     second = te.compute(pool.shape, lambda *i: first(*i) + tirx.const(2, "float32"), "T_add_1")
     return _main(te.create_prim_func([x, first, second]))
@@ -95,13 +102,7 @@ def _gather() -> tvm.IRModule:
 
 def _max_pool_9x9() -> tvm.IRModule:
     """MaxPool2d 9x9, stride 9, + 1: 81 elements a window, over MAX_WINDOW."""
-    x = te.placeholder((1, 4, 18, 18), name="x")
-    rh, rw = te.reduce_axis((0, 9), "rh"), te.reduce_axis((0, 9), "rw")
-    pool = te.compute(
-        (1, 4, 2, 2),
-        lambda n, c, h, w: te.max(x[n, c, h * 9 + rh, w * 9 + rw], axis=[rh, rw]),
-        "pool_max",
-    )
+    x, pool = _max_pool((1, 4, 18, 18), 9)
     out = te.compute(pool.shape, lambda *i: pool(*i) + tirx.const(1, "float32"), "T_add")
     return _main(te.create_prim_func([x, out]))
 
