@@ -1,6 +1,5 @@
 import contextlib
 import functools
-import importlib.util
 import os
 import re
 import shutil
@@ -20,6 +19,7 @@ sys.path.insert(0, str(ROOT))
 from tvm import s_tir  # noqa: E402
 
 from baselines.case import Case  # noqa: E402
+from baselines.torch_peer import torch_available  # noqa: E402
 from baselines.window_reduction import _choose_launch, _inline_window  # noqa: E402
 from tuning.tuners.space import Space  # noqa: E402
 
@@ -105,10 +105,7 @@ def _has_cuda_gpu() -> bool:
 
 
 NEEDS = {
-    "torch": (
-        lambda: importlib.util.find_spec("torch") is not None,
-        "needs PyTorch: pip install -e '.[torch]'",
-    ),
+    "torch": (torch_available, "needs PyTorch: pip install -e '.[torch]'"),
     "gpu": (_has_cuda_gpu, "needs a CUDA GPU"),
     "nvcc": (lambda: shutil.which("nvcc") is not None, "needs nvcc (the CUDA toolkit) on PATH"),
     "postgres": (

@@ -1,8 +1,6 @@
 """The +capture arms: the whole VM call captured into a CUDA graph and replayed. Needs PyTorch
 and a GPU: it runs on the GPU machine and is skipped elsewhere; the CLI's refusals run on CPU."""
 
-import importlib.util
-
 import numpy as np
 import pytest
 from conftest import tune
@@ -15,8 +13,6 @@ from tuning.cli.choices import check_arms_fit_target
 from tuning.measure.harness import check
 from tuning.measure.protocol import Protocol
 from tuning.measure.vm_arms import outputs_of
-
-HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
 def test_a_capture_arm_needs_a_cuda_target():
@@ -44,7 +40,9 @@ def test_without_pytorch_every_peer_is_reported_not_measured(monkeypatch):
     assert all("PyTorch is not installed" in reason for reason in missing.values())
 
 
-@pytest.mark.skipif(HAS_TORCH, reason="the refusal is for machines without PyTorch")
+@pytest.mark.skipif(
+    torch_peer.torch_available(), reason="the refusal is for machines without PyTorch"
+)
 def test_a_capture_arm_without_torch_is_one_line_and_exit_2():
     done = tune("--target", "llvm", "--budget", "0", "--arms", "on,fixed+capture")
     assert done.returncode == 2 and "needs PyTorch" in done.stderr
