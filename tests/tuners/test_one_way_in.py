@@ -65,11 +65,13 @@ def test_the_sweep_runs_the_tuners_that_take_it(tmp_path, only_random):
 
 
 @pytest.mark.torch
-def test_tune_top_runs_the_tuners_that_take_it(tmp_path, only_random):
+def test_tune_top_runs_the_tuners_that_take_it(tmp_path, only_random, capsys):
     out = tmp_path / "model"
     model = f"{ROOT / 'tests' / 'fixtures' / 'model_blocks.py'}:dense_transition"
-    args = ["model", model, *QUICK, "--peers", "torch-eager", "--tune-top", "1"]
+    # K beyond the model's one pattern kernel: one is tuned, and the progress line says one.
+    args = ["model", model, *QUICK, "--peers", "torch-eager", "--tune-top", "3"]
     assert main([*args, "--out", str(out)]) == 0
+    assert "1 kernel(s)" in capsys.readouterr().err
     summary = _json(out / "report.json")["tuned"]["kernels"]["avg_pool2d"]
     _valid(summary["random"])
     assert (
