@@ -39,3 +39,26 @@ def test_a_trial_without_a_process_started_for_it_gets_a_fresh_one():
         job = TrialJob(CASE, [ARMS["on"]], {"kind": "llvm"}, PROTOCOL, 1)
         record = run_trial_process(job, process=processes.take(1))
     assert record["trial"] == 1 and record["wall_s"]["compiler_import_s"] >= 0
+
+
+def test_a_trial_process_that_dies_is_one_line_saying_how_and_how_to_continue():
+    # As TVM_NUM_THREADS=100000 ends one (abort() in TVM's thread pool): the run says how the
+    # process ended and how to continue, not a traceback.
+    import os
+    import signal
+
+    import pytest
+
+    from tuning.base.errors import ProcessDied
+    from tuning.cli.fault_lines import fault_line
+
+    with TrialProcesses([0]) as processes:
+        process = processes.take(0)
+        os.kill(process._process.pid, signal.SIGABRT)
+        job = TrialJob(CASE, [ARMS["on"]], {"kind": "llvm"}, PROTOCOL, 0)
+        with pytest.raises(ProcessDied) as died:
+            run_trial_process(job, process=process)
+    assert str(died.value) == "trial 0's process was killed by SIGABRT before it reported"
+    line = fault_line(died.value, "tune --resume runs/x")
+    assert line is not None and "\n" not in line
+    assert line.endswith("fix the cause, then tune --resume runs/x continues the run")

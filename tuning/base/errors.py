@@ -22,6 +22,12 @@ class TuningFailed(RuntimeError):
     """A tuner that measured no valid candidate: the run must not pass silently."""
 
 
+class ProcessDied(RuntimeError):
+    """A child process (a trial's) that ended without reporting: killed by a signal or exited,
+    as a library aborting on its environment does (TVM_NUM_THREADS=100000). A failure of the
+    machine or its environment, not of the input: one line, and the run stays resumable."""
+
+
 class OutOfScope(TuningFailed):
     """A tuner whose space does not take the kernel (Optuna's template, on a kernel that is not
     a sliding-window reduction): skipped, with this one-line reason, never a crash."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import sqlite3
 
+from tuning.base.errors import ProcessDied
 from tuning.runfolder.redact import redact
 
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -45,6 +46,9 @@ def fault_line(error: BaseException, resume: str) -> str | None:
             f"cannot use{where}: {error.strerror or text}; fix that, then {resume} "
             "continues the run"
         )
+    died = next((e for e in chain if isinstance(e, ProcessDied)), None)
+    if died is not None:  # its own last words (an abort's message) are on the terminal above
+        return f"{died} (its own output is above); fix the cause, then {resume} continues the run"
     if any(_is_storage_error(e) for e in chain):
         return (
             f"the Optuna storage failed ({type(chain[-1]).__name__}: {text}); once it "

@@ -7,14 +7,17 @@ allocator, caches). The trial's record says where its time went (`wall_s`).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue as queue_module
+import signal
 import sys
 import time
 from typing import TYPE_CHECKING
 
 from tuning.base.children import die_with_parent, import_tvm, stop
+from tuning.base.errors import ProcessDied
 
 if TYPE_CHECKING:
     from .harness import TrialJob
@@ -98,9 +101,7 @@ class TrialProcess:
                     kind, *payload = self._replies.get(timeout=1)
                 except queue_module.Empty:
                     if not self._process.is_alive():
-                        code = self._process.exitcode
-                        status, payload = "error", f"process died with exit code {code}"
-                        break
+                        raise ProcessDied(f"trial {self.index}'s process {_ended(self._process)}")
                     continue
                 if kind in listeners:
                     if listeners[kind] is not None:
@@ -118,6 +119,15 @@ class TrialProcess:
 
     def stop(self) -> None:
         stop(self._process)
+
+
+def _ended(process) -> str:
+    """How a process that never reported ended, in words."""
+    code = process.exitcode
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by {signal.Signals(-code).name} before it reported"
+    return f"exited with status {code} before it reported"
 
 
 class TrialProcesses:
