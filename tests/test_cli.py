@@ -601,7 +601,7 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
     """After `pip install -e '.[torch]'` the CPU's default run times torch.compile (inductor's
     C++ kernel) beside the arms, checked against NumPy; the captured peers, which need CUDA,
     are each named with the reason in the report."""
-    from baselines.torch_peer import CAPTURE_PEERS
+    from baselines.peers import captured_peers
 
     out = tmp_path / "run"
     tune("--budget", "0", "--out", str(out), *SMALL, check_exit=0)
@@ -610,7 +610,7 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
     peer = report["arms"]["torch-compile"]
     assert peer["correct"] and peer["max_abs_err"] < 1e-5 and peer["median_us"] > 0
     assert "fixed/torch-compile" in report["ratios_by_figure"]["python_call"]
-    assert set(report["peers_not_measured"]) == set(CAPTURE_PEERS)
+    assert set(report["peers_not_measured"]) == set(captured_peers())
     text = (out / "report.md").read_text()
     assert "| `torch-compile` |" in text and "needs a CUDA GPU" in text
 

@@ -7,6 +7,7 @@ from conftest import tune
 
 from baselines import torch_peer
 from baselines.arms import ARMS
+from baselines.peers import captured_peers
 from baselines.reference import random_input, reference
 from tuning.base.errors import UsageError
 from tuning.cli.choices import check_arms_fit_target
@@ -26,10 +27,10 @@ def test_a_capture_arm_needs_a_cuda_target():
 def test_pytorch_gets_the_capture_treatment_beside_a_tvm_capture_arm(monkeypatch):
     monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
     names, missing = torch_peer.capture_counterparts(["on", "fixed+capture"], "cuda")
-    assert names == ["on", "fixed+capture", *torch_peer.CAPTURE_PEERS] and missing == {}
+    assert names == ["on", "fixed+capture", *captured_peers()] and missing == {}
     assert torch_peer.capture_counterparts(["on", "fixed"], "cuda") == (["on", "fixed"], {})
     names, missing = torch_peer.capture_counterparts(["on"], "llvm")
-    assert names == ["on"] and set(missing) == set(torch_peer.CAPTURE_PEERS)
+    assert names == ["on"] and set(missing) == set(captured_peers())
     assert "needs a CUDA GPU" in missing["torch-compile+capture"]
 
 
