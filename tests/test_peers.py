@@ -56,10 +56,10 @@ def test_the_harness_makes_it_and_it_is_right(with_toy, case):
 
 
 def test_the_row_bench_times_it_and_its_report_labels_it(with_toy):
-    from tests.test_row_bench import SMALL
+    from baselines.row_kernels import SOFTMAX, RowKernel
     from tuning.row_bench import measure
 
-    row = measure(SMALL[0], "llvm", [NAME])
+    row = measure(RowKernel("softmax-2x3x49", "", SOFTMAX, (2, 3, 49)), "llvm", [NAME])
     peer = row["schedules"][NAME]
     assert peer["correct"] and peer["median_us"] > 0
     result = {
