@@ -11,27 +11,32 @@ decide; a CPU run (llvm, the test mode) states that it decides nothing.
 
 from __future__ import annotations
 
+from .peers import PEERS
+
 # The command before the bench moved to tuning/ (a run's JSON from before names none).
 OLD_COMMAND = "python3 -m baselines.row_bench"
 
 TVM = ("default", "warp", "warp-regs", "lanes16", "lanes8")
 WARP = ("warp", "warp-regs")  # the row rule as it would ship: a warp per row
-LABELS = {
+TVM_LABELS = {
     "default": "default",
     "warp": "warp per row (32 lanes)",
     "warp-regs": "warp, row in registers",
     "lanes16": "16 lanes",
     "lanes8": "8 lanes",
-    "torch-eager": "PyTorch eager",
-    "torch-compile": "torch.compile",
 }
+
+
+def labels() -> dict[str, str]:
+    """Each column's label: the TVM schedules', then the peers' (`peers.py`), in that order."""
+    return {**TVM_LABELS, **{name: peer.label for name, peer in PEERS.items()}}
 
 
 def markdown(result: dict) -> str:
     """The whole report."""
     environment = result["environment"]
     gpu = environment["run_on"] == "cuda"
-    names = [n for n in LABELS if n in result["kernels"][0]["schedules"]]
+    names = [n for n in labels() if n in result["kernels"][0]["schedules"]]
     lines = [
         f"# Short rows: TVM's default rules, a warp or fewer threads per row, PyTorch "
         f"({environment['run_on']})",
@@ -68,9 +73,9 @@ def markdown(result: dict) -> str:
 
 def _times(result: dict, names: list[str]) -> list[str]:
     ratios = ["warp / default", "best row rule / default"]
-    peers = [n for n in ("torch-eager", "torch-compile") if n in names]
-    ratios += [f"warp / {LABELS[peer]}" for peer in peers]
-    header = ["kernel", "rows x length", *[LABELS[n] for n in names], *ratios]
+    peers = [n for n in names if n in PEERS]
+    ratios += [f"warp / {PEERS[peer].label}" for peer in peers]
+    header = ["kernel", "rows x length", *[labels()[n] for n in names], *ratios]
     lines = ["| " + " | ".join(header) + " |", "|---" * len(header) + "|"]
     for row in result["kernels"]:
         cells = [_time(row["schedules"][name]) for name in names]
@@ -109,7 +114,7 @@ def _best_lanes(row: dict) -> str | None:
 
 def _launches(result: dict) -> list[str]:
     lines = [
-        "| kernel | " + " | ".join(LABELS[n] for n in TVM) + " |",
+        "| kernel | " + " | ".join(TVM_LABELS[n] for n in TVM) + " |",
         "|---" * (len(TVM) + 1) + "|",
     ]
     for row in result["kernels"]:
@@ -151,20 +156,21 @@ def decision(result: dict) -> str:
         return (
             "**not taken**: a warp per row does not beat the default on every kernel: "
             + "; ".join(
-                f"{LABELS[n]} on {len(losing[n])} of {len(rows)} ({', '.join(losing[n])})"
+                f"{TVM_LABELS[n]} on {len(losing[n])} of {len(rows)} ({', '.join(losing[n])})"
                 for n in WARP
             )
             + " (slower, not interquartile ranges apart, or wrong)."
         )
     best = min(taken, key=lambda name: sum(r["schedules"][name]["median_us"] for r in rows))
+    verb = "beats" if len(taken) == 1 else "beat"
     return (
-        f"**taken**: {' and '.join(LABELS[n] for n in taken)} beat{'s' if len(taken) == 1 else ''} "
+        f"**taken**: {' and '.join(TVM_LABELS[n] for n in taken)} {verb} "
         f"the default on all {len(rows)} kernels (interquartile ranges apart), every result "
-        f"right; the faster in sum: {LABELS[best]}, {_span(rows, best, 'default')} of the "
+        f"right; the faster in sum: {TVM_LABELS[best]}, {_span(rows, best, 'default')} of the "
         "default's time"
         + "".join(
-            f", {_span(rows, best, peer)} of {LABELS[peer]}'s"
-            for peer in ("torch-eager", "torch-compile")
+            f", {_span(rows, best, peer)} of {PEERS[peer].label}'s"
+            for peer in PEERS
             if all(_median(r["schedules"].get(peer, {})) for r in rows)
         )
         + "."

@@ -4,7 +4,8 @@ A peer behaves like a built arm in the harness (outputs for an input, one call, 
 figure), so it is checked against the NumPy reference and timed in the same interleaved blocks.
 `+capture` peers capture the whole call with `torch.cuda.graph`, as the TVM `+capture` arms are
 captured. `call_timer` and `wall_timer` time any Python-level call (the peers, and the arms
-replayed from a CUDA graph or called from Python).
+replayed from a CUDA graph or called from Python). Which peers there are, and how each is made,
+is `peers.py`'s table.
 """
 
 from __future__ import annotations
@@ -17,23 +18,8 @@ from collections.abc import Callable
 import numpy as np
 
 from .case import Case
+from .peers import CAPTURE, PEERS, captured_peers
 from .protocols import Sampler
-
-# torch.compile's modes: the default; "reduce-overhead", which replays CUDA graphs itself; and
-# max-autotune, without its CUDA graphs (those come from +capture, as for every other arm).
-COMPILE_MODES = {
-    "torch-compile": "default",
-    "torch-compile-graphs": "reduce-overhead",
-    "torch-compile-max-autotune": "max-autotune-no-cudagraphs",
-}
-CAPTURE = "+capture"
-# PyTorch's counterparts of the TVM +capture arms: the whole call captured the same way.
-CAPTURE_PEERS = (
-    "torch-eager+capture",
-    "torch-compile+capture",
-    "torch-compile-max-autotune+capture",
-)
-PEERS = ("torch-eager", *COMPILE_MODES, *CAPTURE_PEERS)
 
 
 def require_torch(name: str) -> None:
@@ -88,30 +74,26 @@ def capture_counterparts(names: list[str], target_kind: str) -> tuple[list[str],
             if p not in names
         }
     if target_kind != "cuda":
-        return names, {p: "captures CUDA launches; needs a CUDA GPU" for p in CAPTURE_PEERS}
+        return names, {p: "captures CUDA launches; needs a CUDA GPU" for p in captured_peers()}
     if any(n.endswith(CAPTURE) and n not in PEERS for n in names):
-        names = list(dict.fromkeys([*names, *CAPTURE_PEERS]))
+        names = list(dict.fromkeys([*names, *captured_peers()]))
     return names, {}
 
 
 def load_compilers(names) -> None:
-    """Import what torch.compile loads for these peers' modes (dynamo, inductor) by wrapping a
-    function that is never called: nothing is compiled and the GPU is not touched. A trial's
-    process does this while it waits for its trial (`tuning.measure.harness`)."""
-    peers = {name.removesuffix(CAPTURE) for name in names}
-    modes = {COMPILE_MODES[peer] for peer in peers if peer in COMPILE_MODES}
-    if not modes:
-        return
-    import torch
-
-    for mode in sorted(modes):
-        torch.compile(lambda x: x, mode=mode)
+    """Import what torch.compile loads for these peers' modes (dynamo, inductor) by making each
+    compiling peer of a function that is never called: nothing is compiled and the GPU is not
+    touched. A trial's process does this while it waits for its trial
+    (`tuning.measure.harness`)."""
+    makers = {PEERS[name].make for name in names if name in PEERS and PEERS[name].compiles}
+    for make in makers:
+        make(lambda x: x)
 
 
 def peer_arm(name: str, case: Case, target_kind: str) -> PeerArm:
-    """The built peer `name` (`+capture` peers are captured on their first input)."""
-    if name.endswith(CAPTURE):
-        return CapturedPeerArm(name.removesuffix(CAPTURE), case, target_kind)
+    """The built peer `name` (captured peers are captured on their first input)."""
+    if PEERS[name].captured:
+        return CapturedPeerArm(name, case, target_kind)
     return PeerArm(name, case, target_kind)
 
 
@@ -129,9 +111,8 @@ class PeerArm:
         self.torch = torch
         self.device = "cuda" if target_kind == "cuda" else "cpu"
         graph = torch_graph(source) if isinstance(source, Case) else source
-        self.graph = (
-            torch.compile(graph, mode=COMPILE_MODES[name]) if name in COMPILE_MODES else graph
-        )
+        # A name outside the table: the graph is made already (`profiled.py` captures a peer).
+        self.graph = PEERS[name].make(graph) if name in PEERS else graph
         self.x: tuple = ()
 
     def tensors(self, x) -> tuple:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from baselines.peers import CAPTURE, PEERS
+
 from .cells import MISSING, table, three, us
 from .escape import code
 from .summary import fixed_rule_before
@@ -82,14 +84,14 @@ def arm_notes(report: dict) -> list[str]:
             f"{code(name)}: Relax's CUDA graph rewriting captured {launches} kernel "
             "launches (it captures only kernels between buffers it allocates itself)."
         )
-    if any(n.endswith("+capture") and not n.startswith("torch-") for n in names):
+    if any(n.endswith(CAPTURE) and n not in PEERS for n in names):
         notes.append(
             "`+capture`: the whole VM call captured once into a CUDA graph (through "
             "PyTorch, on TVM's FFI stream) and replayed; the input and outputs stay in "
             "fixed buffers, and a new input is copied in. Relax's own rewriting cannot "
             "do this here, because the kernels touch the function's input and outputs."
         )
-    if any(n.startswith("torch-") for n in names):
+    if any(n in PEERS for n in names):
         notes.append(
             "`torch-*`: the same graph in PyTorch (eager; `torch.compile` in its default "
             "mode; `-graphs`: mode `reduce-overhead`, which replays CUDA graphs; "

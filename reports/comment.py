@@ -15,6 +15,8 @@ from .comparisons import verdict
 from .escape import code, fenced, md
 from .paragraph import (
     CANDIDATE,
+    FAIR_PEERS,
+    WHOLE_GRAPH_PEERS,
     against_fastest_tuned,
     closing,
     pairs_sentence,
@@ -33,12 +35,8 @@ CANDIDATE_OPENING = f"The candidate rule `{CANDIDATE}`"
 # console's paragraph states that figure for the pair (`stated_figures`), else the paragraph's
 # last figure for it.
 AGAINST_PYTORCH = (
-    ("Against PyTorch, plain", ("fixed/torch-compile", "one-kernel/torch-compile"), "gpu_queued"),
-    (
-        "Against PyTorch, both captured whole",
-        ("fixed+capture/torch-compile+capture", "one-kernel+capture/torch-compile+capture"),
-        "call_path",
-    ),
+    ("Against PyTorch, plain", (FAIR_PEERS[0], WHOLE_GRAPH_PEERS[0][0]), "gpu_queued"),
+    ("Against PyTorch, both captured whole", (FAIR_PEERS[1], WHOLE_GRAPH_PEERS[1][0]), "call_path"),
 )
 # The environment's lines the comment keeps (the target's JSON is in the full report).
 ENVIRONMENT = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from baselines.peers import CAPTURE, PEERS, Treatment
+
 from .escape import code
 from .samples import LABELS
 
@@ -22,12 +24,15 @@ BASELINES = ("off", "partial", "on")
 
 def treatment(name: str) -> str:
     """How an arm's launches are issued: one whole-call CUDA graph, the framework's own CUDA
-    graphs, or plain calls. A comparison with a peer is made like for like."""
-    if name.endswith("+capture"):
-        return "captured"
-    if name.endswith("+graph") or name == "torch-compile-graphs":
-        return "own CUDA graphs"
-    return "plain"
+    graphs, or plain calls (a peer's, as its table says). A comparison with a peer is made like
+    for like."""
+    if name in PEERS:
+        return PEERS[name].treatment
+    if name.endswith(CAPTURE):
+        return Treatment.CAPTURED
+    if name.endswith("+graph"):
+        return Treatment.OWN_GRAPHS
+    return Treatment.PLAIN
 
 
 def like_for_like(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:

@@ -12,6 +12,8 @@ elementwise (copies, casts, ATen's elementwise kernels).
 
 from __future__ import annotations
 
+from baselines.peers import PEERS, inductor_peer
+
 from .escape import code, md
 from .model_tables import duration
 
@@ -100,9 +102,11 @@ def worst_class(rows: list[dict], peer: str) -> dict | None:
 
 
 def _peer(rows: list[dict]) -> str | None:
-    """The peer the headline holds TVM against: torch.compile where profiled, else eager."""
+    """The peer the headline holds TVM against: the reports' (torch.compile) where profiled, else
+    the first profiled in the table's order (eager)."""
     peers = {peer for row in rows for peer in row["torch_ms"]}
-    return next((p for p in ("torch-compile", "torch-eager") if p in peers), None)
+    order = [inductor_peer(), *PEERS]
+    return next((p for p in order if p in peers), None)
 
 
 def class_text(report: dict) -> str:

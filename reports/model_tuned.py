@@ -5,6 +5,8 @@ kernel compiled alone), which tuner won, and a tuner skipped with its reason; in
 
 from __future__ import annotations
 
+from baselines.peers import inductor_peer
+
 from .cells import MISSING, table
 from .comparisons import ratio_text
 from .escape import code, md
@@ -12,7 +14,7 @@ from .model_names import TUNED, arm_of
 from .samples import LABELS
 
 # The peer the tuned build is held against, where it was timed.
-COMPILED = "torch-compile"
+COMPILED = inductor_peer()
 # The figure a verdict on the tuned build names first: GPU time where there is one.
 FIGURES = ("gpu_queued", "call_path")
 

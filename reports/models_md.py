@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from baselines.peers import inductor_peer
+
 from .cells import MISSING, table
 from .comparisons import ratio_text
 from .escape import code, md
@@ -73,10 +75,10 @@ def headline(summary: dict) -> str:
         f"({md(pair['figure']['label'])})"
         for row in rows
         for pair in row.get("against_peers", [])
-        if pair["peer"] == "torch-compile"
+        if pair["peer"] == inductor_peer()
     ]
     if against:
-        parts.append(f"Against `torch-compile` (TVM / PyTorch): {'; '.join(against)}.")
+        parts.append(f"Against {code(inductor_peer())} (TVM / PyTorch): {'; '.join(against)}.")
     walls = summary.get("wall_s") or []
     if walls:
         parts.append(f"This command's wall time: {walls[-1]:.0f} s.")

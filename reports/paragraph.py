@@ -7,6 +7,8 @@ Each sentence is built by one function here, which `comment.py` reuses for the s
 
 from __future__ import annotations
 
+from baselines.peers import CAPTURE, inductor_peer
+
 from .cells import us
 from .comparisons import figure_verdicts, treatment, verdict
 from .escape import code, md
@@ -17,14 +19,15 @@ CANDIDATE = "fixed"
 # The slowdown: the fused arm against the unfused ones.
 SLOWDOWN = ("on/partial", "on/off")
 # The PyTorch peer held against the candidate like for like, plain and captured.
-FAIR_PEERS = ("fixed/torch-compile", "fixed+capture/torch-compile+capture")
+COMPILED = inductor_peer()
+FAIR_PEERS = (f"fixed/{COMPILED}", f"fixed{CAPTURE}/{COMPILED}{CAPTURE}")
 PEER_FIGURES = ("python_call", "gpu_queued")
 ONE_KERNEL = ("one-kernel/fixed", "one-kernel+capture/fixed+capture")
 # The whole graph against PyTorch like for like: plain by GPU time against
 # torch.compile's, captured against torch.compile captured, end to end (a replay on both sides).
 WHOLE_GRAPH_PEERS = (
-    ("one-kernel/torch-compile", ("gpu_queued",), "plain"),
-    ("one-kernel+capture/torch-compile+capture", ("call_path",), "captured"),
+    (f"one-kernel/{COMPILED}", ("gpu_queued",), "plain"),
+    (f"one-kernel{CAPTURE}/{COMPILED}{CAPTURE}", ("call_path",), "captured"),
 )
 
 

@@ -4,12 +4,12 @@ kernel; from report.json alone (a study's or a sweep Case's), a source not measu
 
 from __future__ import annotations
 
+from baselines.peers import PEERS, Treatment, inductor_peer
+
 from .summary import held_against, kernel_times
 
 # The rule-made sources and their arms; a tuner held against one follows it.
 RULE_MADE = (("default", "on"), ("rule", "fixed"), ("one-kernel", "one-kernel"))
-# Inductor's plain modes (CUDA graphs are launch treatments): the faster one is its row.
-INDUCTOR = ("torch-compile", "torch-compile-max-autotune")
 POOL, WHOLE = "pool", "whole"  # the fused pool kernel, the whole graph's one kernel
 
 
@@ -31,8 +31,10 @@ def sources(report: dict, tuners: dict[str, str] | None = None) -> list[dict]:
         rows += [_row("tuned", t, kernel, arms, times) for t in found]
         if not found:  # no tuner searched this kernel
             rows.append({"source": "tuned", "arm": None, "kernel": kernel, "ran": False})
-    ran = [name for name in INDUCTOR if _timed(arms, name)]
-    fastest = min(ran, key=lambda name: arms[name]["queued_gpu_us"] or 0, default=INDUCTOR[0])
+    # Inductor's plain modes (CUDA graphs are launch treatments): the faster one is its row.
+    inductor = [n for n, p in PEERS.items() if p.compiles and p.treatment == Treatment.PLAIN]
+    ran = [name for name in inductor if _timed(arms, name)]
+    fastest = min(ran, key=lambda name: arms[name]["queued_gpu_us"] or 0, default=inductor_peer())
     rows.append(_row("inductor", fastest, None, arms, times))
     return rows
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from baselines.peers import CAPTURE, inductor_peer
 from tuning.runfolder.names import member
 from tuning.runfolder.redact import redact_data
 from tuning.runfolder.store import RUN_FILE, Run, read_json, write_json, write_text
@@ -65,7 +66,7 @@ def render_sweep(out: Path, names: list[str]) -> dict:
 
 
 # The whole graph as one kernel, against inductor's (plain and captured whole).
-WHOLE, INDUCTOR, CAPTURED = "one-kernel", "torch-compile", "+capture"
+WHOLE, INDUCTOR, CAPTURED = "one-kernel", inductor_peer(), CAPTURE
 
 
 def _case_row(name: str, report: dict, meta: dict, tuners: dict[str, str]) -> dict:

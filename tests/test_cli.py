@@ -285,9 +285,13 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     section = (out / "report.md").read_text().split("## Wall time")[1]
     assert "Where each tuner's time went" in section
     assert "| asking the sampler (Optuna's ask, with the storage writes it makes) | " in section
-    # The tuned arm was built as the tuner returned it, and the trial loaded it with the rest.
+    # The tuned arm was built as the tuner returned it, and the trial loaded it with the rest
+    # of TVM's arms (a peer, torch-compile where PyTorch is here, loads no library).
     trial = json.loads((out / "trials" / "trial_0.json").read_text())
-    assert sorted(trial["wall_s"]["libraries_loaded"]) == sorted(report["arms"])
+    meta = json.loads((out / "run.json").read_text())
+    tvm_arms = [arm["name"] for arm in meta["arms"] if not arm.get("peer")]
+    assert "optuna" in tvm_arms
+    assert sorted(trial["wall_s"]["libraries_loaded"]) == sorted(tvm_arms)
     rows = json.loads((out / "tuners" / "optuna" / "trials.json").read_text())
     assert rows[0]["params"]["outputs_w"] == 1 and rows[0]["params"]["outputs_h"] == 1  # SERIAL
     assert (out / "best_so_far.png").exists()
@@ -347,12 +351,13 @@ def test_the_default_arms_carry_the_fix_and_on_cuda_the_one_kernel_with_its_fair
     # the captured arms bring PyTorch's captured peers with them: the whole graph captured is
     # held against torch.compile captured, as the fix captured is
     from baselines import torch_peer
+    from baselines.peers import PEERS
     from reports.comparisons import like_for_like
 
     monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
     with_peers, _ = torch_peer.capture_counterparts(arms, "cuda")
     assert {"torch-eager+capture", "torch-compile+capture"} <= set(with_peers)
-    pairs = like_for_like(with_peers, [n for n in with_peers if n in torch_peer.PEERS])
+    pairs = like_for_like(with_peers, [n for n in with_peers if n in PEERS])
     assert ("one-kernel", "torch-compile") in pairs
     assert ("one-kernel+capture", "torch-compile+capture") in pairs
 
@@ -601,7 +606,7 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
     """After `pip install -e '.[torch]'` the CPU's default run times torch.compile (inductor's
     C++ kernel) beside the arms, checked against NumPy; the captured peers, which need CUDA,
     are each named with the reason in the report."""
-    from baselines.torch_peer import CAPTURE_PEERS
+    from baselines.peers import captured_peers
 
     out = tmp_path / "run"
     tune("--budget", "0", "--out", str(out), *SMALL, check_exit=0)
@@ -610,7 +615,7 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
     peer = report["arms"]["torch-compile"]
     assert peer["correct"] and peer["max_abs_err"] < 1e-5 and peer["median_us"] > 0
     assert "fixed/torch-compile" in report["ratios_by_figure"]["python_call"]
-    assert set(report["peers_not_measured"]) == set(CAPTURE_PEERS)
+    assert set(report["peers_not_measured"]) == set(captured_peers())
     text = (out / "report.md").read_text()
     assert "| `torch-compile` |" in text and "needs a CUDA GPU" in text
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from baselines.arms import ARMS, DEFAULT_ARMS, Arm
 from baselines.case import Case
-from baselines.torch_peer import PEERS
+from baselines.peers import PEERS
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.store import run_identity
 

@@ -29,6 +29,7 @@ import numpy as np
 import tvm
 
 from baselines.anatomy import launch_configs
+from baselines.peers import PEERS, PeerRole, peers_for
 from baselines.pipeline import make_target
 from baselines.row_kernels import KERNELS, RowKernel, error, reference, torch_function
 from baselines.row_reduction import RowReduction
@@ -48,7 +49,6 @@ SCHEDULES = {
     "lanes16": lambda target: [RowReduction(16)],
     "lanes8": lambda target: [RowReduction(8)],
 }
-PEERS = ("torch-eager", "torch-compile")
 TOLERANCE = 1e-4  # relative to the reference's largest magnitude, as window_bench's
 COMMAND = "python3 -m tuning.row_bench"
 PROTOCOLS = {
@@ -131,16 +131,15 @@ def _peer(
     target_kind: str,
     protocol: KernelProtocol,
 ) -> dict:
-    """PyTorch's kernel (eager, or torch.compile'd) checked and timed; why not where it cannot
-    be (PyTorch or a compiler missing, the GPU timer without a figure), rather than the run's
-    end."""
+    """PyTorch's kernel as the peer makes it (eager, torch.compile'd) checked and timed; why not
+    where it cannot be (PyTorch or a compiler missing, the GPU timer without a figure), rather
+    than the run's end."""
     try:
         import torch
 
-        function = torch_function(kernel)
-        if peer == "torch-compile":
-            torch._dynamo.reset()  # each kernel compiled alone, for its own shape
-            function = torch.compile(function, dynamic=False)
+        if PEERS[peer].compiles:  # each kernel alone: a first compile is for its shape only
+            torch._dynamo.reset()
+        function = PEERS[peer].make(torch_function(kernel))
         where = "cuda" if target_kind == "cuda" else "cpu"
         tensors = [torch.from_numpy(a).to(where) for a in arrays]
         with torch.no_grad():
@@ -178,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     """Measure the kernels, write OUT/row_bench.json and .md (or render the .md again from the
     .json); 1 where a TVM schedule gets a kernel wrong, else 0."""
     parser = bench_parser("row_bench", __doc__, KERNELS)
-    parser.add_argument("--peers", default=",".join(PEERS), help="PyTorch peers, or none")
+    known = peers_for(PeerRole.ROW_BENCH)
+    parser.add_argument("--peers", default=",".join(known), help="PyTorch peers, or none")
     parser.add_argument("--render", action="store_true", help="row_bench.md from row_bench.json")
     args = parser.parse_args(argv)
     if args.render:
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--target cuda needs a GPU here (--target llvm checks on the CPU)")
     kernels = args.kernels.split(",")
     peers = [] if args.peers == "none" else args.peers.split(",")
-    unknown = [k for k in kernels if k not in KERNELS] + [p for p in peers if p not in PEERS]
+    unknown = [k for k in kernels if k not in KERNELS] + [p for p in peers if p not in known]
     if unknown:
         parser.error(f"unknown kernel or peer: {', '.join(unknown)}")
     args.out.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from baselines.case import Case, CaseError, parse_case
+from baselines.peers import PeerRole, peers_for
 from baselines.pipeline import make_target
 from reports.sweep import OUTPUTS
 from tuning.measure.harness import Protocol
@@ -43,9 +44,6 @@ from .rule_choice import fused_kernel_rules, reduction_rules
 
 SWEEP_ARMS = ["partial", "on", "fixed", "serial", "one-kernel"]
 CAPTURED_ARMS = ["fixed+capture", "one-kernel+capture"]
-# Inductor, plain and captured whole: where it fuses a Case into one kernel too, `one-kernel`
-# is held against that kernel by GPU time with calls queued (like for like).
-INDUCTOR_PEERS = ["torch-compile", "torch-compile+capture"]
 # Window 2 and 3, stride 1 and 2, channels, spatial sizes, prelude on and off, tail 1 and 2.
 SWEEP_CASES = {
     "issue": Case(),
@@ -69,19 +67,21 @@ MOST_CASES = 1000
 
 
 def sweep_arms(target_kind: str) -> list[str]:
-    """The sweep's arms; on a GPU with PyTorch, the captured arms and inductor too."""
+    """The sweep's arms; on a GPU with PyTorch, the captured arms and the peers of `PeerRole.SWEEP`
+    too: inductor, plain and captured whole (where it fuses a Case into one kernel too,
+    `one-kernel` is held against that kernel by GPU time with calls queued, like for like)."""
     if target_kind != "cuda":
         return SWEEP_ARMS
+    peers = peers_for(PeerRole.SWEEP)
     try:
         import torch  # noqa: F401  (the captured arms replay through PyTorch's CUDA graphs)
     except ImportError:
         print(
-            "tune sweep: PyTorch is missing; leaving out "
-            + ", ".join(CAPTURED_ARMS + INDUCTOR_PEERS),
+            "tune sweep: PyTorch is missing; leaving out " + ", ".join(CAPTURED_ARMS + peers),
             file=sys.stderr,
         )
         return SWEEP_ARMS
-    return SWEEP_ARMS + CAPTURED_ARMS + INDUCTOR_PEERS
+    return SWEEP_ARMS + CAPTURED_ARMS + peers
 
 
 def user_cases(path: str | None = None, groups: list[list[str]] | None = None) -> dict:

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from conftest import DEFAULT
 
+from baselines.peers import PEERS, captured_peers
 from baselines.reference import random_input, reference
-from baselines.torch_peer import CAPTURE_PEERS, COMPILE_MODES, PeerArm, peer_arm
+from baselines.torch_peer import PeerArm, peer_arm
 from tuning.measure.harness import check
 from tuning.measure.protocol import Protocol
 
@@ -34,7 +35,7 @@ def test_eager_peer_matches_the_reference_and_times(case):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", COMPILE_MODES)
+@pytest.mark.parametrize("name", [n for n, p in PEERS.items() if p.compiles and not p.captured])
 def test_compiled_peer_matches_the_reference(case, name):
     if name == SLOW and case != DEFAULT:
         pytest.skip("max-autotune: the default Case only")
@@ -44,7 +45,7 @@ def test_compiled_peer_matches_the_reference(case, name):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", CAPTURE_PEERS)
+@pytest.mark.parametrize("name", captured_peers())
 def test_a_captured_peer_replays_the_right_answer_for_every_input(case, name):
     if name.startswith(SLOW) and case != DEFAULT:
         pytest.skip("max-autotune: the default Case only")

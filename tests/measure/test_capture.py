@@ -7,6 +7,7 @@ from conftest import tune
 
 from baselines import torch_peer
 from baselines.arms import ARMS
+from baselines.peers import PEERS, captured_peers
 from baselines.reference import random_input, reference
 from tuning.base.errors import UsageError
 from tuning.cli.choices import check_arms_fit_target
@@ -26,17 +27,17 @@ def test_a_capture_arm_needs_a_cuda_target():
 def test_pytorch_gets_the_capture_treatment_beside_a_tvm_capture_arm(monkeypatch):
     monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
     names, missing = torch_peer.capture_counterparts(["on", "fixed+capture"], "cuda")
-    assert names == ["on", "fixed+capture", *torch_peer.CAPTURE_PEERS] and missing == {}
+    assert names == ["on", "fixed+capture", *captured_peers()] and missing == {}
     assert torch_peer.capture_counterparts(["on", "fixed"], "cuda") == (["on", "fixed"], {})
     names, missing = torch_peer.capture_counterparts(["on"], "llvm")
-    assert names == ["on"] and set(missing) == set(torch_peer.CAPTURE_PEERS)
+    assert names == ["on"] and set(missing) == set(captured_peers())
     assert "needs a CUDA GPU" in missing["torch-compile+capture"]
 
 
 def test_without_pytorch_every_peer_is_reported_not_measured(monkeypatch):
     monkeypatch.setattr(torch_peer, "torch_available", lambda: False)
     names, missing = torch_peer.capture_counterparts(["on"], "cuda")
-    assert names == ["on"] and set(missing) == set(torch_peer.PEERS)
+    assert names == ["on"] and set(missing) == set(PEERS)
     assert all("PyTorch is not installed" in reason for reason in missing.values())
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import tvm
 
 from baselines.arms import ARMS
-from baselines.torch_peer import PEERS, require_torch, torch_available
+from baselines.peers import PEERS, PeerRole, peers_for
+from baselines.torch_peer import require_torch, torch_available
 from tuning.base.errors import UsageError
 from tuning.environment import gpu_arch, gpu_visible
 from tuning.runfolder.store import RunError
@@ -18,7 +19,7 @@ from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.registry import TUNERS, default_tuners
 from tuning.tuners.spec import RunOptions
 
-from .options import CUDA_ARM_NAMES, CUDA_TORCH_ARM_NAMES, DEFAULT_ARM_NAMES
+from .options import CUDA_ARM_NAMES, DEFAULT_ARM_NAMES, cuda_torch_arm_names
 
 
 def tuner_names(text: str) -> list[str]:
@@ -83,20 +84,16 @@ def arm_names(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-# On a CPU with PyTorch, the peer the candidate is held against like for like (torch.compile
-# builds its C++ kernel there with the machine's compiler); captured peers need CUDA.
-CPU_TORCH_ARM_NAMES = ("torch-compile",)
-
-
 def default_arms(target_kind: str) -> list[str]:
     """The arms of a run that names none: the issue's four and the candidate fix (`fixed`); on
     CUDA also the whole graph as one kernel (`one-kernel`), the project's best answer; on CUDA
     with PyTorch, both candidates captured whole and PyTorch's peers, so that the report
     compares like with like (the +capture peers come with the +capture arms); on a CPU with
-    PyTorch, torch.compile."""
+    PyTorch, the peers of `PeerRole.CPU_DEFAULT` (torch.compile builds its C++ kernel there with the
+    machine's compiler; captured peers need CUDA)."""
     if target_kind != "cuda":
-        return [*DEFAULT_ARM_NAMES, *(CPU_TORCH_ARM_NAMES if torch_available() else ())]
-    extra = CUDA_TORCH_ARM_NAMES if torch_available() else CUDA_ARM_NAMES
+        return [*DEFAULT_ARM_NAMES, *(peers_for(PeerRole.CPU_DEFAULT) if torch_available() else ())]
+    extra = cuda_torch_arm_names() if torch_available() else CUDA_ARM_NAMES
     return [*DEFAULT_ARM_NAMES, *extra]
 
 

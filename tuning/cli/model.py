@@ -26,6 +26,7 @@ from pathlib import Path
 
 from baselines.models.errors import ModelError
 from baselines.models.spec import DTYPES, ModelOptions, parse_spec
+from baselines.peers import PeerRole, peers_for
 from tuning.base.errors import UsageError
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.store import RUN_FILE, check_folder_name
@@ -42,7 +43,6 @@ from .options import (
 from .run import recorded_command
 
 DEFAULT_RULES = "default,fixed"
-DEFAULT_PEERS = "torch-eager,torch-compile"
 DEFAULT_BUDGET = 100
 NO_GPU = (
     "timing a model needs a CUDA GPU and none is visible; --analyze analyses it for CUDA "
@@ -54,6 +54,7 @@ def add_shared(parser: Parser, trials: int) -> None:
     """What `tune model` and `tune models` share: the lists, peers, target and protocol."""
     from tuning.models.plan import MODEL_PROTOCOL
 
+    default_peers = ",".join(peers_for(PeerRole.MODEL))
     parser.add_argument(
         "--rules",
         default=DEFAULT_RULES,
@@ -62,8 +63,8 @@ def add_shared(parser: Parser, trials: int) -> None:
     )
     parser.add_argument(
         "--peers",
-        default=DEFAULT_PEERS,
-        help=f"PyTorch peers timed beside, or none (default {DEFAULT_PEERS})",
+        default=default_peers,
+        help=f"PyTorch peers timed beside, or none (default {default_peers})",
     )
     parser.add_argument(
         "--target", default="auto", help="auto (CUDA; without a GPU, --analyze only), cuda, llvm"
@@ -93,7 +94,6 @@ def settings_of(args) -> dict:
     import dataclasses
 
     from baselines.rules import RULE_LISTS
-    from tuning.measure.model_workload import PEERS
     from tuning.models.plan import MODEL_PROTOCOL
 
     from .choices import resolve_target
@@ -105,7 +105,7 @@ def settings_of(args) -> dict:
     rules = _names(args.rules, RULE_LISTS, "rule list")
     if rules[:1] != ["default"]:
         raise UsageError("--rules must start with default: the pattern is the default's")
-    peers = _names(args.peers, PEERS, "peer", empty=True)
+    peers = _names(args.peers, peers_for(PeerRole.MODEL), "peer", empty=True)
     if args.arch is not None and not re.fullmatch(r"sm_([3-9]|[1-9][0-9])[0-9][af]?", args.arch):
         raise UsageError(f"--arch {args.arch!r} is not a CUDA arch; give one such as sm_90")
     if args.analyze:

@@ -18,7 +18,7 @@ import sys
 
 from baselines.arms import ARMS, DEFAULT_ARMS
 from baselines.case import plain_integer
-from baselines.torch_peer import PEERS
+from baselines.peers import PEERS, PeerRole, peers_for
 from tuning.base.errors import UsageError
 from tuning.limits import BUILDER_BYTES, GB, MEMORY_SHARE, WORKER_BASE_BYTES
 from tuning.measure.protocol import Protocol
@@ -93,14 +93,15 @@ DEFAULT_ARM_NAMES = (*(arm.name for arm in DEFAULT_ARMS), "fixed")
 # loop nest that says nothing about the issue).
 CUDA_ARM_NAMES = ("one-kernel",)
 # With PyTorch: both candidates captured whole, and the peers they are held against like for
-# like (the captured peers come with the +capture arms).
-CUDA_TORCH_ARM_NAMES = (
-    "fixed+capture",
-    "one-kernel",
-    "one-kernel+capture",
-    "torch-compile",
-    "torch-compile-max-autotune",
-)
+# like (`PeerRole.CUDA_DEFAULT`; the captured peers come with the +capture arms).
+CUDA_TORCH_TVM_ARM_NAMES = ("fixed+capture", "one-kernel", "one-kernel+capture")
+
+
+def cuda_torch_arm_names() -> list[str]:
+    """The arms a run on CUDA with PyTorch adds to the default ones."""
+    return [*CUDA_TORCH_TVM_ARM_NAMES, *peers_for(PeerRole.CUDA_DEFAULT)]
+
+
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -123,7 +124,7 @@ def parser(description: str) -> Parser:
         "the +capture arms need the extra [torch]); the tuners add their own, and a "
         "TVM +capture arm on CUDA brings PyTorch's +capture peers (default "
         f"{','.join(DEFAULT_ARM_NAMES)}; on CUDA also {','.join(CUDA_ARM_NAMES)}, with "
-        f"PyTorch {','.join(CUDA_TORCH_ARM_NAMES)} and their +capture peers)",
+        f"PyTorch {','.join(cuda_torch_arm_names())} and their +capture peers)",
     )
     p.add_argument(
         "--tuners",

@@ -1,6 +1,6 @@
 """A real network as the harness measures it (`workload.Workload`): TVM builds of the model, one
 per rule list (and one with tuned kernels), against PyTorch eager; PyTorch eager and
-torch.compile as peers, timed in the same blocks.
+torch.compile as peers (`PeerRole.MODEL` of `baselines/peers.py`), timed in the same blocks.
 
 A trial process loads the model again from its spec: `load_model` seeds the random weights, so
 every process holds the weights the TVM builds were made from. Loading turns PyTorch's TF32
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from baselines.models.spec import ModelOptions
+from baselines.peers import PeerRole, peers_for
 
 if TYPE_CHECKING:  # torch, imported where a model is loaded
     from baselines.models.load import LoadedModel
@@ -27,9 +28,6 @@ from baselines.protocols import TimedArm
 
 from .workload import export
 
-# A peer's first call compiles (torch.compile) or warms (eager); made where the peer is built,
-# so that its compile time is the peer's build time in the trial's record.
-PEERS = ("torch-eager", "torch-compile")
 _LOADED: dict = {}  # (spec, options) -> LoadedModel, once per process
 
 
@@ -106,14 +104,18 @@ class ModelWorkload:
         return executable, {"build_s": time.monotonic() - started}
 
     def peer(self, name: str, target_kind: str) -> TimedArm:
-        """`name` of PEERS on the module (moved to the device); flattened outputs, as
-        `torch.export` flattens them. Its first call (torch.compile's compile) is made here."""
+        """The peer `name` (of `PeerRole.MODEL`) on the module (moved to the device); flattened
+        outputs, as `torch.export` flattens them. Its first call compiles (torch.compile) or
+        warms (eager) here, so that its compile time is the peer's build time in the trial's
+        record."""
         from torch.utils import _pytree
 
         from baselines.torch_peer import PeerArm
 
-        if name not in PEERS:
-            raise ValueError(f"a model's peers are {', '.join(PEERS)}, not {name}")
+        if name not in peers_for(PeerRole.MODEL):
+            raise ValueError(
+                f"a model's peers are {', '.join(peers_for(PeerRole.MODEL))}, not {name}"
+            )
         module: Any = self.loaded().module  # a torch.nn.Module (load.py types it `object`)
         module = module.to(self.device)
 

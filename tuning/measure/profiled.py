@@ -55,7 +55,7 @@ def _captured(arm: TimedArm) -> TimedArm:
 
     if isinstance(arm, VMArm):
         return CapturedVMArm(arm.vm, arm.device)
-    if isinstance(arm, PeerArm):  # not a compile mode's name: the graph is compiled already
+    if isinstance(arm, PeerArm):  # a name outside the peer table: the graph is made already
         return CapturedPeerArm("captured", arm.graph, "cuda")
     raise TypeError(f"no captured form of {type(arm).__name__}")
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from baselines.models.spec import ModelOptions
-from tuning.measure.model_workload import PEERS, ModelArm, ModelWorkload
+from baselines.peers import PeerRole, peers_for
+from tuning.measure.model_workload import ModelArm, ModelWorkload
 from tuning.measure.protocol import Protocol
 
 KIND = "model"
@@ -41,7 +42,7 @@ class ModelPlan:
     device: str
     protocol: Protocol
     rule_lists: list[str] = field(default_factory=lambda: ["default", "fixed"])
-    peers: list[str] = field(default_factory=lambda: list(PEERS))
+    peers: list[str] = field(default_factory=lambda: peers_for(PeerRole.MODEL))
     tune_top: int = 0
     budget: int = 0
     analyze_only: bool = False

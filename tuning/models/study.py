@@ -21,6 +21,7 @@ from pathlib import Path
 
 from baselines.models.errors import ModelError
 from baselines.models.failures import failure_lines
+from baselines.peers import compiling
 from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import run_trial_process
 from tuning.runfolder.names import member
@@ -142,7 +143,7 @@ def submit(prep: Preparation, key: str, run: Run, plan: ModelPlan) -> None:
     kernels = timing_left or tuning_left(run, plan)  # the kernels, from the analysis' process
     analysis = kernels or not (run.path / "analysis.json").exists()
     builds = plan.arms() if timing_left or left else []
-    warm = bool(left) and "torch-compile" in plan.peers and plan.target_spec["kind"] == "cuda"
+    warm = bool(left) and bool(compiling(plan.peers)) and plan.target_spec["kind"] == "cuda"
     prep.submit(key, plan, analysis, builds, warm)
 
 
