@@ -204,8 +204,8 @@ def test_the_numeric_tests_kernels_and_references_agree_on_llvm(monkeypatch, tmp
     monkeypatch.setitem(sys.modules, "shipped_tvm_test", shipped)  # TVMScript reads its source
     spec.loader.exec_module(shipped)
     cuda = tvm.target.Target("nvidia/geforce-rtx-3090-ti")
-    workloads = ("_max_pool_add", "_avg_pool_relu", "_nhwc_max_pool_relu", "_lone_depthwise_conv")
-    for func, shape, reference in (getattr(shipped, name)() for name in workloads):
+    assert len(shipped.WORKLOADS) == 5
+    for func, shape, reference in (workload() for workload in shipped.WORKLOADS):
         with cuda:
             sch = WindowReduction().apply(func, cuda, False)
         assert sch is not None
@@ -213,7 +213,8 @@ def test_the_numeric_tests_kernels_and_references_agree_on_llvm(monkeypatch, tmp
             tvm.IRModule({"main": without_bindings(func, sch.trace)}), target="llvm"
         )
         data = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
-        want = reference(data)
-        got = tvm.runtime.empty(want.shape, "float32", tvm.cpu())
-        kernel["main"](tvm.runtime.tensor(data, tvm.cpu()), got)
-        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+        wants = reference(data)
+        gots = [tvm.runtime.empty(want.shape, "float32", tvm.cpu()) for want in wants]
+        kernel["main"](tvm.runtime.tensor(data, tvm.cpu()), *gots)
+        for got, want in zip(gots, wants, strict=True):
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)

@@ -4,17 +4,18 @@ A `Before`/`After` TVMScript pair for each path of the schedule, one parametrize
 them (TVM's dlight tests compare the rule's output with `tvm.ir.assert_structural_equal`), the
 kernels the rule declines left as they were, the issue's Relax graph through the default CUDA
 pipeline without a GPU (one thread per output: the rule's place in the list is what makes it
-so), and the numerics on a CUDA GPU, parametrized over two workloads. Each `Before` is a
-kernel as the CUDA pipeline makes it (`EXAMPLES`, in tvm_examples.py), each `After` the rule's
-real output when the file was rendered; the project's tests run the rendered file against the
-installed TVM with the rule registered as the patch registers it, and fail on a rendering that
-is not today's. It is kept xz-compressed (67 KB of TVMScript, 7 KB packed: the project's tree
-travels to the GPU machine with little room); `tune upstream` writes it out as a plain file.
-Render it again after a change to the rule with
+so), and the numerics on a CUDA GPU over its WORKLOADS (the issue's kernel with its two outputs
+among them). Each `Before` is a kernel as the CUDA pipeline makes it (`EXAMPLES`, in
+tvm_examples.py), each `After` the rule's real output when the file was rendered; the
+project's tests run the rendered file against the installed TVM with the rule registered as the
+patch registers it, and fail on a rendering that is not today's. It is kept xz-compressed (79
+KB of TVMScript, 9 KB packed: the project's tree travels to the GPU machine with little room);
+`tune upstream` writes it out as a plain file. Render it again after a change to the rule with
 
     python -m tuning.upstream.tvm_test
 
-The rule's launch depends on the target alone, so the `After` modules hold on any machine.
+The rule's launch depends on the target alone, so the `After` modules hold on any machine. The
+issue's graph and the launch walk are the PR's repro script's text (pr_repro.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 
 import tvm
 
+from . import pr_repro
 from .rule import ASF_HEADER
 from .tvm_examples import EXAMPLES, TARGET, Example, scheduled
 
@@ -93,39 +95,10 @@ class SymbolicShapeBefore:
                 T_add[v_ax0, v_ax1, v_ax2, v_ax3] = pool_max[v_ax0, v_ax1, v_ax2, v_ax3] + T.float32(1.0)
 """  # noqa: E501
 
-ISSUE_GRAPH = r"""
-
-def _issue_graph():
-    # apache/tvm#20401's graph: nine Adds of a 16-channel input concatenated into 144
-    # channels, a 2x2 max pool, and two Adds after it, both returned.
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorType((1, 16, 64, 64), "float32"))
-    one = relax.const(1, "float32")
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            groups = []
-            for _ in range(3):
-                leaves = [bb.emit(relax.op.add(x, one)) for _ in range(3)]
-                joined = bb.emit(relax.op.concat(leaves, axis=1))
-                groups.append(bb.emit(relax.op.add(joined, one)))
-            pooled = bb.emit(relax.op.nn.max_pool2d(bb.emit(relax.op.concat(groups, axis=1)), 2, 2))
-            first = bb.emit(relax.op.add(pooled, one))
-            second = bb.emit(relax.op.add(first, one))
-            out = bb.emit_output(relax.Tuple([first, second]))
-        bb.emit_func_output(out)
-    return bb.get()
-
-
-def _launch(func: tirx.PrimFunc) -> dict:
-    extents = {}
-
-    def visit(loop: tirx.For):
-        if loop.kind == tirx.ForKind.THREAD_BINDING:
-            extents[loop.thread_binding.thread_tag] = int(loop.extent)
-
-    tvm_ffi.structural_walk(func.body, (tirx.For, visit), order="post")
-    return extents
-
+ISSUE_GRAPH = (
+    "\n"
+    + pr_repro.ISSUE_GRAPH
+    + r"""
 
 def _blocks(func: tirx.PrimFunc) -> list:
     names = []
@@ -146,23 +119,42 @@ def test_pipeline_issue_graph_one_thread_per_output():
     launch = _launch(pool)
     assert launch["blockIdx.x"] * launch["threadIdx.x"] == 144 * 32 * 32
 """
+)
 
 TAIL = """
 
-def _max_pool_add():
-    x = te.placeholder((1, 32, 64, 64), name="x")
+def _max_pool_2x2(channels):
+    x = te.placeholder((1, channels, 64, 64), name="x")
     rh, rw = te.reduce_axis((0, 2), "rh"), te.reduce_axis((0, 2), "rw")
     pool = te.compute(
-        (1, 32, 32, 32),
+        (1, channels, 32, 32),
         lambda n, c, h, w: te.max(x[n, c, h * 2 + rh, w * 2 + rw], axis=[rh, rw]),
         "pool_max",
     )
+    return x, pool
+
+
+def _pooled_2x2(a):
+    return a.reshape(1, -1, 32, 2, 32, 2).max(axis=(3, 5))
+
+
+def _max_pool_add():
+    x, pool = _max_pool_2x2(32)
     out = te.compute(pool.shape, lambda *i: pool(*i) + tirx.const(1, "float32"), "T_add")
+    return te.create_prim_func([x, out]), (1, 32, 64, 64), lambda a: (_pooled_2x2(a) + 1,)
+
+
+def _max_pool_two_adds():
+    # The issue's kernel: 144 channels, an Add after the pool and one after that, both outputs.
+    x, pool = _max_pool_2x2(144)
+    first = te.compute(pool.shape, lambda *i: pool(*i) + tirx.const(1, "float32"), "T_add")
+    second = te.compute(pool.shape, lambda *i: first(*i) + tirx.const(1, "float32"), "T_add_1")
 
     def reference(a):
-        return a.reshape(1, 32, 32, 2, 32, 2).max(axis=(3, 5)) + 1
+        first = _pooled_2x2(a) + 1
+        return first, first + 1
 
-    return te.create_prim_func([x, out]), (1, 32, 64, 64), reference
+    return te.create_prim_func([x, first, second]), (1, 144, 64, 64), reference
 
 
 def _avg_pool_relu():
@@ -192,7 +184,7 @@ def _avg_pool_relu():
     def reference(a):
         padded = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
         total = sum(padded[:, :, i : i + 35, j : j + 35] for i in range(3) for j in range(3))
-        return np.maximum(total / 9, 0)
+        return (np.maximum(total / 9, 0),)
 
     return te.create_prim_func([x, out]), (1, 64, 35, 35), reference
 
@@ -210,7 +202,7 @@ def _nhwc_max_pool_relu():
 
     def reference(a):
         windows = [a[:, i : i + 13 : 2, j : j + 13 : 2, :] for i in range(3) for j in range(3)]
-        return np.maximum(np.max(windows, axis=0), 0)
+        return (np.maximum(np.max(windows, axis=0), 0),)
 
     return te.create_prim_func([x, out]), (1, 16, 16, 32), reference
 
@@ -231,11 +223,12 @@ def _lone_depthwise_conv():
 
     def reference(a):
         c = np.arange(16).reshape(1, 16, 1, 1) % 3
-        return sum(
+        total = sum(
             a[:, :, i : i + 16, j : j + 16] * (c + i * 3 + j) * 0.125
             for i in range(3)
             for j in range(3)
         )
+        return (total,)
 
     return te.create_prim_func([x, out]), (1, 16, 18, 18), reference
 
@@ -269,11 +262,19 @@ def test_view_one_element_in_on_cuda():
     tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+# Each gives its kernel, its input's shape and a reference of its outputs.
+WORKLOADS = [
+    _max_pool_add,
+    _max_pool_two_adds,
+    _avg_pool_relu,
+    _nhwc_max_pool_relu,
+    _lone_depthwise_conv,
+]
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not env.has_cuda(), reason="need cuda")
-@pytest.mark.parametrize(
-    "workload", [_max_pool_add, _avg_pool_relu, _nhwc_max_pool_relu, _lone_depthwise_conv]
-)
+@pytest.mark.parametrize("workload", WORKLOADS)
 def test_numerics_on_cuda(workload):
     func, shape, reference = workload()
     device = tvm.cuda()
@@ -283,10 +284,11 @@ def test_numerics_on_cuda(workload):
     assert mod["main"].attrs["tirx.is_scheduled"]
     kernel = tvm.compile(mod, target=target)
     data = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
-    want = reference(data)
-    got = tvm.runtime.empty(want.shape, "float32", device)
-    kernel["main"](tvm.runtime.tensor(data, device), got)
-    tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    wants = reference(data)
+    gots = [tvm.runtime.empty(want.shape, "float32", device) for want in wants]
+    kernel["main"](tvm.runtime.tensor(data, device), *gots)
+    for got, want in zip(gots, wants):
+        tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
 if __name__ == "__main__":
