@@ -23,7 +23,7 @@ from tuning.base.errors import UsageError
 
 REPRO = "repro.py"
 
-# The issue's graph and the launch of a kernel, as TVM's test of the rule and the script write
+# The issue's graph and the launch of a kernel, as the script and TVM's tests of the rule write
 # them.
 ISSUE_GRAPH = r"""
 def _issue_graph():
@@ -44,8 +44,8 @@ def _issue_graph():
             out = bb.emit_output(relax.Tuple([first, add(first)]))
         bb.emit_func_output(out)
     return bb.get()
-
-
+"""
+LAUNCH = r"""
 def _launch(func: tirx.PrimFunc) -> dict:
     extents = {}
 
@@ -67,6 +67,8 @@ from tvm.target import Target
 
 """
     + ISSUE_GRAPH
+    + "\n"
+    + LAUNCH
     + """
 
 if __name__ == "__main__":

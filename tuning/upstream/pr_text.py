@@ -19,8 +19,8 @@ from reports.escape import code
 from .patch import SUBJECT, patched_files
 from .pr_repro import REPRO, SCRIPT, launch_output
 from .rule import source_text
-from .tvm_test import shipped_test
-from .tvm_tree import BASE, CUDA_PIPELINE, TEST
+from .tvm_test import PIPELINE_TEST_NAME, shipped_test
+from .tvm_tree import BASE, CUDA_PIPELINE, PIPELINE_TEST, TEST
 
 CONSTANTS = ("MAX_WINDOW", "ROW_REUSE", "ROW_WINDOW", "BLOCK_THREADS", "MULTIPROCESSORS")
 
@@ -136,7 +136,7 @@ def render_pr(figures: Figures, author: tuple[str, str]) -> str:
         "",
         "## Tests",
         "",
-        f"`{TEST}`: {tests}.",
+        f"`{TEST}`: {tests}. `{PIPELINE_TEST}`: `{PIPELINE_TEST_NAME}`.",
         "",
         "## Base, and what was run",
         "",

@@ -2,11 +2,10 @@
 
 A `Before`/`After` TVMScript pair for each path of the schedule, one parametrized test over
 them (TVM's dlight tests compare the rule's output with `tvm.ir.assert_structural_equal`), the
-kernels the rule declines left as they were, the issue's Relax graph through the default CUDA
-pipeline without a GPU (one thread per output: the rule's place in the list is what makes it
-so), and the numerics on a CUDA GPU over its WORKLOADS (the issue's kernel with its two outputs
-among them). Each `Before` is a kernel as the CUDA pipeline makes it (`EXAMPLES`, in
-tvm_examples.py), each `After` the rule's real output when the file was rendered; the
+kernels the rule declines left as they were, a Vulkan launch, and the numerics on a CUDA GPU
+over its WORKLOADS (the issue's kernel with its two outputs among them). Each `Before` is a
+kernel as the CUDA pipeline makes it (`EXAMPLES`, in tvm_examples.py), each `After` the rule's
+real output when the file was rendered; the
 project's tests run the rendered file against the installed TVM with the rule registered as the
 patch registers it, and fail on a rendering that is not today's. It is kept xz-compressed (79
 KB of TVMScript, 9 KB packed: the project's tree travels to the GPU machine with little room);
@@ -15,7 +14,9 @@ KB of TVMScript, 9 KB packed: the project's tree travels to the GPU machine with
     python -m tuning.upstream.tvm_test
 
 The rule's launch depends on the target alone, so the `After` modules hold on any machine. The
-issue's graph and the launch walk are the PR's repro script's text (pr_repro.py).
+issue's Relax graph through the default CUDA pipeline (one thread per output: the rule's place
+in the list is what makes it so) is a test of relax's pipelines instead (PIPELINE_ADDITION).
+The issue's graph and the launch walk are the PR's repro script's text (pr_repro.py).
 """
 
 from __future__ import annotations
@@ -46,9 +47,8 @@ import tvm_ffi
 
 import tvm
 import tvm.testing
-from tvm import relax, s_tir, te, tirx
+from tvm import te, tirx
 from tvm.ir import IRModule, assert_structural_equal
-from tvm.relax.backend.cuda import pipeline as cuda_pipeline
 from tvm.s_tir import dlight as dl
 from tvm.script import ir as I
 from tvm.script import tirx as T
@@ -95,29 +95,29 @@ class SymbolicShapeBefore:
                 T_add[v_ax0, v_ax1, v_ax2, v_ax3] = pool_max[v_ax0, v_ax1, v_ax2, v_ax3] + T.float32(1.0)
 """  # noqa: E501
 
-ISSUE_GRAPH = (
-    "\n"
-    + pr_repro.ISSUE_GRAPH
-    + r"""
+# The launch walk the Vulkan test uses (the PR's repro script's too).
+LAUNCH = "\n" + pr_repro.LAUNCH
 
-def _blocks(func: tirx.PrimFunc) -> list:
-    names = []
-    tvm_ffi.structural_walk(func.body, (s_tir.SBlock, lambda b: names.append(b.name_hint)))
-    return names
+# The issue's graph through the default CUDA pipeline, no GPU needed, as a test of relax's
+# pipelines (PIPELINE_TEST, where that suite tests the CUDA pipeline's rules already), added
+# before its `if __name__` block (patch.py).
+PIPELINE_TEST_NAME = "test_default_cuda_pipeline_one_thread_per_pool_output"
+PIPELINE_ADDITION = (
+    pr_repro.ISSUE_GRAPH.lstrip("\n")
+    + "\n"
+    + pr_repro.LAUNCH
+    + f"""
 
-
-def test_pipeline_issue_graph_one_thread_per_output():
-    # The default CUDA pipeline (no GPU needed) gives the fused pool and Adds one thread per
-    # output of the pool, not a block of threads per output.
-    with TARGET:
-        mod = cuda_pipeline.get_default_pipeline(TARGET)(_issue_graph())
-    (pool,) = [
-        func
-        for func in mod.functions.values()
-        if isinstance(func, tirx.PrimFunc) and any("pool" in name for name in _blocks(func))
-    ]
-    launch = _launch(pool)
+def {PIPELINE_TEST_NAME}():
+    # apache/tvm#20401's graph (no GPU needed): the fused max pool and the Adds after it get one
+    # thread per output of the pool, not a block of threads each.
+    target = tvm.target.Target("nvidia/geforce-rtx-3090-ti")
+    with target:
+        mod = relax.pipeline.get_default_pipeline(target)(_issue_graph())
+    (pool,) = [gv for gv in mod.functions if "pool" in gv.name_hint]
+    launch = _launch(mod[pool])
     assert launch["blockIdx.x"] * launch["threadIdx.x"] == 144 * 32 * 32
+
 """
 )
 
@@ -369,7 +369,7 @@ def render() -> str:
         + SYMBOLIC
         + "# fmt: on\n"
         + tests
-        + ISSUE_GRAPH
+        + LAUNCH
         + TAIL
     )
 
