@@ -20,13 +20,14 @@ from tuning.cli.main import main
 from tuning.upstream.bundle import PR
 from tuning.upstream.patch import PATCH, patched_files
 from tuning.upstream.rule import relative_import, rule_source, source_text
-from tuning.upstream.tvm_test import render, shipped_test
+from tuning.upstream.tvm_test import PIPELINE_TEST_NAME, render, shipped_test
 from tuning.upstream.tvm_tree import (
     BASE_COMMIT,
     BASE_RELEASE,
     DOCS,
     EDITED,
     IN_WHEEL,
+    PIPELINE_TEST,
     RULE,
     base_text,
     installed_commit,
@@ -103,6 +104,20 @@ def test_the_cuda_list_gets_the_rule_right_before_reduction(upstream):
     assert "#      - softmax, layer norm, RMS norm\n#    * - ``WindowReduction``\n" in catalog
 
 
+def test_the_issue_s_graph_joins_relax_s_pipeline_tests(upstream):
+    """The issue's graph through the default CUDA pipeline is a test of relax's pipelines, next
+    to the one that already tests the CUDA pipeline's rules, before the file's main block."""
+    tests = (upstream / PIPELINE_TEST).read_text()
+    assert tests.startswith(base_text(PIPELINE_TEST).split("from tvm import relax\n")[0])
+    assert "from tvm import relax, tirx\n" in tests
+    assert tests.count(f"def {PIPELINE_TEST_NAME}():") == 1
+    assert tests.index(f"def {PIPELINE_TEST_NAME}():") < tests.index('if __name__ == "__main__":')
+    assert (
+        "_issue_graph"
+        not in (upstream / "tests/python/s_tir/dlight/test_gpu_window_reduction.py").read_text()
+    )
+
+
 def test_the_rule_ships_as_the_project_measures_it(upstream):
     """The shipped file is baselines/window_reduction.py with the ASF header and its dlight
     imports made relative: every other line the same, in the same order (no re-spelling)."""
@@ -132,7 +147,7 @@ def test_writing_again_changes_nothing(upstream, capsys):
     """The output depends on its inputs only: a second run finds every file as it would write
     it (no date, no commit hash of this machine's)."""
     assert main(["upstream", "--out", str(upstream), *AUTHOR]) == 0
-    assert "0 files written, 7 unchanged" in capsys.readouterr().out
+    assert "0 files written, 8 unchanged" in capsys.readouterr().out
 
 
 def test_the_author_comes_from_git_or_the_command_line(tmp_path):
@@ -204,8 +219,8 @@ def test_the_numeric_tests_kernels_and_references_agree_on_llvm(monkeypatch, tmp
     monkeypatch.setitem(sys.modules, "shipped_tvm_test", shipped)  # TVMScript reads its source
     spec.loader.exec_module(shipped)
     cuda = tvm.target.Target("nvidia/geforce-rtx-3090-ti")
-    workloads = ("_max_pool_add", "_avg_pool_relu", "_nhwc_max_pool_relu", "_lone_depthwise_conv")
-    for func, shape, reference in (getattr(shipped, name)() for name in workloads):
+    assert len(shipped.WORKLOADS) == 5
+    for func, shape, reference in (workload() for workload in shipped.WORKLOADS):
         with cuda:
             sch = WindowReduction().apply(func, cuda, False)
         assert sch is not None
@@ -213,7 +228,8 @@ def test_the_numeric_tests_kernels_and_references_agree_on_llvm(monkeypatch, tmp
             tvm.IRModule({"main": without_bindings(func, sch.trace)}), target="llvm"
         )
         data = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
-        want = reference(data)
-        got = tvm.runtime.empty(want.shape, "float32", tvm.cpu())
-        kernel["main"](tvm.runtime.tensor(data, tvm.cpu()), got)
-        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+        wants = reference(data)
+        gots = [tvm.runtime.empty(want.shape, "float32", tvm.cpu()) for want in wants]
+        kernel["main"](tvm.runtime.tensor(data, tvm.cpu()), *gots)
+        for got, want in zip(gots, wants, strict=True):
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)

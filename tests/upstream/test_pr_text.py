@@ -4,7 +4,6 @@ takes from the folders given, stamped with the shipped rule's hash, checked agai
 they come from."""
 
 import json
-import re
 import shutil
 import tarfile
 
@@ -87,7 +86,7 @@ def test_the_text_answers_the_reviewer(tmp_path):
         ("ROW_WINDOW", ROW_WINDOW),
         ("BLOCK_THREADS", BLOCK_THREADS),
     ):
-        assert re.search(rf"- `{name}` = {value}: \w", text), name
+        assert f"`{name}` = {value}" in text, name
     for place in ("gpu_generic", "rocm", "relax_integration.py"):
         assert place in text, place
     assert "right before `Reduction`" in text and "The decision is isolation" in text
@@ -144,12 +143,8 @@ def test_the_study_section_gives_the_runs_own_figures(tmp_path, study):
     text = _pr(tmp_path, "--run", study)
     report = json.loads((study / "report.json").read_text())
     on, fixed = report["arms"]["on"], report["arms"]["fixed"]
-    kernels = {row["arm"]: row for row in report["fused_kernel"]}
     assert f"| fused kernel | {on['kernel_us']:.2f} us | {fixed['kernel_us']:.2f} us |" in text
-    assert (
-        f"| fused kernel's launch (blocks x threads) | {kernels['on']['grid']} x "
-        f"{kernels['on']['block']} | {kernels['fixed']['grid']} x {kernels['fixed']['block']} |"
-    ) in text
+    assert "blocks x threads" not in text  # the launches are the repro script's (test_pr_repro)
     assert f"{on['median_us']:.2f} us ({on['q1_us']:.2f}–{on['q3_us']:.2f})" in text
     ratio = report["ratios"]["fixed/on"]
     assert f"fixed/on = {ratio['ratio']:.3f} (95% CI {ratio['low']:.3f}–{ratio['high']:.3f})" in (

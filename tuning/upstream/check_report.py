@@ -9,7 +9,20 @@ from pathlib import Path
 
 import tvm
 
-from .tvm_tree import BASE, BASE_COMMIT, TEST, installed_commit
+from .tvm_test import PIPELINE_TEST_NAME
+from .tvm_tree import BASE, BASE_COMMIT, PIPELINE_TEST, TEST, installed_commit
+
+
+def _module(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
+
+
+def _patch_s(test: str) -> bool:
+    """Whether a test (by JUnit id) is one the patch adds: its test file's, or the issue's
+    graph it adds to relax's pipeline tests."""
+    return test.startswith(f"{_module(TEST)}::") or test == (
+        f"{_module(PIPELINE_TEST)}::{PIPELINE_TEST_NAME}"
+    )
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -20,10 +33,9 @@ def render_check(
     tree: Path, at: str, names: list[str], missing: list[str], tests: list[str], before, after
 ) -> tuple[str, bool]:
     """The markdown report, and whether the patch holds up on the tree (checked out `at`)."""
-    own = TEST.removesuffix(".py").replace("/", ".")
-    theirs = sorted(t for t in {*before.by_test, *after.by_test} if not t.startswith(own))
+    theirs = sorted(t for t in {*before.by_test, *after.by_test} if not _patch_s(t))
     changed = [t for t in theirs if before.by_test.get(t) != after.by_test.get(t)]
-    ours = sorted(t for t in {*before.by_test, *after.by_test} if t.startswith(own))
+    ours = sorted(t for t in {*before.by_test, *after.by_test} if _patch_s(t))
     ran = [t for t in ours if after.by_test.get(t) != "skipped"]
     ours_hold = bool(ran) and all(
         before.by_test.get(t) in ("failed", "error") and after.by_test.get(t) == "passed"
@@ -52,7 +64,8 @@ def render_check(
         "## Tests, against the installed TVM, without and with the patch",
         "",
         f"`{tests[0]}/` and {len(tests) - 1} relax test files that build for CUDA "
-        f"({', '.join(Path(t).name for t in tests[1:])}), and the patch's `{TEST}`.",
+        f"({', '.join(Path(t).name for t in tests[1:])}), and the patch's `{TEST}` and "
+        f"`{PIPELINE_TEST_NAME}` (in `{PIPELINE_TEST}`).",
         "",
         "| tests | without the patch | with the patch |",
         "|---|---|---|",

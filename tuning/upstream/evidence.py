@@ -48,12 +48,11 @@ def _code(value) -> str:
     return "a command not recorded" if value is None else code(value)
 
 
+NOT_TIMED = "not timed"
+
+
 def _us(value) -> str:
-    return f"{value:.2f} us" if isinstance(value, int | float) else "not timed"
-
-
-def _launch(kernel: dict | None) -> str:
-    return md(f"{kernel.get('grid')} x {kernel.get('block')}") if kernel else "not recorded"
+    return f"{value:.2f} us" if isinstance(value, int | float) else NOT_TIMED
 
 
 def study_section(report: dict, source: Path, date: str) -> list[str]:
@@ -62,24 +61,21 @@ def study_section(report: dict, source: Path, date: str) -> list[str]:
     if "on" not in arms or "fixed" not in arms:
         return [f"The run in {code(source)} has no `on` and `fixed` arms to compare."]
     environment = report.get("environment", {})
-    kernels = {row.get("arm"): row for row in report.get("fused_kernel", [])}
     on, fixed = arms["on"], arms["fixed"]
+    rows = [  # a row neither arm timed is left out
+        ("fused kernel", _us(on.get("kernel_us")), _us(fixed.get("kernel_us"))),
+        ("end to end", _range(on), _range(fixed)),
+        ("GPU time, calls queued", _us(on.get("queued_gpu_us")), _us(fixed.get("queued_gpu_us"))),
+    ]
     lines = [
         f"{_code(report.get('command'))} on {_md(environment.get('gpu', report.get('device')))}, "
         f"{md(date)}, TVM {_md(environment.get('tvm'))}, "
-        f"{_md(report.get('trials'))} processes ({code(source)}): the fused kernel (GPU time of "
-        "calls queued behind a sleeping kernel, without the host's launch that `window_bench`'s "
-        "time_evaluator figures include), the graph end to end (median, interquartile range) "
-        "and its GPU time queued:",
+        f"{_md(report.get('trials'))} processes ({code(source)}); GPU time of calls queued, "
+        "without the host's launch that `window_bench`'s figures include:",
         "",
         "| | default rules (`on`) | with WindowReduction (`fixed`) |",
         "|---|---|---|",
-        f"| fused kernel's launch (blocks x threads) | {_launch(kernels.get('on'))} "
-        f"| {_launch(kernels.get('fixed'))} |",
-        f"| fused kernel | {_us(on.get('kernel_us'))} | {_us(fixed.get('kernel_us'))} |",
-        f"| end to end | {_range(on)} | {_range(fixed)} |",
-        f"| GPU time, calls queued | {_us(on.get('queued_gpu_us'))} "
-        f"| {_us(fixed.get('queued_gpu_us'))} |",
+        *(f"| {label} | {a} | {b} |" for label, a, b in rows if (a, b) != (NOT_TIMED,) * 2),
     ]
     ratio = report.get("ratios", {}).get("fixed/on")
     if ratio:
@@ -89,7 +85,7 @@ def study_section(report: dict, source: Path, date: str) -> list[str]:
 
 def _range(arm: dict) -> str:
     if not all(isinstance(arm.get(k), int | float) for k in ("median_us", "q1_us", "q3_us")):
-        return "not timed"
+        return NOT_TIMED
     return f"{arm['median_us']:.2f} us ({arm['q1_us']:.2f}–{arm['q3_us']:.2f})"
 
 
@@ -135,8 +131,8 @@ def bench_section(bench: dict, source: Path, date: str) -> list[str]:
     lines = [
         f"`window_bench` on {_md(environment.get('gpu', 'the CPU'))}, "
         f"{md(str(environment.get('date', date))[:10])}, TVM {_md(environment.get('tvm'))} "
-        f"({code(source)}): each kernel at kernel level, "
-        + ("median in us, and the rule that took it" if timed else "the rule that took it")
+        f"({code(source)}): "
+        + ("kernel-level medians in us; the rule that took a kernel" if timed else "the rule")
         + " where not the column's; WRONG where the result is.",
         "",
         "| kernel | default | WindowReduction | in place |",
@@ -196,7 +192,7 @@ def _wrong(rows: list[dict]) -> str | None:
         return None
     return " ".join(
         f"{row['kernel']} is WRONG under every list, the default one too ({row.get('where')}): "
-        "a fault of TVM's outside the schedule rules, for a separate issue upstream."
+        "TVM's fault outside the rules, for a separate issue."
         for row in wrong
     )
 

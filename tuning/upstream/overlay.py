@@ -5,7 +5,8 @@ as the patched tree would import them, so that TVM's tests run against the patch
 
 DIR holds the files under TVM's paths (`python/tvm/...`), as `tune upstream --out DIR` or
 `--check` (check.py) writes them. The added rule module is registered first, then the edited
-`dlight.gpu` package (its other submodules stay the installed ones) and the CUDA pipeline.
+`dlight.gpu` package (its other submodules stay the installed ones) and the CUDA pipeline, each
+also in place of the names its package imported from it.
 """
 
 import importlib
@@ -40,7 +41,20 @@ def register(out: Path) -> None:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        setattr(importlib.import_module(parent), leaf, module)
+        package = importlib.import_module(parent)
+        setattr(package, leaf, module)
+        if installed is not None:
+            _rebind(package, installed, module)
+
+
+def _rebind(package, installed, module) -> None:
+    """The names `package` imported from the `installed` module (`tvm.relax.backend.cuda` takes
+    `get_default_pipeline` from its `pipeline`, and `relax.get_default_pipeline` calls it there)
+    bound to `module`'s, as the patched tree's package would import them."""
+    for name, value in list(vars(package).items()):
+        if not name.startswith("__") and hasattr(module, name):
+            if getattr(installed, name, None) is value:
+                setattr(package, name, getattr(module, name))
 
 
 register(Path(os.environ["TVM_OVERLAY"]))

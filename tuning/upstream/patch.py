@@ -1,11 +1,11 @@
 """The patch to apache/tvm: the files it adds and edits, and one commit as `git format-patch`
 writes it, made against the base's files (tvm_tree.py).
 
-It adds the rule (rule.py) and its test (tvm_test.py), exports the rule from dlight's `gpu`
-package, lists it in dlight's rule catalog (the GPU scheduling tutorial), and puts it right
-before `Reduction` in the CUDA backend's rule list: Reduction would
-give a 2x2 average pool one block of 4 threads per output. The other GPU pipelines and
-MetaSchedule's fallback list keep theirs (pr_text.py says why).
+It adds the rule (rule.py) and its test (tvm_test.py) and the issue's graph to relax's tests of
+the default pipelines, exports the rule from dlight's `gpu` package, lists it in dlight's rule
+catalog (the GPU scheduling tutorial), and puts it right before `Reduction` in the CUDA
+backend's rule list: Reduction would give a 2x2 average pool one block of 4 threads per output.
+The other GPU pipelines and MetaSchedule's fallback list keep theirs (pr_text.py says why).
 
 The output depends on its inputs only (the author, the files): no date, no commit hash of this
 machine's, so writing it again gives the same bytes.
@@ -20,7 +20,7 @@ from baselines.window_reduction import MAX_WINDOW
 
 from .git import run_git
 from .rule import rule_source
-from .tvm_test import shipped_test
+from .tvm_test import PIPELINE_ADDITION, shipped_test
 from .tvm_tree import (
     BASE,
     BASE_COMMIT,
@@ -28,6 +28,7 @@ from .tvm_tree import (
     DOCS,
     EDITED,
     GPU_INIT,
+    PIPELINE_TEST,
     RULE,
     TEST,
     base_text,
@@ -97,6 +98,14 @@ def patched_files() -> dict[str, str]:
             before=False,
         ),
         TEST: shipped_test(),
+        PIPELINE_TEST: _insert(
+            base_text(PIPELINE_TEST).replace(
+                "from tvm import relax\n", "from tvm import relax, tirx\n"
+            ),
+            'if __name__ == "__main__":',
+            PIPELINE_ADDITION,
+            before=True,
+        ),
     }
 
 

@@ -8,6 +8,7 @@ models_section.py). Nothing here states a number of its own.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 import tvm
@@ -15,11 +16,11 @@ import tvm
 import baselines.window_reduction as rule_module
 from reports.escape import code
 
-from .patch import SUBJECT
+from .patch import SUBJECT, patched_files
+from .pr_repro import REPRO, SCRIPT, launch_output
 from .rule import source_text
-from .tvm_examples import EXAMPLES
-from .tvm_test import shipped_test
-from .tvm_tree import BASE, CUDA_PIPELINE, TEST
+from .tvm_test import PIPELINE_TEST_NAME, shipped_test
+from .tvm_tree import BASE, CUDA_PIPELINE, PIPELINE_TEST, TEST
 
 CONSTANTS = ("MAX_WINDOW", "ROW_REUSE", "ROW_WINDOW", "BLOCK_THREADS", "MULTIPROCESSORS")
 
@@ -35,27 +36,32 @@ class Figures:
 
 
 def _docstring_parts() -> tuple[str, str]:
-    """The rule's docstring: (what it does, what it declines and why)."""
+    """The rule's docstring: (what it does, what it declines and why). What it does is the
+    paragraph that says how it schedules; the first (the PR's title in other words) and the one
+    on sizing the launch are left to the diff, for PR.md's 8 KB."""
     text = rule_module.__doc__ or ""
     paragraphs = text.strip().split("\n\n")
     declines = [p for p in paragraphs if p.startswith("The rule declines")]
-    does = [p for p in paragraphs if p not in declines]
+    does = [p for p in paragraphs if "Here each thread computes" in p]
     return "\n\n".join(does), "\n\n".join(declines)
 
 
-def constant_notes() -> list[tuple[str, str, str]]:
-    """(name, value, the comment above it in the rule's source) for each of CONSTANTS."""
+def constant_values() -> list[tuple[str, str]]:
+    """(name, value) for each of CONSTANTS, the values as the rule's source has them (its
+    comments, the why of each, are in the diff)."""
     lines = source_text().splitlines()
-    notes = []
+    values = []
     for name in CONSTANTS:
-        (at,) = [i for i, line in enumerate(lines) if line.startswith(f"{name} = ")]
-        comment: list[str] = []
-        while at - len(comment) - 1 >= 0 and lines[at - len(comment) - 1].startswith("#"):
-            comment.insert(0, lines[at - len(comment) - 1].lstrip("# "))
-        value = getattr(rule_module, name)
-        shown = f"{len(value)} architectures" if isinstance(value, dict) else repr(value)
-        notes.append((name, shown, " ".join(comment)))
-    return notes
+        (line,) = [line for line in lines if line.startswith(f"{name} = ")]
+        values.append((name, line.removeprefix(f"{name} = ").split("  #")[0]))
+    return values
+
+
+@functools.cache
+def repro_outputs() -> tuple[str, str]:
+    """What the repro script prints here (no GPU: the launch alone) on the base and with the
+    patch; once a process, since each builds the issue's graph."""
+    return launch_output(None), launch_output(patched_files())
 
 
 def _test_names() -> list[str]:
@@ -71,9 +77,9 @@ def render_pr(figures: Figures, author: tuple[str, str]) -> str:
     the patch's (its `From:`); the text does not repeat it."""
     del author
     does, declines = _docstring_parts()
-    constants = [f"- {code(name)} = {value}: {note}" for name, value, note in constant_notes()]
+    constants = ", ".join(f"{code(name)} = {value}" for name, value in constant_values())
     tests = ", ".join(code(name) for name in _test_names())
-    paths = ", ".join(example.name for example in EXAMPLES if example.scheduled)
+    base, patched = repro_outputs()
     sections = [
         f"# {SUBJECT}",
         "",
@@ -85,29 +91,40 @@ def render_pr(figures: Figures, author: tuple[str, str]) -> str:
         "",
         declines,
         "",
-        "Its constants:",
-        "",
-        *constants,
+        f"Its constants, each with its reason in a comment: {constants}.",
         "",
         "## Where it goes",
         "",
-        f"`{CUDA_PIPELINE}`: after `Matmul` and `GEMV`, right before `Reduction` (which would "
-        "give a 2x2 average pool a block of 4 threads). What it declines goes on to "
-        "`Reduction`, `GeneralReduction` and `Fallback` as today. `gpu_generic`, `rocm` and "
-        "MetaSchedule's fallback list (`relax_integration.py`) keep their lists: the constants "
-        "were measured on an NVIDIA H200 alone, so adding the rule there is a follow-up for "
-        "those who can measure those GPUs (the rule itself is target-generic; a Vulkan "
-        "structural test is included).",
+        f"`{CUDA_PIPELINE}`: after `Matmul` and `GEMV`, right before `Reduction`; what it "
+        "declines goes on as today. `gpu_generic`, `rocm` and MetaSchedule's fallback list "
+        "(`relax_integration.py`) keep theirs: the constants were measured on an H200 alone, "
+        "so adding it there is a follow-up (a Vulkan structural test is included).",
+        "",
+        "## Reproduce",
+        "",
+        f"`{REPRO}` (TVM alone; on a CUDA GPU it also times):",
+        "",
+        "```python",
+        SCRIPT.rstrip("\n"),
+        "```",
+        "",
+        f"On a CPU, on TVM {tvm.__version__} and then with this patch:",
+        "",
+        "```",
+        f"$ python {REPRO}",
+        base.rstrip("\n"),
+        f"$ python {REPRO}  # with this patch",
+        patched.rstrip("\n"),
+        "```",
         "",
         "## A new rule, or GeneralReduction and Reduction fixed in place?",
         "",
-        "Both were built and measured: this rule, and the two rules given a serial path for "
-        "small reductions, a smaller change. Kernel by kernel the two are close (the lines "
-        "under the table count where). The decision is isolation: the in-place fix also "
-        "changes reductions that are no sliding window, such as a global average pool, "
-        "whose schedules are then new and unmeasured across TVM's targets, while a new rule "
-        "leaves every kernel outside the class as it is today (see the line under the table). "
-        "`reduction.py`'s TODO to merge the reduction rules can absorb this rule later.",
+        "Both were built and measured: this rule, and the two given a serial path for small "
+        "reductions (a smaller change). Kernel by kernel they are close (counted under the "
+        "table). The decision is isolation: the in-place fix also reschedules kernels outside "
+        "the class (under the table), unmeasured across TVM's targets; a new rule leaves them "
+        "as they are. `reduction.py`'s "
+        "TODO to merge the reduction rules can absorb it later.",
         "",
         *figures.bench,
         "",
@@ -119,16 +136,15 @@ def render_pr(figures: Figures, author: tuple[str, str]) -> str:
         "",
         "## Tests",
         "",
-        f"`{TEST}`: {tests}. Before/After pairs for each path ({paths}).",
+        f"`{TEST}`: {tests}. `{PIPELINE_TEST}`: `{PIPELINE_TEST_NAME}`.",
         "",
         "## Base, and what was run",
         "",
-        f"Made against {BASE}, the newest apache/tvm tree whose API the rule could be written "
-        "in: the newest main fetchable here (5d4dc87, 2026-08-22) predates that API. The "
-        "file in the patch is the file measured and tested. Run: TVM's dlight tests and the "
-        "relax tests that build for CUDA (those of the nearest tree, 5d4dc87; the release's "
-        f"tests are not in its wheel) against TVM {tvm.__version__}, without and with the "
-        "patch: none changes outcome, the new tests fail without the patch and pass with it; "
-        "TVM's ruff 0.12.3 passes. Not run: TVM's CI, and any GPU but an H200.",
+        f"Made against {BASE}; the newest main fetchable here (5d4dc87, 2026-08-22) predates "
+        "its API. The file in the patch is the file measured and tested. Run on TVM "
+        f"{tvm.__version__} without and with the patch: TVM's dlight tests and the relax tests "
+        "that build for CUDA (5d4dc87's: the wheel has none); none changes outcome, the new "
+        "tests fail without the patch and pass with it; TVM's ruff 0.12.3 passes. Not run: "
+        "TVM's CI, and any GPU but an H200.",
     ]
     return "\n".join(sections) + "\n"

@@ -2,19 +2,21 @@
 
 A `Before`/`After` TVMScript pair for each path of the schedule, one parametrized test over
 them (TVM's dlight tests compare the rule's output with `tvm.ir.assert_structural_equal`), the
-kernels the rule declines left as they were, the issue's Relax graph through the default CUDA
-pipeline without a GPU (one thread per output: the rule's place in the list is what makes it
-so), and the numerics on a CUDA GPU, parametrized over two workloads. Each `Before` is a
+kernels the rule declines left as they were, a Vulkan launch, and the numerics on a CUDA GPU
+over its WORKLOADS (the issue's kernel with its two outputs among them). Each `Before` is a
 kernel as the CUDA pipeline makes it (`EXAMPLES`, in tvm_examples.py), each `After` the rule's
-real output when the file was rendered; the project's tests run the rendered file against the
-installed TVM with the rule registered as the patch registers it, and fail on a rendering that
-is not today's. It is kept xz-compressed (67 KB of TVMScript, 7 KB packed: the project's tree
-travels to the GPU machine with little room); `tune upstream` writes it out as a plain file.
-Render it again after a change to the rule with
+real output when the file was rendered; the
+project's tests run the rendered file against the installed TVM with the rule registered as the
+patch registers it, and fail on a rendering that is not today's. It is kept xz-compressed (79
+KB of TVMScript, 9 KB packed: the project's tree travels to the GPU machine with little room);
+`tune upstream` writes it out as a plain file. Render it again after a change to the rule with
 
     python -m tuning.upstream.tvm_test
 
-The rule's launch depends on the target alone, so the `After` modules hold on any machine.
+The rule's launch depends on the target alone, so the `After` modules hold on any machine. The
+issue's Relax graph through the default CUDA pipeline (one thread per output: the rule's place
+in the list is what makes it so) is a test of relax's pipelines instead (PIPELINE_ADDITION).
+The issue's graph and the launch walk are the PR's repro script's text (pr_repro.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import tvm
 
+from . import pr_repro
 from .rule import ASF_HEADER
 from .tvm_examples import EXAMPLES, TARGET, Example, scheduled
 
@@ -44,9 +47,8 @@ import tvm_ffi
 
 import tvm
 import tvm.testing
-from tvm import relax, s_tir, te, tirx
+from tvm import te, tirx
 from tvm.ir import IRModule, assert_structural_equal
-from tvm.relax.backend.cuda import pipeline as cuda_pipeline
 from tvm.s_tir import dlight as dl
 from tvm.script import ir as I
 from tvm.script import tirx as T
@@ -93,76 +95,66 @@ class SymbolicShapeBefore:
                 T_add[v_ax0, v_ax1, v_ax2, v_ax3] = pool_max[v_ax0, v_ax1, v_ax2, v_ax3] + T.float32(1.0)
 """  # noqa: E501
 
-ISSUE_GRAPH = r"""
+# The launch walk the Vulkan test uses (the PR's repro script's too).
+LAUNCH = "\n" + pr_repro.LAUNCH
 
-def _issue_graph():
-    # apache/tvm#20401's graph: nine Adds of a 16-channel input concatenated into 144
-    # channels, a 2x2 max pool, and two Adds after it, both returned.
-    bb = relax.BlockBuilder()
-    x = relax.Var("x", relax.TensorType((1, 16, 64, 64), "float32"))
-    one = relax.const(1, "float32")
-    with bb.function("main", [x]):
-        with bb.dataflow():
-            groups = []
-            for _ in range(3):
-                leaves = [bb.emit(relax.op.add(x, one)) for _ in range(3)]
-                joined = bb.emit(relax.op.concat(leaves, axis=1))
-                groups.append(bb.emit(relax.op.add(joined, one)))
-            pooled = bb.emit(relax.op.nn.max_pool2d(bb.emit(relax.op.concat(groups, axis=1)), 2, 2))
-            first = bb.emit(relax.op.add(pooled, one))
-            second = bb.emit(relax.op.add(first, one))
-            out = bb.emit_output(relax.Tuple([first, second]))
-        bb.emit_func_output(out)
-    return bb.get()
+# The issue's graph through the default CUDA pipeline, no GPU needed, as a test of relax's
+# pipelines (PIPELINE_TEST, where that suite tests the CUDA pipeline's rules already), added
+# before its `if __name__` block (patch.py).
+PIPELINE_TEST_NAME = "test_default_cuda_pipeline_one_thread_per_pool_output"
+PIPELINE_ADDITION = (
+    pr_repro.ISSUE_GRAPH.lstrip("\n")
+    + "\n"
+    + pr_repro.LAUNCH
+    + f"""
 
-
-def _launch(func: tirx.PrimFunc) -> dict:
-    extents = {}
-
-    def visit(loop: tirx.For):
-        if loop.kind == tirx.ForKind.THREAD_BINDING:
-            extents[loop.thread_binding.thread_tag] = int(loop.extent)
-
-    tvm_ffi.structural_walk(func.body, (tirx.For, visit), order="post")
-    return extents
-
-
-def _blocks(func: tirx.PrimFunc) -> list:
-    names = []
-    tvm_ffi.structural_walk(func.body, (s_tir.SBlock, lambda b: names.append(b.name_hint)))
-    return names
-
-
-def test_pipeline_issue_graph_one_thread_per_output():
-    # The default CUDA pipeline (no GPU needed) gives the fused pool and Adds one thread per
-    # output of the pool, not a block of threads per output.
-    with TARGET:
-        mod = cuda_pipeline.get_default_pipeline(TARGET)(_issue_graph())
-    (pool,) = [
-        func
-        for func in mod.functions.values()
-        if isinstance(func, tirx.PrimFunc) and any("pool" in name for name in _blocks(func))
-    ]
-    launch = _launch(pool)
+def {PIPELINE_TEST_NAME}():
+    # apache/tvm#20401's graph (no GPU needed): the fused max pool and the Adds after it get one
+    # thread per output of the pool, not a block of threads each.
+    target = tvm.target.Target("nvidia/geforce-rtx-3090-ti")
+    with target:
+        mod = relax.pipeline.get_default_pipeline(target)(_issue_graph())
+    (pool,) = [gv for gv in mod.functions if "pool" in gv.name_hint]
+    launch = _launch(mod[pool])
     assert launch["blockIdx.x"] * launch["threadIdx.x"] == 144 * 32 * 32
+
 """
+)
 
 TAIL = """
 
-def _max_pool_add():
-    x = te.placeholder((1, 32, 64, 64), name="x")
+def _max_pool_2x2(channels):
+    x = te.placeholder((1, channels, 64, 64), name="x")
     rh, rw = te.reduce_axis((0, 2), "rh"), te.reduce_axis((0, 2), "rw")
     pool = te.compute(
-        (1, 32, 32, 32),
+        (1, channels, 32, 32),
         lambda n, c, h, w: te.max(x[n, c, h * 2 + rh, w * 2 + rw], axis=[rh, rw]),
         "pool_max",
     )
+    return x, pool
+
+
+def _pooled_2x2(a):
+    return a.reshape(1, -1, 32, 2, 32, 2).max(axis=(3, 5))
+
+
+def _max_pool_add():
+    x, pool = _max_pool_2x2(32)
     out = te.compute(pool.shape, lambda *i: pool(*i) + tirx.const(1, "float32"), "T_add")
+    return te.create_prim_func([x, out]), (1, 32, 64, 64), lambda a: (_pooled_2x2(a) + 1,)
+
+
+def _max_pool_two_adds():
+    # The issue's kernel: 144 channels, an Add after the pool and one after that, both outputs.
+    x, pool = _max_pool_2x2(144)
+    first = te.compute(pool.shape, lambda *i: pool(*i) + tirx.const(1, "float32"), "T_add")
+    second = te.compute(pool.shape, lambda *i: first(*i) + tirx.const(1, "float32"), "T_add_1")
 
     def reference(a):
-        return a.reshape(1, 32, 32, 2, 32, 2).max(axis=(3, 5)) + 1
+        first = _pooled_2x2(a) + 1
+        return first, first + 1
 
-    return te.create_prim_func([x, out]), (1, 32, 64, 64), reference
+    return te.create_prim_func([x, first, second]), (1, 144, 64, 64), reference
 
 
 def _avg_pool_relu():
@@ -192,7 +184,7 @@ def _avg_pool_relu():
     def reference(a):
         padded = np.pad(a, ((0, 0), (0, 0), (1, 1), (1, 1)))
         total = sum(padded[:, :, i : i + 35, j : j + 35] for i in range(3) for j in range(3))
-        return np.maximum(total / 9, 0)
+        return (np.maximum(total / 9, 0),)
 
     return te.create_prim_func([x, out]), (1, 64, 35, 35), reference
 
@@ -210,7 +202,7 @@ def _nhwc_max_pool_relu():
 
     def reference(a):
         windows = [a[:, i : i + 13 : 2, j : j + 13 : 2, :] for i in range(3) for j in range(3)]
-        return np.maximum(np.max(windows, axis=0), 0)
+        return (np.maximum(np.max(windows, axis=0), 0),)
 
     return te.create_prim_func([x, out]), (1, 16, 16, 32), reference
 
@@ -231,11 +223,12 @@ def _lone_depthwise_conv():
 
     def reference(a):
         c = np.arange(16).reshape(1, 16, 1, 1) % 3
-        return sum(
+        total = sum(
             a[:, :, i : i + 16, j : j + 16] * (c + i * 3 + j) * 0.125
             for i in range(3)
             for j in range(3)
         )
+        return (total,)
 
     return te.create_prim_func([x, out]), (1, 16, 18, 18), reference
 
@@ -269,11 +262,19 @@ def test_view_one_element_in_on_cuda():
     tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
+# Each gives its kernel, its input's shape and a reference of its outputs.
+WORKLOADS = [
+    _max_pool_add,
+    _max_pool_two_adds,
+    _avg_pool_relu,
+    _nhwc_max_pool_relu,
+    _lone_depthwise_conv,
+]
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not env.has_cuda(), reason="need cuda")
-@pytest.mark.parametrize(
-    "workload", [_max_pool_add, _avg_pool_relu, _nhwc_max_pool_relu, _lone_depthwise_conv]
-)
+@pytest.mark.parametrize("workload", WORKLOADS)
 def test_numerics_on_cuda(workload):
     func, shape, reference = workload()
     device = tvm.cuda()
@@ -283,10 +284,11 @@ def test_numerics_on_cuda(workload):
     assert mod["main"].attrs["tirx.is_scheduled"]
     kernel = tvm.compile(mod, target=target)
     data = np.random.default_rng(0).uniform(-1, 1, shape).astype("float32")
-    want = reference(data)
-    got = tvm.runtime.empty(want.shape, "float32", device)
-    kernel["main"](tvm.runtime.tensor(data, device), got)
-    tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    wants = reference(data)
+    gots = [tvm.runtime.empty(want.shape, "float32", device) for want in wants]
+    kernel["main"](tvm.runtime.tensor(data, device), *gots)
+    for got, want in zip(gots, wants):
+        tvm.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
 
 
 if __name__ == "__main__":
@@ -367,7 +369,7 @@ def render() -> str:
         + SYMBOLIC
         + "# fmt: on\n"
         + tests
-        + ISSUE_GRAPH
+        + LAUNCH
         + TAIL
     )
 

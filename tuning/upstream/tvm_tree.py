@@ -28,13 +28,17 @@ GPU_INIT = "python/tvm/s_tir/dlight/gpu/__init__.py"
 CUDA_PIPELINE = "python/tvm/relax/backend/cuda/pipeline.py"
 TEST = "tests/python/s_tir/dlight/test_gpu_window_reduction.py"
 DOCS = "docs/deep_dive/tensor_ir/tutorials/dlight_gpu_scheduling.py"
+# Relax's tests of the default pipelines: where the issue's graph through the CUDA one goes.
+PIPELINE_TEST = "tests/python/relax/test_pipeline.py"
 # The files the patch edits, and their copies in the base (the others it adds). The release's
-# wheel holds its Python package, not its docs: dlight's tutorial (its rule catalog) is the
-# nearest tree's, 5d4dc87's; `--check` applies the patch to that tree.
+# wheel holds its Python package, not its docs or tests: dlight's tutorial (its rule catalog)
+# and relax's pipeline tests are the nearest tree's, 5d4dc87's; `--check` applies the patch to
+# that tree.
 STORED = {
     CUDA_PIPELINE: Path(__file__).parent / "tvm_base" / "cuda_pipeline.py.txt.xz",
     GPU_INIT: Path(__file__).parent / "tvm_base" / "dlight_gpu_init.py.txt.xz",
     DOCS: Path(__file__).parent / "tvm_base" / "dlight_gpu_scheduling.py.txt.xz",
+    PIPELINE_TEST: Path(__file__).parent / "tvm_base" / "relax_test_pipeline.py.txt.xz",
 }
 EDITED = tuple(STORED)
 # The edited files the installed TVM ships (the others are not in its wheel).
