@@ -97,7 +97,7 @@ def test_the_text_answers_the_reviewer(tmp_path):
 def test_the_pr_text_with_every_figure_is_at_most_8_kb(tmp_path, study):
     """The largest PR.md the default evidence gives: the committed H200 benchmark and study,
     as if stamped."""
-    _extracted(tmp_path, "window/window_bench.tar.xz")
+    _extracted(tmp_path, "evidence/window_bench.tar.xz")
     _stamp(tmp_path / "window")
     text = _pr(tmp_path, "--run", study, "--bench", tmp_path / "window")
     assert "Not cited" not in text and len(text.encode()) <= 8 * 1024, len(text.encode())
@@ -121,7 +121,7 @@ def test_a_run_of_another_rule_is_refused_in_one_line(tmp_path, study, capsys):
 def test_the_benchmark_notes_what_the_in_place_fix_changes_and_what_is_tvms(tmp_path):
     """From the committed H200 benchmark: a global average pool, outside the class, is
     rescheduled by the in-place fix only; the 1x1 average pool is wrong under every list."""
-    _extracted(tmp_path, "window/window_bench.tar.xz")
+    _extracted(tmp_path, "evidence/window_bench.tar.xz")
     _stamp(tmp_path / "window")
     text = _pr(tmp_path, "--bench", tmp_path / "window")
     assert "the in-place fix reschedules them: control-global-avgpool (Reduction → Serial" in text
