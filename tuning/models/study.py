@@ -28,7 +28,7 @@ from tuning.runfolder.opener import open_run
 from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json
 
 from .kernel_times import kernel_times_complete, time_kernels
-from .plan import ModelPlan
+from .plan import ModelPlan, settings_difference
 from .prepare import Preparation, Prepared
 
 
@@ -116,9 +116,10 @@ def open_model_run(out: Path, plan: ModelPlan) -> Run:
     def refuse(stored: dict) -> str | None:
         if stored["settings"] == plan.settings:
             return None
+        differs = settings_difference(stored["settings"], plan.settings)
         return (
-            f"{out} holds a run of {plan.spec} with other settings; give the options it was "
-            "started with to finish it, or choose another --out"
+            f"{out} holds a run of {plan.spec} with other settings ({differs}); give the "
+            "options it was started with to finish it, or choose another --out"
         )
 
     run = open_run(out, plan.meta(), refuse)
