@@ -186,7 +186,7 @@ def model_main(argv: list[str]) -> int:
         default=0,
         metavar=f"K|{ALL_KERNELS}",
         help=f"tune the K costliest kernels; {ALL_KERNELS}: every kernel that takes "
-        f"{ALL_MIN_SHARE:.1%} or more of the network's summed kernel time under the default "
+        f"{ALL_MIN_SHARE * 100:g}%% or more of the network's summed kernel time under the default "
         "list (launches x time alone), of those --kernels takes",
     )
     parser.add_argument(

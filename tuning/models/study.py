@@ -4,7 +4,9 @@
                    (`prepare.py`, parallel processes; analysis.json, model.json)
     kernel timing  every kernel under every rule list, checked, then timed (kernel_times.json)
     tuning         with --tune-top K: the K costliest pattern kernels (with --kernels any,
-                   the K costliest kernels) tuned (`tune_top.py`), and the tuned arm built
+                   the K costliest kernels; with all, every one that matters) tuned
+                   (`tune_top.py`), each saved as it ends, within --time-budget over all
+                   commands; the tuned arm built
     trials         the study's harness: every TVM arm and the PyTorch peers, checked against
                    PyTorch eager, timed in interleaved Williams-ordered blocks, each trial a
                    fresh process (trials/)

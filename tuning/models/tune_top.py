@@ -3,17 +3,21 @@
 matmuls, convolutions, ...) tuned with the study's own tuners, side by side, each measuring
 `--budget` candidates: every tuner whose spec takes the role `tune-top` (`tuners/registry.py`:
 Optuna over the schedule template, `baselines/template.py`, and MetaSchedule over the kernel's own
-default space), each through its `tune_kernel` in a folder of its own. A tuner whose space does
-not take a kernel (the template, on anything but a sliding-window reduction) is skipped for it,
-its one-line reason in the kernel's summary; a tuner that raises on a kernel has that error's
-line there instead (its traceback in details.log), and the other kernels are still tuned.
+default space), each through its `tune_kernel` in a folder of its own. `--tune-top all` takes
+every such kernel that matters (`plan.ALL_MIN_SHARE`); each kernel's result is saved as it ends
+(tuners/<kernel>/result.json), so a command stopped by Ctrl-C or SIGTERM loses at most the
+kernel in progress, and `--time-budget` stops starting kernels once the tuning's wall time,
+summed over commands, would pass it. A tuner whose space does not take a kernel (the template,
+on anything but a sliding-window reduction) is skipped for it, its one-line reason in the
+kernel's result; a tuner that raises on a kernel has that error's line there instead (its
+traceback in details.log), and the other kernels are still tuned.
 
 Every candidate is checked against the host reference (the unscheduled kernel on llvm) before its
 time counts (`candidates/task.ModelKernel`), and the evaluator also times the kernel as the
 default and the fixed lists schedule it, so that default / rule / tuned compare with one timer.
 The faster tuner's schedule of each kernel goes into `tvm-tuned`: the fixed list's build with
 those kernels put in. Each kernel's work stays in tuners/<kernel>/ (the Optuna study,
-MetaSchedule's database, summary.json), and a resume goes on from there.
+MetaSchedule's database, result.json), and a resume goes on from there.
 """
 
 from __future__ import annotations
