@@ -183,8 +183,11 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
             raise RunError(f"{run.path}: the model's kernels were not prepared")
         progress.start("tuning")
         tune_top(run, plan, prepared.kernels_file, progress)
-        count = len(run.meta["tuned"]["kernels"])  # the model may have fewer than --tune-top
-        run.add_wall("tuning", progress.finish("tuning", f"{count} kernel(s)"))
+        found = run.meta["tuned"]
+        count = len(found["kernels"])  # the model may have fewer than --tune-top
+        left = len(found["kernels_left"])
+        said = f"{count} kernel(s)" + (f", {left} left by the time budget" if left else "")
+        run.add_wall("tuning", progress.finish("tuning", said))
     file = run.meta["tuned"]["file"]
     if file is None:
         return []
