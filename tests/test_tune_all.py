@@ -142,3 +142,13 @@ def test_bad_tuning_values_are_one_line(capsys, tmp_path, args, says):
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert says in line
     assert not out.exists()
+
+
+def test_a_kernel_s_saved_result_is_read_against_its_shape(tmp_path):
+    from tuning.runfolder.store import RunError, read_json, write_json
+
+    path = tmp_path / "tuners" / "fused_matmul" / "result.json"
+    path.parent.mkdir(parents=True)
+    write_json(path, {"kernel": "fused_matmul", "kind": "matmul"})
+    with pytest.raises(RunError, match=r"result.json is damaged \(calls is missing\)"):
+        read_json(path)
