@@ -75,13 +75,14 @@ def _spent(report: dict, budget: int) -> list[str]:
     if "kernels_chosen" not in found:
         return []
     limit = found["time_budget_s"]
+    wall_s = report["phase_wall_s"].get("tuning", 0.0)  # summed over the commands that tuned
     left = found["kernels_left"]
     named = ", ".join(code(name) for name in left[:_NAMED])
     more = f" and {len(left) - _NAMED} more" if len(left) > _NAMED else ""
     lines = [
         "",
         f"Tuning budget {budget} candidates per tuner and kernel; time budget "
-        f"{f'{limit:g} s' if limit is not None else 'none'}; {found['wall_s']:.1f} s of tuning "
+        f"{f'{limit:g} s' if limit is not None else 'none'}; {wall_s:.1f} s of tuning "
         f"wall time over {found['commands']} command(s). Kernels: {len(found['kernels'])} "
         f"tuned of {found['kernels_chosen']} chosen, {len(left)} left"
         + (f" (the time budget was spent): {named}{more}." if left else "."),

@@ -187,7 +187,7 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
         count = len(found["kernels"])  # the model may have fewer than --tune-top
         left = len(found["kernels_left"])
         said = f"{count} kernel(s)" + (f", {left} left by the time budget" if left else "")
-        run.add_wall("tuning", progress.finish("tuning", said))
+        progress.finish("tuning", said)  # its wall time is added by tune_top, kernel by kernel
     file = run.meta["tuned"]["file"]
     if file is None:
         return []

@@ -48,6 +48,8 @@ from .plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan
 FILE = "tuned_kernels.json"
 # Each tuned kernel's result, in tuners/<kernel>/, written as soon as the kernel is tuned.
 RESULT = "result.json"
+# The run's phase whose wall time the tuning adds to (`Run.add_wall`).
+PHASE = "tuning"
 
 # TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
 _KINDS = (
@@ -96,7 +98,7 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
     kernels = costliest(run, count, plan.kernels == PATTERN_KERNELS)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
     target = make_target(**plan.target_spec)
-    spent = _Spent(run, [kernel["name"] for kernel in kernels])
+    spent = _Spent(run, [kernel["name"] for kernel in kernels])  # saved in `finally` below
     summaries: dict[str, dict] = {}
     tuned: dict = {}
     left: list[str] = []
@@ -140,34 +142,31 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
             "time_budget_s": plan.time_budget_s,
             "kernels_chosen": len(kernels),
             "kernels_left": left,
-            "wall_s": spent.wall_s(),
-            "commands": spent.commands,
+            "commands": spent.commands,  # the wall time: the run's phase_wall_s[PHASE]
         }
     )
     return str(path) if found else None
 
 
 class _Spent:
-    """The tuning's wall time summed over the commands that worked on it (run.json's `tuning`),
-    saved after each kernel and when a command stops, so an interrupted command's time counts."""
+    """The tuning's wall time, summed over the commands that worked on it (the run's
+    `phase_wall_s`, phase "tuning"): added after each kernel and when a command stops, so an
+    interrupted command's time counts too; the kernels chosen and the commands in `tuning`."""
 
     def __init__(self, run: Run, chosen: list[str]):
         self.run = run
-        before = run.meta.get("tuning", {})
-        self.before_s = before.get("wall_s", 0.0)
-        self.commands = before.get("commands", 0) + 1
-        self.chosen = chosen
-        self.started = time.monotonic()
-        self.save()
+        self.commands = run.meta.get("tuning", {}).get("commands", 0) + 1
+        self.saved_at = time.monotonic()
+        run.update_meta(tuning={"chosen": chosen, "commands": self.commands})
 
     def wall_s(self) -> float:
-        return self.before_s + time.monotonic() - self.started
-
-    def record(self) -> dict:
-        return {"chosen": self.chosen, "wall_s": self.wall_s(), "commands": self.commands}
+        saved = self.run.meta.get("phase_wall_s", {}).get(PHASE, 0.0)
+        return saved + time.monotonic() - self.saved_at
 
     def save(self) -> None:
-        self.run.update_meta(tuning=self.record())
+        now = time.monotonic()
+        self.run.add_wall(PHASE, now - self.saved_at)
+        self.saved_at = now
 
     def stops(self, budget_s: float | None, done: list[dict]) -> str | None:
         """Why no further kernel is started (None: start it): the time budget is spent, or

@@ -183,7 +183,7 @@ MODEL_RUN = {
     "phase_wall_s?": Each(SECONDS),
     "arms?": [{"name": str, "peer?": bool}],
     "tuned?": dict,
-    "tuning?": {"chosen": [str], "wall_s": SECONDS, "commands": COUNT},  # so far
+    "tuning?": {"chosen": [str], "commands": COUNT},  # --tune-top's kernels, commands so far
 }
 # One kernel of a model's --tune-top, tuned (`tuning/models/tune_top.py`), in
 # tuners/<kernel>/result.json: written as it finishes, so that a resume does not tune it again.
