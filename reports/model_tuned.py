@@ -17,6 +17,8 @@ from .samples import LABELS
 COMPILED = inductor_peer()
 # The figure a verdict on the tuned build names first: GPU time where there is one.
 FIGURES = ("gpu_queued", "call_path")
+# The kernels left untuned that the section names (the others counted).
+_NAMED = 8
 
 
 def tuned_section(report: dict) -> list[str]:
@@ -42,9 +44,10 @@ def tuned_section(report: dict) -> list[str]:
     ]
     chosen = report["tuned"].get("chosen")
     option = f" --kernels {chosen}" if chosen else ""
+    top = report["tuned"].get("tune_top", len(kernels))
     return [
         "",
-        f"## Tuned kernels (--tune-top {len(kernels)}{option}, {first['budget']} candidates per "
+        f"## Tuned kernels (--tune-top {top}{option}, {first['budget']} candidates per "
         "tuner; us, each kernel compiled alone and timed by the tuners' evaluator)",
         "",
         *table(
@@ -63,7 +66,34 @@ def tuned_section(report: dict) -> list[str]:
         "",
         f"`{TUNED}` is the {code(report['tuned'].get('base'))} list's build with these "
         "kernels put in.",
+        *_spent(report, first["budget"]),
     ]
+
+
+def _spent(report: dict, budget: int) -> list[str]:
+    """What the tuning spent and left, and the tuned network against torch.compile (runs made
+    before the tuning recorded its wall time have none of it)."""
+    found = report["tuned"]
+    if "kernels_chosen" not in found:
+        return []
+    limit = found["time_budget_s"]
+    wall_s = report["phase_wall_s"].get("tuning", 0.0)  # summed over the commands that tuned
+    left = found["kernels_left"]
+    named = ", ".join(code(name) for name in left[:_NAMED])
+    more = f" and {len(left) - _NAMED} more" if len(left) > _NAMED else ""
+    lines = [
+        "",
+        f"Tuning budget {budget} candidates per tuner and kernel; time budget "
+        f"{f'{limit:g} s' if limit is not None else 'none'}; {wall_s:.1f} s of tuning "
+        f"wall time over {found['commands']} command(s). Kernels: {len(found['kernels'])} "
+        f"tuned of {found['kernels_chosen']} chosen, {len(left)} left"
+        + (f" (the time budget was spent): {named}{more}." if left else "."),
+    ]
+    pair = f"{TUNED}/{COMPILED}"
+    first = _ratio(report, pair)
+    if TUNED in report["arms"] and first is not None:
+        lines += ["", f"Against {code(COMPILED)}: {_verdicts(report, pair)}. {_ahead(*first)}"]
+    return lines
 
 
 def _into_tuned(found: dict) -> str:

@@ -137,8 +137,9 @@ def test_a_folder_with_other_settings_is_refused(model_run):
     out, _ = model_run
     done = tune("model", DENSE, *QUICK, "--processes", "3", "--out", str(out), check_exit=2)
     assert done.stderr.strip().splitlines() == [
-        f"tune: error: {out} holds a run of {DENSE} with other settings; give the options it "
-        "was started with to finish it, or choose another --out"
+        f"tune: error: {out} holds a run of {DENSE} with other settings (--processes: 2 in "
+        "the folder, 3 here); give the options it was started with to finish it, or choose "
+        "another --out"
     ]
 
 
@@ -257,7 +258,7 @@ def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optun
     # Another --kernels is another run: refused in one line, nothing measured again.
     again = tune("model", MATMUL_HEAD, *args, "--budget", "2", "--out", str(out), check_exit=2)
     (line,) = again.stderr.strip().splitlines()
-    assert "with other settings; give the options it was started with" in line
+    assert "with other settings (--kernels: any in the folder, not given here); give" in line
 
 
 @pytest.mark.parametrize(

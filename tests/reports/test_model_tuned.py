@@ -65,3 +65,45 @@ def test_a_kernel_whose_tuned_schedule_is_no_faster_keeps_the_rule_s_in_tvm_tune
     report = _report(None, _ratio(1.0, 0.9, 1.1))
     report["tuned"]["kernels"]["matmul"]["used"] = "fixed"
     assert "1 kernel(s) tuned; schedule by `fixed` 1) against `tvm-fixed`" in tuned_text(report)
+
+
+def _tuned_all(report: dict) -> dict:
+    """The report's tuned record as `--tune-top all --time-budget 100` leaves it, two kernels
+    left by the budget."""
+    kernel = {"best": "metaschedule", "default_us": 9.0, "fixed_us": 8.0, "kernel_us": 5.0}
+    report["tuned"].update(
+        kernels={"matmul": {**kernel, "kind": "matmul", "calls": 1, "budget": 16}},
+        tune_top="all",
+        time_budget_s=100.0,
+        commands=2,
+        kernels_chosen=3,
+        kernels_left=["conv_a", "conv_b"],
+    )
+    report["phase_wall_s"] = {"tuning": 123.4}
+    return report
+
+
+def test_the_tuned_section_gives_budgets_wall_time_kernels_left_and_torch_compile():
+    from reports.model_tuned import tuned_section
+
+    text = "\n".join(tuned_section(_tuned_all(_report(_ratio(2.5, 2.4, 2.6), _ratio(1, 0.9, 1.1)))))
+    assert "## Tuned kernels (--tune-top all, 16 candidates per tuner;" in text
+    assert (
+        "Tuning budget 16 candidates per tuner and kernel; time budget 100 s; 123.4 s of tuning "
+        "wall time over 2 command(s). Kernels: 1 tuned of 3 chosen, 2 left (the time budget was "
+        "spent): `conv_a`, `conv_b`." in text
+    )
+    assert "Against `torch-compile`: GPU time, calls queued tvm-tuned/torch-compile = 2.50" in text
+    assert "**torch.compile is ahead**: `tvm-tuned` takes 2.50x its GPU time" in text
+
+
+def test_a_run_from_before_the_tuning_kept_its_wall_time_renders_as_it_did():
+    from reports.model_tuned import tuned_section
+
+    report = _tuned_all(_report(None, _ratio(1, 0.9, 1.1)))
+    for key in ("tune_top", "time_budget_s", "commands", "kernels_chosen"):
+        del report["tuned"][key]
+    del report["tuned"]["kernels_left"]
+    text = "\n".join(tuned_section(report))
+    assert "## Tuned kernels (--tune-top 1, 16 candidates per" in text
+    assert "Tuning budget" not in text and "torch-compile" not in text

@@ -10,6 +10,10 @@
     tune model torchvision:convnext_tiny --tune-top 8 --kernels any --budget 64
                                                  the 8 costliest kernels, matmuls and convs
                                                  too, each against its default schedule
+    tune model torchvision:convnext_tiny --tune-top all --kernels any --budget 16
+        --time-budget 1800 --out runs/convnext-all
+                                                 every kernel that matters, within 1800 s of
+                                                 tuning; again after an interrupt, it goes on
     tune models                                  the built-in list, one run folder per model
     tune models --zoo torchvision --analyze      every model of a library: census.md
 
@@ -163,7 +167,7 @@ def model_main(argv: list[str]) -> int:
     """`tune model SPEC`: one network, per kernel and end to end."""
     from reports.model_md import headline
     from tuning.base.progress import DETAILS_LOG, Progress, details_to
-    from tuning.models.plan import KERNEL_CHOICES, ModelPlan
+    from tuning.models.plan import ALL_KERNELS, ALL_MIN_SHARE, KERNEL_CHOICES, ModelPlan
     from tuning.models.study import open_model_run, run_model
 
     parser = Parser(prog="tune model", description=__doc__)
@@ -176,7 +180,24 @@ def model_main(argv: list[str]) -> int:
     parser.add_argument(
         "--decompose", action="store_true", help="DecomposeOpsForInference after the import"
     )
-    parser.add_argument("--tune-top", type=integer, default=0, metavar="K", help="tune K kernels")
+    parser.add_argument(
+        "--tune-top",
+        type=_tune_top_count,
+        default=0,
+        metavar=f"K|{ALL_KERNELS}",
+        help=f"tune the K costliest kernels; {ALL_KERNELS}: every kernel that takes "
+        f"{ALL_MIN_SHARE * 100:g}%% or more of the network's summed kernel time under the default "
+        "list (launches x time alone), of those --kernels takes",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=number,
+        default=None,
+        metavar="SECONDS",
+        help="--tune-top starts no further kernel once its wall time, summed over the "
+        "commands that worked on the run, would pass SECONDS (by the mean time of the kernels "
+        "tuned so far); the kernels left are named in the report",
+    )
     parser.add_argument(
         "--kernels",
         default=None,
@@ -202,6 +223,7 @@ def model_main(argv: list[str]) -> int:
         tune_top=args.tune_top,
         budget=budget,
         kernels=kernels,
+        time_budget_s=args.time_budget,
         command=recorded_command("tune model", argv),
         **settings,
     )
@@ -254,11 +276,29 @@ def _cannot_analyse(spec: str, error: Exception) -> ModelError:
     )
 
 
+def _tune_top_count(text: str) -> int | str:
+    """--tune-top's value (argparse `type`): a count, or all."""
+    import argparse
+
+    from tuning.models.plan import ALL_KERNELS
+
+    if text == ALL_KERNELS:
+        return text
+    try:
+        return integer(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"takes {ALL_KERNELS} or an integer in digits 0-9, got {text!r}"
+        ) from None
+
+
 def _tuning(args) -> int:
-    if args.tune_top < 0 or args.tune_top > 100:
-        raise UsageError(f"--tune-top must be between 0 and 100, got {args.tune_top}")
+    if isinstance(args.tune_top, int) and not 0 <= args.tune_top <= 100:
+        raise UsageError(f"--tune-top must be all or between 0 and 100, got {args.tune_top}")
     if args.budget is not None and not args.tune_top:
         raise UsageError("--budget is what --tune-top K spends per kernel; give --tune-top")
+    if args.time_budget is not None and not args.tune_top:
+        raise UsageError("--time-budget bounds the wall time of --tune-top; give --tune-top")
     if args.tune_top and args.analyze:
         raise UsageError("--tune-top times kernels and --analyze runs nothing; give one")
     if args.tune_top and args.budget is not None and args.budget < 1:

@@ -273,7 +273,7 @@ def check_options(args) -> None:
             check_text(flag(name), text, NAMING.get(name))
     for name, (low, high) in RANGES.items():
         value = getattr(args, name, None)
-        if value is None or value == AUTO:
+        if value is None or isinstance(value, str):  # a word (auto, all): its parser's check
             continue
         if out_of_range(value, low, high):
             raise UsageError(f"{flag(name)} must be between {low} and {high}, got {value}")

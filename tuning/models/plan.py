@@ -27,6 +27,21 @@ MODEL_PROTOCOL = Protocol(number=1, warmup_calls=10, checks=2, queued_calls=5)
 # what runs made before the option did) or the K costliest whatever their pattern.
 KERNEL_CHOICES = ("pattern", "any")
 PATTERN_KERNELS = KERNEL_CHOICES[0]
+# `--tune-top all`: every kernel (of --kernels' choice) whose share matters, this share of the
+# network's summed kernel time (launches x time alone under the default list) or more.
+ALL_KERNELS = "all"
+ALL_MIN_SHARE = 0.005
+# What each setting is given by on the command line, where not its own name with dashes.
+_OPTIONS = {
+    "spec": "the model",
+    "target_spec": "--target",
+    "trials": "--processes",
+    "rule_lists": "--rules",
+    "analyze_only": "--analyze",
+    "time_budget_s": "--time-budget",
+}
+# Settings that hold options of their own: a difference is said by the option inside.
+_NESTED = ("model", "options", "protocol")
 
 
 def arm_name(rules: str) -> str:
@@ -43,13 +58,14 @@ class ModelPlan:
     protocol: Protocol
     rule_lists: list[str] = field(default_factory=lambda: ["default", "fixed"])
     peers: list[str] = field(default_factory=lambda: peers_for(PeerRole.MODEL))
-    tune_top: int = 0
+    tune_top: int | str = 0  # a count, or ALL_KERNELS
     budget: int = 0
     analyze_only: bool = False
     arch: str = "sm_90"  # of the analysis (the GPU's own on a GPU)
     shows: str | None = None  # why a built-in model is in the list
     command: str = ""
     kernels: str = PATTERN_KERNELS  # of --tune-top: KERNEL_CHOICES
+    time_budget_s: float | None = None  # of --tune-top: tuning wall time, over all commands
 
     @property
     def identity(self) -> dict:
@@ -58,8 +74,8 @@ class ModelPlan:
 
     @property
     def settings(self) -> dict:
-        """Everything that decides what the run measures (`kernels` only where it is not the
-        default, as runs made before the option have it)."""
+        """Everything that decides what the run measures (`kernels` and `time_budget_s` only
+        where given, as runs made before the options have it)."""
         return {
             "model": self.identity["model"],
             "target_spec": self.target_spec,
@@ -71,6 +87,7 @@ class ModelPlan:
             "analyze_only": self.analyze_only,
             "arch": self.arch,
             **({"kernels": self.kernels} if self.kernels != PATTERN_KERNELS else {}),
+            **({"time_budget_s": self.time_budget_s} if self.time_budget_s is not None else {}),
         }
 
     def meta(self) -> dict:
@@ -102,7 +119,12 @@ class ModelPlan:
             meta.get("shows"),
             meta.get("command", ""),
             settings.get("kernels", PATTERN_KERNELS),
+            settings.get("time_budget_s"),
         )
+
+    @property
+    def tunes_all(self) -> bool:
+        return self.tune_top == ALL_KERNELS
 
     @property
     def workload(self) -> ModelWorkload:
@@ -113,3 +135,28 @@ class ModelPlan:
         is given."""
         arms = [ModelArm(arm_name(rules), rules) for rules in self.rule_lists]
         return arms + ([ModelArm(TUNED, TUNED_BASE, tuned)] if tuned else [])
+
+
+def settings_difference(stored: dict, given: dict) -> str:
+    """The first setting a run folder's `stored` settings and a command's `given` ones differ
+    in, as the option that sets it: "--budget: 16 in the folder, 32 here"."""
+    for key in dict.fromkeys([*stored, *given]):
+        there, here = stored.get(key), given.get(key)
+        if key in _NESTED and isinstance(there, dict) and isinstance(here, dict):
+            found = settings_difference(there, here)
+            if found != "none":
+                return found
+        elif there != here:
+            option = _OPTIONS.get(key, f"--{key.replace('_', '-')}")
+            return f"{option}: {_said(there)} in the folder, {_said(here)} here"
+    return "none"
+
+
+def _said(value) -> str:
+    if value is None:
+        return "not given"
+    if isinstance(value, bool):
+        return "given" if value else "not given"
+    if isinstance(value, list):
+        return ",".join(map(str, value)) or "none"
+    return str(value)

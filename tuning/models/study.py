@@ -4,7 +4,9 @@
                    (`prepare.py`, parallel processes; analysis.json, model.json)
     kernel timing  every kernel under every rule list, checked, then timed (kernel_times.json)
     tuning         with --tune-top K: the K costliest pattern kernels (with --kernels any,
-                   the K costliest kernels) tuned (`tune_top.py`), and the tuned arm built
+                   the K costliest kernels; with all, every one that matters) tuned
+                   (`tune_top.py`), each saved as it ends, within --time-budget over all
+                   commands; the tuned arm built
     trials         the study's harness: every TVM arm and the PyTorch peers, checked against
                    PyTorch eager, timed in interleaved Williams-ordered blocks, each trial a
                    fresh process (trials/)
@@ -29,7 +31,7 @@ from tuning.runfolder.opener import open_run
 from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json
 
 from .kernel_times import kernel_times_complete, time_kernels
-from .plan import ModelPlan
+from .plan import ModelPlan, settings_difference
 from .prepare import Preparation, Prepared
 
 
@@ -117,9 +119,10 @@ def open_model_run(out: Path, plan: ModelPlan) -> Run:
     def refuse(stored: dict) -> str | None:
         if stored["settings"] == plan.settings:
             return None
+        differs = settings_difference(stored["settings"], plan.settings)
         return (
-            f"{out} holds a run of {plan.spec} with other settings; give the options it was "
-            "started with to finish it, or choose another --out"
+            f"{out} holds a run of {plan.spec} with other settings ({differs}); give the "
+            "options it was started with to finish it, or choose another --out"
         )
 
     run = open_run(out, plan.meta(), refuse)
@@ -181,8 +184,11 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
             raise RunError(f"{run.path}: the model's kernels were not prepared")
         progress.start("tuning")
         tune_top(run, plan, prepared.kernels_file, progress)
-        count = len(run.meta["tuned"]["kernels"])  # the model may have fewer than --tune-top
-        run.add_wall("tuning", progress.finish("tuning", f"{count} kernel(s)"))
+        found = run.meta["tuned"]
+        count = len(found["kernels"])  # the model may have fewer than --tune-top
+        left = len(found["kernels_left"])
+        said = f"{count} kernel(s)" + (f", {left} left by the time budget" if left else "")
+        progress.finish("tuning", said)  # its wall time is added by tune_top, kernel by kernel
     file = run.meta["tuned"]["file"]
     if file is None:
         return []

@@ -3,23 +3,28 @@
 matmuls, convolutions, ...) tuned with the study's own tuners, side by side, each measuring
 `--budget` candidates: every tuner whose spec takes the role `tune-top` (`tuners/registry.py`:
 Optuna over the schedule template, `baselines/template.py`, and MetaSchedule over the kernel's own
-default space), each through its `tune_kernel` in a folder of its own. A tuner whose space does
-not take a kernel (the template, on anything but a sliding-window reduction) is skipped for it,
-its one-line reason in the kernel's summary; a tuner that raises on a kernel has that error's
-line there instead (its traceback in details.log), and the other kernels are still tuned.
+default space), each through its `tune_kernel` in a folder of its own. `--tune-top all` takes
+every such kernel that matters (`plan.ALL_MIN_SHARE`); each kernel's result is saved as it ends
+(tuners/<kernel>/result.json), so a command stopped by Ctrl-C or SIGTERM loses at most the
+kernel in progress, and `--time-budget` stops starting kernels once the tuning's wall time,
+summed over commands, would pass it. A tuner whose space does not take a kernel (the template,
+on anything but a sliding-window reduction) is skipped for it, its one-line reason in the
+kernel's result; a tuner that raises on a kernel has that error's line there instead (its
+traceback in details.log), and the other kernels are still tuned.
 
 Every candidate is checked against the host reference (the unscheduled kernel on llvm) before its
 time counts (`candidates/task.ModelKernel`), and the evaluator also times the kernel as the
 default and the fixed lists schedule it, so that default / rule / tuned compare with one timer.
 The faster tuner's schedule of each kernel goes into `tvm-tuned`: the fixed list's build with
 those kernels put in. Each kernel's work stays in tuners/<kernel>/ (the Optuna study,
-MetaSchedule's database, summary.json), and a resume goes on from there.
+MetaSchedule's database, result.json), and a resume goes on from there.
 """
 
 from __future__ import annotations
 
 import functools
 import pickle
+import time
 import traceback
 from pathlib import Path
 
@@ -38,9 +43,13 @@ from tuning.runfolder.store import Run, read_json, write_json, write_text
 from tuning.tuners.registry import TUNERS, tuners_for
 from tuning.tuners.spec import KernelJob, Role
 
-from .plan import PATTERN_KERNELS, TUNED_BASE, ModelPlan
+from .plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan
 
 FILE = "tuned_kernels.json"
+# Each tuned kernel's result, in tuners/<kernel>/, written as soon as the kernel is tuned.
+RESULT = "result.json"
+# The run's phase whose wall time the tuning adds to (`Run.add_wall`).
+PHASE = "tuning"
 
 # TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
 _KINDS = (
@@ -52,15 +61,20 @@ _KINDS = (
 )
 
 
-def costliest(run: Run, count: int, pattern_only: bool = True) -> list[dict]:
+def costliest(run: Run, count: int | None, pattern_only: bool = True) -> list[dict]:
     """The analyses of the `count` kernels (pattern kernels only, with `pattern_only`) with the
-    largest launches x default time, timed right; costliest first."""
+    largest launches x default time, timed right; costliest first. With `count` None, every
+    such kernel that takes ALL_MIN_SHARE of the network's summed kernel time or more."""
     times = read_json(run.path / "kernel_times.json")["kernels"]
     costs = []
     for kernel in read_json(run.path / "analysis.json")["kernels"]:
         default = times.get(kernel["name"], {}).get("default", {})
-        if (kernel["pattern"] or not pattern_only) and default.get("status") == Status.OK:
+        if default.get("status") == Status.OK:
             costs.append((kernel["calls"] * default["kernel_us"], kernel["name"], kernel))
+    total = sum(cost for cost, *_ in costs)
+    if count is None:
+        costs = [c for c in costs if c[0] >= ALL_MIN_SHARE * total]
+    costs = [c for c in costs if c[2]["pattern"] or not pattern_only]
     return [kernel for *_, kernel in sorted(costs, key=lambda c: c[:2], reverse=True)[:count]]
 
 
@@ -76,18 +90,41 @@ def kernel_kind(kernel: dict) -> str:
 
 def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | None:
     """Tune (or finish tuning) the costliest kernels (`plan.kernels`: pattern kernels only, or
-    any); the tuned kernels' file in the run folder, those that beat the base list's (None
-    where no kernel has a valid tuned schedule)."""
-    kernels = costliest(run, plan.tune_top, plan.kernels == PATTERN_KERNELS)
+    any; `plan.tune_top` of them, or all that matter), each kernel's result written as it
+    finishes, until all are tuned or `plan.time_budget_s` would be passed; the tuned kernels'
+    file in the run folder, those that beat the base list's (None where no kernel has a valid
+    tuned schedule)."""
+    count = None if plan.tunes_all else int(plan.tune_top)
+    kernels = costliest(run, count, plan.kernels == PATTERN_KERNELS)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
     target = make_target(**plan.target_spec)
-    summaries, tuned = {}, {}
-    for number, kernel in enumerate(kernels, 1):
-        name = kernel["name"]
-        progress.line(f"tuning {number}/{len(kernels)}: {name} ({kernel_kind(kernel)})")
-        summaries[name], func = _tune_kernel(run, plan, kernel, funcs[name], target, progress)
-        if func is not None:
-            tuned[name] = func
+    spent = _Spent(run, [kernel["name"] for kernel in kernels])  # saved in `finally` below
+    summaries: dict[str, dict] = {}
+    tuned: dict = {}
+    left: list[str] = []
+    try:
+        for number, kernel in enumerate(kernels, 1):
+            name = kernel["name"]
+            jobs = _jobs(run, plan, name, funcs[name], target, progress)
+            summary = _finished(run, name)
+            if summary is None:
+                stop = spent.stops(plan.time_budget_s, [*summaries.values()])
+                if stop:
+                    left = [k["name"] for k in kernels[number - 1 :]]
+                    progress.line(f"{stop}: {len(left)} kernel(s) left untuned")
+                    break
+                progress.line(f"tuning {number}/{len(kernels)}: {name} ({kernel_kind(kernel)})")
+                started = time.monotonic()
+                summary = _tune_kernel(run, plan, kernel, jobs, progress, started)
+                spent.save()
+            else:
+                progress.line(f"tuned before, kept {number}/{len(kernels)}: {name}")
+            summaries[name] = summary
+            func = _best_function(jobs, summary)
+            if func is not None:
+                tuned[name] = func
+    finally:  # an interrupt too: the time it spent counts
+        spent.save()
     path = run.path / FILE
     # tvm-tuned is built where any kernel has a valid tuned schedule, even if none beat the
     # base list's: it then measures the base list's build again, which the report says.
@@ -101,21 +138,64 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
             "file": FILE if found else None,
             "base": TUNED_BASE,
             **chosen,
+            "tune_top": plan.tune_top,
+            "time_budget_s": plan.time_budget_s,
+            "kernels_chosen": len(kernels),
+            "kernels_left": left,
+            "commands": spent.commands,  # the wall time: the run's phase_wall_s[PHASE]
         }
     )
     return str(path) if found else None
 
 
-def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress) -> tuple:
-    name = kernel["name"]
-    folder = run.path / "tuners" / name
-    done = folder / "summary.json"
+class _Spent:
+    """The tuning's wall time, summed over the commands that worked on it (the run's
+    `phase_wall_s`, phase "tuning"): added after each kernel and when a command stops, so an
+    interrupted command's time counts too; the kernels chosen and the commands in `tuning`."""
+
+    def __init__(self, run: Run, chosen: list[str]):
+        self.run = run
+        self.commands = run.meta.get("tuning", {}).get("commands", 0) + 1
+        self.saved_at = time.monotonic()
+        run.update_meta(tuning={"chosen": chosen, "commands": self.commands})
+
+    def wall_s(self) -> float:
+        saved = self.run.meta.get("phase_wall_s", {}).get(PHASE, 0.0)
+        return saved + time.monotonic() - self.saved_at
+
+    def save(self) -> None:
+        now = time.monotonic()
+        self.run.add_wall(PHASE, now - self.saved_at)
+        self.saved_at = now
+
+    def stops(self, budget_s: float | None, done: list[dict]) -> str | None:
+        """Why no further kernel is started (None: start it): the time budget is spent, or
+        would be by a kernel taking the mean wall time of those tuned so far."""
+        if budget_s is None:
+            return None
+        walls = [summary["wall_s"] for summary in done if "wall_s" in summary]
+        mean = sum(walls) / len(walls) if walls else 0.0
+        if self.wall_s() + mean > budget_s:
+            return (
+                f"time budget {budget_s:g} s: {self.wall_s():.0f} s spent, about {mean:.0f} s "
+                "more per kernel"
+            )
+        return None
+
+
+def _finished(run: Run, name: str) -> dict | None:
+    """The kernel's result, where a command before this one tuned it."""
+    done = run.path / "tuners" / name / RESULT
+    return read_json(done) if done.exists() else None
+
+
+def _jobs(run: Run, plan: ModelPlan, name: str, func, target, progress) -> dict:
     task = ModelKernel(name, func, plan.options.dtype)
     identity = {**run.meta["identity"], "kernel": name}
-    jobs = {
+    return {
         tuner: KernelJob(
             task,
-            folder / tuner,
+            run.path / "tuners" / name / tuner,
             target,
             plan.target_spec,
             plan.budget,
@@ -125,9 +205,14 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
         )
         for tuner in tuners_for(Role.TUNE_TOP)
     }
-    if done.exists():
-        summary = read_json(done)
-        return summary, _best_function(jobs, summary)
+
+
+def _tune_kernel(
+    run: Run, plan: ModelPlan, kernel: dict, jobs: dict, progress, started: float
+) -> dict:
+    name = kernel["name"]
+    folder = run.path / "tuners" / name
+    task = next(iter(jobs.values())).task
     folder.mkdir(parents=True, exist_ok=True)
     cache = KernelCache(folder / "kernels.json")
     with CandidateEvaluator(task, plan.target_spec, cache=cache) as evaluator:
@@ -159,8 +244,9 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
         "kernel_us": timed.get(best) if best else None,
         "used": TUNED_BASE if slower else best,
         "budget": plan.budget,
+        "wall_s": time.monotonic() - started,
     }
-    write_json(done, summary)
+    write_json(folder / RESULT, summary)
     for tuner, reason in _not_tuned(summary, jobs).items():
         progress.line(f"{name}: {tuner} {reason}")
     progress.line(
@@ -168,7 +254,7 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
         f"tuned {_us(summary['kernel_us'])} ({best or 'no valid candidate'})"
         + (f"; tvm-tuned keeps the {TUNED_BASE} list's schedule, faster" if slower else "")
     )
-    return summary, _best_function(jobs, summary)
+    return summary
 
 
 def _outcome(outcome) -> dict:

@@ -26,6 +26,8 @@ RANGES: dict[str, tuple[int, int]] = {
     "batch": (1, 4096),
     "size": (1, 16384),
     "tune_top": (0, 1000),
+    # `--time-budget` of --tune-top, seconds of tuning wall time over all commands (115 days)
+    "time_budget": (1, 10_000_000),
 }
 # Fields of the stored protocol that no option sets (the harness's own settings).
 STORED_RANGES: dict[str, tuple[int, int]] = {

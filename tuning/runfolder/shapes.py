@@ -170,11 +170,12 @@ MODEL_RUN = {
         "protocol": PROTOCOL,
         "rule_lists": [str],
         "peers": [str],
-        "tune_top": COUNT,
+        "tune_top": (COUNT, str),  # a count, or "all"
         "budget": option("budget"),
         "analyze_only": bool,
         "arch": str,
         "kernels?": str,  # --kernels of --tune-top, where not the default
+        "time_budget_s?": option("time_budget", NUMBER),
     },
     "shows?": (str, None),
     "command?": str,
@@ -182,6 +183,21 @@ MODEL_RUN = {
     "phase_wall_s?": Each(SECONDS),
     "arms?": [{"name": str, "peer?": bool}],
     "tuned?": dict,
+    "tuning?": {"chosen": [str], "commands": COUNT},  # --tune-top's kernels, commands so far
+}
+# One kernel of a model's --tune-top, tuned (`tuning/models/tune_top.py`), in
+# tuners/<kernel>/result.json: written as it finishes, so that a resume does not tune it again.
+TUNED_KERNEL = {
+    "kernel": str,
+    "kind": str,
+    "calls": COUNT,
+    "default_us": TIME_OR_NONE,
+    "fixed_us": TIME_OR_NONE,
+    "best": (str, None),
+    "kernel_us": TIME_OR_NONE,
+    "used": (str, None),
+    "budget": option("budget"),
+    "wall_s": SECONDS,
 }
 LAUNCH = ({"grid": int, "block": int}, None)
 ANALYSIS = {
@@ -281,6 +297,8 @@ def shape_of(path: Path) -> object | None:
         return MODELS
     if path.parent.name == "trials" and re.fullmatch(r"trial_\d+\.json", path.name):
         return TRIAL
+    if in_tuner and path.name == "result.json":
+        return TUNED_KERNEL
     if in_tuner and path.name == "summary.json":
         return SUMMARY
     if in_tuner and path.name == "trials.json":

@@ -1,0 +1,159 @@
+"""`tune model --tune-top all [--time-budget S]` on llvm: every kernel whose share matters tuned,
+each kernel's result saved as it finishes, a second command that goes on where an interrupted
+one stopped (never tuning a finished kernel again), a time budget that leaves kernels untuned
+and says so, and the one-line errors. The toy random tuner (tests/fixtures/random_tuner) is the
+only tuner registered, so a kernel outside its space is passed over at once: these tests are of
+the loop over kernels, not of the tuners."""
+
+import json
+
+import pytest
+from conftest import ROOT
+from fixtures.random_tuner import RANDOM
+
+from tuning.cli.main import main
+from tuning.models import tune_top
+from tuning.models.plan import ALL_MIN_SHARE
+from tuning.tuners.registry import TUNERS
+
+pytestmark = pytest.mark.torch
+
+TWO_LINEARS = f"{ROOT / 'tests' / 'fixtures' / 'matmul_head.py'}:two_linears"
+QUICK = [
+    *"--target llvm --processes 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0".split(),
+    *"--warmup-s 0 --peers none --budget 2 --kernels any".split(),
+]
+
+
+def _json(path):
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def random_only():
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(TUNERS):
+            patch.delitem(TUNERS, name)
+        patch.setitem(TUNERS, RANDOM.name, RANDOM)
+        yield patch
+
+
+def _results(out) -> dict:
+    """Each tuned kernel's saved result file, by kernel."""
+    return {path.parent.name: path for path in (out / "tuners").glob("*/result.json")}
+
+
+@pytest.fixture(scope="module")
+def resumed(tmp_path_factory, random_only):
+    """`--tune-top all` stopped as Ctrl-C stops it, in its second kernel; then run again."""
+    out = tmp_path_factory.mktemp("all") / "run"
+    args = ["model", TWO_LINEARS, *QUICK, "--tune-top", "all", "--out", str(out)]
+    real, calls = tune_top._tune_kernel, []
+
+    def interrupted(*given, **named):
+        calls.append(given[2]["name"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*given, **named)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tune_top, "_tune_kernel", interrupted)
+        assert main(args) == 130
+    first = _results(out)
+    stamps = {name: path.stat().st_mtime_ns for name, path in first.items()}
+    stopped = _json(out / "run.json")
+    return out, args, calls, first, stamps, stopped
+
+
+def test_an_interrupted_tune_top_all_keeps_each_finished_kernel(resumed):
+    _, _, calls, first, _, stopped = resumed
+    assert list(first) == calls[:1]  # the first kernel saved, the one cut off not
+    assert "tuned" not in stopped  # not finished: the next command goes on
+    # The interrupted command's tuning time counts (to the time budget, and in the report).
+    assert stopped["tuning"]["commands"] == 1 and stopped["phase_wall_s"]["tuning"] > 0
+    assert stopped["tuning"]["chosen"][:2] == calls
+
+
+def test_the_same_command_again_goes_on_and_tunes_every_kernel_that_matters(resumed, capfd):
+    out, args, calls, first, stamps, stopped = resumed
+    assert main(args) == 0
+    err = capfd.readouterr().err
+    chosen = stopped["tuning"]["chosen"]
+    # Every kernel that takes ALL_MIN_SHARE of the summed default time, costliest first.
+    times = _json(out / "kernel_times.json")["kernels"]
+    calls_of = {k["name"]: k["calls"] for k in _json(out / "analysis.json")["kernels"]}
+    cost = {name: calls_of[name] * t["default"]["kernel_us"] for name, t in times.items()}
+    matter = [n for n in cost if cost[n] >= ALL_MIN_SHARE * sum(cost.values())]
+    assert sorted(chosen) == sorted(matter) and len(chosen) >= 2
+    assert chosen == sorted(chosen, key=cost.__getitem__, reverse=True)
+    results = _results(out)
+    assert set(results) == set(chosen)
+    # The kernel finished before is kept, not tuned again; the one cut off is tuned now.
+    (kept,) = first
+    assert results[kept].stat().st_mtime_ns == stamps[kept]
+    assert f"tuned before, kept 1/{len(chosen)}: {kept}" in err
+    assert f"tuning 1/{len(chosen)}" not in err and f"tuning 2/{len(chosen)}: {calls[1]}" in err
+    report = _json(out / "report.json")
+    tuned = report["tuned"]
+    assert set(tuned["kernels"]) == set(chosen) and tuned["kernels_left"] == []
+    walls = report["phase_wall_s"]["tuning"], stopped["phase_wall_s"]["tuning"]
+    assert tuned["commands"] == 2 and walls[0] > walls[1]
+    tuned_now = [name for name in chosen if name not in first]
+    assert walls[1] + sum(tuned["kernels"][name]["wall_s"] for name in tuned_now) <= walls[0]
+    assert tuned["kernels_chosen"] == len(chosen) and tuned["tune_top"] == "all"
+    text = (out / "report.md").read_text()
+    assert "## Tuned kernels (--tune-top all --kernels any, 2 candidates per" in text
+    assert f"Kernels: {len(chosen)} tuned of {len(chosen)} chosen, 0 left." in text
+    assert "time budget none;" in text and "over 2 command(s)" in text
+
+
+def test_another_command_line_on_the_folder_is_refused_saying_what_differs(resumed, capsys):
+    out, args, *_ = resumed
+    changed = [*args[:-2], "--budget", "3", "--out", str(out)]
+    assert main(changed) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert "with other settings (--budget: 2 in the folder, 3 here)" in line
+
+
+def test_a_spent_time_budget_leaves_kernels_untuned_and_the_report_says_which(
+    tmp_path, random_only, capfd
+):
+    out = tmp_path / "budget"
+    args = ["model", TWO_LINEARS, *QUICK, "--tune-top", "all", "--time-budget", "1"]
+    assert main([*args, "--out", str(out)]) == 0
+    assert "time budget 1 s:" in capfd.readouterr().err
+    tuned = _json(out / "report.json")["tuned"]
+    (name,) = _results(out)  # the first kernel starts; its time spends the budget
+    assert list(tuned["kernels"]) == [name] and tuned["time_budget_s"] == 1
+    left = tuned["kernels_left"]
+    assert left and name not in left and len(left) + 1 == tuned["kernels_chosen"]
+    text = (out / "report.md").read_text()
+    said = f"1 tuned of {1 + len(left)} chosen, {len(left)} left (the time budget was spent): "
+    assert f"{said}`{left[0]}`" in text
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["--tune-top", "many"], "--tune-top: takes all or an integer in digits 0-9, got 'many'"),
+        (["--tune-top", "all", "--time-budget", "0"], "--time-budget must be between 1 and"),
+        (["--tune-top", "all", "--time-budget", "soon"], "--time-budget: takes a number"),
+        (["--time-budget", "60"], "--time-budget bounds the wall time of --tune-top"),
+    ],
+)
+def test_bad_tuning_values_are_one_line(capsys, tmp_path, args, says):
+    out = tmp_path / "out"
+    assert main(["model", TWO_LINEARS, "--target", "llvm", *args, "--out", str(out)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert says in line
+    assert not out.exists()
+
+
+def test_a_kernel_s_saved_result_is_read_against_its_shape(tmp_path):
+    from tuning.runfolder.store import RunError, read_json, write_json
+
+    path = tmp_path / "tuners" / "fused_matmul" / "result.json"
+    path.parent.mkdir(parents=True)
+    write_json(path, {"kernel": "fused_matmul", "kind": "matmul"})
+    with pytest.raises(RunError, match=r"result.json is damaged \(calls is missing\)"):
+        read_json(path)
