@@ -14,6 +14,7 @@ import stat
 import threading
 from pathlib import Path
 
+from .checker import run_problem
 from .files import (  # noqa: F401  (re-exported: the run folder's file functions, used by many)
     RUN_FILE,
     TMP_SUFFIX,
@@ -28,6 +29,7 @@ from .files import (  # noqa: F401  (re-exported: the run folder's file function
     open_in_place,
     read_bytes,
     read_json,
+    read_record,
     read_text,
     repair_advice,
     write_bytes,
@@ -35,7 +37,6 @@ from .files import (  # noqa: F401  (re-exported: the run folder's file function
     write_text,
 )
 from .lock import hold, release
-from .shapes import run_problem
 
 FORMAT = 1
 # The longest path a run writes below its folder (tuners/ms-default/database_tuning_record.json
