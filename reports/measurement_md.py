@@ -7,7 +7,7 @@ from .cells import table
 from .escape import code
 
 
-def _percent(value) -> str | None:
+def _percent(value: float | None) -> str | None:
     return None if value is None else f"{value:.2%}"
 
 

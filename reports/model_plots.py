@@ -3,6 +3,8 @@ included (kernels.png), and the arms end to end (arms.png, as the study's)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from tuning.runfolder.store import Run
@@ -49,7 +51,7 @@ def _pattern_kernels(run: Run, report: dict) -> None:
     save_figure(figure, run.path / "kernels.png")
 
 
-def models_plot(summary: dict, path) -> None:
+def models_plot(summary: dict, path: Path) -> None:
     """Per model and candidate list: its end-to-end ratio to the default list (GPU time, else
     the own call path) with its interval; 1 is no change."""
     bars = []

@@ -13,11 +13,11 @@ MAX_KERNEL_ROWS = 40
 COSTLIEST = 10
 
 
-def ms(value) -> str:
+def ms(value: float | None) -> str:
     return MISSING if value is None else f"{value:.3f}"
 
 
-def duration(value_ms) -> str:
+def duration(value_ms: float | None) -> str:
     """A time given in ms, in ms from 1 ms up and in us below."""
     if value_ms is None:
         return MISSING
@@ -68,7 +68,7 @@ def _rule_launch(kernel: dict, rules: str) -> str:
     return f"{kernel['rules'].get(rules) or 'none'}, {shape}"
 
 
-def _us(value) -> str:
+def _us(value: float | None) -> str:
     return MISSING if value is None else f"{value:.1f}"
 
 

@@ -82,7 +82,7 @@ def _tuner_cell(found: dict) -> str:
     return f"{_us(found.get('best_kernel_us'))} ({valid})"
 
 
-def _us(value) -> str:
+def _us(value: float | None) -> str:
     return MISSING if value is None else f"{value:.1f}"
 
 

@@ -14,13 +14,13 @@ GPU = "gpu_queued"
 CALL = "call_path"
 
 
-def _ratio(rec) -> dict | None:
+def _ratio(rec: dict | None) -> dict | None:
     """GPU time where there is one (CUDA), else the own call path (a CPU run)."""
     ratios = (rec or {}).get("ratios", {})
     return ratios.get(GPU) or ratios.get(CALL)
 
 
-def _held(rec) -> bool | None:
+def _held(rec: dict) -> bool | None:
     held = rec["holds_one"]
     return held.get(GPU, held.get(CALL))
 
@@ -146,21 +146,21 @@ def markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cost(pattern: dict, default_ms) -> str:
+def _cost(pattern: dict, default_ms: float | None) -> str:
     if pattern["default_ms"] is None:
         return MISSING
     of = f" of {duration(default_ms)}" if default_ms is not None else ""
     return f"{duration(pattern['default_ms'])}{of}"
 
 
-def _control(rec) -> str:
+def _control(rec: dict | None) -> str:
     if not rec or not rec["control"]:
         return MISSING
     held = _held(rec)
     return MISSING if held is None else "yes" if held else "**no**"
 
 
-def _agreement(rec) -> str:
+def _agreement(rec: dict | None) -> str:
     if not rec or rec["predicted_gain_ms"] is None or rec["control"]:
         return MISSING
     text = f"{duration(rec['predicted_gain_ms'])} / {duration(rec['measured_gain_ms'])}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -20,12 +22,12 @@ def write_all(run: Run, report: dict) -> None:
     _importances(run, report)
 
 
-def _save(figure, run: Run, name: str) -> None:
+def _save(figure: Any, run: Run, name: str) -> None:
     figure.tight_layout()
     save_figure(figure, run.path / name)
 
 
-def save_figure(figure, path) -> None:
+def save_figure(figure: Any, path: Path) -> None:
     """Through the run folder's atomic write: a link planted at `path` is replaced, not
     followed."""
     import io
@@ -111,7 +113,7 @@ def _importances(run: Run, report: dict) -> None:
     _save(figure, run, "importances.png")
 
 
-def sweep_plot(sweep: dict, path) -> None:
+def sweep_plot(sweep: dict, path: Path) -> None:
     """Per Case: the fused kernel's time under each schedule, and the whole graph per arm."""
     import numpy as np
 

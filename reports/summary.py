@@ -162,7 +162,7 @@ def arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
     return summary
 
 
-def _ratio(arms: dict, top: str, bottom: str):
+def _ratio(arms: dict, top: str, bottom: str) -> float | None:
     if arms.get(bottom, {}).get("median_us") is None:
         return None
     return arms[top]["median_us"] / arms[bottom]["median_us"]

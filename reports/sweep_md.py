@@ -236,11 +236,11 @@ def _launch(launch: dict) -> str:
     return " x ".join(str(v) for v in launch.values() if v) or MISSING
 
 
-def _percent(gap) -> str:
+def _percent(gap: float | None) -> str:
     return MISSING if gap is None else f"{gap:+.1%}"
 
 
-def _yes(value) -> str:
+def _yes(value: object) -> str:
     return "yes" if value else "NO"
 
 

@@ -75,18 +75,18 @@ def trials_time(report: dict) -> list[str]:
     return lines
 
 
-def _total(value) -> float | None:
+def _total(value: float | dict[str, float] | None) -> float | None:
     """A part's seconds: a number, or per arm (loads, peers) their sum."""
     if isinstance(value, dict):
         return sum(value.values())
     return value
 
 
-def _seconds(value) -> str | None:
+def _seconds(value: float | None) -> str | None:
     return None if value is None else f"{value:.1f}"
 
 
-def _amount(key: str, value) -> str | None:
+def _amount(key: str, value: float | None) -> str | None:
     if value is None:
         return None
     return f"{value:.1f}" if key.endswith("_s") else f"{value:.0f}"

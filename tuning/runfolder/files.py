@@ -27,7 +27,7 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from baselines.user_error import UserError
 
@@ -77,7 +77,7 @@ def folder_writer(folder: Path) -> Callable[[str, str], None]:
     return lambda name, text: write_text(folder / name, text)
 
 
-def write_json(path: Path, data) -> None:
+def write_json(path: Path, data: Any) -> None:
     write_text(path, json.dumps(data, indent=2, default=str))
 
 
@@ -169,7 +169,7 @@ def _unique(pairs: list) -> dict:
     return found
 
 
-def _no_constant(name: str):
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a number")
 
 

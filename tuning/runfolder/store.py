@@ -13,6 +13,7 @@ import shlex
 import stat
 import threading
 from pathlib import Path
+from typing import Any
 
 from .checker import run_problem
 from .files import (  # noqa: F401  (re-exported: the run folder's file functions, used by many)
@@ -48,7 +49,7 @@ FIGURES = ("call_path", "python_call", "gpu_queued")
 _META_LOCK = threading.Lock()
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     if isinstance(value, dict):
         return " ".join(f"{k}={v}" for k, v in value.items())
     return str(value)
@@ -189,7 +190,7 @@ class Run:
                     with contextlib.suppress(OSError):
                         os.unlink(os.path.join(root, name))
 
-    def update_meta(self, **changes) -> None:
+    def update_meta(self, **changes: Any) -> None:
         with _META_LOCK:  # tuners in threads update it side by side
             write_json(self.path / RUN_FILE, {**self.meta, **changes})
 
