@@ -16,8 +16,12 @@ from __future__ import annotations
 import csv
 import io
 import statistics
+from collections.abc import Mapping
+from typing import Any
 
 from baselines.models.failures import failure_rows
+from tuning.runfolder.model_records import ModelRunMeta
+from tuning.runfolder.records import Trial
 from tuning.runfolder.redact import redact_data
 from tuning.runfolder.store import Run, read_json, write_json, write_text
 
@@ -36,7 +40,7 @@ TF32 = (
 def summarize_model_run(run: Run) -> dict:
     """report.json of a model run, from its folder alone: per kernel its rules, launches and
     times, what the pattern costs, what each list recovers, the arms' figures and ratios."""
-    meta = run.meta
+    meta = run.model_meta
     settings = meta["settings"]
     lists = settings["rule_lists"]
     analysis = read_json(run.path / "analysis.json")
@@ -99,12 +103,12 @@ def _ok_time(outcome: dict | None) -> float | None:
     return outcome.get("kernel_us") if outcome and outcome["status"] == "ok" else None
 
 
-def _end_to_end(run: Run, meta: dict) -> dict:
+def _end_to_end(run: Run, meta: ModelRunMeta) -> dict:
     """The arms' figures and paired ratios, from the trials (none for an analysis alone)."""
     arms_meta = meta.get("arms", [])
     protocol = meta["settings"]["protocol"]
     if arms_meta:  # a trial file missing is named, never silently dropped
-        require_every_trial(run, {"protocol": protocol}, 0)
+        require_every_trial(run, protocol.get("trials", 0), 0)
     trials = run.trials()
     names = [arm["name"] for arm in arms_meta]
     peers = [arm["name"] for arm in arms_meta if arm.get("peer")]
@@ -128,12 +132,13 @@ def _end_to_end(run: Run, meta: dict) -> dict:
     }
 
 
-def _profiled(trials: list[dict], names: list[str]) -> dict:
+def _profiled(trials: list[Trial], names: list[str]) -> dict:
     """Per arm, over the trials that profiled it (`tuning/measure/profiled.py`): the medians
     of its kernel sum (CUPTI) and of its captured call, the last reason a capture failed, and
     the first trial's time per kernel name."""
     found = {}
     for name in names:
+        records: list[Mapping[str, Any]]
         records = [t["profiled"][name] for t in trials if name in t.get("profiled", {})]
         if not records:
             continue

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from baselines.case import Case
-from tuning.runfolder.store import Run, RunError, read_json
+from tuning.runfolder.records import Protocol, RunMeta, Trial, TunerSummary
+from tuning.runfolder.store import Run, RunError, read_json, read_record
 
 from .comparisons import ratio_pairs
 from .samples import LABELS, has_samples, samples_by_figure
@@ -27,7 +29,7 @@ def summarize_run(run: Run) -> dict:
     whole run, never of what happens to be left."""
     meta = run.meta
     trials = run.trials()
-    require_every_trial(run, meta, len(trials))
+    require_every_trial(run, meta["protocol"].get("trials", 0), len(trials))
     arm_names = [arm["name"] for arm in meta["arms"]]
     _require_every_arm(run, arm_names, trials)
     peers = [arm["name"] for arm in meta["arms"] if arm.get("peer")]
@@ -42,7 +44,7 @@ def summarize_run(run: Run) -> dict:
             figure: {pair: within_cpu_noise(r) for pair, r in ratios.items()}
             for figure, ratios in by_figure.items()
         }
-    report = {
+    report: dict[str, Any] = {
         "command": meta.get("command"),
         "case": meta["case"],
         "target": meta["identity"]["target"],
@@ -101,7 +103,7 @@ def paired_ratios(per_arm: dict, pairs: list) -> dict:
     return ratios
 
 
-def ratio_method(trials: list[dict], protocol: dict) -> dict:
+def ratio_method(trials: list[Trial], protocol: Protocol) -> dict:
     """The interval's method, and its coverage simulated at this run's numbers."""
     if not trials:
         return {"method": METHOD, "confidence": CONFIDENCE}
@@ -126,11 +128,11 @@ def _figure_summary(per_trial: list) -> dict:
     }
 
 
-def arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
+def arm_summary(name: str, trials: list[Trial], samples: dict) -> dict:
     """One arm across the trials: correctness, its kernels, each figure's summary, and the
     call-path figure's under the top-level keys earlier reports gave."""
     checks = [t["checks"][name] for t in trials if name in t["checks"]]
-    errors = [c["max_abs_err"] for c in checks if c.get("max_abs_err") is not None]
+    errors = [e for c in checks if (e := c.get("max_abs_err")) is not None]
     figures = {
         figure: _figure_summary(per_arm[name])
         for figure, per_arm in samples.items()
@@ -172,14 +174,15 @@ def _environment(run: Run) -> dict:
     return read_json(run.path / "environment.json")  # missing or damaged: said, not dropped
 
 
-def require_every_trial(run: Run, meta: dict, found: int) -> None:
-    """A report is of the whole run: a trial file missing is named, never silently dropped."""
-    for index in range(meta["protocol"].get("trials", found)):
+def require_every_trial(run: Run, trials: int, found: int) -> None:
+    """A report is of the whole run: a trial file missing is named, never silently dropped
+    (`trials`: the protocol's, else the `found` ones)."""
+    for index in range(trials or found):
         if not run.trial_path(index).exists():
-            read_json(run.trial_path(index))  # says which, and what to do
+            read_record(run.trial_path(index), Trial)  # says which, and what to do
 
 
-def _require_every_arm(run: Run, arm_names: list[str], trials: list[dict]) -> None:
+def _require_every_arm(run: Run, arm_names: list[str], trials: list[Trial]) -> None:
     """Every trial checks every arm of the run (a wrong one too): an arm no trial holds is one
     this tool never measured, and is said, not reported as wrong nor dropped."""
     found = {name for trial in trials for name in trial["checks"]}
@@ -191,13 +194,13 @@ def _require_every_arm(run: Run, arm_names: list[str], trials: list[dict]) -> No
         )
 
 
-def _tuners(run: Run, meta: dict) -> dict:
+def _tuners(run: Run, meta: RunMeta) -> dict[str, TunerSummary]:
     tuners = {}
     for path in sorted((run.path / "tuners").glob("*/summary.json")):
-        tuners[path.parent.name] = read_json(path)
+        tuners[path.parent.name] = read_record(path, TunerSummary)
     for name in meta["tuners"]:  # every tuner gave a summary or failed with a reason
         if name not in tuners and name not in meta.get("tuner_failures", {}):
-            read_json(run.path / "tuners" / name / "summary.json")
+            read_record(run.path / "tuners" / name / "summary.json", TunerSummary)
     return tuners
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import cast
 
 from baselines.arms import Arm
 from baselines.case import Case
@@ -134,7 +133,7 @@ def _tune(run: Run, plan: RunPlan, target, progress: Progress, found) -> tuple[l
     the report states; any other error, or Ctrl-C, stops them all and is raised here."""
 
     def tuner(name: str):
-        options = cast(RunOptions, plan.options)  # run.json's, checked where the run was opened
+        options = plan.options
         return lambda: tuned_arm(name, run, plan.case, target, plan.budget, progress, options)
 
     outcomes = side_by_side(

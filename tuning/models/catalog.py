@@ -84,7 +84,7 @@ def complete(run: Run, plan: ModelPlan) -> bool:
     kept in its folder (`study.prepare_failure`)."""
     analysed = (run.path / "analysis.json").exists()
     timed = plan.analyze_only or (kernel_times_complete(run) and not trials_left(run, plan))
-    return "failure" in run.meta or (analysed and timed)
+    return "failure" in run.model_meta or (analysed and timed)
 
 
 def zoo_models(zoo: Zoo, decompose: bool = False) -> list[CatalogEntry]:
@@ -125,8 +125,9 @@ def run_models(out: Path, plans: dict, progress, jobs: int | None = None) -> dic
     failures: dict = {}
     for name in [name for name in runs if name not in left]:
         run = runs[name]
-        if "failure" in run.meta:  # kept from an earlier command: not tried again
-            failures[name] = run.meta["failure"]
+        meta = run.model_meta
+        if "failure" in meta:  # kept from an earlier command: not tried again
+            failures[name] = meta["failure"]
             progress.line(f"{name}: failed before, kept (remove {run.path} to try again)")
             continue
         if not (run.path / "report.json").exists():  # measured, interrupted before its report

@@ -89,7 +89,7 @@ def prepare_failure(run: Run, error: Exception) -> str:
     if (run.path / "analysis.json").exists():
         return f"its preparation failed after its analysis: {said}"[:300]
     if not isinstance(error, ModelError):
-        said = f"cannot import or analyse {run.meta['settings']['model']['spec']}: {said}"
+        said = f"cannot import or analyse {run.model_meta['settings']['model']['spec']}: {said}"
     if not isinstance(error, MissingPackage):
         run.update_meta(failure=said[:300])
     return said[:300]
@@ -153,7 +153,8 @@ def measure(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> None:
     built = [arm for arm in plan.arms() if arm.name not in prepared.build_errors]
     for name, error in prepared.build_errors.items():
         progress.line(f"`{name}` cannot be built, not timed: {error}")
-    run.update_meta(build_errors={**run.meta.get("build_errors", {}), **prepared.build_errors})
+    stored = run.model_meta.get("build_errors", {})
+    run.update_meta(build_errors={**stored, **prepared.build_errors})
     if not kernel_times_complete(run):
         _kernel_times(run, plan, prepared, built, progress)
     arms = built + _tuned_arm(run, plan, prepared, progress)
@@ -164,7 +165,7 @@ def measure(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> None:
 
 
 def tuning_left(run: Run, plan: ModelPlan) -> bool:
-    return bool(plan.tune_top) and "tuned" not in run.meta
+    return bool(plan.tune_top) and "tuned" not in run.model_meta
 
 
 def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
@@ -180,9 +181,9 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
             raise RunError(f"{run.path}: the model's kernels were not prepared")
         progress.start("tuning")
         tune_top(run, plan, prepared.kernels_file, progress)
-        count = len(run.meta["tuned"]["kernels"])  # the model may have fewer than --tune-top
+        count = len(run.model_meta["tuned"]["kernels"])  # the model may have fewer than --tune-top
         run.add_wall("tuning", progress.finish("tuning", f"{count} kernel(s)"))
-    file = run.meta["tuned"]["file"]
+    file = run.model_meta["tuned"]["file"]
     if file is None:
         return []
     tuned = member(run.path, file, run.path / RUN_FILE)  # a name in the run folder, not a path
@@ -193,7 +194,7 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
     error = build_alone(plan, arm, prepared.library_dir)
     run.add_wall("tuned build", progress.finish("tuned build", error or arm.name))
     if error:
-        run.update_meta(build_errors={**run.meta.get("build_errors", {}), arm.name: error})
+        run.update_meta(build_errors={**run.model_meta.get("build_errors", {}), arm.name: error})
         return []
     return [arm]
 

@@ -111,7 +111,7 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
     folder = run.path / "tuners" / name
     done = folder / "summary.json"
     task = ModelKernel(name, func, plan.options.dtype)
-    identity = {**run.meta["identity"], "kernel": name}
+    identity = {**run.model_meta["identity"], "kernel": name}
     jobs = {
         tuner: KernelJob(
             task,

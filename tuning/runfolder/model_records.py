@@ -50,6 +50,8 @@ class ModelRunMeta(TypedDict):
     phase_wall_s: NotRequired[dict[str, Seconds]]
     arms: NotRequired[list[ModelArm]]
     tuned: NotRequired[dict[str, Any]]
+    build_errors: NotRequired[dict[str, str]]
+    failure: NotRequired[str]  # why the model could not be imported or analysed
 
 
 class Launch(TypedDict):

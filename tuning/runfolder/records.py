@@ -47,7 +47,7 @@ class Protocol(TypedDict):
     repeat: Annotated[int, option("repeat")]
     number: NotRequired[Annotated[int, option("number")]]
     trials: NotRequired[Annotated[int, option("trials")]]
-    min_repeat_ms: NotRequired[Annotated[float, option("min_repeat_ms")]]
+    min_repeat_ms: NotRequired[Annotated[int, option("min_repeat_ms")]]
     warmup_s: NotRequired[Annotated[float, option("warmup_s")]]
     blocks: NotRequired[Blocks | None]
     checks: NotRequired[Annotated[int, option("checks")]]
@@ -67,17 +67,27 @@ class TargetSpec(TypedDict):
 
 
 class RunOptions(TypedDict):
-    seed: NotRequired[Annotated[int, option("seed")]]
-    workers: NotRequired[Annotated[int, option("workers")]]
-    sampler: NotRequired[str]
-    exhaustive: NotRequired[bool | None]
+    """The run's options the tuners read (a key absent from an older run takes its default
+    where it is read)."""
+
+    seed: NotRequired[Annotated[int, option("seed")]]  # of the tuners' samplers
+    workers: NotRequired[Annotated[int, option("workers")]]  # Optuna processes sharing a study
+    sampler: NotRequired[str]  # Optuna's sampler
+    exhaustive: NotRequired[bool | None]  # also measure every point of the template's space
+    # --storage: the Optuna storage the run shares (its password kept out), and where the
+    # password is read from
     storage: NotRequired[str | None]
+    storage_password_env: NotRequired[str | None]
+    rpc_tracker: NotRequired[str]  # --rpc-tracker HOST:PORT: MetaSchedule measures on its servers
+    rpc_key: NotRequired[str]
+    study: NotRequired[str]  # the run's studies' name in a shared storage (never two runs')
 
 
 class ArmEntry(TypedDict):
     name: str
     peer: NotRequired[bool]
     whole_graph: NotRequired[bool]
+    masked_loads: NotRequired[bool]
     rule_before: NotRequired[str]
 
 
@@ -130,6 +140,9 @@ class Profiled(TypedDict):
 class TrialWalls(TypedDict):
     """Where the trial's time went (`harness.run_trial`); the report reads these."""
 
+    build_s: NotRequired[dict[str, Seconds]]
+    libraries_loaded: NotRequired[list[str]]  # the arms whose built library the trial loaded
+    check_by_arm_s: NotRequired[dict[str, Seconds]]
     startup_s: NotRequired[Seconds]
     compiler_import_s: NotRequired[Seconds]
     waited_s: NotRequired[Seconds]
@@ -146,6 +159,8 @@ class Trial(TypedDict):
     """trials/trial_N.json: one trial of the end-to-end harness, in a process of its own."""
 
     trial: Annotated[int, Within(0, RANGES["trials"][1] - 1)]
+    format: NotRequired[int]
+    build_order: NotRequired[list[str]]
     checks: dict[str, Check]
     design: NotRequired[Design]
     block_orders: NotRequired[list[list[str]]]
