@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tuning.runfolder.model_records import ModelReport
 from tuning.runfolder.store import Run
 
 from .model_names import DEFAULT
@@ -15,13 +16,13 @@ from .plots import arms_plot, plt, save_figure
 SHOWN = 15
 
 
-def write_all(run: Run, report: dict) -> None:
+def write_all(run: Run, report: ModelReport) -> None:
     if report["arms"] and any(a["median_us"] is not None for a in report["arms"].values()):
         arms_plot(run, report)
     _pattern_kernels(run, report)
 
 
-def _pattern_kernels(run: Run, report: dict) -> None:
+def _pattern_kernels(run: Run, report: ModelReport) -> None:
     """Per pattern kernel, launches x time under each list (ms per call of the model)."""
     kernels = [
         k for k in report["kernels"] if k["pattern"] and k["kernel_us"].get(DEFAULT) is not None

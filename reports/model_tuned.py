@@ -5,6 +5,9 @@ kernel compiled alone), which tuner won, and a tuner skipped with its reason; in
 
 from __future__ import annotations
 
+from tuning.runfolder.model_records import ModelReport
+from tuning.runfolder.report_records import Ratio
+
 from .cells import MISSING, table
 from .comparisons import ratio_text
 from .escape import code, md
@@ -17,7 +20,7 @@ COMPILED = "torch-compile"
 FIGURES = ("gpu_queued", "call_path")
 
 
-def tuned_section(report: dict) -> list[str]:
+def tuned_section(report: ModelReport) -> list[str]:
     """The tuned kernels' table (none without --tune-top)."""
     kernels = report["tuned"].get("kernels", {})
     if not kernels:
@@ -86,7 +89,7 @@ def _us(value: float | None) -> str:
     return MISSING if value is None else f"{value:.1f}"
 
 
-def tuned_text(report: dict) -> str:
+def tuned_text(report: ModelReport) -> str:
     """`tvm-tuned` end to end against the list it was built on and against torch.compile, each
     with its interval; which is ahead of torch.compile, said in words ("" where not timed)."""
     if TUNED not in report["arms"]:
@@ -110,7 +113,7 @@ def tuned_text(report: dict) -> str:
     return " ".join(sentences)
 
 
-def _verdicts(report: dict, pair: str) -> str:
+def _verdicts(report: ModelReport, pair: str) -> str:
     found = []
     for figure in FIGURES:
         ratio = report["ratios_by_figure"].get(figure, {}).get(pair)
@@ -119,7 +122,7 @@ def _verdicts(report: dict, pair: str) -> str:
     return "; ".join(found) or "not timed"
 
 
-def _ratio(report: dict, pair: str) -> tuple[str, dict] | None:
+def _ratio(report: ModelReport, pair: str) -> tuple[str, Ratio] | None:
     """The first of FIGURES that has the pair's ratio, and that ratio."""
     for figure in FIGURES:
         ratio = report["ratios_by_figure"].get(figure, {}).get(pair)
@@ -128,12 +131,13 @@ def _ratio(report: dict, pair: str) -> tuple[str, dict] | None:
     return None
 
 
-def _ahead(figure: str, ratio: dict) -> str:
+def _ahead(figure: str, ratio: Ratio) -> str:
     """Which of the tuned build and torch.compile is ahead, by `ratio` (tuned / compiled) in
     `figure`."""
     what = LABELS[figure]
     if not ratio.get("distinguishable"):
         return f"In {what}, {code(TUNED)} and torch.compile cannot be told apart."
-    if ratio["low"] > 1:
+    low = ratio.get("low")
+    if low is not None and low > 1:
         return f"**torch.compile is ahead**: {code(TUNED)} takes {ratio['ratio']:.2f}x its {what}."
     return f"**{code(TUNED)} is ahead of torch.compile**: {ratio['ratio']:.2f}x its {what}."

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from tuning.runfolder.report_records import Ratio
+
 from .cells import MISSING, table
 from .comparisons import ratio_text
 from .escape import code, md
@@ -14,7 +16,7 @@ GPU = "gpu_queued"
 CALL = "call_path"
 
 
-def _ratio(rec: dict | None) -> dict | None:
+def _ratio(rec: dict | None) -> Ratio | None:
     """GPU time where there is one (CUDA), else the own call path (a CPU run)."""
     ratios = (rec or {}).get("ratios", {})
     return ratios.get(GPU) or ratios.get(CALL)
@@ -39,7 +41,7 @@ def headline(summary: dict) -> str:
                 controls.append(f"{md(row['model'])} ({rules})")
                 if ratio and _held(rec):
                     held.append(row["model"])
-            elif ratio and ratio.get("high") is not None and ratio["high"] < 1:
+            elif ratio and (high := ratio.get("high")) is not None and high < 1:
                 faster.append(f"{md(row['model'])} ({rules} {ratio['ratio']:.3f})")
     wrong = [f"{md(r['model'])}: {md(', '.join(r['wrong']))}" for r in rows if r["wrong"]]
     parts = [

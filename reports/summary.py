@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from baselines.case import Case
 from tuning.runfolder.records import Protocol, RunMeta, Trial, TunerSummary
+from tuning.runfolder.report_records import Report
 from tuning.runfolder.store import Run, RunError, read_json, read_record
 
 from .comparisons import ratio_pairs
@@ -22,7 +23,7 @@ from .stats.paired import CONFIDENCE, METHOD, paired_ratio
 FLOAT_BYTES = 4
 
 
-def summarize_run(run: Run) -> dict:
+def summarize_run(run: Run) -> Report:
     """report.json's data from a run folder: each arm's figures and correctness, the paired
     ratios per figure with their method, the design, the tuners and the kernel times. A trial
     file missing, or an arm no trial measured, is a `RunError` that says which: a report is of the
@@ -91,7 +92,7 @@ def summarize_run(run: Run) -> dict:
     walls = [t.get("wall_s", {}) for t in trials]
     if any("timing_by_arm_s" in wall for wall in walls):  # runs that kept where it went
         report["trial_wall_s"] = walls
-    return report
+    return cast(Report, report)  # built key by key above, as report.json holds it
 
 
 def paired_ratios(per_arm: dict, pairs: list) -> dict:
@@ -261,7 +262,7 @@ def is_fused_pool_kernel(name: str) -> bool:
     return name.startswith("fused_") and "pool2d" in name
 
 
-def _add_fused_kernel_table(report: dict) -> None:
+def _add_fused_kernel_table(report: dict[str, Any]) -> None:
     """Per arm with a fused pool kernel: its launch, resources, kernel-level time and GB/s."""
     report["fused_kernel_bytes"] = fused_kernel_bytes(report["case"])
     report["whole_kernel_bytes"] = fused_kernel_bytes(report["case"], whole=True)
@@ -284,6 +285,6 @@ def _add_fused_kernel_table(report: dict) -> None:
     report["fused_kernel"] = rows
 
 
-def fixed_rule_before(report: dict) -> str:
+def fixed_rule_before(report: Report) -> str:
     """The rule that `WindowReduction` runs right before in the run's `fixed` list."""
     return report.get("fixed_rule_before", "GeneralReduction")

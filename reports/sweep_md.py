@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from tuning.runfolder.records import Sweep
+
 from .cells import MISSING, table, us
 from .escape import code, md
 from .sources_md import sweep_sources_table
@@ -11,7 +16,7 @@ from .sweep_arms import sweep_tuners, tuned_against
 GOAL_GAP = 0.10
 
 
-def markdown(sweep: dict) -> str:
+def markdown(sweep: Sweep) -> str:
     """sweep.md: per Case, the rule chosen, the kernel times against Optuna's best and the
     end-to-end arms, the findings, then the one-kernel and inductor tables, every source side by
     side per Case, and the large reductions."""
@@ -74,7 +79,7 @@ def markdown(sweep: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _one_kernel_table(sweep: dict) -> list[str]:
+def _one_kernel_table(sweep: Sweep) -> list[str]:
     """The whole graph as one kernel (`one-kernel`) against `fixed`'s three, per Case."""
     lines = [
         "## One kernel for the whole graph",
@@ -137,7 +142,7 @@ def _optimum(tuned: list[str]) -> str:
     return tuned[0] if len(tuned) == 1 else "the best tuned"
 
 
-def _inductor_table(sweep: dict) -> list[str]:
+def _inductor_table(sweep: Sweep) -> list[str]:
     """`one-kernel` against inductor's graph, where the sweep ran inductor (a GPU with PyTorch)."""
     cases = [c for c in sweep["cases"] if "inductor" in c]
     if not cases:
@@ -187,14 +192,16 @@ def _inductor_table(sweep: dict) -> list[str]:
     ]
 
 
-def _sources_section(sweep: dict) -> list[str]:
+def _sources_section(sweep: Sweep) -> list[str]:
     """Every source's best kernel side by side, a row per Case (sweeps rendered before the
     Cases' rows held them: none)."""
     cases = [c for c in sweep["cases"] if "sources" in c]
     return [*sweep_sources_table(cases), ""] if cases else []
 
 
-def _findings(sweep: dict, key: str, against: str, arm: str, optimum: str) -> list[str]:
+def _findings(
+    sweep: Mapping[str, Any], key: str, against: str, arm: str, optimum: str
+) -> list[str]:
     """The Cases where `arm` is slower than `against` end to end, and where its kernel is
     beyond the goal."""
     slower, beyond = sweep[f"{key}_slower_than_{against}"], sweep[f"{key}_beyond_goal"]

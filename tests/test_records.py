@@ -11,6 +11,7 @@ from conftest import ROOT
 
 from tuning.runfolder import records
 from tuning.runfolder.checker import file_problem, problem, record_type, run_problem
+from tuning.runfolder.report_records import Report
 from tuning.runfolder.store import RunError, read_json, read_record
 
 ARCHIVES = sorted((ROOT / "reports" / "h200").rglob("*.tar.xz"))
@@ -30,7 +31,7 @@ def test_every_committed_run_file_is_of_its_type(committed):
     typed = [path for path in committed if record_type(path) is not None]
     assert len(typed) > 100  # trials, summaries, reports, sweeps, models' files
     kinds = {record_type(p, json.loads(p.read_text())) for p in typed}
-    assert {records.Trial, records.TunerSummary, records.Report, records.Sweep} <= kinds
+    assert {records.Trial, records.TunerSummary, Report, records.Sweep} <= kinds
     for path in typed:
         data = json.loads(path.read_text())
         assert file_problem(path, data) is None, path
@@ -112,3 +113,21 @@ def test_unions_lists_and_maps_are_read_off_the_types():
     )
     assert problem([], records.Trial) == "the file should be an object, not a list"
     assert problem({**summary, "unknown": object()}, records.TunerSummary) is None
+
+
+def test_a_tune_top_kernel_summary_is_read_as_its_own_type(tmp_path):
+    """tuners/KERNEL/summary.json of `tune model --tune-top` sits where a study's tuner summary
+    does; read by its own type it loads on a resume (read by the path's, `trials is missing`)."""
+    from tuning.runfolder.model_records import TunedKernel
+
+    path = tmp_path / "tuners" / "avg_pool2d" / "summary.json"
+    path.parent.mkdir(parents=True)
+    summary = {"kernel": "avg_pool2d", "kind": "pool", "calls": 1, "default_us": 3.0}
+    summary |= {"fixed_us": 2.0, "best": None, "kernel_us": None, "used": None, "budget": 3}
+    path.write_text(json.dumps({**summary, "optuna": {"trials": 3}}))
+    assert read_record(path, TunedKernel)["budget"] == 3
+    with pytest.raises(RunError, match=r"summary.json is damaged \(trials is missing\)"):
+        read_json(path)
+    path.write_text(json.dumps({**summary, "budget": -1}))
+    with pytest.raises(RunError, match="budget should be between 0 and 1000000"):
+        read_record(path, TunedKernel)

@@ -17,6 +17,7 @@ from tuning.candidates.side_by_side import side_by_side
 from tuning.measure.arm_libraries import ArmLibraries, with_builds
 from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import TrialProcesses, run_trial_process
+from tuning.runfolder.report_records import Report
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.registry import TUNERS
 from tuning.tuners.spec import RunOptions
@@ -34,7 +35,7 @@ def tuned_arm(
     return TUNERS[name].tune(run, case, target, budget, progress, options)
 
 
-def run_study(run: Run, progress: Progress, process_started: float | None = None) -> dict:
+def run_study(run: Run, progress: Progress, process_started: float | None = None) -> Report:
     """`process_started`: when the `tune` process began (time.monotonic), so that the run's
     wall time holds its setup too (TVM's import, the environment, the run folder)."""
     plan = RunPlan.of(run.meta)

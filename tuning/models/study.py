@@ -23,16 +23,17 @@ from baselines.models.errors import ModelError
 from baselines.models.failures import failure_lines
 from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import run_trial_process
+from tuning.runfolder.model_records import Analysis, ModelReport
 from tuning.runfolder.names import member
 from tuning.runfolder.opener import open_run
-from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json
+from tuning.runfolder.store import RUN_FILE, Run, RunError, read_record
 
 from .kernel_times import kernel_times_complete, time_kernels
 from .plan import ModelPlan
 from .prepare import Preparation, Prepared
 
 
-def run_model(run: Run, plan: ModelPlan, progress) -> dict:
+def run_model(run: Run, plan: ModelPlan, progress) -> ModelReport:
     """`tune model`: the model's run (`open_model_run`), started or finished; its report."""
     from reports.model import render_model_run
 
@@ -59,7 +60,8 @@ def prepare_all(
             run = runs[key]
             try:
                 prepared[key] = prep.wait(key, run)
-                for line in failure_lines(read_json(run.path / "analysis.json")):
+                analysis = read_record(run.path / "analysis.json", Analysis)
+                for line in failure_lines(dict(analysis)):
                     progress.line(line if len(runs) == 1 else f"{key}: {line}")
             except Exception as error:
                 if failures is None:
@@ -204,12 +206,12 @@ def _kernel_times(run: Run, plan: ModelPlan, prepared: Prepared, built: list, pr
         raise RunError(f"{run.path}: the model's kernels were not prepared")
     progress.start("kernel timing")
     libraries = {a.rules: str(Path(prepared.library_dir) / f"{a.name}.so") for a in built}
-    analysis = read_json(run.path / "analysis.json")
+    analysis = read_record(run.path / "analysis.json", Analysis)
     found = time_kernels(
         run,
         libraries,
         prepared.kernels_file,
-        changed_kernels(analysis, list(libraries)),
+        changed_kernels(dict(analysis), list(libraries)),
         plan.options.dtype,
         plan.target_spec["kind"],
         progress,

@@ -34,7 +34,8 @@ from tuning.candidates.outcome import Status
 from tuning.candidates.rule_schedule import DefaultSchedule
 from tuning.candidates.side_by_side import side_by_side
 from tuning.candidates.task import ModelKernel
-from tuning.runfolder.store import Run, read_json, write_json, write_text
+from tuning.runfolder.model_records import Analysis, KernelTimes, TunedKernel
+from tuning.runfolder.store import Run, read_record, write_json, write_text
 from tuning.tuners.registry import TUNERS, tuners_for
 from tuning.tuners.spec import KernelJob, Role
 
@@ -55,12 +56,13 @@ _KINDS = (
 def costliest(run: Run, count: int, pattern_only: bool = True) -> list[dict]:
     """The analyses of the `count` kernels (pattern kernels only, with `pattern_only`) with the
     largest launches x default time, timed right; costliest first."""
-    times = read_json(run.path / "kernel_times.json")["kernels"]
-    costs = []
-    for kernel in read_json(run.path / "analysis.json")["kernels"]:
-        default = times.get(kernel["name"], {}).get("default", {})
-        if (kernel["pattern"] or not pattern_only) and default.get("status") == Status.OK:
-            costs.append((kernel["calls"] * default["kernel_us"], kernel["name"], kernel))
+    times = read_record(run.path / "kernel_times.json", KernelTimes)["kernels"]
+    costs: list[tuple[float, str, dict]] = []
+    for kernel in read_record(run.path / "analysis.json", Analysis)["kernels"]:
+        default = times.get(kernel["name"], {}).get("default")
+        kernel_us = default.get("kernel_us") if default and default["status"] == Status.OK else None
+        if (kernel["pattern"] or not pattern_only) and kernel_us is not None:
+            costs.append((kernel["calls"] * kernel_us, kernel["name"], dict(kernel)))
     return [kernel for *_, kernel in sorted(costs, key=lambda c: c[:2], reverse=True)[:count]]
 
 
@@ -126,7 +128,7 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
         for tuner in tuners_for(Role.TUNE_TOP)
     }
     if done.exists():
-        summary = read_json(done)
+        summary = dict(read_record(done, TunedKernel))
         return summary, _best_function(jobs, summary)
     folder.mkdir(parents=True, exist_ok=True)
     cache = KernelCache(folder / "kernels.json")

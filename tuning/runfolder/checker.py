@@ -33,6 +33,7 @@ from baselines.case import Case, CaseError
 
 from . import model_records as m
 from . import records as r
+from . import report_records
 
 _WHAT: dict[object, str] = {
     dict: "an object",
@@ -186,7 +187,7 @@ _BY_NAME: dict[str, Any] = {
     "run.json": dict[str, Any],  # the whole type is checked where a run is opened (`Run.open`)
     "environment.json": dict[str, Any],
     "sweep.json": r.Sweep,
-    "report.json": r.Report,
+    "report.json": report_records.Report,
     "kernels.json": r.KernelMeasurements,
     "analysis.json": m.Analysis,
     "kernel_times.json": m.KernelTimes,

@@ -4,6 +4,7 @@ one type each, as `records.py` holds the study's (why TypedDicts: its docstring)
 from typing import Any, NotRequired, TypedDict
 
 from .records import Budget, Count, Measurement, Protocol, Seconds, TargetSpec, TimeUs
+from .report_records import Ratio, ReportArm
 
 MODEL_KIND = "model"
 
@@ -54,6 +55,22 @@ class ModelRunMeta(TypedDict):
     failure: NotRequired[str]  # why the model could not be imported or analysed
 
 
+class TunedKernel(TypedDict):
+    """tuners/KERNEL/summary.json of `tune model --tune-top` (tuning/models/tune_top.py): the
+    kernel's rule-made times, the best tuner and what the tuned build uses; each tuner's own
+    summary under its name beside these."""
+
+    kernel: str
+    kind: str
+    calls: Count
+    default_us: TimeUs | None
+    fixed_us: TimeUs | None
+    best: str | None
+    kernel_us: TimeUs | None
+    used: str | None
+    budget: Budget
+
+
 class Launch(TypedDict):
     grid: int
     block: int
@@ -75,6 +92,7 @@ class AnalyzedKernel(TypedDict):
     cross_thread: dict[str, bool]
     pattern: bool
     failures: NotRequired[dict[str, RuleFailure]]
+    declines: NotRequired[dict[str, Any]]
 
 
 class Analysis(TypedDict):
@@ -83,35 +101,52 @@ class Analysis(TypedDict):
     target: dict[str, Any]
     criterion: str
     kernels: list[AnalyzedKernel]
+    declines: NotRequired[dict[str, Any]]  # why the window rule declined each kernel it did
 
 
 class KernelTimes(TypedDict):
     """kernel_times.json: each kernel's time under each rule list."""
 
     kernels: dict[str, dict[str, Measurement]]
-
-
-class ModelReportArm(TypedDict):
-    correct: NotRequired[bool]
-    median_us: NotRequired[TimeUs | None]
-    queued_gpu_us: NotRequired[TimeUs | None]
+    protocol: NotRequired[dict[str, Any]]  # the kernel-level protocol (`KernelProtocol`)
+    checks: NotRequired[dict[str, str]]  # what each kind of check compares against
+    complete: NotRequired[bool]  # every kernel timed under every list
 
 
 class ModelReport(TypedDict):
-    """report.json of kind "model": what `tune models` reads of each (`reports/models.py`)."""
+    """report.json of kind "model" (`reports/model.py`); `tune models` reads each."""
 
     kind: str
-    model: ModelName
+    model: "ModelFile"
+    shows: NotRequired[str | None]
+    command: NotRequired[str | None]
+    target: NotRequired[str]
     device: str
-    kernels: list[Any]
-    pattern: dict[str, Any]
+    environment: NotRequired[dict[str, Any]]
+    settings: NotRequired[ModelSettings]
+    analysis_target: NotRequired[dict[str, Any]]
+    criterion: NotRequired[str]
+    tf32: NotRequired[str]
+    kernels: list[dict[str, Any]]
+    kernel_timer: NotRequired[str | None]
+    kernel_checks: NotRequired[dict[str, Any]]
     rule_changes: dict[str, list[Any]]
-    recovered: dict[str, Any]
-    arms: dict[str, ModelReportArm]
-    peers: list[str]
     build_errors: dict[str, Any]
-    ratios_by_figure: dict[str, dict[str, dict[str, Any]]]
+    rule_failures: NotRequired[list[dict[str, Any]]]
+    tuned: NotRequired[dict[str, Any]]
     phase_wall_s: dict[str, Seconds]
+    trials: NotRequired[int]
+    arms: dict[str, ReportArm]
+    peers: list[str]
+    figures: NotRequired[dict[str, str]]
+    ratios_by_figure: dict[str, dict[str, Ratio]]
+    ratio_method: NotRequired[dict[str, Any]]
+    trial_walls: NotRequired[list[dict[str, Any]]]
+    checks: NotRequired[dict[str, Any]]
+    gpu_reasons: NotRequired[dict[str, Any]]
+    pattern: dict[str, Any]
+    recovered: dict[str, Any]
+    profiled: NotRequired[dict[str, dict[str, Any]]]
 
 
 class ModelInput(TypedDict):
@@ -125,6 +160,7 @@ class ModelFile(TypedDict):
     spec: str
     options: dict[str, Any]
     inputs: list[ModelInput]
+    weights: NotRequired[str]
 
 
 class Models(TypedDict):
@@ -136,3 +172,7 @@ class Models(TypedDict):
     command: NotRequired[str]
     failures: NotRequired[dict[str, str]]
     wall_s: NotRequired[list[Seconds]]
+    zoo: NotRequired[dict[str, Any]]  # a census's zoo (`tune models --zoo`)
+    # What rendering adds (`reports/models.py`): a row per model, the device
+    rows: NotRequired[list[dict[str, Any]]]
+    device: NotRequired[str | None]

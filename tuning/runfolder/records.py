@@ -200,6 +200,8 @@ class TunerSummary(TunerRun):
     runs: NotRequired[dict[str, TunerRun]]
     kernel_times: NotRequired[dict[str, str]]
     held_against: NotRequired[str]
+    best_of: NotRequired[Count]  # a tuner of several runs: the trials its best is numbered among
+    sampler_replay: NotRequired[dict[str, Any]]  # Optuna's samplers replayed on the whole space
 
 
 class Measurement(TypedDict):
@@ -243,28 +245,13 @@ class Sweep(TypedDict):
     command: NotRequired[str]
     tuners: NotRequired[dict[str, str]]  # tuner -> the rule-made arm its arm is held against
     large_reductions: NotRequired[dict[str, LargeReduction]]
-
-
-class ReportArm(TypedDict):
-    correct: NotRequired[bool]
-    max_abs_err: NotRequired[float | None]
-    median_us: NotRequired[TimeUs | None]
-    queued_gpu_us: NotRequired[TimeUs | None]
-
-
-class Ratio(TypedDict):
-    ratio: NotRequired[float]
-    low: NotRequired[float | None]
-    high: NotRequired[float | None]
-
-
-class Report(TypedDict):
-    """report.json of a study: what a sweep reads of each Case's (`reports/sweep.py`)."""
-
-    case: dict[str, Any]
-    device: str
-    arms: dict[str, ReportArm]
-    tuners: dict[str, dict[str, Any]]
-    ratios: dict[str, Ratio]
-    tuner_failures: NotRequired[dict[str, str]]
-    fused_kernel: NotRequired[list[dict[str, Any]]]
+    # What rendering the sweep adds (`reports/sweep.py`): a row per Case, the Cases each
+    # finding holds for
+    device: NotRequired[str | None]
+    cases: NotRequired[list[dict[str, Any]]]
+    fixed_slower_than_on: NotRequired[list[str]]
+    fixed_beyond_goal: NotRequired[list[str]]
+    one_kernel_slower_than_fixed: NotRequired[list[str]]
+    one_kernel_beyond_goal: NotRequired[list[str]]
+    tuner_failures: NotRequired[dict[str, dict[str, str]]]
+    one_kernel_slower_than_inductor: NotRequired[list[str]]
