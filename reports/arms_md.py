@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from baselines.peers import CAPTURE, PEERS
+from tuning.runfolder.report_records import Report
 
 from .cells import MISSING, table, three, us
 from .escape import code
 from .summary import fixed_rule_before
 
 
-def arms_table(report: dict) -> list[str]:
+def arms_table(report: Report) -> list[str]:
     """One row per arm: the median of each figure, its ratios to ON and to the best arm,
     correctness and the largest error against the reference."""
     figures, rows = report["figures"], []
@@ -38,7 +39,7 @@ def arms_table(report: dict) -> list[str]:
     )
 
 
-def figure_notes(report: dict) -> list[str]:
+def figure_notes(report: Report) -> list[str]:
     """What each figure is (tuning/measure/blocks.py takes them)."""
     notes = {
         "call_path": "the VM's `time_evaluator` of `invoke_stateful` (calls looped in C++), a "
@@ -56,7 +57,7 @@ def figure_notes(report: dict) -> list[str]:
     return [f"{label}: {notes[figure]}" for figure, label in report["figures"].items()]
 
 
-def arm_notes(report: dict) -> list[str]:
+def arm_notes(report: Report) -> list[str]:
     """What the table cannot say: how the fixed, CUDA-graph and peer arms were made."""
     names, notes = report["arms"], figure_notes(report)
     if any(n.startswith("fixed") for n in names):

@@ -5,12 +5,12 @@ from __future__ import annotations
 MISSING = "—"
 
 
-def us(value) -> str:
+def us(value: float | None) -> str:
     """A time in microseconds."""
     return MISSING if value is None else f"{value:.2f}"
 
 
-def three(value) -> str:
+def three(value: float | None) -> str:
     """A ratio, to three decimals."""
     return MISSING if value is None else f"{value:.3f}"
 

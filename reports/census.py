@@ -17,9 +17,11 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import Any
 
+from tuning.runfolder.model_records import Analysis, ModelReport, ModelRunMeta
 from tuning.runfolder.names import member
-from tuning.runfolder.store import RUN_FILE, read_json, write_json, write_text
+from tuning.runfolder.store import RUN_FILE, read_record, write_json, write_text
 
 from .census_counts import ROW_TAKES, TAKES
 from .model_names import DEFAULT
@@ -64,11 +66,13 @@ def _row(name: str, folder: Path, failure: str | None) -> tuple[dict, dict]:
     """A model's row and the reasons its analysis states; a model without its report is a
     row of its failure (or of what is left to do)."""
     if not (folder / "report.json").exists():
-        meta = read_json(folder / RUN_FILE) if (folder / RUN_FILE).exists() else {}
-        said = failure or meta.get("failure")
+        meta = (
+            read_record(folder / RUN_FILE, ModelRunMeta) if (folder / RUN_FILE).exists() else None
+        )
+        said = failure or (meta.get("failure") if meta else None)
         return ({"model": name, "failure": said} if said else {"model": name, "left": True}), {}
-    report = read_json(folder / "report.json")
-    analysis = read_json(folder / "analysis.json")
+    report = read_record(folder / "report.json", ModelReport)
+    analysis = read_record(folder / "analysis.json", Analysis)
     declines = {k["name"]: k.get("declines", {}) for k in analysis["kernels"]}
     flagged = [_kernel(k, declines[k["name"]]) for k in report["kernels"] if k["pattern"]]
     return {
@@ -85,7 +89,7 @@ def _row(name: str, folder: Path, failure: str | None) -> tuple[dict, dict]:
     }, analysis.get("declines", {})
 
 
-def _kernel(kernel: dict, declines: dict) -> dict:
+def _kernel(kernel: dict, declines: dict[str, Any]) -> dict:
     """A flagged kernel: its launches, window, rule and launch per list, what the candidate
     list does with it (the window rule takes it, RowReduction takes it, or the reason it is
     declined), and its time per list (None: untimed)."""

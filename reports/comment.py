@@ -10,6 +10,8 @@ full report, and the comment says how many.
 
 from __future__ import annotations
 
+from tuning.runfolder.report_records import Report
+
 from .cells import MISSING, table, three, us
 from .comparisons import verdict
 from .escape import code, fenced, md
@@ -52,12 +54,12 @@ ENVIRONMENT = (
 )
 
 
-def render_comment(report: dict) -> str:
+def render_comment(report: Report) -> str:
     """The comment, within LIMIT (`size`)."""
     return answer(report)[0]
 
 
-def answer(report: dict) -> tuple[str, list[str], list[list], int]:
+def answer(report: Report) -> tuple[str, list[str], list[list], int]:
     """The comment, its verdicts, the rows of its table (the arm's name as it is, then its
     cells, `COLUMNS`) and how many arms it left to the full report: where the table would
     take the comment past LIMIT, the arms no verdict names leave it first, the last of them
@@ -96,7 +98,7 @@ def _named_arms(sentence: str) -> list[str]:
     return [arm for word in sentence.split() if "/" in word for arm in word.split("/")]
 
 
-def verdicts(report: dict) -> list[str]:
+def verdicts(report: Report) -> list[str]:
     """Three or four sentences: the candidate against ON and the tuned optimum, then against
     PyTorch like for like (the whole graph as one kernel beside it), then what was not measured
     and the correctness check; the issue's slowdown opens where there is room."""
@@ -120,7 +122,7 @@ def verdicts(report: dict) -> list[str]:
     return [s for s in sentences if s]
 
 
-def _peer_verdict(report: dict, pair: str, preferred: str) -> tuple[str, str] | None:
+def _peer_verdict(report: Report, pair: str, preferred: str) -> tuple[str, str] | None:
     """(figure, verdict) of a comparison with PyTorch, on a figure the console states for it."""
     stated = stated_figures(pair)
     figure = preferred if preferred in stated else stated[-1]
@@ -128,7 +130,7 @@ def _peer_verdict(report: dict, pair: str, preferred: str) -> tuple[str, str] | 
     return (figure, verdict(pair, ratio)) if ratio else None
 
 
-def setting_lines(report: dict, command: bool = True) -> list[str]:
+def setting_lines(report: Report, command: bool = True) -> list[str]:
     """What was run (without `command`, the console's: the command was just typed), where and
     when; the design and what its intervals are."""
     env = report.get("environment") or {}
@@ -164,7 +166,7 @@ def setting_lines(report: dict, command: bool = True) -> list[str]:
     ]
 
 
-def _to_on(report: dict, name: str) -> str:
+def _to_on(report: Report, name: str) -> str:
     """The arm's time over ON's, end to end through its own call path, with its interval."""
     if name == "on":
         return "1"
@@ -175,14 +177,14 @@ def _to_on(report: dict, name: str) -> str:
     elif f"on/{name}" in ratios:  # the issue's unfused arms are given as ON over them
         ratio = ratios[f"on/{name}"]
         value = 1 / ratio["ratio"]
-        low = 1 / ratio["high"] if ratio.get("high") else None
-        high = 1 / ratio["low"] if ratio.get("low") else None
+        low = 1 / above if (above := ratio.get("high")) else None
+        high = 1 / below if (below := ratio.get("low")) else None
     else:
         return MISSING
     return three(value) + (f" ({low:.3f}–{high:.3f})" if low and high else "")
 
 
-def _rows(report: dict) -> list[list]:
+def _rows(report: Report) -> list[list]:
     rows = []
     for name, arm in report["arms"].items():
         if arm.get("median_us") is None:
@@ -228,7 +230,7 @@ def _table(rows: list[list], left_out: int) -> list[str]:
     return [*table([COLUMNS[c] for c in keep], cells), "", table_note(keep, left_out)]
 
 
-def _environment(report: dict) -> list[str]:
+def _environment(report: Report) -> list[str]:
     env = report.get("environment") or {}
     lines = [f"{key}: {env[key]}" for key in ENVIRONMENT if env.get(key) is not None]
     if not lines:
@@ -236,7 +238,7 @@ def _environment(report: dict) -> list[str]:
     return ["<details><summary>Environment</summary>", "", *fenced(lines), "", "</details>"]
 
 
-def _comment(report: dict, sentences: list[str], rows: list[list], left_out: int) -> str:
+def _comment(report: Report, sentences: list[str], rows: list[list], left_out: int) -> str:
     lines = [
         *setting_lines(report),
         *([md(CPU_NOTE)] if report["target"] != "cuda" else []),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from baselines.peers import CAPTURE, PEERS, Treatment
+from tuning.runfolder.report_records import Ratio, Report
 
 from .escape import code
 from .samples import LABELS
@@ -62,7 +63,7 @@ def ratio_pairs(
     return list(dict.fromkeys(pairs))
 
 
-def ratio_text(ratio: dict) -> str:
+def ratio_text(ratio: Ratio) -> str:
     """`0.143 (95 % CI 0.139–0.147)`; an interval needs two trials or two blocks."""
     if ratio.get("low") is None:
         return f"{ratio['ratio']:.3f} (no interval)"
@@ -72,21 +73,23 @@ def ratio_text(ratio: dict) -> str:
     )
 
 
-def verdict(pair: str, ratio: dict) -> str:
+def verdict(pair: str, ratio: Ratio) -> str:
     """`a/b = r (CI): `a` is faster`, or that the two cannot be told apart."""
     top, bottom = pair.split("/")
     text = f"{pair} = {ratio_text(ratio)}"
     if not ratio.get("distinguishable"):
         band = ratio.get("noise_band")  # a CPU run's (`stats/cpu_noise.py`)
-        apart = ratio.get("low") is not None and (ratio["low"] > 1 or ratio["high"] < 1)
+        low, high = ratio.get("low"), ratio.get("high")
+        apart = low is not None and high is not None and (low > 1 or high < 1)
         if band and apart:  # apart within the run, not beyond the noise between runs
             text += f", cannot be told apart (within the CPU's between-run noise, {1 / band:.2f}"
             return text + f"-{band:.2f})"
         return f"{text}, cannot be told apart"
-    return f"{text}: {code(top if ratio['high'] < 1 else bottom)} is faster"
+    high = ratio.get("high")
+    return f"{text}: {code(top if high is not None and high < 1 else bottom)} is faster"
 
 
-def figure_verdicts(report: dict, pair: str, figures: tuple[str, ...]) -> str:
+def figure_verdicts(report: Report, pair: str, figures: tuple[str, ...]) -> str:
     """One pair's verdict in each of `figures`, each named."""
     parts = []
     for figure in figures:

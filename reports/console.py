@@ -13,6 +13,8 @@ import re
 import textwrap
 from pathlib import Path
 
+from tuning.runfolder.report_records import Report
+
 from .comment import CANDIDATE_OPENING, COLUMNS, answer, setting_lines, shown_columns, table_note
 from .escape import md, plain
 from .stats.cpu_noise import CPU_NOTE
@@ -25,7 +27,7 @@ _COMMAND = re.compile(r"\b(?:pip install|tune) [^;,)]*")
 _UNBROKEN = "\u00a0"
 
 
-def console_answer(report: dict, report_md: Path) -> str:
+def console_answer(report: Report, report_md: Path) -> str:
     """The answer `tune` prints: what was run (on a CPU, that it is a smoke test), the verdicts
     that fit, the table, and where the report is."""
     _, sentences, rows, left_out = answer(report)

@@ -13,6 +13,7 @@ elementwise (copies, casts, ATen's elementwise kernels).
 from __future__ import annotations
 
 from baselines.peers import PEERS, inductor_peer
+from tuning.runfolder.model_records import ModelReport
 
 from .escape import code, md
 from .model_tables import duration
@@ -51,7 +52,7 @@ def torch_class(name: str) -> str:
     return "elementwise"
 
 
-def class_rows(report: dict) -> list[dict]:
+def class_rows(report: ModelReport) -> list[dict]:
     """Per class: ms per call under each TVM column (each list, tuned where tuned) and each
     profiled peer; None where a column has no time for a kernel of the class."""
     lists = [*report["settings"]["rule_lists"]]
@@ -109,7 +110,7 @@ def _peer(rows: list[dict]) -> str | None:
     return next((p for p in order if p in peers), None)
 
 
-def class_text(report: dict) -> str:
+def class_text(report: ModelReport) -> str:
     """The headline's sentence: the class where the default list loses most to PyTorch."""
     rows = class_rows(report)
     peer = _peer(rows)
@@ -123,7 +124,7 @@ def class_text(report: dict) -> str:
     )
 
 
-def class_section(report: dict) -> list[str]:
+def class_section(report: ModelReport) -> list[str]:
     """## The gap by kernel class: a row per class, a column per TVM list and PyTorch peer."""
     rows = class_rows(report)
     if not any(row["torch_ms"] for row in rows):

@@ -3,11 +3,13 @@ and bandwidth."""
 
 from __future__ import annotations
 
+from tuning.runfolder.report_records import Report
+
 from .cells import MISSING, table, us
 from .escape import code
 
 
-def kernels_table(report: dict) -> list[str]:
+def kernels_table(report: Report) -> list[str]:
     """Each arm's CUDA kernels as ptxas reports them (launch, registers, shared and local
     memory); a line saying there are none on llvm."""
     rows = []
@@ -29,7 +31,7 @@ def kernels_table(report: dict) -> list[str]:
     return table(["arm", "kernel", "grid", "block", "registers", "shared B", "local B"], rows)
 
 
-def fused_kernel_table(report: dict) -> list[str]:
+def fused_kernel_table(report: Report) -> list[str]:
     """The fused pool kernel in each arm: its launch, resources, time per launch and the
     bandwidth of the bytes it must move (and those of one kernel for the whole graph, where an arm
     is one); nothing for a run without it."""

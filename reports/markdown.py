@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from tuning.runfolder.model_records import ModelReport
+from tuning.runfolder.report_records import Report
+
 from .arms_md import arm_notes, arms_table
 from .escape import code, fenced, md
 from .kernels_md import fused_kernel_table, kernels_table
@@ -16,12 +19,12 @@ from .tuners_md import tuners_section
 __all__ = ["headline", "render"]
 
 
-def environment_block(report: dict) -> list[str]:
+def environment_block(report: Report | ModelReport) -> list[str]:
     env = report["environment"]
     return fenced([f"{key}: {value}" for key, value in env.items()])
 
 
-def wall_text(report: dict) -> list[str]:
+def wall_text(report: Report) -> list[str]:
     """Where the run's time went. The tuners run side by side, so theirs overlap within the
     tuning phase, and the arms' builds overlap it too."""
     walls = report.get("phase_wall_s") or {}
@@ -45,7 +48,7 @@ def wall_text(report: dict) -> list[str]:
     ]
 
 
-def render(report: dict) -> str:
+def render(report: Report) -> str:
     """report.md: the paragraph for the issue first, then the tables it rests on, in the order
     a reader checks them (arms, ratios, noise, block order, kernels, tuners, wall time, the
     run's Case, protocol and environment); every source's best kernel side by side after the
@@ -76,7 +79,7 @@ def render(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def closing_sections(report: dict, heading: str, settings: dict) -> list[str]:
+def closing_sections(report: Report | ModelReport, heading: str, settings: dict) -> list[str]:
     """What a run was (`settings`, each under its name, then the command) and its environment:
     the last sections of a study's and a model's report."""
     lines = ["", f"## {heading}", ""]

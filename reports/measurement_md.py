@@ -3,15 +3,17 @@ of the blocks."""
 
 from __future__ import annotations
 
+from tuning.runfolder.report_records import Ratio, Report
+
 from .cells import table
 from .escape import code
 
 
-def _percent(value) -> str | None:
+def _percent(value: float | None) -> str | None:
     return None if value is None else f"{value:.2%}"
 
 
-def _ratio_cell(ratio: dict | None) -> str | None:
+def _ratio_cell(ratio: Ratio | None) -> str | None:
     """`0.143 (0.139–0.147, ±2.8 %)`: the interval and its half-width relative to the ratio."""
     if not ratio:
         return None
@@ -22,7 +24,7 @@ def _ratio_cell(ratio: dict | None) -> str | None:
     )
 
 
-def method_text(report: dict) -> str:
+def method_text(report: Report) -> str:
     method = report["ratio_method"]
     text = f"{method['confidence']:.0%} intervals, {method['method']}."
     coverage = method.get("coverage")
@@ -38,7 +40,7 @@ def method_text(report: dict) -> str:
     return text
 
 
-def ratios_section(report: dict) -> list[str]:
+def ratios_section(report: Report) -> list[str]:
     """Every paired ratio the run took, one column per figure, with the interval's method;
     nothing where no pair was timed."""
     figures = report["figures"]
@@ -58,7 +60,7 @@ def ratios_section(report: dict) -> list[str]:
     )
 
 
-def noise_section(report: dict) -> list[str]:
+def noise_section(report: Report) -> list[str]:
     """Each arm's noise by level (within a timer call, between blocks, between processes) per
     figure, then each trial's centre: where the interval's width comes from."""
     rows, figures = [], report["figures"]
@@ -93,7 +95,7 @@ def noise_section(report: dict) -> list[str]:
     return lines
 
 
-def _trial_centres(report: dict, figure: str, label: str) -> list[str]:
+def _trial_centres(report: Report, figure: str, label: str) -> list[str]:
     """Per arm, each trial's centre and its departure from the arm's mean over trials, side by
     side: arms that move together between processes share the signs and sizes."""
     rows, trials = [], report["trials"]
@@ -116,7 +118,7 @@ def _trial_centres(report: dict, figure: str, label: str) -> list[str]:
     ] + table(["arm", *(f"trial {i}" for i in range(trials))], rows)
 
 
-def design_text(report: dict) -> list[str]:
+def design_text(report: Report) -> list[str]:
     """The order of the blocks: the Williams design, whether its cycles were whole (the
     balance exact only then) and each trial's starting row."""
     designs = report.get("design")

@@ -16,10 +16,21 @@ from __future__ import annotations
 import csv
 import io
 import statistics
+from collections.abc import Mapping
+from typing import Any, cast
 
 from baselines.models.failures import failure_rows
+from tuning.runfolder.model_records import (
+    Analysis,
+    AnalyzedKernel,
+    KernelTimes,
+    ModelFile,
+    ModelReport,
+    ModelRunMeta,
+)
+from tuning.runfolder.records import Trial
 from tuning.runfolder.redact import redact_data
-from tuning.runfolder.store import Run, read_json, write_json, write_text
+from tuning.runfolder.store import Run, read_json, read_record, write_json, write_text
 
 from .model_names import AGREEMENT, DEFAULT, TUNED, arm_of
 from .samples import LABELS, samples_by_figure
@@ -33,18 +44,18 @@ TF32 = (
 )
 
 
-def summarize_model_run(run: Run) -> dict:
+def summarize_model_run(run: Run) -> ModelReport:
     """report.json of a model run, from its folder alone: per kernel its rules, launches and
     times, what the pattern costs, what each list recovers, the arms' figures and ratios."""
-    meta = run.meta
+    meta = run.model_meta
     settings = meta["settings"]
     lists = settings["rule_lists"]
-    analysis = read_json(run.path / "analysis.json")
+    analysis = read_record(run.path / "analysis.json", Analysis)
     times = _kernel_times(run)
     kernels = [_kernel_row(k, lists, times, meta.get("tuned", {})) for k in analysis["kernels"]]
-    report = {
+    report: dict[str, Any] = {
         "kind": "model",
-        "model": read_json(run.path / "model.json"),
+        "model": read_record(run.path / "model.json", ModelFile),
         "shows": meta.get("shows"),
         "command": meta.get("command"),
         "target": meta["identity"]["target"],
@@ -63,7 +74,7 @@ def summarize_model_run(run: Run) -> dict:
             if rules != DEFAULT
         },
         "build_errors": meta.get("build_errors", {}),
-        "rule_failures": failure_rows(analysis),
+        "rule_failures": failure_rows(dict(analysis)),
         "tuned": meta.get("tuned", {}),
         "phase_wall_s": meta.get("phase_wall_s", {}),
     }
@@ -72,19 +83,21 @@ def summarize_model_run(run: Run) -> dict:
     report["recovered"] = {r: _recovered(report, r) for r in lists if r != DEFAULT}
     if report["arms"].get(TUNED):
         report["recovered"]["tuned"] = _recovered(report, "tuned", TUNED)
-    return report
+    return cast(ModelReport, report)  # built key by key above, as report.json holds it
 
 
 def _kernel_times(run: Run) -> dict:
     path = run.path / KERNEL_FILE
-    stored = read_json(path) if path.exists() else {"kernels": {}}
+    stored = read_record(path, KernelTimes) if path.exists() else KernelTimes(kernels={})
     timers = {o.get("timer") for per in stored["kernels"].values() for o in per.values()}
     return {**stored, "timer": next(iter(sorted(t for t in timers if t)), None)}
 
 
-def _kernel_row(kernel: dict, lists: list[str], times: dict, tuned: dict) -> dict:
+def _kernel_row(kernel: AnalyzedKernel, lists: list[str], times: dict, tuned: dict) -> dict:
     measured = times["kernels"].get(kernel["name"], {})
-    row = {key: kernel[key] for key in ("name", "window", "outputs", "calls", "pattern", "rules")}
+    row: dict[str, Any] = {
+        key: kernel[key] for key in ("name", "window", "outputs", "calls", "pattern", "rules")
+    }
     row["launches"] = kernel["launches"]
     row["kernel_us"] = {r: _ok_time(measured.get(r)) for r in lists}
     row["status"] = {r: measured[r]["status"] for r in lists if r in measured}
@@ -99,12 +112,12 @@ def _ok_time(outcome: dict | None) -> float | None:
     return outcome.get("kernel_us") if outcome and outcome["status"] == "ok" else None
 
 
-def _end_to_end(run: Run, meta: dict) -> dict:
+def _end_to_end(run: Run, meta: ModelRunMeta) -> dict:
     """The arms' figures and paired ratios, from the trials (none for an analysis alone)."""
     arms_meta = meta.get("arms", [])
     protocol = meta["settings"]["protocol"]
     if arms_meta:  # a trial file missing is named, never silently dropped
-        require_every_trial(run, {"protocol": protocol}, 0)
+        require_every_trial(run, protocol.get("trials", 0), 0)
     trials = run.trials()
     names = [arm["name"] for arm in arms_meta]
     peers = [arm["name"] for arm in arms_meta if arm.get("peer")]
@@ -128,12 +141,13 @@ def _end_to_end(run: Run, meta: dict) -> dict:
     }
 
 
-def _profiled(trials: list[dict], names: list[str]) -> dict:
+def _profiled(trials: list[Trial], names: list[str]) -> dict:
     """Per arm, over the trials that profiled it (`tuning/measure/profiled.py`): the medians
     of its kernel sum (CUPTI) and of its captured call, the last reason a capture failed, and
     the first trial's time per kernel name."""
     found = {}
     for name in names:
+        records: list[Mapping[str, Any]]
         records = [t["profiled"][name] for t in trials if name in t.get("profiled", {})]
         if not records:
             continue
@@ -176,12 +190,12 @@ def _total_ms(kernels: list[dict], rules: str, base: str | None = None) -> float
     return sum(k["calls"] * t for k, t in zip(kernels, times)) / 1e3
 
 
-def _gpu_ms(report: dict, arm: str) -> float | None:
+def _gpu_ms(report: dict[str, Any], arm: str) -> float | None:
     value = report["arms"].get(arm, {}).get("queued_gpu_us")
     return None if value is None else value / 1e3
 
 
-def _pattern_cost(report: dict) -> dict:
+def _pattern_cost(report: dict[str, Any]) -> dict:
     kernels = report["kernels"]
     pattern = [k for k in kernels if k["pattern"]]
     return {
@@ -196,7 +210,7 @@ def _pattern_cost(report: dict) -> dict:
     }
 
 
-def _recovered(report: dict, rules: str, arm: str | None = None) -> dict:
+def _recovered(report: dict[str, Any], rules: str, arm: str | None = None) -> dict:
     """A list (or the tuned build) against the default list: the gain its changed kernels
     predict (launches x time, default minus this) against the end-to-end GPU time's gain."""
     arm = arm or arm_of(rules)
@@ -240,7 +254,7 @@ def _recovered(report: dict, rules: str, arm: str | None = None) -> dict:
 CSV_FIELDS = ("kernel", "calls", "window", "pattern", "list", "rule", "grid", "block", "kernel_us")
 
 
-def kernels_csv(report: dict) -> str:
+def kernels_csv(report: ModelReport) -> str:
     """One row per kernel and rule list (and tuned, where tuned)."""
     table = io.StringIO(newline="")
     writer = csv.writer(table)
@@ -267,7 +281,7 @@ def kernels_csv(report: dict) -> str:
     return table.getvalue()
 
 
-def render_model_run(run: Run) -> dict:
+def render_model_run(run: Run) -> ModelReport:
     from .model_md import render
 
     report = redact_data(summarize_model_run(run))  # a crafted run file may hold a password

@@ -4,6 +4,7 @@ what each candidate list recovers, the controls, correctness), then the tables i
 from __future__ import annotations
 
 from baselines.models.failures import failure_text
+from tuning.runfolder.model_records import ModelReport
 
 from . import model_tables as tables
 from .comparisons import verdict
@@ -16,13 +17,13 @@ from .model_tables import duration
 from .model_tuned import tuned_section, tuned_text
 
 
-def label(report: dict) -> str:
+def label(report: ModelReport) -> str:
     model = report["model"]
     decomposed = " (decomposed)" if model["options"].get("decompose") else ""
     return f"{model['spec']}{decomposed}"
 
 
-def render(report: dict) -> str:
+def render(report: ModelReport) -> str:
     """report.md: the paragraph, then the tables it rests on, then what was run."""
     lines = [
         f"# {md(label(report))}: the idle-lane pattern in a real network",
@@ -49,7 +50,7 @@ def render(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def headline(report: dict) -> str:
+def headline(report: ModelReport) -> str:
     """The paragraph to paste: each fact once, each verdict naming its figure."""
     model, pattern = report["model"], report["pattern"]
     kernels = report["kernels"]
@@ -92,7 +93,7 @@ def headline(report: dict) -> str:
     return " ".join(p for p in parts if p)
 
 
-def _taken_elsewhere(report: dict) -> list[str]:
+def _taken_elsewhere(report: ModelReport) -> list[str]:
     """Per kernel a list cannot build, the rule each list without that failure gives it."""
     failing: dict[str, set] = {}
     for row in report.get("rule_failures", []):
@@ -111,7 +112,7 @@ def _taken_elsewhere(report: dict) -> list[str]:
     return texts
 
 
-def _changes_text(report: dict, rules: str) -> str:
+def _changes_text(report: ModelReport, rules: str) -> str:
     """What a list changes, where nothing was timed."""
     changed = report["rule_changes"].get(rules, [])
     flagged = {k["name"] for k in report["kernels"] if k["pattern"]}
@@ -178,7 +179,7 @@ def _recovered_text(rules: str, found: dict) -> str:
     return text
 
 
-def _correct_text(report: dict) -> str:
+def _correct_text(report: ModelReport) -> str:
     if not report["arms"]:
         return "Nothing was timed (analysis only: `tune model ... --analyze`)."
     tvm = {n: a for n, a in report["arms"].items() if n not in report["peers"]}

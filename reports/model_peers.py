@@ -11,6 +11,9 @@ path. A peer that was not timed is said, with why: never "nothing to compare".
 
 from __future__ import annotations
 
+from tuning.runfolder.model_records import ModelReport
+from tuning.runfolder.report_records import Ratio
+
 from .comparisons import ratio_text
 from .escape import code, md
 from .model_tables import duration
@@ -24,7 +27,7 @@ PROFILED = (
 CALL_PATH = ("call_path", "end to end, own call path")
 
 
-def peer_rows(report: dict) -> list[dict]:
+def peer_rows(report: ModelReport) -> list[dict]:
     """One row per (TVM arm, peer): the figures both have, each with the two times (ms) and
     their ratio (TVM / PyTorch), the paired ones with their interval too."""
     peers = report["peers"]
@@ -38,7 +41,7 @@ def peer_rows(report: dict) -> list[dict]:
     return rows
 
 
-def _figures(report: dict, arm: str, peer: str) -> dict:
+def _figures(report: ModelReport, arm: str, peer: str) -> dict:
     found = {}
     profiled = report.get("profiled", {})
     for key, label in PROFILED:
@@ -57,12 +60,12 @@ def _figures(report: dict, arm: str, peer: str) -> dict:
     return {key: found[key] for key in order if key in found}
 
 
-def _median_ms(report: dict, arm: str, figure: str) -> float | None:
+def _median_ms(report: ModelReport, arm: str, figure: str) -> float | None:
     value = report["arms"][arm].get("figures", {}).get(figure, {}).get("median_us")
     return None if value is None else value / 1e3
 
 
-def peer_text(report: dict) -> list[str]:
+def peer_text(report: ModelReport) -> list[str]:
     """The headline's sentences: per peer, each TVM arm in every figure; a peer not timed, and
     where the queued GPU time has no figure, why."""
     texts = []
@@ -100,7 +103,7 @@ def _figures_text(figures: dict) -> str:
     )
 
 
-def _ratio(ratio: dict) -> str:
+def _ratio(ratio: Ratio) -> str:
     """A paired ratio with its interval; a ratio of medians alone."""
     return ratio_text(ratio) if "low" in ratio else f"{ratio['ratio']:.3f}"
 
@@ -111,7 +114,7 @@ def _times(figure: dict) -> str:
     return f" {duration(figure['tvm_ms'])} vs {duration(figure['torch_ms'])}"
 
 
-def peer_section(report: dict) -> list[str]:
+def peer_section(report: ModelReport) -> list[str]:
     """## Against PyTorch: a row per TVM arm, peer and figure."""
     rows = peer_rows(report)
     if not rows:

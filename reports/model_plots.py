@@ -3,8 +3,11 @@ included (kernels.png), and the arms end to end (arms.png, as the study's)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
+from tuning.runfolder.model_records import ModelReport
 from tuning.runfolder.store import Run
 
 from .model_names import DEFAULT
@@ -13,13 +16,13 @@ from .plots import arms_plot, plt, save_figure
 SHOWN = 15
 
 
-def write_all(run: Run, report: dict) -> None:
+def write_all(run: Run, report: ModelReport) -> None:
     if report["arms"] and any(a["median_us"] is not None for a in report["arms"].values()):
         arms_plot(run, report)
     _pattern_kernels(run, report)
 
 
-def _pattern_kernels(run: Run, report: dict) -> None:
+def _pattern_kernels(run: Run, report: ModelReport) -> None:
     """Per pattern kernel, launches x time under each list (ms per call of the model)."""
     kernels = [
         k for k in report["kernels"] if k["pattern"] and k["kernel_us"].get(DEFAULT) is not None
@@ -49,7 +52,7 @@ def _pattern_kernels(run: Run, report: dict) -> None:
     save_figure(figure, run.path / "kernels.png")
 
 
-def models_plot(summary: dict, path) -> None:
+def models_plot(summary: dict, path: Path) -> None:
     """Per model and candidate list: its end-to-end ratio to the default list (GPU time, else
     the own call path) with its interval; 1 is no change."""
     bars = []

@@ -4,6 +4,9 @@ went (the tuned kernels': `model_tuned.py`)."""
 
 from __future__ import annotations
 
+from tuning.runfolder.model_records import ModelReport
+from tuning.runfolder.report_records import Ratio, ReportArm
+
 from .cells import MISSING, table
 from .comparisons import ratio_text
 from .escape import code, md
@@ -13,18 +16,18 @@ MAX_KERNEL_ROWS = 40
 COSTLIEST = 10
 
 
-def ms(value) -> str:
+def ms(value: float | None) -> str:
     return MISSING if value is None else f"{value:.3f}"
 
 
-def duration(value_ms) -> str:
+def duration(value_ms: float | None) -> str:
     """A time given in ms, in ms from 1 ms up and in us below."""
     if value_ms is None:
         return MISSING
     return f"{value_ms:.2f} ms" if abs(value_ms) >= 1 else f"{value_ms * 1e3:.1f} us"
 
 
-def pattern_section(report: dict) -> list[str]:
+def pattern_section(report: ModelReport) -> list[str]:
     """The pattern's kernels: launches per call, rule, launch and time under each list."""
     lists = report["settings"]["rule_lists"]
     rows = []
@@ -68,11 +71,11 @@ def _rule_launch(kernel: dict, rules: str) -> str:
     return f"{kernel['rules'].get(rules) or 'none'}, {shape}"
 
 
-def _us(value) -> str:
+def _us(value: float | None) -> str:
     return MISSING if value is None else f"{value:.1f}"
 
 
-def arms_section(report: dict) -> list[str]:
+def arms_section(report: ModelReport) -> list[str]:
     """Every arm end to end: each figure's median, its check, and the paired ratios."""
     figures = report["figures"]
     rows = []
@@ -113,16 +116,16 @@ def arms_section(report: dict) -> list[str]:
     return lines + table(["ratio", *figures.values()], ratio_rows)
 
 
-def _median_ms(arm: dict, figure: str) -> float | None:
+def _median_ms(arm: ReportArm, figure: str) -> float | None:
     found = arm["figures"].get(figure)
     return None if found is None else found["median_us"] / 1e3
 
 
-def _ratio_cell(ratio: dict | None) -> str:
+def _ratio_cell(ratio: Ratio | None) -> str:
     return MISSING if ratio is None else ratio_text(ratio)
 
 
-def changes_section(report: dict) -> list[str]:
+def changes_section(report: ModelReport) -> list[str]:
     lines = ["", "## Kernels whose rule changes", ""]
     for rules, names in report["rule_changes"].items():
         changed = ", ".join(code(n) for n in names) or "none"
@@ -130,7 +133,7 @@ def changes_section(report: dict) -> list[str]:
     return lines
 
 
-def costliest_section(report: dict) -> list[str]:
+def costliest_section(report: ModelReport) -> list[str]:
     """The kernels that cost the model most under the default list (launches x time)."""
     timed = [k for k in report["kernels"] if k["kernel_us"].get(DEFAULT) is not None]
     if not timed:
@@ -155,7 +158,7 @@ def costliest_section(report: dict) -> list[str]:
     ]
 
 
-def checks_section(report: dict) -> list[str]:
+def checks_section(report: ModelReport) -> list[str]:
     """How each figure was checked: the arms end to end, the kernels alone (by outcome)."""
     if not report["arms"] and not report["kernel_timer"]:
         return []
@@ -184,7 +187,7 @@ def checks_section(report: dict) -> list[str]:
     return lines
 
 
-def walls_section(report: dict) -> list[str]:
+def walls_section(report: ModelReport) -> list[str]:
     """Where the run's time went, phase by phase."""
     walls = report["phase_wall_s"]
     if not walls:

@@ -6,6 +6,8 @@ kernel compiled alone), which tuner won, and a tuner skipped with its reason; in
 from __future__ import annotations
 
 from baselines.peers import inductor_peer
+from tuning.runfolder.model_records import ModelReport
+from tuning.runfolder.report_records import Ratio
 
 from .cells import MISSING, table
 from .comparisons import ratio_text
@@ -21,7 +23,7 @@ FIGURES = ("gpu_queued", "call_path")
 _NAMED = 8
 
 
-def tuned_section(report: dict) -> list[str]:
+def tuned_section(report: ModelReport) -> list[str]:
     """The tuned kernels' table (none without --tune-top)."""
     kernels = report["tuned"].get("kernels", {})
     if not kernels:
@@ -70,7 +72,7 @@ def tuned_section(report: dict) -> list[str]:
     ]
 
 
-def _spent(report: dict, budget: int) -> list[str]:
+def _spent(report: ModelReport, budget: int) -> list[str]:
     """What the tuning spent and left, and the tuned network against torch.compile (runs made
     before the tuning recorded its wall time have none of it)."""
     found = report["tuned"]
@@ -114,11 +116,11 @@ def _tuner_cell(found: dict) -> str:
     return f"{_us(found.get('best_kernel_us'))} ({valid})"
 
 
-def _us(value) -> str:
+def _us(value: float | None) -> str:
     return MISSING if value is None else f"{value:.1f}"
 
 
-def tuned_text(report: dict) -> str:
+def tuned_text(report: ModelReport) -> str:
     """`tvm-tuned` end to end against the list it was built on and against torch.compile, each
     with its interval; which is ahead of torch.compile, said in words ("" where not timed)."""
     if TUNED not in report["arms"]:
@@ -142,7 +144,7 @@ def tuned_text(report: dict) -> str:
     return " ".join(sentences)
 
 
-def _verdicts(report: dict, pair: str) -> str:
+def _verdicts(report: ModelReport, pair: str) -> str:
     found = []
     for figure in FIGURES:
         ratio = report["ratios_by_figure"].get(figure, {}).get(pair)
@@ -151,7 +153,7 @@ def _verdicts(report: dict, pair: str) -> str:
     return "; ".join(found) or "not timed"
 
 
-def _ratio(report: dict, pair: str) -> tuple[str, dict] | None:
+def _ratio(report: ModelReport, pair: str) -> tuple[str, Ratio] | None:
     """The first of FIGURES that has the pair's ratio, and that ratio."""
     for figure in FIGURES:
         ratio = report["ratios_by_figure"].get(figure, {}).get(pair)
@@ -160,12 +162,13 @@ def _ratio(report: dict, pair: str) -> tuple[str, dict] | None:
     return None
 
 
-def _ahead(figure: str, ratio: dict) -> str:
+def _ahead(figure: str, ratio: Ratio) -> str:
     """Which of the tuned build and torch.compile is ahead, by `ratio` (tuned / compiled) in
     `figure`."""
     what = LABELS[figure]
     if not ratio.get("distinguishable"):
         return f"In {what}, {code(TUNED)} and torch.compile cannot be told apart."
-    if ratio["low"] > 1:
+    low = ratio.get("low")
+    if low is not None and low > 1:
         return f"**torch.compile is ahead**: {code(TUNED)} takes {ratio['ratio']:.2f}x its {what}."
     return f"**{code(TUNED)} is ahead of torch.compile**: {ratio['ratio']:.2f}x its {what}."

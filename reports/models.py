@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tuning.runfolder.model_records import ModelReport, Models
 from tuning.runfolder.names import member
 from tuning.runfolder.redact import redact_data
-from tuning.runfolder.store import RUN_FILE, Run, read_json, write_json, write_text
+from tuning.runfolder.store import RUN_FILE, Run, read_record, write_json, write_text
 
 from .model import DEFAULT, arm_of
 from .model_peers import peer_rows
@@ -27,7 +28,7 @@ def render_models(out: Path) -> dict:
     and, with matplotlib, models.png; returns the summary."""
     from .models_md import markdown
 
-    stored = read_json(out / FILE)
+    stored = read_record(out / FILE, Models)
     rows = [_row(member(out, name, out / FILE)) for name in stored["models"]]
     summary = redact_data(
         {
@@ -55,7 +56,7 @@ def rerender_models(out: Path) -> Path:
     """`tune report DIR` of a models folder: each model's report, then the summary."""
     from .model import render_model_run
 
-    for name in read_json(out / FILE)["models"]:
+    for name in read_record(out / FILE, Models)["models"]:
         folder = member(out, name, out / FILE)
         if (folder / "analysis.json").exists():
             run = Run.open(folder)
@@ -70,7 +71,7 @@ def _row(folder: Path) -> dict | None:
     path = folder / "report.json"
     if not path.exists():
         return None
-    report = read_json(path)
+    report = read_record(path, ModelReport)
     pattern = report["pattern"]
     tvm = [n for n in report["arms"] if n not in report["peers"]]
     return {
@@ -107,7 +108,7 @@ def _row(folder: Path) -> dict | None:
     }
 
 
-def _label(report: dict) -> str:
+def _label(report: ModelReport) -> str:
     model = report["model"]
     return f"{model['spec']} (decomposed)" if model["options"].get("decompose") else model["spec"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from baselines.peers import inductor_peer
+from tuning.runfolder.report_records import Ratio
 
 from .cells import MISSING, table
 from .comparisons import ratio_text
@@ -16,13 +17,13 @@ GPU = "gpu_queued"
 CALL = "call_path"
 
 
-def _ratio(rec) -> dict | None:
+def _ratio(rec: dict | None) -> Ratio | None:
     """GPU time where there is one (CUDA), else the own call path (a CPU run)."""
     ratios = (rec or {}).get("ratios", {})
     return ratios.get(GPU) or ratios.get(CALL)
 
 
-def _held(rec) -> bool | None:
+def _held(rec: dict) -> bool | None:
     held = rec["holds_one"]
     return held.get(GPU, held.get(CALL))
 
@@ -41,7 +42,7 @@ def headline(summary: dict) -> str:
                 controls.append(f"{md(row['model'])} ({rules})")
                 if ratio and _held(rec):
                     held.append(row["model"])
-            elif ratio and ratio.get("high") is not None and ratio["high"] < 1:
+            elif ratio and (high := ratio.get("high")) is not None and high < 1:
                 faster.append(f"{md(row['model'])} ({rules} {ratio['ratio']:.3f})")
     wrong = [f"{md(r['model'])}: {md(', '.join(r['wrong']))}" for r in rows if r["wrong"]]
     parts = [
@@ -148,21 +149,21 @@ def markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cost(pattern: dict, default_ms) -> str:
+def _cost(pattern: dict, default_ms: float | None) -> str:
     if pattern["default_ms"] is None:
         return MISSING
     of = f" of {duration(default_ms)}" if default_ms is not None else ""
     return f"{duration(pattern['default_ms'])}{of}"
 
 
-def _control(rec) -> str:
+def _control(rec: dict | None) -> str:
     if not rec or not rec["control"]:
         return MISSING
     held = _held(rec)
     return MISSING if held is None else "yes" if held else "**no**"
 
 
-def _agreement(rec) -> str:
+def _agreement(rec: dict | None) -> str:
     if not rec or rec["predicted_gain_ms"] is None or rec["control"]:
         return MISSING
     text = f"{duration(rec['predicted_gain_ms'])} / {duration(rec['measured_gain_ms'])}"

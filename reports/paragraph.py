@@ -8,6 +8,8 @@ Each sentence is built by one function here, which `comment.py` reuses for the s
 from __future__ import annotations
 
 from baselines.peers import CAPTURE, inductor_peer
+from tuning.runfolder.records import TunerSummary
+from tuning.runfolder.report_records import Ratio, Report, ReportArm
 
 from .cells import us
 from .comparisons import figure_verdicts, treatment, verdict
@@ -37,7 +39,7 @@ def stated_figures(pair: str) -> tuple[str, ...]:
     return next((f for p, f, _ in WHOLE_GRAPH_PEERS if p == pair), PEER_FIGURES)
 
 
-def headline(report: dict) -> str:
+def headline(report: Report) -> str:
     timed = {name for name, arm in report["arms"].items() if arm["median_us"] is not None}
     sentences = [
         setting(report),
@@ -50,7 +52,7 @@ def headline(report: dict) -> str:
     return " ".join(s for s in sentences if s)
 
 
-def setting(report: dict) -> str:
+def setting(report: Report) -> str:
     """The first sentence: device, target, trials, and what the intervals are (and what they are
     blind to, or that there are none), so that every verdict after it can be read."""
     method, trials = report["ratio_method"], report["trials"]
@@ -74,22 +76,22 @@ def setting(report: dict) -> str:
     )
 
 
-def _ratio(report: dict, pair: str) -> dict | None:
+def _ratio(report: Report, pair: str) -> Ratio | None:
     return report["ratios"].get(pair)
 
 
-def slowdown(report: dict) -> str:
+def slowdown(report: Report) -> str:
     """The issue's slowdown: ON against PARTIAL and OFF."""
     return pairs_sentence(report, SLOWDOWN, "The issue's slowdown")
 
 
-def pairs_sentence(report: dict, pairs: tuple, opening: str) -> str:
+def pairs_sentence(report: Report, pairs: tuple, opening: str) -> str:
     """One sentence of the pairs' verdicts, end to end through the arms' own call paths."""
     found = [verdict(pair, ratio) for pair in pairs if (ratio := _ratio(report, pair))]
     return f"{opening}, {LABELS['call_path']}: {'; '.join(found)}." if found else ""
 
 
-def _candidate(report: dict) -> list[str]:
+def _candidate(report: Report) -> list[str]:
     """`fixed` against ON, then against the tuned optimum of its kernel."""
     arms, pair = report["arms"], f"{CANDIDATE}/on"
     rule = f"the default rules with `WindowReduction` before {code(fixed_rule_before(report))}"
@@ -106,7 +108,7 @@ def _candidate(report: dict) -> list[str]:
     return [sentence + ".", f"Against the tuned optimum, {'; '.join(optimum)}." if optimum else ""]
 
 
-def _tuned_alike(report: dict, name: str) -> list[str]:
+def _tuned_alike(report: Report, name: str) -> list[str]:
     """The tuned arms that searched the same kernel as `name` (pool kernel or whole graph)."""
     whole = report["arms"][name].get("whole_graph")
     return [
@@ -116,7 +118,7 @@ def _tuned_alike(report: dict, name: str) -> list[str]:
     ]
 
 
-def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[str]:
+def _against_optimum(report: Report, name: str, end_to_end: bool = True) -> list[str]:
     """Clauses: `name`'s kernel against the tuners' best of the same kernel (each tuner's find
     named once), and `name` end to end against the fastest of those tuned arms."""
     arms, tuners = report["arms"], report["tuners"]
@@ -124,12 +126,11 @@ def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[s
         return []
     tuned = _tuned_alike(report, name)
     clauses = []
-    found = sorted(
-        (t for t in tuned if tuners[t].get("best_kernel_us")),
-        key=lambda t: tuners[t]["best_kernel_us"],
-    )
-    if found and arms[name].get("kernel_us"):
-        best = tuners[found[0]]["best_kernel_us"]
+    best_us = {t: time_us for t in tuned if (time_us := tuners[t].get("best_kernel_us"))}
+    found = sorted(best_us, key=lambda t: best_us[t])
+    kernel_us = arms[name].get("kernel_us")
+    if found and kernel_us:
+        best = best_us[found[0]]
         finds = "; ".join(
             f"{code(t)} {us(tuners[t]['best_kernel_us'])} us, found at trial "
             f"{tuners[t]['best_trial']} of {_best_of(tuners[t])}"
@@ -137,7 +138,7 @@ def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[s
         )
         clauses.append(
             f"its kernel takes {us(arms[name]['kernel_us'])} us, "
-            f"{arms[name]['kernel_us'] / best:.2f}x the best tuned kernel ({finds})"
+            f"{kernel_us / best:.2f}x the best tuned kernel ({finds})"
         )
     pair = against_fastest_tuned(report, name) if end_to_end else None
     if pair:
@@ -151,7 +152,7 @@ def _against_optimum(report: dict, name: str, end_to_end: bool = True) -> list[s
     return clauses
 
 
-def against_fastest_tuned(report: dict, name: str) -> str | None:
+def against_fastest_tuned(report: Report, name: str) -> str | None:
     """`name/T` for the tuned optimum T: the fastest timed tuned arm end to end, whichever kernel
     its tuner searched (the fused pool kernel or the whole graph's one kernel), where that ratio
     exists."""
@@ -162,22 +163,22 @@ def against_fastest_tuned(report: dict, name: str) -> str | None:
     paired = [t for t in timed if _ratio(report, f"{name}/{t}")]  # older reports: same kernel
     if not paired:
         return None
-    return f"{name}/{min(paired, key=lambda t: arms[t]['median_us'])}"
+    return f"{name}/{min(paired, key=lambda t: _median(arms[t]))}"
 
 
-def _best_tuned(report: dict, timed: set) -> list[str]:
+def _best_tuned(report: Report, timed: set) -> list[str]:
     """Without the candidate: the fastest tuned arm against ON, and what its tuner found."""
     tuned = [t for t in report["tuners"] if t in timed]
     if not tuned:
         return []
-    best = min(tuned, key=lambda t: report["arms"][t]["median_us"])
+    best = min(tuned, key=lambda t: _median(report["arms"][t]))
     return [
         pairs_sentence(report, (f"{best}/on",), f"The fastest tuned arm, {code(best)}"),
         _tuner_find(report, best),
     ]
 
 
-def _tuner_find(report: dict, name: str) -> str:
+def _tuner_find(report: Report, name: str) -> str:
     tuner = report["tuners"][name]
     if tuner.get("best_trial") is None:
         return ""
@@ -187,13 +188,13 @@ def _tuner_find(report: dict, name: str) -> str:
     )
 
 
-def _best_of(tuner: dict) -> int:
+def _best_of(tuner: TunerSummary) -> int:
     """The trials its best trial is numbered among: a tuner of several runs (MetaSchedule's two)
     counts all its runs' trials, and numbers its best within the run that found it."""
     return tuner.get("best_of", tuner["trials"])
 
 
-def _like_for_like(report: dict, pair: str) -> str:
+def _like_for_like(report: Report, pair: str) -> str:
     verdicts = figure_verdicts(report, pair, PEER_FIGURES)
     top, peer = pair.split("/")
     return (
@@ -204,7 +205,7 @@ def _like_for_like(report: dict, pair: str) -> str:
     )
 
 
-def whole_graph(report: dict) -> str:
+def whole_graph(report: Report) -> str:
     """The whole graph as one kernel: against `fixed`, against PyTorch like for like, and
     against its own tuned optimum."""
     found = [verdict(pair, ratio) for pair in ONE_KERNEL if (ratio := _ratio(report, pair))]
@@ -221,7 +222,7 @@ def whole_graph(report: dict) -> str:
     )
 
 
-def whole_graph_against_pytorch(report: dict) -> str:
+def whole_graph_against_pytorch(report: Report) -> str:
     """`one-kernel` against torch.compile by GPU time, and both captured whole, end to end."""
     parts = []
     for pair, figures, how in WHOLE_GRAPH_PEERS:
@@ -231,7 +232,7 @@ def whole_graph_against_pytorch(report: dict) -> str:
     return "; ".join(parts)
 
 
-def not_measured(report: dict) -> list[str]:
+def not_measured(report: Report) -> list[str]:
     """What the run meant to measure and could not, each with its reason."""
     found = [
         f"Tuner {code(name)} gave no arm: {md(reason)}"
@@ -245,7 +246,7 @@ def not_measured(report: dict) -> list[str]:
     ]
 
 
-def correctness(report: dict) -> str:
+def correctness(report: Report) -> str:
     arms = report["arms"]
     wrong = [name for name, arm in arms.items() if not arm["correct"]]
     if wrong:
@@ -256,9 +257,17 @@ def correctness(report: dict) -> str:
     )
 
 
-def closing(report: dict) -> str:
+def closing(report: Report) -> str:
     """The last sentence: what was not measured, then the correctness check (one sentence, so
     that the paragraph stays within eight)."""
     clauses = [*not_measured(report), correctness(report)]
     clauses[1:] = [clause[0].lower() + clause[1:] for clause in clauses[1:]]
     return "; ".join(clauses) + "."
+
+
+def _median(arm: ReportArm) -> float:
+    """The call-path median of an arm its caller compares (one it knows was timed)."""
+    value = arm.get("median_us")
+    if value is None:
+        raise ValueError("an arm that was not timed is not compared")
+    return value

@@ -3,29 +3,36 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import Any
 
 import matplotlib
+
+from tuning.runfolder.model_records import ModelReport
+from tuning.runfolder.records import Sweep
+from tuning.runfolder.report_records import Report
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from tuning.runfolder.store import Run, read_json, write_bytes  # noqa: E402
+from tuning.runfolder.records import TunerTrials  # noqa: E402
+from tuning.runfolder.store import Run, read_record, write_bytes  # noqa: E402
 
 from .sweep_arms import sweep_tuners, tuned_against  # noqa: E402
 
 
-def write_all(run: Run, report: dict) -> None:
+def write_all(run: Run, report: Report) -> None:
     arms_plot(run, report)
     _best_so_far(run, report)
     _importances(run, report)
 
 
-def _save(figure, run: Run, name: str) -> None:
+def _save(figure: Any, run: Run, name: str) -> None:
     figure.tight_layout()
     save_figure(figure, run.path / name)
 
 
-def save_figure(figure, path) -> None:
+def save_figure(figure: Any, path: Path) -> None:
     """Through the run folder's atomic write: a link planted at `path` is replaced, not
     followed."""
     import io
@@ -36,7 +43,7 @@ def save_figure(figure, path) -> None:
     write_bytes(path, image.getvalue())
 
 
-def arms_plot(run: Run, report: dict) -> None:
+def arms_plot(run: Run, report: Report | ModelReport) -> None:
     """Per arm, one bar per figure (median, IQR), on a log scale: the arms span 5 to 250 us."""
     timed = [(name, arm) for name, arm in report["arms"].items() if arm["median_us"] is not None]
     if not timed:
@@ -69,12 +76,12 @@ def arms_plot(run: Run, report: dict) -> None:
     _save(figure, run, "arms.png")
 
 
-def _best_so_far(run: Run, report: dict) -> None:
+def _best_so_far(run: Run, report: Report) -> None:
     curves = {}
     for name in report["tuners"]:
         path = run.path / "tuners" / name / "trials.json"
         if path.exists():
-            curves[name] = [t.get("kernel_us") for t in read_json(path)]
+            curves[name] = [t.get("kernel_us") for t in read_record(path, TunerTrials)]
     if not curves:
         return
     figure, axis = plt.subplots(figsize=(6, 3.5))
@@ -84,8 +91,13 @@ def _best_so_far(run: Run, report: dict) -> None:
             best = min(best, value) if value is not None else best
             line.append(best if best != float("inf") else math.nan)  # a gap before the first
         axis.plot(range(1, len(line) + 1), line, label=name)
-    for key, style in (("default_kernel_us", "--"), ("serial_kernel_us", ":")):
-        value = next((t[key] for t in report["tuners"].values() if t.get(key)), None)
+    tuners = report["tuners"].values()
+    schedules = (
+        ("default_kernel_us", "--", [t.get("default_kernel_us") for t in tuners]),
+        ("serial_kernel_us", ":", [t.get("serial_kernel_us") for t in tuners]),
+    )
+    for key, style, values in schedules:
+        value = next((v for v in values if v), None)
         if value:
             axis.axhline(
                 value, linestyle=style, color="gray", label=key.replace("_kernel_us", " schedule")
@@ -97,9 +109,9 @@ def _best_so_far(run: Run, report: dict) -> None:
     _save(figure, run, "best_so_far.png")
 
 
-def _importances(run: Run, report: dict) -> None:
+def _importances(run: Run, report: Report) -> None:
     # The first tuner whose summary gives its parameters' importances.
-    found = [(n, t["importances"]) for n, t in report["tuners"].items() if t.get("importances")]
+    found = [(n, i) for n, t in report["tuners"].items() if (i := t.get("importances"))]
     if not found:
         return
     name, importances = found[0]
@@ -111,7 +123,7 @@ def _importances(run: Run, report: dict) -> None:
     _save(figure, run, "importances.png")
 
 
-def sweep_plot(sweep: dict, path) -> None:
+def sweep_plot(sweep: Sweep, path: Path) -> None:
     """Per Case: the fused kernel's time under each schedule, and the whole graph per arm."""
     import numpy as np
 

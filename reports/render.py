@@ -7,6 +7,7 @@ import csv
 import io
 
 from tuning.runfolder.redact import redact_data
+from tuning.runfolder.report_records import Report
 from tuning.runfolder.store import Run, write_json, write_text
 
 from . import markdown
@@ -32,10 +33,10 @@ CSV_FIELDS = (
 )
 
 
-def render_run(run: Run) -> dict:
+def render_run(run: Run) -> Report:
     """A run's report files from its stored data (report.json, report.md, comment.md,
     report.csv, plots where matplotlib is installed), redacted; returns the report's data."""
-    report = redact_data(summarize_run(run))  # a crafted run file may hold a password
+    report: Report = redact_data(summarize_run(run))  # a crafted run file may hold a password
     write_json(run.path / "report.json", report)
     write_text(run.path / "report.md", markdown.render(report))
     write_text(run.path / COMMENT, render_comment(report))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tuning.runfolder.records import Trial
 from tuning.runfolder.store import FIGURES
 
 # What each figure is, for tables and verdicts (tuning/measure/blocks.py says how each is taken).
@@ -12,7 +13,7 @@ LABELS = {
 }
 
 
-def figure_samples(trial: dict, figure: str, arm: str, repeat: int) -> list[list[float]]:
+def figure_samples(trial: Trial, figure: str, arm: str, repeat: int) -> list[list[float]]:
     """One trial's samples of `arm` for `figure`, one list per block (empty if not timed)."""
     stored = trial.get("block_samples_us")
     if stored is not None:
@@ -27,7 +28,7 @@ def figure_samples(trial: dict, figure: str, arm: str, repeat: int) -> list[list
     return []
 
 
-def samples_by_figure(trials: list[dict], names: list[str], repeat: int) -> dict:
+def samples_by_figure(trials: list[Trial], names: list[str], repeat: int) -> dict:
     """figure -> arm -> per-trial lists of per-block samples; trials stay aligned across arms
     (a trial that did not time an arm holds an empty list), so ratios pair the same blocks.
     Only figures with samples are kept."""

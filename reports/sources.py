@@ -5,6 +5,7 @@ kernel; from report.json alone (a study's or a sweep Case's), a source not measu
 from __future__ import annotations
 
 from baselines.peers import PEERS, Treatment, inductor_peer
+from tuning.runfolder.report_records import Ratio, Report
 
 from .summary import held_against, kernel_times
 
@@ -13,7 +14,7 @@ RULE_MADE = (("default", "on"), ("rule", "fixed"), ("one-kernel", "one-kernel"))
 POOL, WHOLE = "pool", "whole"  # the fused pool kernel, the whole graph's one kernel
 
 
-def sources(report: dict, tuners: dict[str, str] | None = None) -> list[dict]:
+def sources(report: Report, tuners: dict[str, str] | None = None) -> list[dict]:
     """One row per source: `source`, `arm`, `kernel` (which one its kernel time is of), `ran`,
     `kernel_us` and `gpu_us` (None where the run took no such figure). `tuners`: tuner -> the
     rule-made arm it is held against (a sweep's record); by default the report's tuners."""
@@ -57,7 +58,7 @@ def _row(source: str, arm: str, kernel: str | None, arms: dict, times: dict) -> 
     }
 
 
-def inductor_ahead(report: dict, rows: list[dict]) -> dict | None:
+def inductor_ahead(report: Report, rows: list[dict]) -> dict | None:
     """The fastest TVM source by GPU time against inductor's row: their arms and GPU times, the
     paired ratio tvm/inductor (None where the run has none: then the medians'), who is ahead
     (`standing`: inductor, tvm, or a tie where the interval holds 1) and by how much (`longer`:
@@ -81,7 +82,7 @@ def inductor_ahead(report: dict, rows: list[dict]) -> dict | None:
     }
 
 
-def _paired(report: dict, top: str, bottom: str) -> dict | None:
+def _paired(report: Report, top: str, bottom: str) -> Ratio | None:
     """The GPU-time ratio top/bottom, paired within blocks: as stored, or the inverse of
     bottom/top (the report gives peers over `on`)."""
     ratios = report.get("ratios_by_figure", {}).get("gpu_queued", {})
@@ -90,7 +91,8 @@ def _paired(report: dict, top: str, bottom: str) -> dict | None:
     inverse = ratios.get(f"{bottom}/{top}")
     if inverse is None:
         return None
-    flipped = {**inverse, "ratio": 1 / inverse["ratio"]}
-    if inverse.get("low") is not None:
-        flipped.update(low=1 / inverse["high"], high=1 / inverse["low"])
+    flipped: Ratio = {**inverse, "ratio": 1 / inverse["ratio"]}
+    low, high = inverse.get("low"), inverse.get("high")
+    if low is not None and high is not None:
+        flipped["low"], flipped["high"] = 1 / high, 1 / low
     return flipped

@@ -3,6 +3,8 @@ report.md a row per source, in sweep.md a row per Case."""
 
 from __future__ import annotations
 
+from tuning.runfolder.report_records import Report
+
 from .cells import MISSING, table, three, us
 from .comparisons import ratio_text
 from .escape import code, md
@@ -16,7 +18,7 @@ NOTE = (
 )
 
 
-def sources_section(report: dict) -> list[str]:
+def sources_section(report: Report) -> list[str]:
     """report.md's section: a row per source, then the sentence on inductor."""
     rows = sources(report)
     times = [r["gpu_us"] for r in rows if r["ran"] and r.get("gpu_us")]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 import numpy as np
 
 from baselines.case import Case
-from tuning.runfolder.store import Run, RunError, read_json
+from tuning.runfolder.records import Protocol, RunMeta, Trial, TunerSummary
+from tuning.runfolder.report_records import Report
+from tuning.runfolder.store import Run, RunError, read_json, read_record
 
 from .comparisons import ratio_pairs
 from .samples import LABELS, has_samples, samples_by_figure
@@ -20,14 +23,14 @@ from .stats.paired import CONFIDENCE, METHOD, paired_ratio
 FLOAT_BYTES = 4
 
 
-def summarize_run(run: Run) -> dict:
+def summarize_run(run: Run) -> Report:
     """report.json's data from a run folder: each arm's figures and correctness, the paired
     ratios per figure with their method, the design, the tuners and the kernel times. A trial
     file missing, or an arm no trial measured, is a `RunError` that says which: a report is of the
     whole run, never of what happens to be left."""
     meta = run.meta
     trials = run.trials()
-    require_every_trial(run, meta, len(trials))
+    require_every_trial(run, meta["protocol"].get("trials", 0), len(trials))
     arm_names = [arm["name"] for arm in meta["arms"]]
     _require_every_arm(run, arm_names, trials)
     peers = [arm["name"] for arm in meta["arms"] if arm.get("peer")]
@@ -42,7 +45,7 @@ def summarize_run(run: Run) -> dict:
             figure: {pair: within_cpu_noise(r) for pair, r in ratios.items()}
             for figure, ratios in by_figure.items()
         }
-    report = {
+    report: dict[str, Any] = {
         "command": meta.get("command"),
         "case": meta["case"],
         "target": meta["identity"]["target"],
@@ -89,7 +92,7 @@ def summarize_run(run: Run) -> dict:
     walls = [t.get("wall_s", {}) for t in trials]
     if any("timing_by_arm_s" in wall for wall in walls):  # runs that kept where it went
         report["trial_wall_s"] = walls
-    return report
+    return cast(Report, report)  # built key by key above, as report.json holds it
 
 
 def paired_ratios(per_arm: dict, pairs: list) -> dict:
@@ -101,7 +104,7 @@ def paired_ratios(per_arm: dict, pairs: list) -> dict:
     return ratios
 
 
-def ratio_method(trials: list[dict], protocol: dict) -> dict:
+def ratio_method(trials: list[Trial], protocol: Protocol) -> dict:
     """The interval's method, and its coverage simulated at this run's numbers."""
     if not trials:
         return {"method": METHOD, "confidence": CONFIDENCE}
@@ -126,11 +129,11 @@ def _figure_summary(per_trial: list) -> dict:
     }
 
 
-def arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
+def arm_summary(name: str, trials: list[Trial], samples: dict) -> dict:
     """One arm across the trials: correctness, its kernels, each figure's summary, and the
     call-path figure's under the top-level keys earlier reports gave."""
     checks = [t["checks"][name] for t in trials if name in t["checks"]]
-    errors = [c["max_abs_err"] for c in checks if c.get("max_abs_err") is not None]
+    errors = [e for c in checks if (e := c.get("max_abs_err")) is not None]
     figures = {
         figure: _figure_summary(per_arm[name])
         for figure, per_arm in samples.items()
@@ -162,7 +165,7 @@ def arm_summary(name: str, trials: list[dict], samples: dict) -> dict:
     return summary
 
 
-def _ratio(arms: dict, top: str, bottom: str):
+def _ratio(arms: dict, top: str, bottom: str) -> float | None:
     if arms.get(bottom, {}).get("median_us") is None:
         return None
     return arms[top]["median_us"] / arms[bottom]["median_us"]
@@ -172,14 +175,15 @@ def _environment(run: Run) -> dict:
     return read_json(run.path / "environment.json")  # missing or damaged: said, not dropped
 
 
-def require_every_trial(run: Run, meta: dict, found: int) -> None:
-    """A report is of the whole run: a trial file missing is named, never silently dropped."""
-    for index in range(meta["protocol"].get("trials", found)):
+def require_every_trial(run: Run, trials: int, found: int) -> None:
+    """A report is of the whole run: a trial file missing is named, never silently dropped
+    (`trials`: the protocol's, else the `found` ones)."""
+    for index in range(trials or found):
         if not run.trial_path(index).exists():
-            read_json(run.trial_path(index))  # says which, and what to do
+            read_record(run.trial_path(index), Trial)  # says which, and what to do
 
 
-def _require_every_arm(run: Run, arm_names: list[str], trials: list[dict]) -> None:
+def _require_every_arm(run: Run, arm_names: list[str], trials: list[Trial]) -> None:
     """Every trial checks every arm of the run (a wrong one too): an arm no trial holds is one
     this tool never measured, and is said, not reported as wrong nor dropped."""
     found = {name for trial in trials for name in trial["checks"]}
@@ -191,13 +195,13 @@ def _require_every_arm(run: Run, arm_names: list[str], trials: list[dict]) -> No
         )
 
 
-def _tuners(run: Run, meta: dict) -> dict:
+def _tuners(run: Run, meta: RunMeta) -> dict[str, TunerSummary]:
     tuners = {}
     for path in sorted((run.path / "tuners").glob("*/summary.json")):
-        tuners[path.parent.name] = read_json(path)
+        tuners[path.parent.name] = read_record(path, TunerSummary)
     for name in meta["tuners"]:  # every tuner gave a summary or failed with a reason
         if name not in tuners and name not in meta.get("tuner_failures", {}):
-            read_json(run.path / "tuners" / name / "summary.json")
+            read_record(run.path / "tuners" / name / "summary.json", TunerSummary)
     return tuners
 
 
@@ -258,7 +262,7 @@ def is_fused_pool_kernel(name: str) -> bool:
     return name.startswith("fused_") and "pool2d" in name
 
 
-def _add_fused_kernel_table(report: dict) -> None:
+def _add_fused_kernel_table(report: dict[str, Any]) -> None:
     """Per arm with a fused pool kernel: its launch, resources, kernel-level time and GB/s."""
     report["fused_kernel_bytes"] = fused_kernel_bytes(report["case"])
     report["whole_kernel_bytes"] = fused_kernel_bytes(report["case"], whole=True)
@@ -281,6 +285,6 @@ def _add_fused_kernel_table(report: dict) -> None:
     report["fused_kernel"] = rows
 
 
-def fixed_rule_before(report: dict) -> str:
+def fixed_rule_before(report: Report) -> str:
     """The rule that `WindowReduction` runs right before in the run's `fixed` list."""
     return report.get("fixed_rule_before", "GeneralReduction")

@@ -4,11 +4,14 @@ rules the sweep recorded when it measured (`tuning/rule_choice.py`); rendering n
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from baselines.peers import CAPTURE, inductor_peer
 from tuning.runfolder.names import member
+from tuning.runfolder.records import RunMeta, Sweep
 from tuning.runfolder.redact import redact_data
-from tuning.runfolder.store import RUN_FILE, Run, read_json, write_json, write_text
+from tuning.runfolder.report_records import Report
+from tuning.runfolder.store import RUN_FILE, Run, read_record, write_json, write_text
 
 from .render import render_run
 from .sources import inductor_ahead, sources
@@ -25,10 +28,15 @@ def render_sweep(out: Path, names: list[str]) -> dict:
     """The sweep's report from its Cases' own: sweep.json (one row per Case, the Cases where
     the rule is slower than ON or beyond the goal, the tuners' failures), sweep.md and, with
     matplotlib, sweep.png; returns the sweep's data."""
-    stored = read_json(out / SWEEP_JSON)  # with `large_reductions` where the sweep recorded it
+    stored = read_record(
+        out / SWEEP_JSON, Sweep
+    )  # with `large_reductions` where the sweep recorded it
     folders = [member(out, name, out / SWEEP_JSON) for name in names]
     tuners = sweep_tuners(stored)
-    cases = [_case_row(f.name, _case_report(f), read_json(f / RUN_FILE), tuners) for f in folders]
+    cases = [
+        _case_row(f.name, _case_report(f), read_record(f / RUN_FILE, RunMeta), tuners)
+        for f in folders
+    ]
     sweep = redact_data(
         {
             **stored,
@@ -69,7 +77,7 @@ def render_sweep(out: Path, names: list[str]) -> dict:
 WHOLE, INDUCTOR, CAPTURED = "one-kernel", inductor_peer(), CAPTURE
 
 
-def _case_row(name: str, report: dict, meta: dict, tuners: dict[str, str]) -> dict:
+def _case_row(name: str, report: Report, meta: RunMeta, tuners: dict[str, str]) -> dict:
     arms = report["arms"]
     times = kernel_times(report["tuners"])  # reports of older cases lack the arms' kernel_us
     # The default rule's kernel is ON's.
@@ -82,7 +90,7 @@ def _case_row(name: str, report: dict, meta: dict, tuners: dict[str, str]) -> di
         for row in report.get("fused_kernel", [])
     }
     rules = meta.get("fused_kernel_rules", {})  # None where a sweep before it did not record
-    row = {
+    row: dict[str, Any] = {
         "case": name,
         "shape": report["case"],
         "device": report["device"],
@@ -117,7 +125,7 @@ def _case_row(name: str, report: dict, meta: dict, tuners: dict[str, str]) -> di
     return row
 
 
-def _against_inductor(report: dict) -> dict | None:
+def _against_inductor(report: Report) -> dict | None:
     """`one-kernel` against inductor's graph (`torch-compile`) by GPU time with calls queued,
     and both captured whole; None where the Case ran no inductor."""
     ratios, arms = report.get("ratios_by_figure", {}), report["arms"]  # none in older reports
@@ -144,9 +152,9 @@ def _gap(kernels: dict, tuners: dict[str, str], arm: str) -> float | None:
     return kernels[arm] / min(found) - 1 if kernels[arm] and found else None
 
 
-def _case_report(folder: Path) -> dict:
+def _case_report(folder: Path) -> Report:
     """A Case's report.json; made again from the Case's measurements where a kept copy of the
     sweep left it out (it is derived data: a committed archive keeps the samples alone)."""
     if not (folder / "report.json").exists():
         return render_run(Run(folder))
-    return read_json(folder / "report.json")
+    return read_record(folder / "report.json", Report)

@@ -3,6 +3,8 @@ sweep recorded as held against it (sweep.json's `tuners`), so that no tuner is n
 
 from __future__ import annotations
 
+from tuning.runfolder.records import Sweep
+
 # The rule-made arms of each kernel a sweep tabulates, the first the one its tuners are held
 # against: the pool kernel's (the candidate rule's, the serial schedule's), the whole graph's.
 RULE_MADE = (("fixed", "serial"), ("one-kernel",))
@@ -12,7 +14,7 @@ CAPTURED = ("fixed+capture", "one-kernel+capture")
 _EARLIER_SWEEP_TUNERS = {"optuna": "fixed", "optuna-one-kernel": "one-kernel"}
 
 
-def sweep_tuners(sweep: dict) -> dict[str, str]:
+def sweep_tuners(sweep: Sweep) -> dict[str, str]:
     """Tuner -> the rule-made arm its arm is held against, as the sweep recorded."""
     return sweep.get("tuners", _EARLIER_SWEEP_TUNERS)
 

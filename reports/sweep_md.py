@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from baselines.peers import inductor_peer
+from tuning.runfolder.records import Sweep
 
 from .cells import MISSING, table, us
 from .escape import code, md
@@ -13,7 +17,7 @@ from .sweep_arms import sweep_tuners, tuned_against
 GOAL_GAP = 0.10
 
 
-def markdown(sweep: dict) -> str:
+def markdown(sweep: Sweep) -> str:
     """sweep.md: per Case, the rule chosen, the kernel times against Optuna's best and the
     end-to-end arms, the findings, then the one-kernel and inductor tables, every source side by
     side per Case, and the large reductions."""
@@ -76,7 +80,7 @@ def markdown(sweep: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _one_kernel_table(sweep: dict) -> list[str]:
+def _one_kernel_table(sweep: Sweep) -> list[str]:
     """The whole graph as one kernel (`one-kernel`) against `fixed`'s three, per Case."""
     lines = [
         "## One kernel for the whole graph",
@@ -143,7 +147,7 @@ def _optimum(tuned: list[str]) -> str:
 INDUCTOR = inductor_peer()
 
 
-def _inductor_table(sweep: dict) -> list[str]:
+def _inductor_table(sweep: Sweep) -> list[str]:
     """`one-kernel` against inductor's graph, where the sweep ran inductor (a GPU with PyTorch)."""
     cases = [c for c in sweep["cases"] if "inductor" in c]
     if not cases:
@@ -193,14 +197,16 @@ def _inductor_table(sweep: dict) -> list[str]:
     ]
 
 
-def _sources_section(sweep: dict) -> list[str]:
+def _sources_section(sweep: Sweep) -> list[str]:
     """Every source's best kernel side by side, a row per Case (sweeps rendered before the
     Cases' rows held them: none)."""
     cases = [c for c in sweep["cases"] if "sources" in c]
     return [*sweep_sources_table(cases), ""] if cases else []
 
 
-def _findings(sweep: dict, key: str, against: str, arm: str, optimum: str) -> list[str]:
+def _findings(
+    sweep: Mapping[str, Any], key: str, against: str, arm: str, optimum: str
+) -> list[str]:
     """The Cases where `arm` is slower than `against` end to end, and where its kernel is
     beyond the goal."""
     slower, beyond = sweep[f"{key}_slower_than_{against}"], sweep[f"{key}_beyond_goal"]
@@ -242,11 +248,11 @@ def _launch(launch: dict) -> str:
     return " x ".join(str(v) for v in launch.values() if v) or MISSING
 
 
-def _percent(gap) -> str:
+def _percent(gap: float | None) -> str:
     return MISSING if gap is None else f"{gap:+.1%}"
 
 
-def _yes(value) -> str:
+def _yes(value: object) -> str:
     return "yes" if value else "NO"
 
 

@@ -6,6 +6,7 @@ without them."""
 
 from __future__ import annotations
 
+from tuning.runfolder.report_records import Report
 from tuning.runfolder.spent import SPENT
 
 from .cells import table
@@ -24,7 +25,7 @@ TRIAL_PARTS = {
 }
 
 
-def tuners_time(report: dict) -> list[str]:
+def tuners_time(report: Report) -> list[str]:
     """Per tuner (MetaSchedule's two runs apart), seconds and counts by what they were for."""
     spent = {
         name: {"wall_s": summary.get("wall_s"), **summary["time_spent"]}
@@ -46,7 +47,7 @@ def tuners_time(report: dict) -> list[str]:
     ]
 
 
-def trials_time(report: dict) -> list[str]:
+def trials_time(report: Report) -> list[str]:
     """Per trial of the comparison, seconds by part, and the timing by arm over all trials."""
     walls = report.get("trial_wall_s") or []
     if not walls:
@@ -75,18 +76,18 @@ def trials_time(report: dict) -> list[str]:
     return lines
 
 
-def _total(value) -> float | None:
+def _total(value: float | dict[str, float] | None) -> float | None:
     """A part's seconds: a number, or per arm (loads, peers) their sum."""
     if isinstance(value, dict):
         return sum(value.values())
     return value
 
 
-def _seconds(value) -> str | None:
+def _seconds(value: float | None) -> str | None:
     return None if value is None else f"{value:.1f}"
 
 
-def _amount(key: str, value) -> str | None:
+def _amount(key: str, value: float | None) -> str | None:
     if value is None:
         return None
     return f"{value:.1f}" if key.endswith("_s") else f"{value:.0f}"

@@ -3,6 +3,8 @@ samplers came to the exhaustive optimum."""
 
 from __future__ import annotations
 
+from tuning.runfolder.report_records import Report
+
 from .cells import table, three, us
 from .escape import code, md
 
@@ -27,7 +29,7 @@ def _budget_counts(declared: str, workers: int) -> str:
     return counts if counts in known else md(counts)
 
 
-def tuners_section(report: dict) -> list[str]:
+def tuners_section(report: Report) -> list[str]:
     if not report["tuners"]:
         return []
     return [
@@ -40,7 +42,7 @@ def tuners_section(report: dict) -> list[str]:
     ]
 
 
-def _kernels(report: dict) -> str:
+def _kernels(report: Report) -> str:
     """Which kernels the tuners searched: the fused one, or also the whole graph's (whose best
     kernel time is of other work than the fused pool kernel's)."""
     arms = report["arms"]
@@ -50,7 +52,7 @@ def _kernels(report: dict) -> str:
     return f"the fused pool kernel; {', '.join(whole)}: the whole graph's one kernel"
 
 
-def budget_text(report: dict) -> list[str]:
+def budget_text(report: Report) -> list[str]:
     """Per tuner: what `--budget` counted, and how many candidates it measured (run folder)."""
     if report.get("budget") is None:  # a run recorded before the report read it
         return []
@@ -69,13 +71,13 @@ def budget_text(report: dict) -> list[str]:
     return [f"`--budget {report['budget']}` counted, per tuner: " + "; ".join(parts) + ".", ""]
 
 
-def _tuners_of_the_run(report: dict) -> dict:
+def _tuners_of_the_run(report: Report) -> dict:
     """The tuners the run named, without the runs a tuner made of its own (`ms-default`)."""
     inner = {name for tuner in report["tuners"].values() for name in tuner.get("runs", {})}
     return {name: tuner for name, tuner in report["tuners"].items() if name not in inner}
 
 
-def tuners_table(report: dict) -> list[str]:
+def tuners_table(report: Report) -> list[str]:
     """One row per tuner: trials, valid ones, failures by reason, the best kernel time and where
     it was found, wall time; the kernel timers used above it."""
     rows = []
@@ -92,7 +94,7 @@ def tuners_table(report: dict) -> list[str]:
                 three(tuner.get("wall_s")),
             ]
         )
-    timers = sorted({t.get("timer") for t in report["tuners"].values() if t.get("timer")})
+    timers = sorted({timer for t in report["tuners"].values() if (timer := t.get("timer"))})
     note = [f"Kernel timer: {', '.join(timers)}.", ""] if timers else []
     return note + table(
         [
@@ -108,7 +110,7 @@ def tuners_table(report: dict) -> list[str]:
     )
 
 
-def sampler_table(report: dict) -> list[str]:
+def sampler_table(report: Report) -> list[str]:
     """How close each sampler came to the exhaustive optimum (replayed on its measurements)."""
     # The tuner that replayed its samplers (its summary says so; none names it here).
     found = [t for t in report["tuners"].values() if t.get("sampler_replay")]

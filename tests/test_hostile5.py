@@ -11,9 +11,9 @@ import pytest
 from conftest import one_line
 
 from tuning.cli.main import main
-from tuning.runfolder.matching import mismatch
+from tuning.runfolder.checker import problem
 from tuning.upstream.committed import committed
-from tuning.upstream.figure_files import SHAPES
+from tuning.upstream.figure_records import FIGURE_RECORDS
 
 AUTHOR = ["--author", "A <a@example.org>"]
 OPTIONS = {"report.json": "--run", "sweep.json": "--sweep", "models.json": "--models"}
@@ -24,9 +24,9 @@ def _upstream(tmp_path: Path, option: str, given: Path) -> int:
     return main(["upstream", "--out", str(tmp_path / "out"), *AUTHOR, option, str(given)])
 
 
-@pytest.mark.parametrize("name", sorted(SHAPES))
-def test_the_committed_figure_files_have_the_shape_read(name):
-    assert mismatch(committed(OPTIONS[name])[0], SHAPES[name]) is None
+@pytest.mark.parametrize("name", sorted(FIGURE_RECORDS))
+def test_the_committed_figure_files_have_the_type_read(name):
+    assert problem(committed(OPTIONS[name])[0], FIGURE_RECORDS[name]) is None
 
 
 # Crafted figure files: (file, content) -> what the one line says.

@@ -333,7 +333,7 @@ def test_a_folder_that_is_not_a_sweep_s_is_refused_and_left_as_it_is(plant, tmp_
 
 
 def test_a_sweep_folder_is_known_by_its_marker_and_an_older_one_by_its_shape(sweep_dir, tmp_path):
-    from tuning.runfolder.shapes import SWEEP_KIND
+    from tuning.runfolder.records import SWEEP_KIND
     from tuning.sweep import check_sweep_folder
 
     assert json.loads((sweep_dir / "sweep.json").read_text())["kind"] == SWEEP_KIND

@@ -10,6 +10,7 @@ from baselines.arms import ARMS, DEFAULT_ARMS, Arm
 from baselines.case import Case
 from baselines.peers import PEERS
 from tuning.measure.protocol import Protocol
+from tuning.runfolder.records import RunMeta, RunOptions
 from tuning.runfolder.store import run_identity
 
 
@@ -22,7 +23,7 @@ class RunPlan:
     arm_names: list[str]
     tuners: list[str] = field(default_factory=list)
     budget: int = 0
-    options: dict = field(default_factory=dict)
+    options: RunOptions = field(default_factory=lambda: RunOptions())
     command: str = ""
 
     @property
@@ -46,11 +47,11 @@ class RunPlan:
         }
 
     @classmethod
-    def of(cls, meta: dict) -> "RunPlan":
+    def of(cls, meta: RunMeta) -> "RunPlan":
         """The plan a run.json records (runs from before `arm_names` had the default arms)."""
         return cls(
             Case.from_dict(meta["case"]),
-            meta["target_spec"],
+            dict(meta["target_spec"]),
             meta["identity"]["device"],
             Protocol(**meta["protocol"]),
             meta.get("arm_names", [arm.name for arm in DEFAULT_ARMS]),

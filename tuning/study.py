@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import cast
 
 from baselines.arms import Arm
 from baselines.case import Case
@@ -18,6 +17,7 @@ from tuning.candidates.side_by_side import side_by_side
 from tuning.measure.arm_libraries import ArmLibraries, with_builds
 from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import TrialProcesses, run_trial_process
+from tuning.runfolder.report_records import Report
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.registry import TUNERS
 from tuning.tuners.spec import RunOptions
@@ -35,7 +35,7 @@ def tuned_arm(
     return TUNERS[name].tune(run, case, target, budget, progress, options)
 
 
-def run_study(run: Run, progress: Progress, process_started: float | None = None) -> dict:
+def run_study(run: Run, progress: Progress, process_started: float | None = None) -> Report:
     """`process_started`: when the `tune` process began (time.monotonic), so that the run's
     wall time holds its setup too (TVM's import, the environment, the run folder)."""
     plan = RunPlan.of(run.meta)
@@ -134,7 +134,7 @@ def _tune(run: Run, plan: RunPlan, target, progress: Progress, found) -> tuple[l
     the report states; any other error, or Ctrl-C, stops them all and is raised here."""
 
     def tuner(name: str):
-        options = cast(RunOptions, plan.options)  # run.json's, checked where the run was opened
+        options = plan.options
         return lambda: tuned_arm(name, run, plan.case, target, plan.budget, progress, options)
 
     outcomes = side_by_side(

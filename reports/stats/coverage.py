@@ -11,6 +11,7 @@ own numbers of trials, blocks and samples.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +38,7 @@ class NoiseModel:
 H200 = NoiseModel()
 
 
-def _levels(rng, shape, sds) -> np.ndarray:
+def _levels(rng: np.random.Generator, shape: tuple, sds: Sequence[float]) -> np.ndarray:
     """Process, block and sample noise with standard deviations `sds`, summed, of `shape`
     (studies, trials, blocks, samples)."""
     studies, trials, blocks, samples = shape
@@ -49,7 +50,11 @@ def _levels(rng, shape, sds) -> np.ndarray:
 
 
 def simulate(
-    rng, shape: tuple, log_ratio: float, denominator: str, model: NoiseModel = H200
+    rng: np.random.Generator,
+    shape: tuple,
+    log_ratio: float,
+    denominator: str,
+    model: NoiseModel = H200,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Samples (studies, trials, blocks, samples) of a host-bound numerator and a denominator
     that is "host"-bound too (it shares the numerator's process and block shifts) or

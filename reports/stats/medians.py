@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
-def summarize(samples_us) -> dict:
+def summarize(samples_us: Sequence[float] | np.ndarray) -> dict:
     """Median, quartiles, IQR and CV of one arm's samples (microseconds)."""
     values = np.asarray(samples_us, dtype=float)
     q1, median, q3 = np.percentile(values, [25, 50, 75])

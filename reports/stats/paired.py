@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ def as_blocks(per_trial: list, trials: int | None = None, blocks: int | None = N
     return array
 
 
-def nan_quiet(function: Callable[..., np.ndarray], *args, **kwargs) -> np.ndarray:
+def nan_quiet(function: Callable[..., np.ndarray], *args: Any, **kwargs: Any) -> np.ndarray:
     """numpy's nan-functions warn on an all-NaN slice (an arm missing from a block); the NaN
     they return is what is meant."""
     with warnings.catch_warnings():

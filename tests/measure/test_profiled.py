@@ -10,7 +10,7 @@ import tvm
 
 from tuning.measure.profiled import kernel_sums, profile_arms
 from tuning.measure.protocol import Protocol
-from tuning.runfolder.shapes import file_problem
+from tuning.runfolder.checker import file_problem
 
 TRIAL = Path("trials/trial_0.json")
 

@@ -14,6 +14,7 @@ from baselines.peers import PEERS, PeerRole, peers_for
 from baselines.torch_peer import require_torch, torch_available
 from tuning.base.errors import UsageError
 from tuning.environment import gpu_arch, gpu_visible
+from tuning.runfolder.records import RunMeta
 from tuning.runfolder.store import RunError
 from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.registry import TUNERS, default_tuners
@@ -120,7 +121,7 @@ def resolve_target(kind: str, say: Callable[[str], None] = print) -> tuple[dict,
     return {"kind": "llvm"}, f"cpu {platform.machine()} {platform.processor() or ''}".strip()
 
 
-def check_stored_names(meta: dict, run_file: Path) -> None:
+def check_stored_names(meta: RunMeta, run_file: Path) -> None:
     """A run.json from elsewhere may name a tuner, an arm or a sampler this tune does not know:
     said in one line, never a KeyError in a tuner's thread nor an arm dropped without a word.
     (An arm may be a tuner's: `optuna` is the arm its tuner found.)"""

@@ -94,7 +94,7 @@ def _report(argv: list[str]) -> int:
         return 0
     run = Run.open(folder)
     run.lock()
-    if run.meta.get("kind") == "model":
+    if run.is_model:
         if comment:
             raise UsageError(f"{folder} is a model run: --comment is for a study run")
         from reports.model import render_model_run

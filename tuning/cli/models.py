@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuning.base.errors import UsageError
-from tuning.runfolder.store import RUN_FILE, check_folder_name, read_json
+from tuning.runfolder.model_records import ModelRunMeta, Models
+from tuning.runfolder.store import RUN_FILE, check_folder_name, read_record
 
 from .model import add_shared, settings_of
 from .options import Parser, integer
@@ -134,12 +135,14 @@ def _run(
         from reports.census import FILE
         from reports.census_md import headline as census_headline
 
-        print(census_headline(read_json(out / FILE)))
+        print(census_headline(dict(read_record(out / FILE, Models))))
     else:
         print(headline(summary))
     print(f"report: {out / ('census.md' if zoo else 'models.md')}")
     # A census's rows include the models that fail for a reason of their own (kept in their
     # folders); it fails only while a model is left to try again.
     failed = summary["failures"]
-    left = [name for name in failed if "failure" not in read_json(out / name / RUN_FILE)]
+    left = [
+        name for name in failed if "failure" not in read_record(out / name / RUN_FILE, ModelRunMeta)
+    ]
     return 2 if (left if zoo else failed) else 0

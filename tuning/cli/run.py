@@ -17,6 +17,7 @@ from tuning.limits import check_case_fits, check_workers_fit, slow_case_note
 from tuning.measure.protocol import Protocol
 from tuning.plan import RunPlan
 from tuning.runfolder.opener import open_locked
+from tuning.runfolder.records import RunMeta
 from tuning.runfolder.redact import redact
 from tuning.runfolder.store import Run, RunError, check_folder_name, run_identity
 from tuning.study import save_environment
@@ -102,7 +103,7 @@ def start_run(args, argv: list[str]) -> Run:
         arms,
         tuners,
         args.budget,
-        dict(options),  # as run.json keeps it
+        options,
         recorded_command("tune", argv),
     )
     if args.storage:
@@ -126,12 +127,15 @@ def _open_studies_first(plan: RunPlan) -> None:
     """A storage given with --storage holds the run's studies: opened (each study created, or
     checked to be this run's) before the run folder exists, so that a storage that cannot be
     used leaves nothing that would refuse the same command once it is fixed."""
+    storage = plan.options.get("storage")
+    if storage is None:  # the run's studies live in its folder
+        return
     for name in plan.tuners:
         spec = TUNERS[name]
         checks = spec.storage_checks()
         if checks is not None:
             checks.open_first(
-                plan.options["storage"],
+                storage,
                 plan.identity,
                 plan.options["storage_password_env"],
                 plan.options.get("study"),
@@ -183,7 +187,7 @@ def resume_run(args) -> Run:
     return run
 
 
-def _given(args, meta: dict) -> dict:
+def _given(args, meta: RunMeta) -> dict:
     """The run-defining options given with --resume, parsed as the run stores them."""
     budget = meta["budget"] if args.budget is None else args.budget
     given = {

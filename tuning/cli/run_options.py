@@ -8,8 +8,11 @@ with the value the run has; another value is refused, never silently ignored.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tuning.base.errors import UsageError
 from tuning.measure.protocol import Protocol
+from tuning.runfolder.records import RunMeta
 
 AUTO = "auto"
 
@@ -51,7 +54,7 @@ def with_defaults(args) -> None:
             setattr(args, name, default)
 
 
-def stored_options(meta: dict) -> dict:
+def stored_options(meta: RunMeta) -> dict:
     """The run-defining options as the run was started with them."""
     options = meta["options"]
     added = meta.get("peers_added", [])  # peers a +capture arm brought, not given
@@ -67,7 +70,7 @@ def stored_options(meta: dict) -> dict:
     return stored
 
 
-def refuse_changes(given: dict, meta: dict, folder) -> None:
+def refuse_changes(given: dict, meta: RunMeta, folder: Path) -> None:
     """`given`: the run-defining options given with --resume, parsed (lists for --arms and
     --tuners). Each must be the run's own value."""
     stored = stored_options(meta)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from baselines.pipeline import make_target
 from tuning.base.children import kill_pool, process_pool
+from tuning.runfolder.records import Trial
 
 from .workload import CaseWorkload, as_workload
 
@@ -117,7 +118,7 @@ class ArmLibraries:
         self.folder.cleanup()
 
 
-def with_builds(record: dict, builds: dict) -> dict:
+def with_builds(record: Trial, builds: dict) -> Trial:
     """A trial's record with what building its arms found, under the keys a trial that built
     them itself gives (`harness.run_trial`)."""
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tuning.base.children import die_with_parent, import_tvm, stop
 from tuning.base.errors import ProcessDied
+from tuning.runfolder.records import Trial
 
 if TYPE_CHECKING:
     from .harness import TrialJob
@@ -90,7 +91,7 @@ class TrialProcess:
         )
         self._process.start()
 
-    def run(self, job: TrialJob, say=None, step=None) -> dict:
+    def run(self, job: TrialJob, say=None, step=None) -> Trial:
         """Run the trial and return its record. `say` and `step` hear its progress, as
         `run_trial` gives it."""
         self._jobs.put(job)
@@ -153,7 +154,7 @@ class TrialProcesses:
 
 def run_trial_process(
     job: TrialJob, say=None, step=None, process: TrialProcess | None = None
-) -> dict:
+) -> Trial:
     """Run one trial in a fresh process (`process`, started earlier, or a new one): an
     independent CUDA context, allocator and caches. `say` and `step` hear the trial's
     progress, as `run_trial` gives it."""

@@ -23,7 +23,8 @@ from baselines.models.errors import ModelError
 from baselines.models.spec import ModelOptions, parse_spec
 from baselines.models.zoo import Zoo, pick
 from tuning.runfolder.lock import hold
-from tuning.runfolder.store import Run, RunError, read_json, write_json
+from tuning.runfolder.model_records import Models
+from tuning.runfolder.store import Run, RunError, read_record, write_json
 
 from .kernel_times import kernel_times_complete
 from .plan import ModelPlan
@@ -84,7 +85,7 @@ def complete(run: Run, plan: ModelPlan) -> bool:
     kept in its folder (`study.prepare_failure`)."""
     analysed = (run.path / "analysis.json").exists()
     timed = plan.analyze_only or (kernel_times_complete(run) and not trials_left(run, plan))
-    return "failure" in run.meta or (analysed and timed)
+    return "failure" in run.model_meta or (analysed and timed)
 
 
 def zoo_models(zoo: Zoo, decompose: bool = False) -> list[CatalogEntry]:
@@ -125,8 +126,9 @@ def run_models(out: Path, plans: dict, progress, jobs: int | None = None) -> dic
     failures: dict = {}
     for name in [name for name in runs if name not in left]:
         run = runs[name]
-        if "failure" in run.meta:  # kept from an earlier command: not tried again
-            failures[name] = run.meta["failure"]
+        meta = run.model_meta
+        if "failure" in meta:  # kept from an earlier command: not tried again
+            failures[name] = meta["failure"]
             progress.line(f"{name}: failed before, kept (remove {run.path} to try again)")
             continue
         if not (run.path / "report.json").exists():  # measured, interrupted before its report
@@ -147,7 +149,7 @@ def run_models(out: Path, plans: dict, progress, jobs: int | None = None) -> dic
             render_model_run(run)
     for name, said in failures.items():
         progress.line(f"{name}: {said}")
-    stored = read_json(out / FILE)
+    stored = read_record(out / FILE, Models)
     walls = [*stored.get("wall_s", []), time.monotonic() - started]  # one per command
     write_json(out / FILE, {**stored, "failures": failures, "wall_s": walls})
     return render_models(out)
@@ -159,7 +161,7 @@ def open_models_folder(out: Path, plans: dict, command: str, zoo: dict | None = 
     folder at a time. Another choice of models (--only, --skip) goes on in the same folder."""
     settings = {name: plan.settings for name, plan in plans.items()}
     path = out / FILE
-    stored = read_json(path) if path.exists() else None
+    stored = read_record(path, Models) if path.exists() else None
     if stored is not None:
         before = stored["settings"]
         if any(before.get(name, found) != found for name, found in settings.items()):

@@ -22,13 +22,15 @@ import pickle
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from tuning.base.children import kill_pool, process_pool
 from tuning.candidates.outcome import Reason, Status, failed, wrong
 from tuning.measure.protocol import KernelProtocol
-from tuning.runfolder.store import Run, read_json, write_json
+from tuning.runfolder.model_records import KernelTimes
+from tuning.runfolder.store import Run, read_record, write_json
 
 FILE = "kernel_times.json"
 CHECKS = {
@@ -147,8 +149,13 @@ def time_kernels(
 
     protocol = protocol or KernelProtocol()
     path = run.path / FILE
-    stored = read_json(path) if path.exists() else {}
-    stored = {"protocol": asdict(protocol), "checks": CHECKS, "kernels": {}, **stored}
+    found: dict[str, Any] = dict(read_record(path, KernelTimes)) if path.exists() else {}
+    stored: dict[str, Any] = {
+        "protocol": asdict(protocol),
+        "checks": CHECKS,
+        "kernels": {},
+        **found,
+    }
     names = sorted(pickle.loads(Path(kernels_file).read_bytes()))
     left = [name for name in names if name not in stored["kernels"]]
     pool = process_pool(1)
@@ -180,4 +187,4 @@ def time_kernels(
 
 def kernel_times_complete(run: Run) -> bool:
     path = run.path / FILE
-    return path.exists() and read_json(path).get("complete", False)
+    return path.exists() and read_record(path, KernelTimes).get("complete", False)

@@ -26,16 +26,17 @@ from baselines.models.failures import failure_lines
 from baselines.peers import compiling
 from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import run_trial_process
+from tuning.runfolder.model_records import Analysis, ModelReport
 from tuning.runfolder.names import member
 from tuning.runfolder.opener import open_run
-from tuning.runfolder.store import RUN_FILE, Run, RunError, read_json
+from tuning.runfolder.store import RUN_FILE, Run, RunError, read_record
 
 from .kernel_times import kernel_times_complete, time_kernels
 from .plan import ModelPlan, settings_difference
 from .prepare import Preparation, Prepared
 
 
-def run_model(run: Run, plan: ModelPlan, progress) -> dict:
+def run_model(run: Run, plan: ModelPlan, progress) -> ModelReport:
     """`tune model`: the model's run (`open_model_run`), started or finished; its report."""
     from reports.model import render_model_run
 
@@ -62,7 +63,8 @@ def prepare_all(
             run = runs[key]
             try:
                 prepared[key] = prep.wait(key, run)
-                for line in failure_lines(read_json(run.path / "analysis.json")):
+                analysis = read_record(run.path / "analysis.json", Analysis)
+                for line in failure_lines(dict(analysis)):
                     progress.line(line if len(runs) == 1 else f"{key}: {line}")
             except Exception as error:
                 if failures is None:
@@ -92,7 +94,7 @@ def prepare_failure(run: Run, error: Exception) -> str:
     if (run.path / "analysis.json").exists():
         return f"its preparation failed after its analysis: {said}"[:300]
     if not isinstance(error, ModelError):
-        said = f"cannot import or analyse {run.meta['settings']['model']['spec']}: {said}"
+        said = f"cannot import or analyse {run.model_meta['settings']['model']['spec']}: {said}"
     if not isinstance(error, MissingPackage):
         run.update_meta(failure=said[:300])
     return said[:300]
@@ -157,7 +159,8 @@ def measure(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> None:
     built = [arm for arm in plan.arms() if arm.name not in prepared.build_errors]
     for name, error in prepared.build_errors.items():
         progress.line(f"`{name}` cannot be built, not timed: {error}")
-    run.update_meta(build_errors={**run.meta.get("build_errors", {}), **prepared.build_errors})
+    stored = run.model_meta.get("build_errors", {})
+    run.update_meta(build_errors={**stored, **prepared.build_errors})
     if not kernel_times_complete(run):
         _kernel_times(run, plan, prepared, built, progress)
     arms = built + _tuned_arm(run, plan, prepared, progress)
@@ -168,7 +171,7 @@ def measure(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> None:
 
 
 def tuning_left(run: Run, plan: ModelPlan) -> bool:
-    return bool(plan.tune_top) and "tuned" not in run.meta
+    return bool(plan.tune_top) and "tuned" not in run.model_meta
 
 
 def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
@@ -184,12 +187,12 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
             raise RunError(f"{run.path}: the model's kernels were not prepared")
         progress.start("tuning")
         tune_top(run, plan, prepared.kernels_file, progress)
-        found = run.meta["tuned"]
+        found = run.model_meta["tuned"]
         count = len(found["kernels"])  # the model may have fewer than --tune-top
         left = len(found["kernels_left"])
         said = f"{count} kernel(s)" + (f", {left} left by the time budget" if left else "")
         progress.finish("tuning", said)  # its wall time is added by tune_top, kernel by kernel
-    file = run.meta["tuned"]["file"]
+    file = run.model_meta["tuned"]["file"]
     if file is None:
         return []
     tuned = member(run.path, file, run.path / RUN_FILE)  # a name in the run folder, not a path
@@ -200,7 +203,7 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
     error = build_alone(plan, arm, prepared.library_dir)
     run.add_wall("tuned build", progress.finish("tuned build", error or arm.name))
     if error:
-        run.update_meta(build_errors={**run.meta.get("build_errors", {}), arm.name: error})
+        run.update_meta(build_errors={**run.model_meta.get("build_errors", {}), arm.name: error})
         return []
     return [arm]
 
@@ -210,12 +213,12 @@ def _kernel_times(run: Run, plan: ModelPlan, prepared: Prepared, built: list, pr
         raise RunError(f"{run.path}: the model's kernels were not prepared")
     progress.start("kernel timing")
     libraries = {a.rules: str(Path(prepared.library_dir) / f"{a.name}.so") for a in built}
-    analysis = read_json(run.path / "analysis.json")
+    analysis = read_record(run.path / "analysis.json", Analysis)
     found = time_kernels(
         run,
         libraries,
         prepared.kernels_file,
-        changed_kernels(analysis, list(libraries)),
+        changed_kernels(dict(analysis), list(libraries)),
         plan.options.dtype,
         plan.target_spec["kind"],
         progress,

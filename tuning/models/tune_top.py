@@ -39,7 +39,8 @@ from tuning.candidates.outcome import Status
 from tuning.candidates.rule_schedule import DefaultSchedule
 from tuning.candidates.side_by_side import side_by_side
 from tuning.candidates.task import ModelKernel
-from tuning.runfolder.store import Run, read_json, write_json, write_text
+from tuning.runfolder.model_records import Analysis, KernelTimes, TunedKernel
+from tuning.runfolder.store import Run, read_record, write_json, write_text
 from tuning.tuners.registry import TUNERS, tuners_for
 from tuning.tuners.spec import KernelJob, Role
 
@@ -65,12 +66,13 @@ def costliest(run: Run, count: int | None, pattern_only: bool = True) -> list[di
     """The analyses of the `count` kernels (pattern kernels only, with `pattern_only`) with the
     largest launches x default time, timed right; costliest first. With `count` None, every
     such kernel that takes ALL_MIN_SHARE of the network's summed kernel time or more."""
-    times = read_json(run.path / "kernel_times.json")["kernels"]
-    costs = []
-    for kernel in read_json(run.path / "analysis.json")["kernels"]:
-        default = times.get(kernel["name"], {}).get("default", {})
-        if default.get("status") == Status.OK:
-            costs.append((kernel["calls"] * default["kernel_us"], kernel["name"], kernel))
+    times = read_record(run.path / "kernel_times.json", KernelTimes)["kernels"]
+    costs: list[tuple[float, str, dict]] = []
+    for kernel in read_record(run.path / "analysis.json", Analysis)["kernels"]:
+        default = times.get(kernel["name"], {}).get("default")
+        kernel_us = default.get("kernel_us") if default and default["status"] == Status.OK else None
+        if kernel_us is not None:
+            costs.append((kernel["calls"] * kernel_us, kernel["name"], dict(kernel)))
     total = sum(cost for cost, *_ in costs)
     if count is None:
         costs = [c for c in costs if c[0] >= ALL_MIN_SHARE * total]
@@ -155,12 +157,12 @@ class _Spent:
 
     def __init__(self, run: Run, chosen: list[str]):
         self.run = run
-        self.commands = run.meta.get("tuning", {}).get("commands", 0) + 1
+        self.commands = run.model_meta.get("tuning", {}).get("commands", 0) + 1
         self.saved_at = time.monotonic()
         run.update_meta(tuning={"chosen": chosen, "commands": self.commands})
 
     def wall_s(self) -> float:
-        saved = self.run.meta.get("phase_wall_s", {}).get(PHASE, 0.0)
+        saved = self.run.model_meta.get("phase_wall_s", {}).get(PHASE, 0.0)
         return saved + time.monotonic() - self.saved_at
 
     def save(self) -> None:
@@ -186,12 +188,12 @@ class _Spent:
 def _finished(run: Run, name: str) -> dict | None:
     """The kernel's result, where a command before this one tuned it."""
     done = run.path / "tuners" / name / RESULT
-    return read_json(done) if done.exists() else None
+    return dict(read_record(done, TunedKernel)) if done.exists() else None
 
 
 def _jobs(run: Run, plan: ModelPlan, name: str, func, target, progress) -> dict:
     task = ModelKernel(name, func, plan.options.dtype)
-    identity = {**run.meta["identity"], "kernel": name}
+    identity = {**run.model_meta["identity"], "kernel": name}
     return {
         tuner: KernelJob(
             task,

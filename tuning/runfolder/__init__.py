@@ -1,2 +1,3 @@
-"""The run folder, the contract between measuring and reporting: files written atomically and
-checked on read (`store`, `shapes`), one writer at a time (`lock`). No TVM, nothing of tuning."""
+"""The run folder, the contract between measuring and reporting: one type per file (`records`),
+files written atomically and checked on read against their type (`store`, `checker`), one writer
+at a time (`lock`). No TVM, nothing of tuning."""

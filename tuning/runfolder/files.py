@@ -27,11 +27,11 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 from baselines.user_error import UserError
 
-from .shapes import file_problem
+from .checker import file_problem, problem
 
 RUN_FILE = "run.json"
 TMP_SUFFIX = ".tmp"
@@ -77,7 +77,7 @@ def folder_writer(folder: Path) -> Callable[[str, str], None]:
     return lambda name, text: write_text(folder / name, text)
 
 
-def write_json(path: Path, data) -> None:
+def write_json(path: Path, data: Any) -> None:
     write_text(path, json.dumps(data, indent=2, default=str))
 
 
@@ -169,7 +169,7 @@ def _unique(pairs: list) -> dict:
     return found
 
 
-def _no_constant(name: str):
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a number")
 
 
@@ -180,10 +180,32 @@ def _finite(text: str) -> float:
     return value
 
 
-def read_json(path: Path) -> Any:
-    """The file's data; RunError naming the file and what to do when it is missing, damaged or
-    not a regular file."""
+Record = TypeVar("Record")
+
+
+def read_record(path: Path, kind: type[Record]) -> Record:
+    """The file's data, checked to be a `kind` (a type of `records.py`); RunError naming the
+    file and what to do when it is missing, damaged, not a regular file or not a `kind`."""
     path = Path(path)
+    data = _load(path)
+    return _checked(path, data, problem(data, kind))
+
+
+def read_json(path: Path) -> Any:
+    """The file's data, checked against the type of its name (`checker.record_type`); RunError
+    naming the file and what to do when it is missing, damaged or not a regular file."""
+    path = Path(path)
+    data = _load(path)
+    return _checked(path, data, file_problem(path, data))
+
+
+def _checked(path: Path, data: Any, found: str | None) -> Any:
+    if found:  # valid JSON, but not what the commands read from this file
+        raise RunError(f"{path} is damaged ({found}); {repair_advice(path)}")
+    return data
+
+
+def _load(path: Path) -> Any:
     try:
         data = loads(read_bytes(path).decode("utf-8"))
     except FileNotFoundError:
@@ -195,9 +217,6 @@ def read_json(path: Path) -> Any:
         raise RunError(f"{path} is damaged ({detail}); {repair_advice(path)}") from None
     except OSError as error:
         raise RunError(f"cannot read {path}: {error.strerror}") from None
-    found = file_problem(path, data)
-    if found:  # valid JSON, but not what the commands read from this file
-        raise RunError(f"{path} is damaged ({found}); {repair_advice(path)}")
     return data
 
 

@@ -35,13 +35,13 @@ def open_run(path: Path, meta: dict, refuse: Callable[[dict], str | None] | None
     path = Path(path)
     if not (path / RUN_FILE).exists():
         return Run.create(path, meta)
-    stored = Run.open(path).meta
+    stored = Run.open(path).fields
     if stored.get("kind") != meta.get("kind"):
         raise RunError(
             f"{path} holds a run of {_what(stored)}, not of {_what(meta)}; choose another --out"
         )
     run = open_locked(path, meta["identity"])
-    problem = refuse(run.meta) if refuse else None
+    problem = refuse(run.fields) if refuse else None
     if problem:
         raise RunError(problem)
     return run

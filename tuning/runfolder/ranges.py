@@ -2,7 +2,7 @@
 
 `tune` refuses `--processes 0` or `--repeat -5`; a run.json from elsewhere may hold them all the
 same, and read back they would time nothing and report every arm wrong. So the command line
-(`tuning/cli/options.py`) and the shape of run.json (`shapes.py`) check the same table here.
+(`tuning/cli/options.py`) and the type of run.json (`records.py`) check the same table here.
 Inclusive ranges: large enough for any real study, small enough that nothing overflows or waits
 for ever. Seeds feed NumPy's generators (0 <= seed < 2**32, workers add their index).
 """

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 from urllib.parse import quote, unquote
 
 # scheme://user:password@: the user has no ':' or '/'; the password runs to the last '@'
@@ -55,7 +56,7 @@ def redact(text: str) -> str:
     return text
 
 
-def redact_data(data):
+def redact_data(data: Any) -> Any:
     """JSON-like `data` with every text in it `redact`ed (a record written to a file)."""
     if isinstance(data, str):
         return redact(data)

@@ -13,7 +13,9 @@ import shlex
 import stat
 import threading
 from pathlib import Path
+from typing import Any, cast
 
+from .checker import run_problem
 from .files import (  # noqa: F401  (re-exported: the run folder's file functions, used by many)
     RUN_FILE,
     TMP_SUFFIX,
@@ -28,6 +30,7 @@ from .files import (  # noqa: F401  (re-exported: the run folder's file function
     open_in_place,
     read_bytes,
     read_json,
+    read_record,
     read_text,
     repair_advice,
     write_bytes,
@@ -35,7 +38,8 @@ from .files import (  # noqa: F401  (re-exported: the run folder's file function
     write_text,
 )
 from .lock import hold, release
-from .shapes import run_problem
+from .model_records import MODEL_KIND, ModelRunMeta
+from .records import RunMeta, Trial
 
 FORMAT = 1
 # The longest path a run writes below its folder (tuners/ms-default/database_tuning_record.json
@@ -47,7 +51,7 @@ FIGURES = ("call_path", "python_call", "gpu_queued")
 _META_LOCK = threading.Lock()
 
 
-def _short(value) -> str:
+def _short(value: object) -> str:
     if isinstance(value, dict):
         return " ".join(f"{k}={v}" for k, v in value.items())
     return str(value)
@@ -107,8 +111,26 @@ class Run:
         self.path = Path(path)
 
     @property
-    def meta(self) -> dict:
-        return read_json(self.path / RUN_FILE)
+    def meta(self) -> RunMeta:
+        """The study's run file; its whole type and Case are checked where the run is opened
+        (`open`), so a reader of a run folder opens it first."""
+        return cast(RunMeta, read_json(self.path / RUN_FILE))
+
+    @property
+    def model_meta(self) -> ModelRunMeta:
+        """A model run's run file (`kind` "model"), checked as `meta` is."""
+        return cast(ModelRunMeta, read_json(self.path / RUN_FILE))
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The run file's fields, of a run of either kind, for what serves both (opening,
+        updating, refusing a resume)."""
+        return cast(dict[str, Any], read_json(self.path / RUN_FILE))
+
+    @property
+    def is_model(self) -> bool:
+        """Whether the run is a real network's (`tune model`) rather than a study's."""
+        return self.fields.get("kind") == MODEL_KIND
 
     @classmethod
     def create(cls, path: Path, meta: dict) -> "Run":
@@ -152,7 +174,7 @@ class Run:
             entry, what = planted[0]
             raise RunError(f"{entry} is {what}; a run folder holds only its own files: remove it")
         run = cls(path)
-        meta = run.meta
+        meta = run.fields
         if meta.get("format", FORMAT) != FORMAT:
             raise RunError(
                 f"{path / RUN_FILE} has format {meta.get('format')!r}, and this tune "
@@ -188,15 +210,15 @@ class Run:
                     with contextlib.suppress(OSError):
                         os.unlink(os.path.join(root, name))
 
-    def update_meta(self, **changes) -> None:
+    def update_meta(self, **changes: Any) -> None:
         with _META_LOCK:  # tuners in threads update it side by side
-            write_json(self.path / RUN_FILE, {**self.meta, **changes})
+            write_json(self.path / RUN_FILE, {**self.fields, **changes})
 
     def add_wall(self, phase: str, seconds: float) -> None:
         """Add `seconds` to the wall time of `phase` (a tuner, the comparison, the whole run),
         summed over the resumes that worked on it."""
         with _META_LOCK:
-            meta = self.meta
+            meta = self.fields
             walls = meta.get("phase_wall_s", {})
             walls[phase] = walls.get(phase, 0.0) + seconds
             write_json(self.path / RUN_FILE, {**meta, "phase_wall_s": walls})
@@ -205,15 +227,16 @@ class Run:
     def trial_path(self, index: int) -> Path:
         return self.path / "trials" / f"trial_{index}.json"
 
-    def trials(self) -> list[dict]:
+    def trials(self) -> list[Trial]:
         found = [
             p
             for p in (self.path / "trials").glob("trial_*.json")
             if p.stem.split("_", 1)[1].isdigit()
         ]
-        return [read_json(p) for p in sorted(found, key=lambda p: int(p.stem.split("_")[1]))]
+        ordered = sorted(found, key=lambda p: int(p.stem.split("_")[1]))
+        return [read_record(p, Trial) for p in ordered]
 
-    def save_trial(self, result: dict) -> None:
+    def save_trial(self, result: Trial) -> None:
         write_json(self.trial_path(result["trial"]), result)
 
     def tuner_dir(self, name: str) -> Path:

@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .checker import problem
 from .files import RunError, loads, read_bytes, read_json, write_json
 from .lock import LOCK_FILE, hold
-from .shapes import SWEEP, SWEEP_KIND, mismatch
+from .records import SWEEP_KIND, Sweep
 from .store import check_folder_name
 
 SWEEP_JSON = "sweep.json"  # as `reports.sweep` reads it
@@ -53,4 +54,4 @@ def _is_sweep(path: Path) -> bool:
         return False
     if isinstance(data, dict) and data.get("kind") == SWEEP_KIND:
         return True  # read_json says later if it is damaged
-    return mismatch(data, SWEEP) is None
+    return problem(data, Sweep) is None

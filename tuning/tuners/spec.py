@@ -15,8 +15,9 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol, TypedDict, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
+from tuning.runfolder.records import RunOptions
 from tuning.runfolder.store import Run, write_json
 
 if TYPE_CHECKING:
@@ -37,21 +38,6 @@ class Role:
     CUDA_DEFAULT = "cuda-default"  # a run on CUDA that names no tuner runs it too
     SWEEP = "sweep"  # `tune sweep` runs it on every Case, at the sweep's budget
     TUNE_TOP = "tune-top"  # `tune model --tune-top` runs it on each of the costliest kernels
-
-
-class RunOptions(TypedDict, total=False):
-    """The run's options the tuners read, as run.json's `options` holds them (a key absent from
-    an older run takes its default where it is read)."""
-
-    sampler: str  # Optuna's sampler
-    seed: int  # of the tuners' samplers
-    storage: str | None  # --storage: the Optuna storage the run shares (its password kept out)
-    storage_password_env: str | None  # where the storage's password is read from
-    exhaustive: bool  # also measure every point of the template's space
-    workers: int  # Optuna processes sharing one study
-    rpc_tracker: str  # --rpc-tracker HOST:PORT: MetaSchedule measures on its servers
-    rpc_key: str
-    study: str  # the run's studies' name in a shared storage (two runs never share one)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The figure files `tune upstream --run/--sweep/--models/--bench` read, read as the run folder's
 files are: through `runfolder.files` (a regular file of bounded size, strict JSON: no NaN or
-Infinity), then checked against the shape of what the PR text reads of each (`matching`), so a
-crafted or damaged file is one line naming it, never a traceback or "nan us" in PR.md.
+Infinity), then checked against the type of what the PR text reads of each (`figure_records.py`),
+so a crafted or damaged file is one line naming it, never a traceback or "nan us" in PR.md.
 """
 
 from __future__ import annotations
@@ -9,84 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tuning.base.errors import UsageError
+from tuning.runfolder.checker import problem
 from tuning.runfolder.files import NotRegular, loads, read_bytes
-from tuning.runfolder.matching import NUMBER, Each, mismatch
-from tuning.runfolder.shapes import TIME, TIME_OR_NONE
 
-# A ratio as reports/comparisons.py writes it: `ratio_text` reads these.
-RATIO = (
-    {"ratio": NUMBER, "low": NUMBER, "high": NUMBER, "confidence": NUMBER},
-    {"ratio": NUMBER, "low?": None},
-    None,
-)
-TEXT = (str, int, None)
-LAUNCH = (int, [int], str, None)
-REPORT = {
-    "command?": TEXT,
-    "device?": TEXT,
-    "trials?": TEXT,
-    "environment?": {"gpu?": TEXT, "tvm?": TEXT},
-    "arms?": Each(
-        {
-            "kernel_us?": TIME_OR_NONE,
-            "queued_gpu_us?": TIME_OR_NONE,
-            "median_us?": TIME_OR_NONE,
-            "q1_us?": TIME_OR_NONE,
-            "q3_us?": TIME_OR_NONE,
-        }
-    ),
-    "fused_kernel?": [{"arm?": TEXT, "grid?": LAUNCH, "block?": LAUNCH}],
-    "ratios?": Each(RATIO),
-}
-SWEEP = {
-    "command?": TEXT,
-    "device?": TEXT,
-    "cases?": [
-        {
-            "case?": TEXT,
-            "kernel_us?": Each(TIME_OR_NONE),
-            "end_to_end_us?": Each(TIME_OR_NONE),
-            "fixed_over_on?": RATIO,
-        }
-    ],
-    "fixed_slower_than_on?": ([TEXT], None),
-}
-MS = (NUMBER, None)
-MODELS = {
-    "command?": TEXT,
-    "device?": TEXT,
-    "rows?": [
-        {
-            "model?": TEXT,
-            "label?": TEXT,
-            "kernels?": TEXT,
-            "correct?": (bool, None),
-            "pattern?": ({"kernels?": TEXT, "by_list_ms?": (Each(MS), None)}, None),
-            "gpu_ms?": (Each(MS), None),
-            "call_path_ms?": (Each(MS), None),
-            "recovered?": (Each(({"ratios?": (Each(RATIO), None)}, None)), None),
-        }
-    ],
-}
-BENCH_ENTRY = {
-    "rule": str,
-    "grid": LAUNCH,
-    "block": LAUNCH,
-    "correct": bool,
-    "median_us?": TIME,
-    "q1_us?": TIME,
-    "q3_us?": TIME,
-}
-BENCH = {
-    "environment?": {"gpu?": TEXT, "tvm?": TEXT},
-    "kernels?": [{"kernel": str, "where": str, "lists": Each(BENCH_ENTRY)}],
-}
-SHAPES = {
-    "report.json": REPORT,
-    "sweep.json": SWEEP,
-    "models.json": MODELS,
-    "window_bench.json": BENCH,
-}
+from .figure_records import FIGURE_RECORDS
 
 
 def read_figures(given: Path, name: str, option: str, written_by: str) -> dict:
@@ -107,7 +33,7 @@ def read_figures(given: Path, name: str, option: str, written_by: str) -> dict:
         raise UsageError(f"{path} is damaged ({detail}); give {option} another {name}") from None
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror}") from None
-    found = mismatch(data, dict) or mismatch(data, SHAPES[name])
+    found = problem(data, FIGURE_RECORDS[name])
     if found:
         raise UsageError(f"{path} is not a {name} ({found[:200]}); give {option} another")
     bench_lists = [sorted(row["lists"]) for row in data.get("kernels", [])]

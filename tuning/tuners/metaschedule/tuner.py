@@ -186,7 +186,7 @@ def _run(
         directory,
         case,
         target,
-        run.meta["target_spec"],
+        dict(run.meta["target_spec"]),
         share,
         options,
         KernelCache.of_run(run.path),

@@ -54,7 +54,7 @@ def tune_run(
     budget = one_kernel_budget(budget) if whole else budget  # its share (`budget_counts`)
     name = spec.name
     directory = run.tuner_dir(name)
-    target_spec = run.meta["target_spec"]
+    target_spec = dict(run.meta["target_spec"])
     space = Space.for_target(case, target, whole)
     started = time.monotonic()
     progress.start(name)
@@ -65,7 +65,7 @@ def tune_run(
         url,
         study_name(whole, bool(options.get("storage")), options.get("study", STUDY_NAME)),
         make_sampler(options.get("sampler", "tpe"), options.get("seed", 0)),
-        run.meta["identity"],
+        dict(run.meta["identity"]),
         options.get("storage_password_env"),
     )
     if workers > 1:
