@@ -26,7 +26,6 @@ from pathlib import Path
 import tvm
 
 from baselines.models.errors import first_line
-from baselines.pipeline import make_target
 from tuning.base.errors import OutOfScope, TuningFailed
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
@@ -80,12 +79,11 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
     where no kernel has a valid tuned schedule)."""
     kernels = costliest(run, plan.tune_top, plan.kernels == PATTERN_KERNELS)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
-    target = make_target(**plan.target_spec)
     summaries, tuned = {}, {}
     for number, kernel in enumerate(kernels, 1):
         name = kernel["name"]
         progress.line(f"tuning {number}/{len(kernels)}: {name} ({kernel_kind(kernel)})")
-        summaries[name], func = _tune_kernel(run, plan, kernel, funcs[name], target, progress)
+        summaries[name], func = _tune_kernel(run, plan, kernel, funcs[name], progress)
         if func is not None:
             tuned[name] = func
     path = run.path / FILE
@@ -106,7 +104,7 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
     return str(path) if found else None
 
 
-def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress) -> tuple:
+def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, progress) -> tuple:
     name = kernel["name"]
     folder = run.path / "tuners" / name
     done = folder / "summary.json"
@@ -116,8 +114,7 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
         tuner: KernelJob(
             task,
             folder / tuner,
-            target,
-            plan.target_spec,
+            plan.target,
             plan.budget,
             identity,
             progress,
@@ -130,7 +127,7 @@ def _tune_kernel(run: Run, plan: ModelPlan, kernel: dict, func, target, progress
         return summary, _best_function(jobs, summary)
     folder.mkdir(parents=True, exist_ok=True)
     cache = KernelCache(folder / "kernels.json")
-    with CandidateEvaluator(task, plan.target_spec, cache=cache) as evaluator:
+    with CandidateEvaluator(task, plan.target, cache=cache) as evaluator:
         rules = {r: evaluator.evaluate([DefaultSchedule(r)])[0] for r in ("default", "fixed")}
         outcomes = side_by_side(
             {
