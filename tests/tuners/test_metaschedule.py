@@ -144,7 +144,7 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
     mod = fused_stage(WINDOW3, tuned_task_arm(), target)
     gv, func = fused_pool_function(mod)
     work_dir = str(run.path / "tuners" / source["source"])
-    with metaschedule._ms_target(target), tvm.transform.PassContext(opt_level=3):
+    with metaschedule._ms_target(TargetSpec("llvm")), tvm.transform.PassContext(opt_level=3):
         applied = relax.transform.MetaScheduleApplyDatabase(work_dir=work_dir)(
             tvm.IRModule({gv: func.with_attr("global_symbol", "main")})
         )
