@@ -14,6 +14,7 @@ import tvm
 from conftest import ROOT, SMALL, WINDOW3, InjectingSpace, tune, tune_killed_when
 
 from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from baselines.template import PoolSchedule
 from tuning.base.faults import KILL_AFTER_WRITE
 from tuning.base.progress import Progress
@@ -30,6 +31,7 @@ from tuning.tuners.optuna.samplers import make_sampler
 from tuning.tuners.optuna.search_loop import OptunaSearch
 from tuning.tuners.optuna.storages import storage_for
 from tuning.tuners.optuna.summary import records
+from tuning.tuners.spec import TunerPlan
 
 # A time limit shorter than a new measuring process takes to start: the limit counts from the
 # moment the runner is ready, so the candidate measured right after a restart is not charged.
@@ -65,7 +67,7 @@ def test_candidates_that_crash_or_hang_are_recorded_and_the_search_goes_on(tmp_p
     study = optuna.create_study(
         storage=storage_for(tmp_path, None), sampler=make_sampler("grid", 0)
     )
-    with CandidateEvaluator(WINDOW3, {"kind": "llvm"}, QUICK, workers=2) as evaluator:
+    with CandidateEvaluator(WINDOW3, TargetSpec("llvm"), QUICK, workers=2) as evaluator:
         OptunaSearch(study, space, evaluator, batch=6).run(len(space.valid_points()))
         restarts = evaluator.runner.restarts
     rows = records(study)
@@ -151,14 +153,13 @@ def test_two_runs_given_one_storage_never_share_trials(tmp_path):
 
 
 def test_corrupt_metaschedule_database_is_refused_and_left_alone(tmp_path):
-    run = Run.create(tmp_path / "run", {"target_spec": {"kind": "llvm"}, "identity": {}})
+    run = Run.create(tmp_path / "run", {})
     record = run.tuner_dir("ms-default") / "database_tuning_record.json"
     record.write_text("{ not json\n")  # a whole line, damaged: not a stopped append
     (run.tuner_dir("ms-default") / "database_workload.json").write_text("")
     with pytest.raises(RunError, match="cannot read the MetaSchedule database"):
-        metaschedule.run_metaschedule(
-            run, WINDOW3, make_target("llvm"), 2, Progress(stream=io.StringIO()), {}
-        )
+        plan = TunerPlan(WINDOW3, TargetSpec("llvm"), 2, {}, {})
+        metaschedule.tune_run(run, plan, Progress(stream=io.StringIO()))
     assert record.read_text() == "{ not json\n"
     assert not record.with_name(record.name + ".damaged").exists()
 
@@ -168,7 +169,7 @@ def _metaschedule_database(directory, records: int):
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
     from tvm.s_tir.meta_schedule.database import JSONDatabase, TuningRecord
 
-    _, func = fused_function(WINDOW3, {"kind": "llvm"})
+    _, func = fused_function(WINDOW3, TargetSpec("llvm"))
     directory.mkdir()
     database = JSONDatabase(work_dir=str(directory))
     workload = database.commit_workload(kernel_module(func))
@@ -208,8 +209,7 @@ def test_a_metaschedule_database_cut_short_mid_line_is_repaired_by_the_resume(tm
         "ms-space",
         directory,
         WINDOW3,
-        make_target("llvm"),
-        {"kind": "llvm"},
+        TargetSpec("llvm"),
         2,
         {},
         say=said.append,
@@ -276,7 +276,7 @@ class KillsItsBuilder(PoolSchedule):
 
 
 def test_a_candidate_that_kills_its_builder_is_recorded_and_building_goes_on():
-    with CandidateEvaluator(WINDOW3, {"kind": "llvm"}, QUICK, workers=2) as evaluator:
+    with CandidateEvaluator(WINDOW3, TargetSpec("llvm"), QUICK, workers=2) as evaluator:
         crashed = evaluator.evaluate([KillsItsBuilder()])
         after = evaluator.evaluate([PoolSchedule()])
     assert crashed[0]["status"] == "failed" and crashed[0]["reason"] == "builder crashed"

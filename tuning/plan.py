@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from baselines.arms import ARMS, DEFAULT_ARMS, Arm
 from baselines.case import Case
 from baselines.peers import PEERS
+from baselines.target import TargetSpec
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.records import RunMeta, RunOptions
 from tuning.runfolder.store import run_identity
@@ -17,8 +18,7 @@ from tuning.runfolder.store import run_identity
 @dataclass(frozen=True)
 class RunPlan:
     case: Case
-    target_spec: dict
-    device: str
+    target: TargetSpec
     protocol: Protocol
     arm_names: list[str]
     tuners: list[str] = field(default_factory=list)
@@ -29,13 +29,13 @@ class RunPlan:
     @property
     def identity(self) -> dict:
         """What a resume must match (`store.run_identity`)."""
-        return run_identity(self.case.to_dict(), self.target_spec["kind"], self.device)
+        return run_identity(self.case.to_dict(), self.target.kind, self.target.device)
 
     def meta(self) -> dict:
         """run.json as a new run starts it (its keys in the order runs have always stored)."""
         return {
             "case": self.case.to_dict(),
-            "target_spec": self.target_spec,
+            "target_spec": self.target.to_json(),
             "identity": self.identity,
             "protocol": self.protocol.to_dict(),
             "tuners": self.tuners,
@@ -51,8 +51,7 @@ class RunPlan:
         """The plan a run.json records (runs from before `arm_names` had the default arms)."""
         return cls(
             Case.from_dict(meta["case"]),
-            dict(meta["target_spec"]),
-            meta["identity"]["device"],
+            TargetSpec.of_json(meta["target_spec"], meta["identity"]["device"]),
             Protocol(**meta["protocol"]),
             meta.get("arm_names", [arm.name for arm in DEFAULT_ARMS]),
             meta["tuners"],

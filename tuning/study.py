@@ -11,8 +11,7 @@ import time
 from dataclasses import dataclass
 
 from baselines.arms import Arm
-from baselines.case import Case
-from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from tuning.candidates.side_by_side import side_by_side
 from tuning.measure.arm_libraries import ArmLibraries, with_builds
 from tuning.measure.harness import TrialJob
@@ -20,7 +19,7 @@ from tuning.measure.trial_process import TrialProcesses, run_trial_process
 from tuning.runfolder.report_records import Report
 from tuning.runfolder.store import Run, read_json, write_json
 from tuning.tuners.registry import TUNERS
-from tuning.tuners.spec import RunOptions
+from tuning.tuners.spec import TunerPlan
 
 from .base.errors import TuningFailed
 from .base.progress import Progress
@@ -28,18 +27,15 @@ from .environment import capture, sm_clock_mhz
 from .plan import RunPlan, describe_arms, split_arms
 
 
-def tuned_arm(
-    name: str, run: Run, case: Case, target, budget: int, progress: Progress, options: RunOptions
-) -> Arm:
+def tuned_arm(name: str, run: Run, plan: TunerPlan, progress: Progress) -> Arm:
     """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
-    return TUNERS[name].tune(run, case, target, budget, progress, options)
+    return TUNERS[name].tune(run, plan, progress)
 
 
 def run_study(run: Run, progress: Progress, process_started: float | None = None) -> Report:
     """`process_started`: when the `tune` process began (time.monotonic), so that the run's
     wall time holds its setup too (TVM's import, the environment, the run folder)."""
     plan = RunPlan.of(run.meta)
-    target = make_target(**plan.target_spec)
     started = time.monotonic()
     if process_started is not None:
         run.add_wall("setup", started - process_started)
@@ -48,15 +44,15 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
     with (
         ArmLibraries.for_run(run, plan) as libraries,
         # Each trial's process starts now and imports while the tuners run (`trial_process`).
-        TrialProcesses(left, peers, torch=bool(peers) or target.kind.name == "cuda") as processes,
+        TrialProcesses(left, peers, torch=bool(peers) or plan.target.is_cuda) as processes,
     ):
         libraries.start(arms)  # built while the tuners run; each tuned arm once it is found
-        tuned, failures = _tune(run, plan, target, progress, libraries.start)
+        tuned, failures = _tune(run, plan, progress, libraries.start)
         run.add_wall("tuning", time.monotonic() - started)
         arms += tuned
         run.update_meta(arms=describe_arms(arms, peers), tuner_failures=failures)
         Comparison(run, plan, arms, peers, progress, libraries, processes).measure()
-    if target.kind.name == "cuda":
+    if plan.target.is_cuda:
         environment = read_json(run.path / "environment.json")
         write_json(run.path / "environment.json", {**environment, "sm_clock_after": sm_clock_mhz()})
     run.update_meta(
@@ -116,7 +112,7 @@ class Comparison:
         job = TrialJob(
             plan.case,
             self.arms,
-            plan.target_spec,
+            plan.target,
             plan.protocol,
             index,
             ir_dir,
@@ -127,15 +123,22 @@ class Comparison:
         run.save_trial(with_builds(record, self.libraries.built()) if index == 0 else record)
 
 
-def _tune(run: Run, plan: RunPlan, target, progress: Progress, found) -> tuple[list[Arm], dict]:
+def _tune(run: Run, plan: RunPlan, progress: Progress, found) -> tuple[list[Arm], dict]:
     """Every tuner at once, each in a thread of its own (`side_by_side`). Each tuned arm goes to
     `found` as its tuner returns it, from this thread (the arms' build pool must not be started
     by a tuner's thread, whose end would kill it). A tuner that finds nothing valid is a failure
     the report states; any other error, or Ctrl-C, stops them all and is raised here."""
 
+    tuner_plan = TunerPlan(
+        plan.case,
+        plan.target,
+        plan.budget,
+        plan.options,  # run.json's, checked where the run was opened
+        dict(run.meta["identity"]),  # as stored: an older run's Case may lack fields added since
+    )
+
     def tuner(name: str):
-        options = plan.options
-        return lambda: tuned_arm(name, run, plan.case, target, plan.budget, progress, options)
+        return lambda: tuned_arm(name, run, tuner_plan, progress)
 
     outcomes = side_by_side(
         {name: tuner(name) for name in plan.tuners},
@@ -153,5 +156,5 @@ def _tune(run: Run, plan: RunPlan, target, progress: Progress, found) -> tuple[l
     return arms, failures
 
 
-def save_environment(run: Run, target) -> None:
-    write_json(run.path / "environment.json", capture(target))
+def save_environment(run: Run, target: TargetSpec) -> None:
+    write_json(run.path / "environment.json", capture(target.tvm()))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from baselines.case import Case, CaseError, parse_case
 from baselines.peers import PeerRole, peers_for
-from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from reports.sweep import OUTPUTS
 from tuning.measure.harness import Protocol
 from tuning.runfolder.files import RunError, loads, read_text
@@ -200,8 +200,7 @@ def select_cases(text: str | None, own: dict | None = None) -> dict:
 def run_sweep(
     out: Path,
     cases: dict,
-    target_spec: dict,
-    device: str,
+    target: TargetSpec,
     budget: int,
     protocol: Protocol,
     progress: Progress,
@@ -216,8 +215,8 @@ def run_sweep(
     settings = {
         "cases": names,
         "definitions": {n: c.to_dict() for n, c in cases.items()},
-        "target": target_spec["kind"],
-        "device": device,
+        "target": target.kind,
+        "device": target.device,
         "budget": budget,
         "protocol": protocol.to_dict(),
     }
@@ -228,13 +227,12 @@ def run_sweep(
         "tuners": {name: TUNERS[name].held_against for name in tuners},
     }
     open_sweep_folder(out, settings, lambda: {**recorded, "large_reductions": reduction_rules()})
-    arms = sweep_arms(target_spec["kind"])
+    arms = sweep_arms(target.kind)
     with details_to(out / DETAILS_LOG, progress):
         for number, name in enumerate(names, 1):
             plan = RunPlan(
                 cases[name],
-                target_spec,
-                device,
+                target,
                 protocol,
                 arms,
                 tuners,
@@ -255,7 +253,7 @@ def _measure_case(path: Path, plan: RunPlan, title: str, progress: Progress) -> 
     progress.line(title)
     run = open_run(path, plan.meta())
     if not (path / "environment.json").exists():
-        save_environment(run, make_target(**plan.target_spec))
+        save_environment(run, plan.target)
     if "fused_kernel_rules" not in run.meta:
         run.update_meta(fused_kernel_rules=fused_kernel_rules(plan.case))
     try:

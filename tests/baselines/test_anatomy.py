@@ -8,6 +8,7 @@ from tvm import relax, s_tir
 from baselines.anatomy import kernel_table, launch_configs, parse_ptxas
 from baselines.arms import DEFAULT_ARMS
 from baselines.pipeline import lower, make_target
+from baselines.target import TargetSpec
 from baselines.template import PoolSchedule
 from tuning.candidates.kernel import fused_function, kernel_module
 
@@ -40,7 +41,7 @@ def test_serial_launches_one_thread_per_output_without_shared_memory():
 
 def test_launch_is_read_from_thread_loops_and_from_lowered_thread_extents():
     target = make_target("cuda")
-    _, func = fused_function(DEFAULT, {"kind": "cuda"})
+    _, func = fused_function(DEFAULT, TargetSpec("cuda"))
     tile = PoolSchedule(threads=128, outputs_w=2, outputs_h=2)
     scheduled = kernel_module(tile.apply(func, target))
     expected = {"main_kernel": {"grid": OUTPUTS // (128 * 2 * 2), "block": 128}}
@@ -58,7 +59,7 @@ def test_launch_is_read_from_thread_loops_and_from_lowered_thread_extents():
 
 
 def test_functions_without_thread_bindings_launch_nothing():
-    _, func = fused_function(DEFAULT, {"kind": "cuda"})
+    _, func = fused_function(DEFAULT, TargetSpec("cuda"))
     assert launch_configs(kernel_module(func)) == {}
 
 

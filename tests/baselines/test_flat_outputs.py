@@ -16,6 +16,7 @@ from baselines.anatomy import launch_configs
 from baselines.arms import tuned_task_arm
 from baselines.case import Case
 from baselines.pipeline import fused_pool_function, fused_stage, make_target
+from baselines.target import TargetSpec
 from baselines.template import PoolSchedule, recorded
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel import kernel_module
@@ -50,7 +51,7 @@ def test_flat_cpu_points_match_the_reference(case, whole):
     points = _flat_points(space)
     assert {p["outputs_flat"] for p in points} == {2, 4} and any(p["vector"] for p in points)
     points = points if case == STRIDE1 else points[::3]
-    with CandidateEvaluator(case, {"kind": "llvm"}, QUICK, workers=2, whole=whole) as evaluator:
+    with CandidateEvaluator(case, TargetSpec("llvm"), QUICK, workers=2, whole=whole) as evaluator:
         records = evaluator.evaluate([space.config(p) for p in points])
     failed = [(p, r) for p, r in zip(points, records) if r["status"] != "ok"]
     assert not failed, failed[:3]
@@ -123,8 +124,8 @@ def test_points_with_the_knob_at_1_keep_the_records_and_keys_of_points_stored_be
         assert PoolSchedule(**row["params"]).to_dict() == before
     schedules = [arm["schedule"] for arm in run["arms"] if "threads" in (arm.get("schedule") or {})]
     assert len(schedules) >= 2 and all(PoolSchedule(**s).to_dict() == s for s in schedules)
-    spec, case = run["target_spec"], Case.from_dict(run["case"])
-    target = make_target(**spec)
+    spec, case = TargetSpec.of_json(run["target_spec"]), Case.from_dict(run["case"])
+    target = spec.tvm()
     _, func = fused_pool_function(fused_stage(case, tuned_task_arm(), target))
     measured = [row for row in rows if row["status"] == "ok"][::60]
     assert len(measured) >= 6

@@ -15,6 +15,7 @@ from baselines.arms import ARMS
 from baselines.case import Case
 from baselines.masked_loads import mask_loads
 from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from baselines.template import PoolSchedule
 from baselines.window_bench import without_bindings
 from baselines.window_reduction import WindowReduction
@@ -23,7 +24,7 @@ from tuning.candidates.kernel_check import _inputs, expected_outputs
 from tuning.tuners.space import Space
 
 CUDA = make_target("cuda")
-CUDA_SPEC = {"kind": "cuda", "arch": "sm_90"}
+CUDA_SPEC = TargetSpec("cuda")
 # `s1-h6` smaller: an odd output height (9) under the rule's two rows a thread, one Add.
 ODD_ROWS = Case(channels=6, height=10, width=10, window=2, stride=1, prelude=False, tail=1)
 # `s1-96` smaller: 5 x 23 x 23 outputs, two Adds; and a Case with the prelude (padded loads).

@@ -12,6 +12,7 @@ from tvm import s_tir
 
 from baselines.case import Case
 from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from baselines.window_bench import without_bindings
 from tuning.candidates.kernel import bias_count, fused_function, kernel_module
 from tuning.candidates.kernel_check import _inputs, expected_outputs
@@ -19,7 +20,7 @@ from tuning.tuners.metaschedule.space import STRUCTURES, template_space
 from tuning.tuners.space import Space, like_inductor
 
 CUDA = make_target("cuda")
-CUDA_SPEC = {"kind": "cuda", "arch": "sm_90"}
+CUDA_SPEC = TargetSpec("cuda")
 # `s1-96` of reports/h200/kernel_code, smaller: 5 x 23 x 23 = 2645 outputs (odd), two Adds.
 ODD = Case(
     channels=5, height=24, width=24, window=2, stride=1, prelude=False, tail=2, shared_output=False

@@ -7,6 +7,7 @@ from conftest import DEFAULT
 
 from baselines.anatomy import ptxas_resources
 from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel import fused_function, kernel_module
 from tuning.measure.protocol import KernelProtocol
@@ -20,7 +21,7 @@ def test_every_valid_cpu_point_builds_and_matches_the_reference(case):
     space = Space(case, "llvm")
     points = space.valid_points()
     assert points, "the space has no valid point"
-    with CandidateEvaluator(case, {"kind": "llvm"}, QUICK, workers=2) as evaluator:
+    with CandidateEvaluator(case, TargetSpec("llvm"), QUICK, workers=2) as evaluator:
         records = evaluator.evaluate([space.config(p) for p in points])
     failed = [(p, r) for p, r in zip(points, records) if r["status"] != "ok"]
     assert not failed, failed[:3]
@@ -29,7 +30,7 @@ def test_every_valid_cpu_point_builds_and_matches_the_reference(case):
 def test_a_spread_of_cpu_points_of_the_whole_graph_kernel_is_right(case):
     space = Space(case, "llvm", whole=True)
     points = space.valid_points()[::5]
-    with CandidateEvaluator(case, {"kind": "llvm"}, QUICK, workers=2, whole=True) as evaluator:
+    with CandidateEvaluator(case, TargetSpec("llvm"), QUICK, workers=2, whole=True) as evaluator:
         records = evaluator.evaluate([space.config(p) for p in points])
     failed = [(p, r) for p, r in zip(points, records) if r["status"] != "ok"]
     assert not failed, failed[:3]
@@ -37,7 +38,7 @@ def test_a_spread_of_cpu_points_of_the_whole_graph_kernel_is_right(case):
 
 def _cuda_source(case, params, whole=False):
     target = make_target("cuda")
-    _, func = fused_function(case, {"kind": "cuda", "arch": "sm_90"}, whole)
+    _, func = fused_function(case, TargetSpec("cuda"), whole)
     scheduled = Space.for_target(case, target, whole).config(params).apply(func, target)
     executable = tvm.compile(kernel_module(scheduled), target=target)
     return executable.mod.imports[0].inspect_source()

@@ -6,6 +6,7 @@ import time
 import tvm
 
 from baselines.case import Case
+from baselines.target import TargetSpec
 from baselines.template import PoolSchedule
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel import fused_function, kernel_module
@@ -14,7 +15,7 @@ from tuning.candidates.runner import KernelRunner
 from tuning.measure.protocol import KernelProtocol
 from tuning.runfolder.spent import SPENT
 
-SPEC = {"kind": "llvm"}
+SPEC = TargetSpec("llvm")
 
 
 def _key(schedule) -> str:

@@ -12,11 +12,12 @@ from conftest import assert_all_gone
 
 from baselines.arms import DEFAULT_ARMS, Arm
 from baselines.case import Case
+from baselines.target import TargetSpec
 from baselines.template import PoolSchedule
 from tuning.measure.arm_libraries import ArmLibraries, with_builds
 
 SMALL_CASE = Case(channels=2, height=12, width=12, branches=2)
-LLVM = {"kind": "llvm"}
+LLVM = TargetSpec("llvm")
 
 
 class BrokenSchedule(PoolSchedule):

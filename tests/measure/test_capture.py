@@ -9,6 +9,7 @@ from baselines import torch_peer
 from baselines.arms import ARMS
 from baselines.peers import PEERS, captured_peers
 from baselines.reference import random_input, reference
+from baselines.target import TargetSpec
 from tuning.base.errors import UsageError
 from tuning.cli.choices import check_arms_fit_target
 from tuning.measure.harness import check
@@ -91,10 +92,8 @@ def test_a_cuda_trial_keeps_three_figures_per_arm_in_balanced_blocks():
 
     arms = [DEFAULT_ARMS[2], ARMS["fixed"], ARMS["fixed+capture"]]
     protocol = Protocol(number=2, repeat=2, min_repeat_ms=1, warmup_s=0, blocks=None)
-    target_spec = {"kind": "cuda", "arch": gpu_arch()}
-    record = run_trial(
-        TrialJob(DEFAULT, arms, target_spec, protocol, 1, peers=("torch-eager+capture",))
-    )
+    target = TargetSpec("cuda", gpu_arch())
+    record = run_trial(TrialJob(DEFAULT, arms, target, protocol, 1, peers=("torch-eager+capture",)))
     names = {"on", "fixed", "fixed+capture", "torch-eager+capture"}
     assert record["design"]["positions"] and record["design"]["carryover"]
     assert len(record["block_orders"]) == record["design"]["blocks"] == 8

@@ -6,6 +6,7 @@ import time
 
 from baselines.arms import ARMS
 from baselines.case import Case
+from baselines.target import TargetSpec
 from tuning.measure.harness import TrialJob
 from tuning.measure.protocol import Protocol
 from tuning.measure.trial_process import TrialProcesses, run_trial_process
@@ -21,7 +22,7 @@ def test_a_trial_process_waits_for_its_trial_and_says_where_its_time_went():
         time.sleep(1)  # importing or waiting: alive, no trial given yet
         first = processes.take(0, ("torch-compile",))
         assert first._process is waiting[0]
-        job = TrialJob(CASE, [ARMS["on"], ARMS["fixed"]], {"kind": "llvm"}, PROTOCOL, 0)
+        job = TrialJob(CASE, [ARMS["on"], ARMS["fixed"]], TargetSpec("llvm"), PROTOCOL, 0)
         record = run_trial_process(job, process=first)
     assert not waiting[0].is_alive()  # ended after its result
     assert not waiting[1].is_alive()  # never given a trial: stopped on leaving
@@ -36,7 +37,7 @@ def test_a_trial_process_waits_for_its_trial_and_says_where_its_time_went():
 
 def test_a_trial_without_a_process_started_for_it_gets_a_fresh_one():
     with TrialProcesses([]) as processes:
-        job = TrialJob(CASE, [ARMS["on"]], {"kind": "llvm"}, PROTOCOL, 1)
+        job = TrialJob(CASE, [ARMS["on"]], TargetSpec("llvm"), PROTOCOL, 1)
         record = run_trial_process(job, process=processes.take(1))
     assert record["trial"] == 1 and record["wall_s"]["compiler_import_s"] >= 0
 

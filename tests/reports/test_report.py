@@ -10,6 +10,7 @@ import pytest
 from conftest import python_without_tvm
 
 from baselines.case import Case
+from baselines.target import TargetSpec
 from reports.markdown import render
 from reports.summary import summarize_run
 from tuning.measure.design import block_orders, start_row, williams_rows
@@ -88,8 +89,7 @@ def _write_run(
         path,
         RunPlan(
             Case(),
-            {"kind": target},
-            f"a {target} device",
+            TargetSpec(target, device=f"a {target} device"),
             Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT),
             arms,
             [name for name in tuners if name in figures],
@@ -123,8 +123,7 @@ def peers_run(tmp_path_factory):
         tmp_path_factory.mktemp("h200") / "run",
         RunPlan(
             Case(),
-            {"kind": "cuda", "arch": "sm_90"},
-            "NVIDIA H200 sm_90",
+            TargetSpec("cuda", "sm_90", "NVIDIA H200 sm_90"),
             Protocol(trials=TRIALS, blocks=BLOCKS, repeat=REPEAT),
             names,
             command="tune ...",

@@ -2,6 +2,7 @@
 
 import pytest
 
+from baselines.target import TargetSpec
 from tuning.base.errors import UsageError
 from tuning.cli import run as run_module
 from tuning.cli.choices import run_tuners
@@ -35,7 +36,7 @@ def test_a_new_run_on_llvm_keeps_its_two_tuners_and_on_cuda_adds_the_whole_graph
     tmp_path, monkeypatch
 ):
     assert _start(tmp_path / "llvm", "--target", "llvm", "--budget", "8")["tuners"] == BOTH
-    cuda = ({"kind": "cuda", "arch": "sm_90"}, "H200 sm_90")
+    cuda = TargetSpec("cuda", "sm_90", "H200 sm_90")
     monkeypatch.setattr(run_module, "resolve_target", lambda kind, say: cuda)
     monkeypatch.setattr(run_module, "save_environment", lambda run, target: None)
     meta = _start(tmp_path / "cuda", "--budget", "8")

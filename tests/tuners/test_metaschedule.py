@@ -12,6 +12,7 @@ from tvm import relax
 
 from baselines.pipeline import build, make_target
 from baselines.reference import random_input, reference
+from baselines.target import TargetSpec
 from tuning.base.errors import TuningFailed
 from tuning.base.progress import Progress
 from tuning.candidates.summary import budget_shares
@@ -20,14 +21,27 @@ from tuning.runfolder.store import Run
 from tuning.tuners.metaschedule import bridge as ms_bridge
 from tuning.tuners.metaschedule import tuner as metaschedule
 from tuning.tuners.metaschedule.diagnosis import default_space_outcomes
+from tuning.tuners.spec import RunOptions, TunerPlan
 
-OPTIONS = {"seed": 0}
+OPTIONS: RunOptions = {"seed": 0}
+
+
+def _plan(budget: int) -> TunerPlan:
+    return TunerPlan(WINDOW3, TargetSpec("llvm"), budget, OPTIONS, {})
+
+
+def _quiet() -> Progress:
+    return Progress(stream=io.StringIO())
+
+
 # Shared by the two runs: 4 trials each.
 BUDGET = 8
 
 
 def _run(path):
-    return Run.create(path, {"target_spec": {"kind": "llvm"}, "identity": {}, "case": {}})
+    """A run folder whose run.json holds nothing a tuner could read back: all it needs is in
+    its plan."""
+    return Run.create(path, {})
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +49,7 @@ def tuned(tmp_path_factory):
     run = _run(tmp_path_factory.mktemp("ms") / "run")
     console = io.StringIO()  # --verbose: every step of the bars as a line
     progress = Progress(verbose=True, stream=console)
-    arm = metaschedule.run_metaschedule(
-        run, WINDOW3, make_target("llvm"), BUDGET, progress, OPTIONS
-    )
+    arm = metaschedule.tune_run(run, _plan(BUDGET), progress)
     return run, arm, console.getvalue()
 
 
@@ -89,7 +101,7 @@ def test_resume_does_not_measure_again(tuned):
     run, _, _ = tuned
     path = run.path / "tuners" / "ms-space" / "trials.json"
     before = path.read_text()
-    metaschedule.run_metaschedule(run, WINDOW3, make_target("llvm"), BUDGET, None, OPTIONS)
+    metaschedule.tune_run(run, _plan(BUDGET), _quiet())
     assert path.read_text() == before
 
 
@@ -104,9 +116,7 @@ def test_a_run_that_measured_nothing_fails_loudly(tmp_path, monkeypatch):
     monkeypatch.setattr(ms_bridge, "ScheduledModule", BrokenModule)
     monkeypatch.setattr(metaschedule, "RUNS", ("ms-space",))
     with pytest.raises(TuningFailed, match="measured no valid candidate"):
-        metaschedule.run_metaschedule(
-            _run(tmp_path / "run"), WINDOW3, make_target("llvm"), 3, None, OPTIONS
-        )
+        metaschedule.tune_run(_run(tmp_path / "run"), _plan(3), _quiet())
 
 
 def test_default_cuda_space_fails_only_through_its_unroll_rule():
@@ -134,7 +144,7 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
     mod = fused_stage(WINDOW3, tuned_task_arm(), target)
     gv, func = fused_pool_function(mod)
     work_dir = str(run.path / "tuners" / source["source"])
-    with metaschedule._ms_target(target), tvm.transform.PassContext(opt_level=3):
+    with metaschedule._ms_target(TargetSpec("llvm")), tvm.transform.PassContext(opt_level=3):
         applied = relax.transform.MetaScheduleApplyDatabase(work_dir=work_dir)(
             tvm.IRModule({gv: func.with_attr("global_symbol", "main")})
         )
@@ -158,7 +168,7 @@ def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, cap
             directory = tmp_path / f"tune{index}"
             directory.mkdir()
             summary = metaschedule.tune_one(
-                "ms-space", directory, WINDOW3, make_target("llvm"), {"kind": "llvm"}, 2, OPTIONS
+                "ms-space", directory, WINDOW3, TargetSpec("llvm"), 2, OPTIONS
             )
             assert summary["trials"] == 2
             log = (directory / "tuning.log").read_text()
@@ -183,7 +193,7 @@ def test_every_template_design_replays_from_its_trace_and_builds_right():
 
     case = WINDOW3.replace(height=12, width=12, window=2, tail=2)
     quick = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1)
-    for kind, spec in (("cuda", {"kind": "cuda", "arch": "sm_90"}), ("llvm", {"kind": "llvm"})):
+    for kind, spec in (("cuda", TargetSpec("cuda")), ("llvm", TargetSpec("llvm"))):
         task = PoolKernel.of(case, spec, whole=True)
         module = kernel_module(task.function(spec))
         designs = template_space(kind)(s_tir.Schedule(module, seed=1))

@@ -20,12 +20,17 @@ QUICK = [
 
 
 @pytest.fixture
-def only_random(monkeypatch):
-    """The registry with the toy's line and no other (each subcommand then runs it alone)."""
-    for name in list(TUNERS):
-        monkeypatch.delitem(TUNERS, name)
-    monkeypatch.setitem(TUNERS, RANDOM.name, RANDOM)
+def only_random():
+    """The registry with the toy's line and no other (each subcommand then runs it alone); put
+    back whole afterwards, in its order (monkeypatch's undo would reverse it, and the default
+    tuners are listed in the registry's order)."""
+    kept = dict(TUNERS)
+    TUNERS.clear()
+    TUNERS[RANDOM.name] = RANDOM
     assert tuners_for(Role.SWEEP) == tuners_for(Role.TUNE_TOP) == [RANDOM.name]
+    yield
+    TUNERS.clear()
+    TUNERS.update(kept)
 
 
 def _json(path):

@@ -11,6 +11,7 @@ from conftest import WINDOW3, InjectingSpace
 from tvm import te
 
 from baselines.case import Case
+from baselines.target import TargetSpec
 from baselines.template import PoolSchedule
 from tuning.base.progress import Progress
 from tuning.candidates.evaluator import CandidateEvaluator
@@ -61,7 +62,7 @@ def _study(directory, sampler="random"):
 
 @pytest.fixture(scope="module")
 def evaluator():
-    with CandidateEvaluator(WINDOW3, {"kind": "llvm"}, QUICK, workers=2) as ev:
+    with CandidateEvaluator(WINDOW3, TargetSpec("llvm"), QUICK, workers=2) as ev:
         yield ev
 
 
@@ -98,7 +99,7 @@ def test_impossible_points_are_pruned_not_built(tmp_path, evaluator):
     study = optuna.create_study(
         storage=storage_for(tmp_path, None), sampler=make_sampler("grid", 0)
     )
-    with CandidateEvaluator(space.case, {"kind": "llvm"}, QUICK, workers=2) as small:
+    with CandidateEvaluator(space.case, TargetSpec("llvm"), QUICK, workers=2) as small:
         OptunaSearch(study, space, small, batch=4).run(len(space.valid_points()))
     pruned = [t for t in study.trials if "pruned" in t.user_attrs]
     assert all(t.state == optuna.trial.TrialState.PRUNED for t in pruned)

@@ -15,6 +15,7 @@ import tvm
 from conftest import WINDOW3, tune
 
 from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from tuning.candidates.kernel import bias_count, compile_kernel, fused_function
 from tuning.cli.main import main
 from tuning.measure.protocol import KernelProtocol
@@ -191,7 +192,7 @@ def test_a_wrong_kernel_on_a_server_is_recorded_wrong_and_never_timed(tracker, t
     from tvm.s_tir.meta_schedule.arg_info import ArgInfo
     from tvm.s_tir.meta_schedule.runner import RunnerInput
 
-    _, func = fused_function(WINDOW3, {"kind": "llvm"})
+    _, func = fused_function(WINDOW3, TargetSpec("llvm"))
     target = make_target("llvm")
     kernels = {"right": func, "unwritten": func.with_body(tvm.tirx.Evaluate(0))}
     paths = [str(tmp_path / f"{name}.so") for name in kernels]
@@ -222,7 +223,7 @@ from conftest import WINDOW3
 from tuning.tuners.metaschedule import rpc
 from tuning.candidates.kernel import bias_count, fused_function
 from tuning.measure.protocol import KernelProtocol
-_, func = fused_function(WINDOW3, {"kind": "llvm"})
+_, func = fused_function(WINDOW3, TargetSpec("llvm"))
 protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=120)
 options = {"rpc_tracker": sys.argv[1], "rpc_key": sys.argv[2]}
 with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:
@@ -237,7 +238,7 @@ def test_the_rpc_runner_s_workers_die_with_the_run_mid_session(tracker, tmp_path
     import psutil
     from conftest import ROOT, assert_all_gone
 
-    _, func = fused_function(WINDOW3, {"kind": "llvm"})
+    _, func = fused_function(WINDOW3, TargetSpec("llvm"))
     sleep = tvm.tirx.Evaluate(tvm.tirx.call_extern("int32", "sleep", 600))
     library = tmp_path / "hangs.so"
     compile_kernel(

@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from baselines.anatomy import launch_configs
-from baselines.pipeline import make_target
 from baselines.protocols import Schedule
+from baselines.target import TargetSpec
 
 from .kernel import compile_kernel, kernel_module
 from .kernel_cache import kernel_key
@@ -27,7 +27,7 @@ def _cpu_s() -> float:
     return time.process_time() + times.children_user + times.children_system
 
 
-def build_candidate(task: KernelTask, target_spec: dict, schedule: Schedule, path: str) -> Outcome:
+def build_candidate(task: KernelTask, target: TargetSpec, schedule: Schedule, path: str) -> Outcome:
     """In a builder process: schedule the task's kernel and compile it to `path`."""
     global _BUILT_BEFORE
     started, cpu = time.monotonic(), _cpu_s()
@@ -35,10 +35,9 @@ def build_candidate(task: KernelTask, target_spec: dict, schedule: Schedule, pat
     start: Outcome = {} if _BUILT_BEFORE else {"start_cpu_s": cpu}
     _BUILT_BEFORE = True
     try:
-        target = make_target(**target_spec)
-        func = task.function(target_spec)
-        scheduled = schedule.apply(func, target)
-        executable = compile_kernel(scheduled, target, Path(path))
+        func = task.function(target)
+        scheduled = schedule.apply(func, target.tvm())
+        executable = compile_kernel(scheduled, target.tvm(), Path(path))
         key = kernel_key(executable, launch_configs(kernel_module(scheduled)))
     except Exception as error:  # recorded against the candidate; the search goes on
         return {

@@ -28,6 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 from baselines.case import Case
 from baselines.protocols import Schedule
+from baselines.target import TargetSpec
 from tuning.base.children import kill_pool, process_pool
 from tuning.measure.protocol import KernelProtocol
 
@@ -66,18 +67,18 @@ class CandidateEvaluator:
     def __init__(
         self,
         subject: Case | KernelTask,
-        target_spec: dict,
+        target: TargetSpec,
         protocol: KernelProtocol | None = None,
         workers: int | None = None,
         whole: bool = False,
         cache: KernelCache | None = None,
     ):
-        self.task = as_task(subject, target_spec, whole)
-        self.target_spec = target_spec
+        self.task = as_task(subject, target, whole)
+        self.target = target
         self.protocol = protocol or KernelProtocol()
         self.cache = cache if cache is not None else KernelCache()
         self.book = TimeBook()  # where its time went (`time_book.SPENT`)
-        self.runner = KernelRunner(self.task, target_spec["kind"], self.protocol, self.book)
+        self.runner = KernelRunner(self.task, target.kind, self.protocol, self.book)
         self.workers = workers or max(1, (os.cpu_count() or 2))
         self._pool_lock = threading.Lock()  # the pool is renewed from the measuring thread
         self._pool = self._new_pool()
@@ -159,9 +160,7 @@ class CandidateEvaluator:
         with self._pool_lock:
             for index, schedule in enumerate(schedules):
                 path = os.path.join(self._tmp.name, f"c{time.monotonic_ns()}_{index}.so")
-                future = self._pool.submit(
-                    build_candidate, self.task, self.target_spec, schedule, path
-                )
+                future = self._pool.submit(build_candidate, self.task, self.target, schedule, path)
                 futures[future] = (index, path)
         return futures
 

@@ -14,7 +14,8 @@ import tvm
 
 from baselines.arms import tuned_task_arm
 from baselines.case import Case
-from baselines.pipeline import fused_pool_function, fused_stage, make_target
+from baselines.pipeline import fused_pool_function, fused_stage
+from baselines.target import TargetSpec
 
 _FUSED_CACHE: dict = {}
 # Relax's BlockBuilder keeps its scopes on one stack shared by every thread: tuners running in
@@ -23,15 +24,15 @@ _BUILDING = threading.Lock()
 
 
 def fused_function(
-    case: Case, target_spec: dict, whole: bool = False
+    case: Case, target: TargetSpec, whole: bool = False
 ) -> tuple[str, tvm.tirx.PrimFunc]:
     """(name, PrimFunc) of the fused pool function, after FuseTIR, before default scheduling;
     with `whole`, the one kernel of the whole graph (arm `one-kernel`)."""
-    key = (case, tuple(sorted(target_spec.items())), whole)
+    key = (case, target.kind, target.arch, whole)  # not the device: the same kernel
     with _BUILDING:
         if key not in _FUSED_CACHE:
             arm = tuned_task_arm(whole)
-            gv, func = fused_pool_function(fused_stage(case, arm, make_target(**target_spec)))
+            gv, func = fused_pool_function(fused_stage(case, arm, target.tvm()))
             _FUSED_CACHE[key] = (gv.name_hint, func)
         return _FUSED_CACHE[key]
 

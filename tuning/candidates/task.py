@@ -20,12 +20,13 @@ import tvm_ffi
 
 from baselines.case import Case
 from baselines.reference import matches
+from baselines.target import TargetSpec
 
 from .kernel_check import expected_outputs, upload_inputs
 
 
 class KernelTask(Protocol):
-    def function(self, target_spec: dict) -> tvm.tirx.PrimFunc:
+    def function(self, target: TargetSpec) -> tvm.tirx.PrimFunc:
         """The kernel before any schedule, as the backend's passes make it for the target."""
 
     def upload(self, seed: int, device) -> list:
@@ -48,16 +49,16 @@ class PoolKernel:
     whole: bool = False
 
     @classmethod
-    def of(cls, case: Case, target_spec: dict, whole: bool = False) -> "PoolKernel":
+    def of(cls, case: Case, target: TargetSpec, whole: bool = False) -> "PoolKernel":
         from .kernel import bias_count, fused_function
 
-        _, func = fused_function(case, target_spec, whole)
+        _, func = fused_function(case, target, whole)
         return cls(case, bias_count(func), whole)
 
-    def function(self, target_spec: dict) -> tvm.tirx.PrimFunc:
+    def function(self, target: TargetSpec) -> tvm.tirx.PrimFunc:
         from .kernel import fused_function
 
-        return fused_function(self.case, target_spec, self.whole)[1]
+        return fused_function(self.case, target, self.whole)[1]
 
     def upload(self, seed: int, device) -> list:
         return upload_inputs(self.case, self.biases, seed, device, self.whole)
@@ -82,7 +83,7 @@ class ModelKernel:
     func: tvm.tirx.PrimFunc
     dtype: str = "float32"
 
-    def function(self, target_spec: dict) -> tvm.tirx.PrimFunc:
+    def function(self, target: TargetSpec) -> tvm.tirx.PrimFunc:
         return self.func
 
     def upload(self, seed: int, device) -> list:
@@ -104,7 +105,7 @@ class ModelKernel:
         return check_outputs([got], [want], self.dtype).correct
 
 
-def as_task(subject: Case | KernelTask, target_spec: dict, whole: bool = False) -> KernelTask:
+def as_task(subject: Case | KernelTask, target: TargetSpec, whole: bool = False) -> KernelTask:
     """A Case as its fused pool kernel's task (with `whole`, its one kernel's); a task as it
     is."""
-    return PoolKernel.of(subject, target_spec, whole) if isinstance(subject, Case) else subject
+    return PoolKernel.of(subject, target, whole) if isinstance(subject, Case) else subject

@@ -11,6 +11,7 @@ import tvm
 
 from baselines.arms import ARMS
 from baselines.peers import PEERS, PeerRole, peers_for
+from baselines.target import TargetSpec
 from baselines.torch_peer import require_torch, torch_available
 from tuning.base.errors import UsageError
 from tuning.environment import gpu_arch, gpu_visible
@@ -106,8 +107,8 @@ def check_arms_fit_target(names: list[str], target_kind: str) -> None:
         )
 
 
-def resolve_target(kind: str, say: Callable[[str], None] = print) -> tuple[dict, str]:
-    """Return (target spec for make_target, device string); `auto` says which it picked."""
+def resolve_target(kind: str, say: Callable[[str], None] = print) -> TargetSpec:
+    """The run's target, with the device it measures on; `auto` says which it picked."""
     if kind not in ("auto", "cuda", "llvm"):
         raise UsageError(f"unknown target {kind!r}; use auto, cuda or llvm")
     visible = gpu_visible() if kind != "llvm" else False
@@ -117,8 +118,9 @@ def resolve_target(kind: str, say: Callable[[str], None] = print) -> tuple[dict,
         kind = "cuda" if visible else "llvm"
         say(f"target: {kind} ({'a CUDA GPU is visible' if visible else 'no CUDA GPU visible'})")
     if kind == "cuda":
-        return {"kind": "cuda", "arch": gpu_arch()}, f"{tvm.cuda(0).device_name} {gpu_arch()}"
-    return {"kind": "llvm"}, f"cpu {platform.machine()} {platform.processor() or ''}".strip()
+        return TargetSpec("cuda", gpu_arch(), f"{tvm.cuda(0).device_name} {gpu_arch()}")
+    device = f"cpu {platform.machine()} {platform.processor() or ''}".strip()
+    return TargetSpec("llvm", device=device)
 
 
 def check_stored_names(meta: RunMeta, run_file: Path) -> None:

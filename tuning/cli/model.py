@@ -31,6 +31,7 @@ from pathlib import Path
 from baselines.models.errors import ModelError
 from baselines.models.spec import DTYPES, ModelOptions, parse_spec
 from baselines.peers import PeerRole, peers_for
+from baselines.target import DEFAULT_ARCH, TargetSpec
 from tuning.base.errors import UsageError
 from tuning.measure.protocol import Protocol
 from tuning.runfolder.store import RUN_FILE, check_folder_name
@@ -113,11 +114,11 @@ def settings_of(args) -> dict:
     if args.arch is not None and not re.fullmatch(r"sm_([3-9]|[1-9][0-9])[0-9][af]?", args.arch):
         raise UsageError(f"--arch {args.arch!r} is not a CUDA arch; give one such as sm_90")
     if args.analyze:
-        spec, device = {"kind": "cuda", "arch": args.arch or "sm_90"}, "none (analysis only)"
+        target = TargetSpec("cuda", args.arch or DEFAULT_ARCH, "none (analysis only)")
     else:
         if args.target in ("auto", "cuda") and not _gpu():
             raise UsageError(NO_GPU)
-        spec, device = resolve_target(args.target, say=lambda m: None)
+        target = resolve_target(args.target, say=lambda m: None)
     protocol = dataclasses.replace(
         MODEL_PROTOCOL,
         number=args.number,
@@ -127,15 +128,13 @@ def settings_of(args) -> dict:
         blocks=protocol_blocks(args.blocks),
         trials=args.trials,
     )
-    arch = spec.get("arch", args.arch or "sm_90")
     return {
-        "target_spec": spec,
-        "device": device,
+        "target": target,
         "protocol": protocol,
         "rule_lists": rules,
         "peers": peers,
         "analyze_only": args.analyze,
-        "arch": arch,
+        "arch": target.arch or args.arch or DEFAULT_ARCH,
     }
 
 
@@ -327,6 +326,6 @@ def _check_loads(spec: str, options: ModelOptions) -> None:
 
 
 def default_out(name: str, plan) -> str:
-    kind = "analysis" if plan.analyze_only else plan.target_spec["kind"]
+    kind = "analysis" if plan.analyze_only else plan.target.kind
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", name)
     return f"runs/model-{safe}-{datetime.date.today()}-{kind}"

@@ -86,7 +86,7 @@ def models_main(argv: list[str]) -> int:
         raise UsageError("--decompose is for --zoo; --models takes NAME+decompose")
     shared = settings_of(args)
     entries, zoo = _entries(args)
-    kind = "analysis" if args.analyze else shared["target_spec"]["kind"]
+    kind = "analysis" if args.analyze else shared["target"].kind
     prefix = f"zoo-{Path(zoo.source).stem}" if zoo else "models"
     out = Path(args.out or f"runs/{prefix}-{datetime.date.today()}-{kind}")
     check_folder_name(out)

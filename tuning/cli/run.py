@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from baselines.case import Case, parse_case
-from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from baselines.torch_peer import capture_counterparts
 from reports.stats.cpu_noise import CPU_NOTE
 from tuning.base.errors import UsageError
@@ -76,14 +76,14 @@ def start_run(args, argv: list[str]) -> Run:
         blocks=protocol_blocks(args.blocks),
         trials=args.trials,
     )
-    spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    target = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     if tuners is None:
-        tuners = run_tuners(None, args.budget, spec["kind"])
-    arms = default_arms(spec["kind"]) if args.arms is None else arm_names(args.arms)
-    check_arms_fit_target(arms, spec["kind"])
+        tuners = run_tuners(None, args.budget, target.kind)
+    arms = default_arms(target.kind) if args.arms is None else arm_names(args.arms)
+    check_arms_fit_target(arms, target.kind)
     requested = arms
-    arms, peers_not_measured = capture_counterparts(arms, spec["kind"])
-    out = Path(args.out) if args.out else new_default_folder(spec["kind"])
+    arms, peers_not_measured = capture_counterparts(arms, target.kind)
+    out = Path(args.out) if args.out else new_default_folder(target.kind)
     check_folder_name(out)
     options: RunOptions = {
         "sampler": args.sampler,
@@ -97,8 +97,7 @@ def start_run(args, argv: list[str]) -> Run:
     }
     plan = RunPlan(
         case,
-        spec,
-        device,
+        target,
         protocol,
         arms,
         tuners,
@@ -112,14 +111,14 @@ def start_run(args, argv: list[str]) -> Run:
     run.update_meta(
         peers_added=[n for n in arms if n not in requested], peers_not_measured=peers_not_measured
     )
-    save_environment(run, make_target(**spec))
-    _say_what_a_cpu_run_is(spec["kind"])
+    save_environment(run, target)
+    _say_what_a_cpu_run_is(target)
     return run
 
 
-def _say_what_a_cpu_run_is(kind: str) -> None:
+def _say_what_a_cpu_run_is(target: TargetSpec) -> None:
     """Once the run is checked and before anything is measured: a CPU run is a smoke test."""
-    if kind != "cuda":
+    if not target.is_cuda:
         print(CPU_NOTE, file=sys.stderr)
 
 
@@ -168,8 +167,8 @@ def resume_run(args) -> Run:
     stored = meta["identity"]
     case = parse_case(args.case).to_dict() if args.case else stored["case"]
     kind = stored["target"] if args.target == "auto" else args.target
-    spec, device = resolve_target(kind)
-    run = Run.open(run.path, run_identity(case, spec["kind"], device))
+    target = resolve_target(kind)
+    run = Run.open(run.path, run_identity(case, target.kind, target.device))
     refuse_changes(_given(args, meta), meta, run.path)
     options: RunOptions = {**meta["options"], **_storage_now(args, run, meta["options"])}
     if args.rpc_tracker is not None or args.rpc_key is not None:  # the tracker moved
@@ -182,8 +181,8 @@ def resume_run(args) -> Run:
     if options != meta["options"]:
         run.update_meta(options=options)
     if not (run.path / "environment.json").exists():  # rebuilt: same device, checked above
-        save_environment(run, make_target(**meta["target_spec"]))
-    _say_what_a_cpu_run_is(spec["kind"])
+        save_environment(run, target)
+    _say_what_a_cpu_run_is(target)
     return run
 
 

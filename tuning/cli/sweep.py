@@ -73,13 +73,13 @@ def sweep_main(argv: list[str]) -> int:
         check_sweep_folder(Path(args.out))
     cases = select_cases(args.cases, user_cases(args.cases_file, args.case))
     check_cases_fit(cases)
-    spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
-    out = Path(args.out or f"runs/sweep-{datetime.date.today()}-{spec['kind']}")
+    target = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    out = Path(args.out or f"runs/sweep-{datetime.date.today()}-{target.kind}")
     check_sweep_folder(out)
     protocol = Protocol(trials=args.trials, blocks=args.blocks)
     command = recorded_command("tune sweep", argv)
     sweep = run_sweep(
-        out, cases, spec, device, args.budget, protocol, Progress(verbose=args.verbose), command
+        out, cases, target, args.budget, protocol, Progress(verbose=args.verbose), command
     )
     slower = sweep["fixed_slower_than_on"]
     print(

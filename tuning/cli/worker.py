@@ -55,11 +55,11 @@ def worker_main(argv: list[str]) -> int:
     check_options(args)
     case = parse_case(args.case)
     check_case_fits(case)
-    spec, device = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
-    identity = run_identity(case.to_dict(), spec["kind"], device)
+    target = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
+    identity = run_identity(case.to_dict(), target.kind, target.device)
     rows = run_worker(
         case,
-        spec,
+        target,
         identity,
         remember_password(args.storage),
         args.study,

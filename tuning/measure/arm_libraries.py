@@ -14,7 +14,7 @@ import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from tuning.base.children import kill_pool, process_pool
 from tuning.runfolder.records import Trial
 
@@ -27,9 +27,9 @@ def build_arm(subject, arm, target, ir_dir, library: Path | None, kernels: bool)
     return as_workload(subject).build(arm, target, ir_dir, library, kernels)
 
 
-def _build_in_child(workload, arm, target_spec: dict, ir_dir, library: str) -> dict:
+def _build_in_child(workload, arm, target: TargetSpec, ir_dir, library: str) -> dict:
     try:
-        _, found = workload.build(arm, make_target(**target_spec), ir_dir, Path(library), True)
+        _, found = workload.build(arm, target.tvm(), ir_dir, Path(library), True)
     except Exception as error:  # TVM's errors may not pickle: the parent gets their text
         raise RuntimeError(f"{type(error).__name__}: {error}") from None
     return found
@@ -45,11 +45,16 @@ class ArmLibraries:
     process dies when the thread that started it ends); `built` waits for every build."""
 
     def __init__(
-        self, case, target_spec: dict, ir_dir: Path | None, needed: bool, workers: int | None = None
+        self,
+        case,
+        target: TargetSpec,
+        ir_dir: Path | None,
+        needed: bool,
+        workers: int | None = None,
     ):
         """`case`: a Case, or any workload (`workload.py`)."""
         self.workload = as_workload(case)
-        self.target_spec, self.ir_dir, self.needed = target_spec, ir_dir, needed
+        self.target, self.ir_dir, self.needed = target, ir_dir, needed
         self.workers = workers or os.cpu_count() or 1
         self.folder = tempfile.TemporaryDirectory(prefix="tune-arms-")
         self._pool: ProcessPoolExecutor | None = None
@@ -65,7 +70,7 @@ class ArmLibraries:
         left = [i for i in range(plan.protocol.trials) if not run.trial_path(i).exists()]
         ir_dir = run.path / "ir" if 0 in left else None
         workers = TUNING_BUILDERS if plan.tuners else None
-        return cls(plan.case, plan.target_spec, ir_dir, bool(left), workers)
+        return cls(plan.case, plan.target, ir_dir, bool(left), workers)
 
     @property
     def path(self) -> str:
@@ -82,7 +87,7 @@ class ArmLibraries:
         for arm in arms:
             library = str(Path(self.path) / f"{arm.name}.so")
             future = pool.submit(
-                _build_in_child, self.workload, arm, self.target_spec, self.ir_dir, library
+                _build_in_child, self.workload, arm, self.target, self.ir_dir, library
             )
             future.add_done_callback(lambda _: self._ended.append(time.monotonic()))
             self._builds[arm.name] = future

@@ -18,8 +18,8 @@ import tvm
 from tvm import relax
 
 from baselines.case import Case
-from baselines.pipeline import make_target
 from baselines.protocols import TimedArm
+from baselines.target import TargetSpec
 
 from .arm_libraries import build_arm
 from .blocks import measure_blocks
@@ -48,7 +48,7 @@ class TrialJob:
 
     subject: Case | Workload
     arms: list
-    target_spec: dict
+    target: TargetSpec
     protocol: Protocol
     index: int
     ir_dir: str | None = None
@@ -65,7 +65,7 @@ def run_trial(job: TrialJob, progress=None, step=None) -> dict:
     arms, protocol, index, peers = job.arms, job.protocol, job.index, job.peers
     ir_dir, library_dir = job.ir_dir, job.library_dir
     workload = as_workload(job.subject)
-    target = make_target(**job.target_spec)
+    target = job.target.tvm()
     device = device_for(target)
     order = arms if index % 2 == 0 else list(reversed(arms))
     built: dict[str, TimedArm] = {}
@@ -91,7 +91,7 @@ def run_trial(job: TrialJob, progress=None, step=None) -> dict:
     for name in peers:
         say(f"trial {index}: building {name}")
         started = time.monotonic()
-        built[name] = workload.peer(name, target.kind.name)
+        built[name] = workload.peer(name, job.target.kind)
         build_s[name] = time.monotonic() - started
     started = time.monotonic()
     check_by_arm = {}
@@ -106,11 +106,9 @@ def run_trial(job: TrialJob, progress=None, step=None) -> dict:
         if checks[name]["correct"]
     }
     spent: dict = {}
-    timing = measure_blocks(
-        workload, timed, protocol, index, target.kind.name == "cuda", say, step, spent
-    )
+    timing = measure_blocks(workload, timed, protocol, index, job.target.is_cuda, say, step, spent)
     profiled = {}
-    if job.profile and target.kind.name == "cuda" and timed:
+    if job.profile and job.target.is_cuda and timed:
         say(f"trial {index}: profiling and capturing each arm's call")
         began = time.monotonic()
         profiled = profile_arms(timed, workload.input(0), protocol)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from baselines.models.spec import ModelOptions
 from baselines.peers import PeerRole, peers_for
+from baselines.target import TargetSpec
 from tuning.measure.model_workload import ModelArm, ModelWorkload
 from tuning.measure.protocol import Protocol
 
@@ -53,8 +54,7 @@ def arm_name(rules: str) -> str:
 class ModelPlan:
     spec: str
     options: ModelOptions
-    target_spec: dict
-    device: str
+    target: TargetSpec
     protocol: Protocol
     rule_lists: list[str] = field(default_factory=lambda: ["default", "fixed"])
     peers: list[str] = field(default_factory=lambda: peers_for(PeerRole.MODEL))
@@ -70,7 +70,7 @@ class ModelPlan:
     @property
     def identity(self) -> dict:
         model = {"spec": self.spec, "options": self.options.to_dict()}
-        return {"model": model, "target": self.target_spec["kind"], "device": self.device}
+        return {"model": model, "target": self.target.kind, "device": self.target.device}
 
     @property
     def settings(self) -> dict:
@@ -78,7 +78,7 @@ class ModelPlan:
         where given, as runs made before the options have it)."""
         return {
             "model": self.identity["model"],
-            "target_spec": self.target_spec,
+            "target_spec": self.target.to_json(),
             "protocol": self.protocol.to_dict(),
             "rule_lists": self.rule_lists,
             "peers": self.peers,
@@ -107,8 +107,7 @@ class ModelPlan:
         return cls(
             model["spec"],
             ModelOptions(**model["options"]),
-            settings["target_spec"],
-            meta["identity"]["device"],
+            TargetSpec.of_json(settings["target_spec"], meta["identity"]["device"]),
             Protocol(**settings["protocol"]),
             settings["rule_lists"],
             settings["peers"],
@@ -128,7 +127,7 @@ class ModelPlan:
 
     @property
     def workload(self) -> ModelWorkload:
-        return ModelWorkload(self.spec, self.options, self.target_spec["kind"])
+        return ModelWorkload(self.spec, self.options, self.target.kind)
 
     def arms(self, tuned: str | None = None) -> list[ModelArm]:
         """The TVM arms: one per rule list, and the tuned one where `tuned` (its kernels' file)

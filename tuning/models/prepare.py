@@ -45,8 +45,8 @@ def _analysis_task(plan: ModelPlan, kernels_file: str) -> dict:
     lowered = unscheduled(model.mod, cuda)
     analysis = analyze_lowered(lowered, cuda, rule_lists(cuda, plan.rule_lists))
     if not plan.analyze_only:  # the kernels timed or tuned later; an analysis alone needs none
-        if plan.target_spec["kind"] != "cuda":
-            lowered = unscheduled(model.mod, make_target(**plan.target_spec))
+        if not plan.target.is_cuda:
+            lowered = unscheduled(model.mod, plan.target.tvm())
         Path(kernels_file).write_bytes(pickle.dumps(prim_funcs(lowered)))
     ended = time.monotonic()
     return {
@@ -59,12 +59,9 @@ def _analysis_task(plan: ModelPlan, kernels_file: str) -> dict:
 
 
 def _build_task(plan: ModelPlan, arm, library: str) -> dict:
-    from baselines.pipeline import make_target
-
     began = time.monotonic()
     try:
-        target = make_target(**plan.target_spec)
-        _, found = plan.workload.build(arm, target, None, Path(library), False)
+        _, found = plan.workload.build(arm, plan.target.tvm(), None, Path(library), False)
     except Exception as error:  # TVM's errors may not pickle: the parent gets their text
         error_text = f"{type(error).__name__}: {_last_line(error)}"
         return {"error": error_text, "began": began, "ended": time.monotonic()}
@@ -82,7 +79,7 @@ def _compile_task(plan: ModelPlan) -> dict:
     on disk."""
     started = time.monotonic()
     for name in compiling(plan.peers):
-        plan.workload.peer(name, plan.target_spec["kind"])
+        plan.workload.peer(name, plan.target.kind)
     ended = time.monotonic()
     return {"compile_s": ended - started, "began": started, "ended": ended}
 

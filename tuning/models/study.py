@@ -24,6 +24,7 @@ from pathlib import Path
 from baselines.models.errors import ModelError
 from baselines.models.failures import failure_lines
 from baselines.peers import compiling
+from baselines.target import TargetSpec
 from tuning.measure.harness import TrialJob
 from tuning.measure.trial_process import run_trial_process
 from tuning.runfolder.model_records import Analysis, ModelReport
@@ -112,11 +113,10 @@ def _said(error: Exception) -> str:
 def open_model_run(out: Path, plan: ModelPlan) -> Run:
     """The model's run folder: created, or opened to finish when it holds this model's run
     with the same settings."""
-    from baselines.pipeline import make_target
     from tuning.study import save_environment
 
     # An analysis alone runs on the host, whatever it analyses for.
-    target = make_target("llvm") if plan.analyze_only else make_target(**plan.target_spec)
+    target = TargetSpec("llvm") if plan.analyze_only else plan.target
 
     def refuse(stored: dict) -> str | None:
         if stored["settings"] == plan.settings:
@@ -148,7 +148,7 @@ def submit(prep: Preparation, key: str, run: Run, plan: ModelPlan) -> None:
     kernels = timing_left or tuning_left(run, plan)  # the kernels, from the analysis' process
     analysis = kernels or not (run.path / "analysis.json").exists()
     builds = plan.arms() if timing_left or left else []
-    warm = bool(left) and bool(compiling(plan.peers)) and plan.target_spec["kind"] == "cuda"
+    warm = bool(left) and bool(compiling(plan.peers)) and plan.target.is_cuda
     prep.submit(key, plan, analysis, builds, warm)
 
 
@@ -220,7 +220,7 @@ def _kernel_times(run: Run, plan: ModelPlan, prepared: Prepared, built: list, pr
         prepared.kernels_file,
         changed_kernels(dict(analysis), list(libraries)),
         plan.options.dtype,
-        plan.target_spec["kind"],
+        plan.target.kind,
         progress,
     )
     timed = sum(all(o["status"] == "ok" for o in per.values()) for per in found["kernels"].values())
@@ -258,7 +258,7 @@ def _trials(run: Run, plan: ModelPlan, arms: list, prepared: Prepared, progress)
         job = TrialJob(
             plan.workload,
             arms,
-            plan.target_spec,
+            plan.target,
             protocol,
             index,
             peers=peers,

@@ -31,7 +31,6 @@ from pathlib import Path
 import tvm
 
 from baselines.models.errors import first_line
-from baselines.pipeline import make_target
 from tuning.base.errors import OutOfScope, TuningFailed
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
@@ -99,7 +98,6 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
     count = None if plan.tunes_all else int(plan.tune_top)
     kernels = costliest(run, count, plan.kernels == PATTERN_KERNELS)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
-    target = make_target(**plan.target_spec)
     spent = _Spent(run, [kernel["name"] for kernel in kernels])  # saved in `finally` below
     summaries: dict[str, dict] = {}
     tuned: dict = {}
@@ -107,7 +105,7 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
     try:
         for number, kernel in enumerate(kernels, 1):
             name = kernel["name"]
-            jobs = _jobs(run, plan, name, funcs[name], target, progress)
+            jobs = _jobs(run, plan, name, funcs[name], progress)
             summary = _finished(run, name)
             if summary is None:
                 stop = spent.stops(plan.time_budget_s, [*summaries.values()])
@@ -191,15 +189,14 @@ def _finished(run: Run, name: str) -> dict | None:
     return dict(read_record(done, TunedKernel)) if done.exists() else None
 
 
-def _jobs(run: Run, plan: ModelPlan, name: str, func, target, progress) -> dict:
+def _jobs(run: Run, plan: ModelPlan, name: str, func, progress) -> dict:
     task = ModelKernel(name, func, plan.options.dtype)
     identity = {**run.model_meta["identity"], "kernel": name}
     return {
         tuner: KernelJob(
             task,
             run.path / "tuners" / name / tuner,
-            target,
-            plan.target_spec,
+            plan.target,
             plan.budget,
             identity,
             progress,
@@ -217,7 +214,7 @@ def _tune_kernel(
     task = next(iter(jobs.values())).task
     folder.mkdir(parents=True, exist_ok=True)
     cache = KernelCache(folder / "kernels.json")
-    with CandidateEvaluator(task, plan.target_spec, cache=cache) as evaluator:
+    with CandidateEvaluator(task, plan.target, cache=cache) as evaluator:
         rules = {r: evaluator.evaluate([DefaultSchedule(r)])[0] for r in ("default", "fixed")}
         outcomes = side_by_side(
             {

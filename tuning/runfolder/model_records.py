@@ -3,7 +3,7 @@ one type each, as `records.py` holds the study's (why TypedDicts: its docstring)
 
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from .records import Budget, Count, Measurement, Protocol, Seconds, TargetSpec, TimeUs, option
+from .records import Budget, Count, Measurement, Protocol, Seconds, TargetRecord, TimeUs, option
 from .report_records import Ratio, ReportArm
 
 MODEL_KIND = "model"
@@ -22,7 +22,7 @@ class ModelIdentity(TypedDict):
 
 class ModelSettings(TypedDict):
     model: ModelName
-    target_spec: TargetSpec
+    target_spec: TargetRecord
     protocol: Protocol
     rule_lists: list[str]
     peers: list[str]

@@ -61,7 +61,9 @@ class Identity(TypedDict):
     device: str
 
 
-class TargetSpec(TypedDict):
+class TargetRecord(TypedDict):
+    """run.json's `target_spec`: `baselines.target.TargetSpec.to_json()`."""
+
     kind: str
     arch: NotRequired[str]
 
@@ -97,7 +99,7 @@ class RunMeta(TypedDict):
     format: NotRequired[int]
     identity: Identity
     case: dict[str, int | bool]
-    target_spec: TargetSpec
+    target_spec: TargetRecord
     protocol: Protocol
     tuners: list[str]
     budget: Budget

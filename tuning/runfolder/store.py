@@ -214,14 +214,15 @@ class Run:
         with _META_LOCK:  # tuners in threads update it side by side
             write_json(self.path / RUN_FILE, {**self.fields, **changes})
 
-    def add_wall(self, phase: str, seconds: float) -> None:
+    def add_wall(self, phase: str, seconds: float) -> float:
         """Add `seconds` to the wall time of `phase` (a tuner, the comparison, the whole run),
-        summed over the resumes that worked on it."""
+        summed over the resumes that worked on it; that sum."""
         with _META_LOCK:
             meta = self.fields
             walls = meta.get("phase_wall_s", {})
             walls[phase] = walls.get(phase, 0.0) + seconds
             write_json(self.path / RUN_FILE, {**meta, "phase_wall_s": walls})
+            return walls[phase]
 
     # Trials of the end-to-end harness, one file each, written when the trial ends.
     def trial_path(self, index: int) -> Path:

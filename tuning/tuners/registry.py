@@ -2,7 +2,8 @@
 
 A tuner searches schedules of one kernel (the run's Case's, or a real network's) and hands the
 comparison one more arm: its best schedule put back. A new tuner is one subpackage, holding its
-`spec.Tuner` module and its `spec.TunerSpec`, and one entry here: the study (`tune --tuners`),
+`spec.Tuner` module (`tune_run(run, plan, progress)`, all it needs in its `spec.TunerPlan`) and
+its `spec.TunerSpec`, and one entry here: the study (`tune --tuners`),
 `tune sweep` and `tune model --tune-top` find it by the roles its spec declares (a run that names
 no tuner: `default_tuners`), and the command line checks what its spec asks (`--storage`,
 `--rpc-tracker`).

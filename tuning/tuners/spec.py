@@ -1,7 +1,8 @@
 """What a tuner is (`Tuner`) and how it is declared (`TunerSpec`), beside its own module.
 
 A tuner is one module with three functions (`Tuner`): it tunes the study's task (`tune_run`: the
-run's Case, whose fused pool kernel is its `candidates.task.PoolKernel`, in the run folder) and
+run's Case, whose fused pool kernel is its `candidates.task.PoolKernel`, in the run folder, as
+its `TunerPlan` says: it reads nothing back from run.json) and
 any kernel task in a folder of its own (`tune_kernel`: a real network's kernel, a
 `candidates.task.ModelKernel`, for `tune model --tune-top`), and puts a kernel's best schedule
 back (`scheduled`). Its `TunerSpec` says which subcommands run it (`roles`) and what the command
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
     from baselines.arms import Arm
     from baselines.case import Case
+    from baselines.target import TargetSpec
     from tuning.base.progress import Progress
     from tuning.candidates.evaluator import CandidateEvaluator
     from tuning.candidates.task import KernelTask
@@ -41,6 +43,31 @@ class Role:
 
 
 @dataclass(frozen=True)
+class TunerPlan:
+    """The study's task as a tuner gets it (`Tuner.tune_run`): the Case's kernel on `target`,
+    at most `budget` candidates, with the run's options; `identity` is what a stored search
+    must have been made for (the run's, `store.run_identity`)."""
+
+    case: Case
+    target: TargetSpec
+    budget: int
+    options: RunOptions
+    identity: dict
+
+    @property
+    def seed(self) -> int:
+        return self.options.get("seed", 0)
+
+    @property
+    def sampler(self) -> str:
+        return self.options.get("sampler", "tpe")
+
+    @property
+    def workers(self) -> int:
+        return self.options.get("workers", 1)
+
+
+@dataclass(frozen=True)
 class KernelJob:
     """One kernel task to tune in a folder of its own (`tune model --tune-top`): at most
     `budget` candidates, each checked against the task's reference; a resume goes on from what
@@ -48,8 +75,7 @@ class KernelJob:
 
     task: KernelTask
     folder: Path
-    target: tvm.target.Target
-    target_spec: dict
+    target: TargetSpec
     budget: int
     identity: dict
     progress: Progress
@@ -59,23 +85,16 @@ class KernelJob:
 class Tuner(Protocol):
     """What `TunerSpec.entry` names (a module holding these three functions)."""
 
-    def tune_run(
-        self,
-        run: Run,
-        case: Case,
-        target: tvm.target.Target,
-        budget: int,
-        progress: Progress,
-        options: RunOptions,
-        **extra: object,
-    ) -> Arm:
-        """The study's task: the Case's kernel, in `run.tuner_dir(...)`. It measures at most
-        `budget` candidates (its spec's `budget_counts` says what one is), each checked against
-        the reference before its time counts; it resumes from what its folder holds, never
-        measuring a candidate twice; it writes its summary with `TunerSpec.write_summary` (at
-        least `trials`, `valid`, `failed_by_reason`, `wall_s`, `best_kernel_us`, `best_trial`,
-        and each field its `kernel_times` names); and it returns the arm of its best schedule,
-        or raises `TuningFailed` when it measured nothing valid (the other arms still run)."""
+    def tune_run(self, run: Run, plan: TunerPlan, progress: Progress, **extra: object) -> Arm:
+        """The study's task (`plan`; it reads nothing back from run.json): the Case's kernel, in
+        `run.tuner_dir(...)`, with its spec's `extra` options. It measures at most
+        `plan.budget` candidates (its spec's `budget_counts` says what one is), each checked
+        against the reference before its time counts; it resumes from what its folder holds,
+        never measuring a candidate twice; it writes its summary with
+        `TunerSpec.write_summary` (at least `trials`, `valid`, `failed_by_reason`, `wall_s`,
+        `best_kernel_us`, `best_trial`, and each field its `kernel_times` names); and it
+        returns the arm of its best schedule, or raises `TuningFailed` when it measured nothing
+        valid (the other arms still run)."""
         ...
 
     def tune_kernel(self, job: KernelJob, evaluator: CandidateEvaluator) -> dict:
@@ -141,7 +160,7 @@ class TunerSpec:
     # The rule-made arm its arm is held against (the one scheduling the kernel it searches):
     # the report gives that ratio from summary.json, naming no tuner itself.
     held_against: str
-    extra: dict = field(default_factory=dict)  # keyword options `tune_run` takes
+    extra: dict = field(default_factory=dict)  # the spec's own keyword options to `tune_run`
     roles: frozenset[str] = frozenset({Role.STUDY})
     note: str = ""  # what `tune --help` adds to its name
     storage: str | None = None  # the module that is its `StorageChecks` (takes --storage)
@@ -150,17 +169,9 @@ class TunerSpec:
     def tuner(self) -> Tuner:
         return cast(Tuner, _module(self.entry))
 
-    def tune(
-        self,
-        run: Run,
-        case: Case,
-        target: tvm.target.Target,
-        budget: int,
-        progress: Progress,
-        options: RunOptions,
-    ) -> Arm:
+    def tune(self, run: Run, plan: TunerPlan, progress: Progress) -> Arm:
         """The study's task (`Tuner.tune_run`), with the spec's own options."""
-        return self.tuner().tune_run(run, case, target, budget, progress, options, **self.extra)
+        return self.tuner().tune_run(run, plan, progress, **self.extra)
 
     def storage_checks(self) -> StorageChecks | None:
         return None if self.storage is None else cast(StorageChecks, _module(self.storage))
@@ -168,10 +179,10 @@ class TunerSpec:
     def rpc_checks(self) -> RpcChecks | None:
         return None if self.rpc is None else cast(RpcChecks, _module(self.rpc))
 
-    def write_summary(self, run: Run, summary: dict) -> None:
+    def write_summary(self, run: Run, plan: TunerPlan, summary: dict) -> None:
         """The tuner's summary.json, with what the report reads of its spec: the report
         renders from the run folder alone."""
-        workers = run.meta.get("options", {}).get("workers", 1)
+        workers = plan.workers
         shared = f", shared by its {workers} workers" if workers > 1 else ""
         counts = self.budget_counts.replace("{workers}", shared)  # filled in, not left literal
         declared = {

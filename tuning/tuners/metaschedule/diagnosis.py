@@ -8,8 +8,8 @@ import tvm
 from tvm.s_tir import meta_schedule as ms
 
 from baselines.case import Case
-from baselines.pipeline import make_target
 from baselines.script_frames import import_intrinsics_for
+from baselines.target import TargetSpec
 from tuning.candidates.builder import error_line
 from tuning.candidates.kernel import fused_function, kernel_module
 
@@ -22,8 +22,9 @@ def default_space_outcomes(
     A diagnosis that needs no GPU (the failures happen while TVM lowers the TIR). `drop_rules`
     names schedule rules to leave out of the default list, e.g. ("ParallelizeVectorizeUnroll",).
     """
-    target = make_target("cuda")
-    _, func = fused_function(case, {"kind": "cuda", "arch": "sm_90"})
+    cuda = TargetSpec("cuda")
+    target = cuda.tvm()
+    _, func = fused_function(case, cuda)
     import_intrinsics_for(target)
     rules = [r for r in ms.ScheduleRule.create("cuda") if type(r).__name__ not in drop_rules]
     space = ms.space_generator.PostOrderApply(

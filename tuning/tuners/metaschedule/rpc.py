@@ -31,6 +31,8 @@ from tuning.runfolder.store import read_json, write_json
 if TYPE_CHECKING:
     from tvm.s_tir.meta_schedule.runner import RPCRunner
 
+    from tuning.tuners.spec import RunOptions
+
 
 def parse_tracker(text: str) -> tuple[str, int]:
     host, _, port = text.rpartition(":")
@@ -65,13 +67,15 @@ def free_servers(tracker: str, key: str, timeout_s: float = 10) -> int:
     return count
 
 
-def label(options: dict) -> str:
+def label(options: RunOptions) -> str:
     """What trial rows say measured them."""
     return f"rpc {options['rpc_tracker']} key {options['rpc_key']}"
 
 
 @contextlib.contextmanager
-def remote_runner(options: dict, case: Case, biases: int, protocol: KernelProtocol) -> RPCRunner:
+def remote_runner(
+    options: RunOptions, case: Case, biases: int, protocol: KernelProtocol
+) -> RPCRunner:
     """An RPCRunner over the tracker's servers of the key, one connection to each."""
     from tvm.s_tir.meta_schedule.runner import RPCConfig, RPCRunner
 

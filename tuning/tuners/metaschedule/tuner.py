@@ -30,6 +30,7 @@ from tvm.s_tir import meta_schedule as ms
 
 from baselines.arms import Arm, tuned_arm
 from baselines.case import Case
+from baselines.target import TargetSpec
 from tuning.base.errors import TuningFailed
 from tuning.base.progress import Progress
 from tuning.candidates.evaluator import CandidateEvaluator
@@ -41,7 +42,7 @@ from tuning.candidates.summary import budget_shares, summary_counts, tuner_resul
 from tuning.candidates.task import KernelTask, PoolKernel, as_task
 from tuning.candidates.time_book import TimeBook
 from tuning.runfolder.store import Run, read_json, read_text, write_json, write_text
-from tuning.tuners.spec import KernelJob
+from tuning.tuners.spec import KernelJob, RunOptions, TunerPlan
 
 from . import METASCHEDULE, rpc
 from .bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
@@ -52,21 +53,20 @@ from .tune import tune_module
 RUNS = ("ms-default", "ms-space")
 
 
-def _ms_target(target):
+def _ms_target(target: TargetSpec) -> tvm.target.Target:
     """MetaSchedule needs llvm's core count; the CUDA target is already fully described."""
-    if target.kind.name == "llvm":
+    if not target.is_cuda:
         return tvm.target.Target({"kind": "llvm", "num-cores": os.cpu_count() or 1})
-    return target
+    return target.tvm()
 
 
 def tune_one(
     name: str,
     directory: Path,
     subject: Case | KernelTask,
-    target,
-    target_spec: dict,
+    target: TargetSpec,
     budget: int,
-    options: dict,
+    options: RunOptions,
     cache: KernelCache | None = None,
     step=None,
     say=print,
@@ -76,13 +76,12 @@ def tune_one(
     candidate measured in a round (`done` of it so far) and each round's end (`done` 0: the
     rows hold the round, and MetaSchedule searches for its next); `say(line)` for each repair
     of the database."""
-    task = as_task(subject, target_spec)
-    func = task.function(target_spec)
+    task = as_task(subject, target)
+    func = task.function(target)
     rows_path = directory / "trials.json"
     rows = read_json(rows_path) if rows_path.exists() else []
     remaining = budget - len(rows)
     started = time.monotonic()
-    kind = target.kind.name
     database = open_database(directory, say)
     spent: dict = {}
     if remaining > 0:
@@ -90,14 +89,14 @@ def tune_one(
             "post-order-apply"
             if name == "ms-default"
             else ms.space_generator.ScheduleFn(
-                template_space(kind), sch_rules=[], postprocs=[], mutator_probs={}
+                template_space(target.kind), sch_rules=[], postprocs=[], mutator_probs={}
             )
         )
         outcomes: dict = {}
         book = TimeBook()  # the bridge's waits and writes; the evaluator keeps its own
         remote = bool(options.get("rpc_tracker"))
         with (
-            CandidateEvaluator(task, target_spec, cache=cache) as evaluator,
+            CandidateEvaluator(task, target, cache=cache) as evaluator,
             contextlib.ExitStack() as stack,
         ):
             if remote:  # the study's kernel: the servers check it on the Case's inputs
@@ -162,9 +161,7 @@ def _best_module(database, func, target):
     return database.query_ir_module(mod, target, "main")
 
 
-def _run(
-    run: Run, name: str, case: Case, target, share: int, progress: Progress, options: dict
-) -> dict:
+def _run(run: Run, name: str, plan: TunerPlan, share: int, progress: Progress) -> dict:
     """One of the two runs (or its finished summary, on a resume)."""
     directory = run.tuner_dir(name)
     done = directory / "summary.json"
@@ -184,11 +181,10 @@ def _run(
     summary = tune_one(
         name,
         directory,
-        case,
-        target,
-        dict(run.meta["target_spec"]),
+        plan.case,
+        plan.target,
         share,
-        options,
+        plan.options,
         KernelCache.of_run(run.path),
         step,
         progress.line,
@@ -229,14 +225,13 @@ def _measured(summaries: dict) -> dict:
     }
 
 
-def run_metaschedule(run: Run, case: Case, target, budget: int, progress, options: dict) -> Arm:
+def tune_run(run: Run, plan: TunerPlan, progress: Progress) -> Arm:
     """Both MetaSchedule runs, side by side; the better one's best schedule becomes arm
     `metaschedule`."""
-    progress = progress or Progress()
-    shares = dict(zip(RUNS, budget_shares(budget, len(RUNS))))
+    shares = dict(zip(RUNS, budget_shares(plan.budget, len(RUNS))))
     summaries = side_by_side(
         {
-            name: functools.partial(_run, run, name, case, target, share, progress, options)
+            name: functools.partial(_run, run, name, plan, share, progress)
             for name, share in shares.items()
         }
     )
@@ -258,12 +253,9 @@ def run_metaschedule(run: Run, case: Case, target, budget: int, progress, option
         "source": source,
         "runs": summaries,
     }
-    METASCHEDULE.write_summary(run, combined)
+    METASCHEDULE.write_summary(run, plan, combined)
     best = tvm.ir.load_json(read_text(run.tuner_dir(source) / "best_module.json"))
     return tuned_arm(METASCHEDULE.name, ScheduledModule(best, origin=source))
-
-
-tune_run = run_metaschedule
 
 
 def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
@@ -280,7 +272,6 @@ def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
         job.folder,
         job.task,
         job.target,
-        job.target_spec,
         job.budget,
         {"seed": 0},
         evaluator.cache,

@@ -14,7 +14,6 @@ import time
 import optuna
 
 from baselines.arms import ONE_KERNEL, Arm, template_arm
-from baselines.case import Case
 from baselines.models.errors import first_line
 from baselines.template import PoolSchedule
 from tuning.base.errors import OutOfScope, TuningFailed
@@ -26,7 +25,7 @@ from tuning.candidates.summary import summary_counts, tuner_result
 from tuning.runfolder.spent import added
 from tuning.runfolder.store import Run, RunError, read_json, write_json
 from tuning.tuners.space import Space, key
-from tuning.tuners.spec import KernelJob
+from tuning.tuners.spec import KernelJob, TunerPlan
 
 from . import OPTUNA, OPTUNA_ONE_KERNEL, one_kernel_budget
 from .record import close_interrupted
@@ -42,37 +41,34 @@ from .workers import run_workers
 RULES = ("default", "fixed")
 
 
-def tune_run(
-    run: Run, case: Case, target, budget: int, progress, options: dict, whole: bool = False
-) -> Arm:
+def tune_run(run: Run, plan: TunerPlan, progress: Progress, whole: bool = False) -> Arm:
     """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph.
     With `whole`, the one kernel of the whole graph instead: tuner and arm `optuna-one-kernel`,
-    against the rule's choice for that kernel, at its share of `budget`."""
+    against the rule's choice for that kernel, at its share of the plan's budget."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    progress = progress or Progress()
     spec = OPTUNA_ONE_KERNEL if whole else OPTUNA
-    budget = one_kernel_budget(budget) if whole else budget  # its share (`budget_counts`)
+    budget = one_kernel_budget(plan.budget) if whole else plan.budget  # its `budget_counts`
     name = spec.name
     directory = run.tuner_dir(name)
-    target_spec = dict(run.meta["target_spec"])
-    space = Space.for_target(case, target, whole)
+    case, options = plan.case, plan.options
+    space = Space.for_target(case, plan.target.tvm(), whole)
     started = time.monotonic()
     progress.start(name)
-    workers = 1 if whole else options.get("workers", 1)  # the workers tune the pool kernel
+    workers = 1 if whole else plan.workers  # the workers tune the pool kernel
     url = options.get("storage") or default_storage_url(directory, workers)
     check_in_folder(url, run.path)
     study = open_study(
         url,
         study_name(whole, bool(options.get("storage")), options.get("study", STUDY_NAME)),
-        make_sampler(options.get("sampler", "tpe"), options.get("seed", 0)),
-        dict(run.meta["identity"]),
+        make_sampler(plan.sampler, plan.seed),
+        plan.identity,
         options.get("storage_password_env"),
     )
     if workers > 1:
         close_interrupted(study)
-        run_workers(url, case, target_spec, budget - len(records(study)), workers, options)
+        run_workers(url, case, plan.target, budget - len(records(study)), workers, options)
     with CandidateEvaluator(
-        case, target_spec, whole=whole, cache=KernelCache.of_run(run.path)
+        case, plan.target, whole=whole, cache=KernelCache.of_run(run.path)
     ) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, phase=name)
         search.run(budget)
@@ -85,8 +81,7 @@ def tune_run(
             search.exhaustive(directory / "exhaustive.json") if options.get("exhaustive") else None
         )
     rows = records(study)
-    run.add_wall(name, time.monotonic() - started)
-    wall_s = run.meta["phase_wall_s"][name]
+    wall_s = run.add_wall(name, time.monotonic() - started)  # over every session on it
     summary = summarize(study, rows, wall_s, rule_kernels, exhaustive, key(space.seeds()[0]))
     summary["time_spent"] = added(
         _earlier_spent(directory / "summary.json"), search.book.totals(evaluator.book)
@@ -94,7 +89,7 @@ def tune_run(
     if exhaustive is not None and summary.get("exhaustive_best_kernel_us"):
         summary["sampler_replay"] = compare_samplers(space, exhaustive)
     write_json(directory / "trials.json", rows)
-    spec.write_summary(run, summary)
+    spec.write_summary(run, plan, summary)
     progress.finish(name, tuner_result(summary))
     if not summary["valid"]:
         raise TuningFailed(
@@ -119,7 +114,7 @@ def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     started = time.monotonic()
     try:
-        space = Space.for_function(job.task.function(job.target_spec), job.target)
+        space = Space.for_function(job.task.function(job.target), job.target.tvm())
     except Exception as error:  # broad: a kernel the window analysis cannot read is not taken
         raise OutOfScope(f"not in the schedule template's space: {first_line(error)}") from error
     job.folder.mkdir(parents=True, exist_ok=True)
@@ -135,8 +130,8 @@ def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
 
 def scheduled(job: KernelJob, summary: dict):
     """The kernel under the template's best point."""
-    func = job.task.function(job.target_spec)
-    return PoolSchedule(**summary["best_params"]).apply(func, job.target)
+    func = job.task.function(job.target)
+    return PoolSchedule(**summary["best_params"]).apply(func, job.target.tvm())
 
 
 def _rule_kernels(

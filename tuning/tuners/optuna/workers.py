@@ -8,11 +8,12 @@ import subprocess
 import optuna
 
 from baselines.case import Case
-from baselines.pipeline import make_target
+from baselines.target import TargetSpec
 from tuning.base.children import module_command, stop
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.summary import budget_shares
 from tuning.tuners.space import Space
+from tuning.tuners.spec import RunOptions
 
 from .samplers import make_sampler
 from .search_loop import OptunaSearch
@@ -23,7 +24,7 @@ from .summary import records
 
 def run_worker(
     case: Case,
-    target_spec: dict,
+    target: TargetSpec,
     identity: dict,
     url: str,
     name: str,
@@ -35,16 +36,16 @@ def run_worker(
 ) -> list[dict]:
     """One worker of a shared study: measure `budget` trials of its own, then stop."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    space = Space.for_target(case, make_target(**target_spec))
+    space = Space.for_target(case, target.tvm())
     study = open_study(url, name, make_sampler(sampler, seed), identity, password_env, create=False)
-    with CandidateEvaluator(case, target_spec) as evaluator:
+    with CandidateEvaluator(case, target) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, shared=True)
         search.run(budget, own=True)
     return [row for row in records(study) if row["number"] in search.mine]
 
 
 def run_workers(
-    url: str, case: Case, target_spec: dict, remaining: int, workers: int, options: dict
+    url: str, case: Case, target: TargetSpec, remaining: int, workers: int, options: RunOptions
 ) -> None:
     """`tune --workers K`: K `tune worker` processes share the remaining budget, one GPU each."""
     shares = budget_shares(remaining, workers)
@@ -54,7 +55,7 @@ def run_workers(
     processes = []
     for index, share in enumerate(s for s in shares if s > 0):
         env = dict(os.environ)
-        if target_spec["kind"] == "cuda":
+        if target.is_cuda:
             env["CUDA_VISIBLE_DEVICES"] = gpus[index % len(gpus)]
         if password:  # in the environment, not on the command line that `ps` shows
             env[CHILD_PASSWORD_ENV] = password
@@ -68,7 +69,7 @@ def run_workers(
             "--budget",
             str(share),
             "--target",
-            target_spec["kind"],
+            target.kind,
             "--sampler",
             options.get("sampler", "tpe"),
             "--seed",
