@@ -32,7 +32,7 @@ def labels() -> dict[str, str]:
     return {**TVM_LABELS, **{name: peer.label for name, peer in PEERS.items()}}
 
 
-def markdown(result: dict) -> str:
+def row_bench_markdown(result: dict) -> str:
     """The whole report."""
     environment = result["environment"]
     gpu = environment["run_on"] == "cuda"

@@ -144,7 +144,7 @@ def environment(target_kind: str) -> dict:
     return found
 
 
-def markdown(result: dict) -> str:
+def window_bench_markdown(result: dict) -> str:
     """A table per kernel and list: the rule, its launch, and (on CUDA) the median time with its
     interquartile range and the ratio to the default list."""
     lists = list(result["kernels"][0]["lists"])
@@ -165,8 +165,8 @@ def markdown(result: dict) -> str:
 
 
 def table(result: dict) -> list[str]:
-    """The Markdown table of `markdown`, and what each kernel is (also in tune upstream's
-    PR text)."""
+    """The Markdown table of `window_bench_markdown`, and what each kernel is (also in tune
+    upstream's PR text)."""
     lists = list(result["kernels"][0]["lists"])
     timed = "median_us" in result["kernels"][0]["lists"][lists[0]]
     lines = ["| kernel | " + " | ".join(lists) + " |", "|---|" + "---|" * len(lists)]
@@ -222,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "window_bench.json").write_text(json.dumps(result, indent=2))
-    (args.out / "window_bench.md").write_text(markdown(result))
-    print(markdown(result))
+    (args.out / "window_bench.md").write_text(window_bench_markdown(result))
+    print(window_bench_markdown(result))
     return 1 if _regressions(rows) else 0
 
 

@@ -34,7 +34,7 @@ ROW_RULE = "RowReduction"
 def render_census(out: Path, summary: dict) -> dict:
     """census.json, census.csv and census.md of the models folder `out` (a zoo's), from
     `summary` (models.json, as `reports.models` renders it); returns the census."""
-    from .census_md import markdown
+    from .census_md import census_markdown
 
     rows, reasons = [], {}
     for name in summary["models"]:
@@ -53,7 +53,7 @@ def render_census(out: Path, summary: dict) -> dict:
     }
     write_json(out / FILE, census)
     write_text(out / "census.csv", census_csv(census))
-    write_text(out / "census.md", markdown(census))
+    write_text(out / "census.md", census_markdown(census))
     return census
 
 

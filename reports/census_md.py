@@ -73,7 +73,7 @@ def _counts(counter: Counter) -> str:
     return ", ".join(f"{md(key)} {n}" for key, n in counter.most_common())
 
 
-def markdown(census: dict) -> str:
+def census_markdown(census: dict) -> str:
     """census.md: the paragraph, the table (a row per model), the reasons stated."""
     lists = census["rule_lists"]
     timed = any(k["kernel_us"] for r in census["rows"] for k in r.get("flagged", []))

@@ -26,7 +26,7 @@ SEQUENTIAL = ("preparation", "kernel timing", "tuning", "tuned build", "trials")
 def render_models(out: Path) -> dict:
     """`tune models`' summary from each model's own report: models.json (redacted), models.md
     and, with matplotlib, models.png; returns the summary."""
-    from .models_md import markdown
+    from .models_md import models_markdown
 
     stored = read_record(out / FILE, Models)
     rows = [_row(member(out, name, out / FILE)) for name in stored["models"]]
@@ -39,7 +39,7 @@ def render_models(out: Path) -> dict:
         }
     )
     write_json(out / FILE, summary)
-    write_text(out / "models.md", markdown(summary))
+    write_text(out / "models.md", models_markdown(summary))
     if summary.get("zoo"):  # a zoo's census (`tune models --zoo`)
         from .census import render_census
 

@@ -86,7 +86,7 @@ def headline(summary: dict) -> str:
     return " ".join(parts)
 
 
-def markdown(summary: dict) -> str:
+def models_markdown(summary: dict) -> str:
     """models.md: the paragraph, one row per model and candidate list (the pattern's cost, the
     list's ratio to the default, the control's check, correctness), what each model shows, and
     end to end per arm."""

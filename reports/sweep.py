@@ -17,7 +17,7 @@ from .render import render_run
 from .sources import inductor_ahead, sources
 from .summary import kernel_times
 from .sweep_arms import end_to_end_arms, kernel_arms, sweep_tuners, tuned_against
-from .sweep_md import GOAL_GAP, markdown
+from .sweep_md import GOAL_GAP, sweep_markdown
 
 # The files a sweep writes into its folder, beside one folder per Case.
 SWEEP_JSON, SWEEP_MD, SWEEP_PNG = "sweep.json", "sweep.md", "sweep.png"
@@ -64,7 +64,7 @@ def render_sweep(out: Path, names: list[str]) -> dict:
             c["case"] for c in cases if "inductor" in c and c["inductor"]["slower"]
         ]
     write_json(out / SWEEP_JSON, sweep)
-    write_text(out / SWEEP_MD, markdown(sweep))
+    write_text(out / SWEEP_MD, sweep_markdown(sweep))
     try:
         from .plots import sweep_plot
     except ImportError:  # matplotlib is optional; the tables are enough

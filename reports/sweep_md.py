@@ -17,7 +17,7 @@ from .sweep_arms import sweep_tuners, tuned_against
 GOAL_GAP = 0.10
 
 
-def markdown(sweep: Sweep) -> str:
+def sweep_markdown(sweep: Sweep) -> str:
     """sweep.md: per Case, the rule chosen, the kernel times against Optuna's best and the
     end-to-end arms, the findings, then the one-kernel and inductor tables, every source side by
     side per Case, and the large reductions."""

@@ -8,7 +8,7 @@ import pytest
 from fixtures.toy_peer import TOY
 
 from baselines.peers import PEERS, PeerRole, inductor_peer, peers_for
-from baselines.row_report import markdown
+from baselines.row_report import row_bench_markdown
 from reports.comparisons import ratio_pairs
 from tuning.cli import choices
 from tuning.cli.commands import Parser
@@ -67,7 +67,7 @@ def test_the_row_bench_times_it_and_its_report_labels_it(with_toy):
         "tolerance": 1e-4,
         "kernels": [row],
     }
-    assert f"warp / {TOY.label} |" in markdown(result)
+    assert f"warp / {TOY.label} |" in row_bench_markdown(result)
 
 
 def test_the_reports_pair_it_like_for_like(with_toy):

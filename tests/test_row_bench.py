@@ -24,7 +24,7 @@ from baselines.row_kernels import (
     with_symbol,
 )
 from baselines.row_reduction import RowReduction, choose_lanes, with_row_reduction
-from baselines.row_report import decision, markdown
+from baselines.row_report import decision, row_bench_markdown
 from baselines.rules import RULE_LISTS, first_rule, fixed_rules
 from baselines.window_bench import without_bindings
 from baselines.window_kernels import KERNELS as WINDOW_KERNELS
@@ -236,7 +236,8 @@ def test_the_decision_needs_the_warp_ahead_everywhere():
     assert decision(wrong).startswith("**not taken**")
     wrong["kernels"][0]["schedules"]["warp-regs"]["correct"] = True  # one of the two suffices
     assert decision(wrong).startswith("**taken**: warp, row in registers beats")
-    assert "WRONG" in markdown(wrong) and "x0.50" in markdown(_result((4.0, 5.0, 6.0)))
+    assert "WRONG" in row_bench_markdown(wrong)
+    assert "x0.50" in row_bench_markdown(_result((4.0, 5.0, 6.0)))
 
 
 def test_bad_input_is_one_line_and_exit_two(tmp_path, capsys):

@@ -33,7 +33,7 @@ from baselines.peers import PEERS, PeerRole, peers_for
 from baselines.pipeline import make_target
 from baselines.row_kernels import KERNELS, RowKernel, error, reference, torch_function
 from baselines.row_reduction import RowReduction
-from baselines.row_report import markdown
+from baselines.row_report import row_bench_markdown
 from baselines.rules import default_rules, first_rule
 from baselines.window_bench import bench_parser, environment, without_bindings
 from tuning.candidates.kernel_check import time_kernel
@@ -204,8 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: " + ", ".join(_cell(n, e) for n, e in rows[-1]["schedules"].items()))
         result["wall_s"] = time.perf_counter() - started
         (args.out / "row_bench.json").write_text(json.dumps(result, indent=1))
-        (args.out / "row_bench.md").write_text(markdown(result))
-    print(markdown(result))
+        (args.out / "row_bench.md").write_text(row_bench_markdown(result))
+    print(row_bench_markdown(result))
     wrong = [
         f"{row['kernel']} ({name})"
         for row in rows
@@ -224,7 +224,7 @@ def _render(parser: argparse.ArgumentParser, out: Path) -> int:
         result = loads(_stored(out))  # strict: no NaN reaches the table
     except (OSError, ValueError, KeyError, tarfile.TarError) as failure:
         parser.error(f"cannot read row_bench.json in {out}: {failure}")
-    (out / "row_bench.md").write_text(markdown(result))
+    (out / "row_bench.md").write_text(row_bench_markdown(result))
     return 0
 
 

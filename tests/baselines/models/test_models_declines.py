@@ -11,7 +11,7 @@ from baselines.models.analysis import Launch, analyze
 from baselines.models.declines import OVER, REASONS, ROWS
 from reports.census import _kernel
 from reports.census_counts import ROW_TAKES, TAKES, tally
-from reports.census_md import markdown
+from reports.census_md import census_markdown
 
 LAYER_NORM = "layer_norm"
 
@@ -78,13 +78,13 @@ def test_the_census_counts_the_rows_row_reduction_takes_apart():
         "reasons": dict(REASONS),
         "command": "c",
     }  # fmt: skip
-    text = markdown(census)
+    text = census_markdown(census)
     assert "The window rule takes 0 of them (0 launches), RowReduction (a warp per short " in text
     assert "| window rule takes (launches) | RowReduction takes (launches) | declines: why |" in (
         text
     )
     assert "| m | 2 | 2 (2) | 0 (0) | 1 (1) | not sliding 1 |" in text
     flagged[0]["window_rule"] = TAKES  # a census without such rows: no column, as before
-    text = markdown(census)
+    text = census_markdown(census)
     assert "RowReduction takes" not in text and "RowReduction (a warp" not in text
     assert "| m | 2 | 2 (2) | 1 (1) | not sliding 1 |" in text
