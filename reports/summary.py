@@ -8,7 +8,7 @@ from typing import Any, cast
 import numpy as np
 
 from baselines.case import Case
-from tuning.runfolder.records import Protocol, RunMeta, Trial, TunerSummary
+from tuning.runfolder.records import ProtocolRecord, RunMeta, Trial, TunerSummary
 from tuning.runfolder.report_records import Report
 from tuning.runfolder.store import Run, RunError, read_json, read_record
 
@@ -104,7 +104,7 @@ def paired_ratios(per_arm: dict, pairs: list) -> dict:
     return ratios
 
 
-def ratio_method(trials: list[Trial], protocol: Protocol) -> dict:
+def ratio_method(trials: list[Trial], protocol: ProtocolRecord) -> dict:
     """The interval's method, and its coverage simulated at this run's numbers."""
     if not trials:
         return {"method": METHOD, "confidence": CONFIDENCE}

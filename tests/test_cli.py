@@ -316,7 +316,7 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
     def nothing_measured(name, *args):
         raise TuningFailed(f"{name} measured no valid candidate in 3 trials: {{'build error': 3}}")
 
-    monkeypatch.setattr(study, "tuned_arm", nothing_measured)
+    monkeypatch.setattr(study, "run_tuner", nothing_measured)
     out = tmp_path / "run"
     assert (
         main(["--budget", "3", "--tuners", "optuna", "--out", str(out), *FAST, "--processes", "1"])

@@ -91,7 +91,7 @@ def test_nan_is_refused_in_the_file_and_in_a_value_a_writer_built(tmp_path):
     built["checks"]["on"]["max_abs_err"] = float("nan")
     found = problem(built, records.Trial)
     assert found == "checks.on.max_abs_err should be a finite number, not nan"
-    assert problem({"repeat": float("nan")}, records.Protocol) == (
+    assert problem({"repeat": float("nan")}, records.ProtocolRecord) == (
         "repeat should be an integer, not a number"
     )
     timed = {"status": "ok", "kernel_us": float("nan")}

@@ -163,7 +163,7 @@ def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp
     def nothing_measured(name, *args):
         raise TuningFailed(f"{name} measured no valid candidate in 3 trials")
 
-    monkeypatch.setattr(study, "tuned_arm", nothing_measured)
+    monkeypatch.setattr(study, "run_tuner", nothing_measured)
     out = tmp_path / "sweep"
     assert (
         main(

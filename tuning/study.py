@@ -27,7 +27,7 @@ from .environment import capture, sm_clock_mhz
 from .plan import RunPlan, describe_arms, split_arms
 
 
-def tuned_arm(name: str, run: Run, plan: TunerPlan, progress: Progress) -> Arm:
+def run_tuner(name: str, run: Run, plan: TunerPlan, progress: Progress) -> Arm:
     """Run one tuner (or reuse its finished result) and return its arm for the final comparison."""
     return TUNERS[name].tune(run, plan, progress)
 
@@ -138,7 +138,7 @@ def _tune(run: Run, plan: RunPlan, progress: Progress, found) -> tuple[list[Arm]
     )
 
     def tuner(name: str):
-        return lambda: tuned_arm(name, run, tuner_plan, progress)
+        return lambda: run_tuner(name, run, tuner_plan, progress)
 
     outcomes = side_by_side(
         {name: tuner(name) for name in plan.tuners},

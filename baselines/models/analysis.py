@@ -26,7 +26,7 @@ from .pattern import CRITERION, PATTERN_LIST, has_pattern
 
 
 @dataclass(frozen=True)
-class Launch:
+class KernelLaunch:
     grid: int  # thread blocks
     block: int  # threads per block
 
@@ -54,7 +54,7 @@ class KernelAnalysis:
     outputs: int | None
     calls: int
     rules: dict[str, str | None]
-    launches: dict[str, Launch | None]
+    launches: dict[str, KernelLaunch | None]
     cross_thread: dict[str, bool]
     pattern: bool
     failures: dict[str, RuleFailure] = field(default_factory=dict)
@@ -194,7 +194,7 @@ def _uses_any(expr, variables) -> bool:
     return any(u.same_as(v) for u in used for v in variables)
 
 
-def launch(name: str, func: tirx.PrimFunc) -> Launch | None:
+def launch(name: str, func: tirx.PrimFunc) -> KernelLaunch | None:
     """Grid and block of the scheduled `func`, from its thread bindings."""
     found = launch_configs(tvm.IRModule({name: func})).get(f"{name}_kernel")
-    return None if found is None else Launch(found["grid"], found["block"])
+    return None if found is None else KernelLaunch(found["grid"], found["block"])

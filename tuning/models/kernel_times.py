@@ -42,7 +42,7 @@ CHECKS = {
 
 
 @dataclass(frozen=True)
-class KernelJob:
+class KernelTimingJob:
     name: str
     libraries: dict  # rule list -> library path (the default first)
     kernels_file: str
@@ -55,7 +55,7 @@ class KernelJob:
 _LOADED: dict = {}  # in the measuring process: the kernels and libraries, loaded once
 
 
-def _load(job: KernelJob) -> tuple[dict, dict]:
+def _load(job: KernelTimingJob) -> tuple[dict, dict]:
     import tvm
 
     key = (job.kernels_file, tuple(job.libraries.items()))
@@ -69,7 +69,7 @@ def _load(job: KernelJob) -> tuple[dict, dict]:
     return _LOADED[key]
 
 
-def _measure(job: KernelJob) -> dict:
+def _measure(job: KernelTimingJob) -> dict:
     """In the measuring process: the kernel under each list, checked, then timed."""
     import tvm
 
@@ -118,7 +118,7 @@ def _check(got, want, dtype):
     return check_outputs(got, want, dtype)
 
 
-def _timed(library, job: KernelJob, tensors: list, device, worst) -> dict:
+def _timed(library, job: KernelTimingJob, tensors: list, device, worst) -> dict:
     from tuning.candidates.kernel_check import time_kernel
 
     gpu = job.target_kind == "cuda"
@@ -161,7 +161,7 @@ def time_kernels(
     pool = process_pool(1)
     try:
         for done, name in enumerate(left, len(names) - len(left) + 1):
-            job = KernelJob(
+            job = KernelTimingJob(
                 name, libraries, kernels_file, name in changed, dtype, target_kind, protocol
             )
             try:

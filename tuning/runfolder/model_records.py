@@ -3,7 +3,16 @@ one type each, as `records.py` holds the study's (why TypedDicts: its docstring)
 
 from typing import Annotated, Any, NotRequired, TypedDict
 
-from .records import Budget, Count, Measurement, Protocol, Seconds, TargetRecord, TimeUs, option
+from .records import (
+    Budget,
+    Count,
+    Measurement,
+    ProtocolRecord,
+    Seconds,
+    TargetRecord,
+    TimeUs,
+    option,
+)
 from .report_records import Ratio, ReportArm
 
 MODEL_KIND = "model"
@@ -23,7 +32,7 @@ class ModelIdentity(TypedDict):
 class ModelSettings(TypedDict):
     model: ModelName
     target_spec: TargetRecord
-    protocol: Protocol
+    protocol: ProtocolRecord
     rule_lists: list[str]
     peers: list[str]
     tune_top: Count | str  # a count, or "all"
@@ -34,7 +43,7 @@ class ModelSettings(TypedDict):
     time_budget_s: NotRequired[Annotated[float, option("time_budget")]]  # --time-budget
 
 
-class ModelArm(TypedDict):
+class ModelArmRecord(TypedDict):
     name: str
     peer: NotRequired[bool]
 
@@ -57,7 +66,7 @@ class ModelRunMeta(TypedDict):
     command: NotRequired[str]
     wall_s: NotRequired[Seconds]
     phase_wall_s: NotRequired[dict[str, Seconds]]
-    arms: NotRequired[list[ModelArm]]
+    arms: NotRequired[list[ModelArmRecord]]
     tuned: NotRequired[dict[str, Any]]
     tuning: NotRequired[ModelTuning]
     build_errors: NotRequired[dict[str, str]]
@@ -82,12 +91,12 @@ class TunedKernel(TypedDict):
     wall_s: Seconds
 
 
-class Launch(TypedDict):
+class KernelLaunchRecord(TypedDict):
     grid: int
     block: int
 
 
-class RuleFailure(TypedDict):
+class RuleFailureRecord(TypedDict):
     rule: str
     message: str
     upstream: str | None
@@ -99,10 +108,10 @@ class AnalyzedKernel(TypedDict):
     outputs: int | None
     calls: Count
     rules: dict[str, str | None]
-    launches: dict[str, Launch | None]
+    launches: dict[str, KernelLaunchRecord | None]
     cross_thread: dict[str, bool]
     pattern: bool
-    failures: NotRequired[dict[str, RuleFailure]]
+    failures: NotRequired[dict[str, RuleFailureRecord]]
     declines: NotRequired[dict[str, Any]]
 
 

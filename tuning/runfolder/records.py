@@ -43,7 +43,7 @@ Blocks = Annotated[int, option("blocks")]
 Share = Annotated[float, Within(0, 1)]
 
 
-class Protocol(TypedDict):
+class ProtocolRecord(TypedDict):
     repeat: Annotated[int, option("repeat")]
     number: NotRequired[Annotated[int, option("number")]]
     trials: NotRequired[Annotated[int, option("trials")]]
@@ -100,7 +100,7 @@ class RunMeta(TypedDict):
     identity: Identity
     case: dict[str, int | bool]
     target_spec: TargetRecord
-    protocol: Protocol
+    protocol: ProtocolRecord
     tuners: list[str]
     budget: Budget
     options: RunOptions
@@ -233,7 +233,7 @@ class SweepSettings(TypedDict):
     protocol: dict[str, Any]
 
 
-class LargeReduction(TypedDict):
+class LargeReductionRecord(TypedDict):
     default: dict[str, str]
     fixed: dict[str, str]
     unchanged: bool
@@ -246,7 +246,7 @@ class Sweep(TypedDict):
     settings: SweepSettings
     command: NotRequired[str]
     tuners: NotRequired[dict[str, str]]  # tuner -> the rule-made arm its arm is held against
-    large_reductions: NotRequired[dict[str, LargeReduction]]
+    large_reductions: NotRequired[dict[str, LargeReductionRecord]]
     # What rendering the sweep adds (`reports/sweep.py`): a row per Case, the Cases each
     # finding holds for
     device: NotRequired[str | None]

@@ -8,7 +8,7 @@ passes along (a protocol, an environment, the design of the blocks) is an object
 
 from typing import Any, NotRequired, TypedDict
 
-from .records import Protocol, Seconds, TimeUs, TunerSummary
+from .records import ProtocolRecord, Seconds, TimeUs, TunerSummary
 
 
 class ReportArm(TypedDict):
@@ -56,7 +56,7 @@ class Report(TypedDict):
     case: dict[str, Any]
     target: NotRequired[str]
     device: str
-    protocol: NotRequired[Protocol]
+    protocol: NotRequired[ProtocolRecord]
     environment: NotRequired[dict[str, Any]]
     trials: NotRequired[int]
     arms: dict[str, ReportArm]

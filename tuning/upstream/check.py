@@ -44,7 +44,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
-class Outcome:
+class SuiteOutcome:
     """How each test ended, by pytest node id, in one run."""
 
     by_test: dict[str, str]
@@ -98,7 +98,7 @@ def overlay_folder(clone: Path, scratch: Path) -> Path:
     return folder
 
 
-def run_tests(clone: Path, tests: list[str], overlay: Path | None, report: Path) -> Outcome:
+def run_tests(clone: Path, tests: list[str], overlay: Path | None, report: Path) -> SuiteOutcome:
     """pytest on `tests` in `clone` against the installed TVM (with the overlay if given): with
     the clone's own pytest configuration or none (`_pytest_config`), no conftest.py above the
     clone, HOME in the scratch folder; UsageError with pytest's last lines where it cannot
@@ -157,7 +157,7 @@ def _pythonpath() -> list[str]:
     return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 
 
-def read_junit(path: Path) -> Outcome:
+def read_junit(path: Path) -> SuiteOutcome:
     """Each test case's outcome from pytest's JUnit XML."""
     outcomes = {}
     for case in ElementTree.parse(path).getroot().iter("testcase"):
@@ -169,7 +169,7 @@ def read_junit(path: Path) -> Outcome:
                 outcome = {"failure": "failed"}.get(kind, kind)
                 break
         outcomes[test] = outcome
-    return Outcome(outcomes)
+    return SuiteOutcome(outcomes)
 
 
 def check(tree: Path) -> tuple[str, bool]:

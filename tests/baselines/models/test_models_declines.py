@@ -7,7 +7,7 @@ import pytest
 from tvm import relax
 from tvm.script import relax as R
 
-from baselines.models.analysis import Launch, analyze
+from baselines.models.analysis import KernelLaunch, analyze
 from baselines.models.declines import OVER, REASONS, ROWS
 from reports.census import _kernel
 from reports.census_counts import ROW_TAKES, TAKES, tally
@@ -42,7 +42,7 @@ def test_a_flagged_short_row_is_taken_by_row_reduction_under_fixed(shape, op):
     kernel = _analysed(shape, op)
     assert kernel.pattern and kernel.window == shape[-1]  # the block of 256 per row
     assert kernel.rules == {"default": "GeneralReduction", "fixed": "RowReduction"}
-    assert kernel.launches["default"] == Launch(kernel.outputs, 256)
+    assert kernel.launches["default"] == KernelLaunch(kernel.outputs, 256)
     assert kernel.launches["fixed"].block == 32  # a warp per row
     assert kernel.declines == {}  # taken, not declined
 
