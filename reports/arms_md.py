@@ -7,7 +7,7 @@ from tuning.runfolder.report_records import Report
 
 from .cells import MISSING, table, three, us
 from .escape import code
-from .summary import fixed_rule_before
+from .report_data import fixed_rule_before
 
 
 def arms_table(report: Report) -> list[str]:

@@ -33,7 +33,7 @@ ROW_RULE = "RowReduction"
 
 def render_census(out: Path, summary: dict) -> dict:
     """census.json, census.csv and census.md of the models folder `out` (a zoo's), from
-    `summary` (models.json, as `reports.models` renders it); returns the census."""
+    `summary` (models.json, as `reports.models_report` renders it); returns the census."""
     from .census_md import census_markdown
 
     rows, reasons = [], {}

@@ -1,4 +1,4 @@
-"""The names a model report goes by, shared by its summary (`model.py`), its markdown
+"""The names a model report goes by, shared by its summary (`model_report.py`), its markdown
 (`model_md.py`) and its plots (`model_plots.py`): the default rule list, the tuned arm, an arm's
 name for a list, and how close a predicted gain must come to the measured one."""
 

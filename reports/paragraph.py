@@ -14,8 +14,8 @@ from tuning.runfolder.report_records import Ratio, Report, ReportArm
 from .cells import us
 from .comparisons import figure_verdicts, treatment, verdict
 from .escape import code, md
+from .report_data import fixed_rule_before
 from .samples import LABELS
-from .summary import fixed_rule_before
 
 CANDIDATE = "fixed"
 # The slowdown: the fused arm against the unfused ones.

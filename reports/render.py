@@ -12,7 +12,7 @@ from tuning.runfolder.store import Run, write_json, write_text
 
 from . import markdown
 from .comment import render_comment
-from .summary import summarize_run
+from .report_data import summarize_run
 
 # median_us, iqr_us, cv: end to end through the arm's own call path (the figure earlier
 # reports gave); python_call_us and queued_gpu_us: the other two figures' medians.

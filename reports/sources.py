@@ -7,7 +7,7 @@ from __future__ import annotations
 from baselines.peers import PEERS, Treatment, inductor_peer
 from tuning.runfolder.report_records import Ratio, Report
 
-from .summary import held_against, kernel_times
+from .report_data import held_against, kernel_times
 
 # The rule-made sources and their arms; a tuner held against one follows it.
 RULE_MADE = (("default", "on"), ("rule", "fixed"), ("one-kernel", "one-kernel"))

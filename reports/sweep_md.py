@@ -143,7 +143,8 @@ def _optimum(tuned: list[str]) -> str:
     return tuned[0] if len(tuned) == 1 else "the best tuned"
 
 
-# The peer whose kernel `one-kernel` is held against (`sweep.py` records its figures by name).
+# The peer whose kernel `one-kernel` is held against (`sweep_report.py` records its figures by
+# name).
 INDUCTOR = inductor_peer()
 
 

@@ -375,7 +375,7 @@ def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path
     pair on the same figure), and the comment is within its limit in bytes."""
     from reports.comment import LIMIT, render_comment
     from reports.markdown import headline
-    from reports.summary import summarize_run
+    from reports.report_data import summarize_run
     from tuning.runfolder.store import Run
 
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:

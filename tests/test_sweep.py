@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, TUNE, one_line, python_without_tvm, stored_sweep, tune, within
 
-from reports.sweep import _case_row
 from reports.sweep_arms import sweep_tuners
 from reports.sweep_md import _inductor_table
+from reports.sweep_report import _case_row
 
 CASES = "small-16x16,odd-23x29"
 SWEEP = ["sweep", "--target", "llvm", "--budget", "3", "--cases", CASES, "--blocks", "1"]
@@ -96,7 +96,7 @@ def _render_without_tvm(out: Path, names: list[str], runs: list[str] = ()) -> No
     python_without_tvm(f"""
 from pathlib import Path
 from reports.render import render_run
-from reports.sweep import render_sweep
+from reports.sweep_report import render_sweep
 from tuning.runfolder.store import Run
 out = Path({str(out)!r})
 for name in {list(runs)!r}:
@@ -364,7 +364,7 @@ def test_a_marked_sweep_json_of_the_wrong_shape_is_damage_in_one_line(tmp_path, 
 
 def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_path):
     """The H200 sweep's folders, one Case's report.json of another shape (no TVM needed)."""
-    from reports.sweep import render_sweep
+    from reports.sweep_report import render_sweep
     from tuning.runfolder.store import RunError
 
     out, names = stored_sweep(tmp_path, ("issue",))
@@ -377,7 +377,7 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
 def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
     """The H200 sweep's folders with a sweep.json that records one tuner, held against `fixed`:
     the tables name that one and give the whole graph's kernel no tuned optimum."""
-    from reports.sweep import render_sweep
+    from reports.sweep_report import render_sweep
 
     out, _ = stored_sweep(tmp_path)
     recorded = json.loads((out / "sweep.json").read_text())

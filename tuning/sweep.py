@@ -24,7 +24,7 @@ from pathlib import Path
 from baselines.case import Case, CaseError, parse_case
 from baselines.peers import PeerRole, peers_for
 from baselines.target import TargetSpec
-from reports.sweep import OUTPUTS
+from reports.sweep_report import OUTPUTS
 from tuning.measure.harness import Protocol
 from tuning.runfolder.files import RunError, loads, read_text
 from tuning.runfolder.lock import LOCK_FILE
@@ -208,8 +208,8 @@ def run_sweep(
 ) -> dict:
     """Measure every Case of the sweep in `out` (each Case's run finished where it was left,
     kept where it is measured), one sweep per folder at a time, its settings stored and
-    checked; the sweep's report (`reports.sweep.render_sweep`)."""
-    from reports.sweep import render_sweep
+    checked; the sweep's report (`reports.sweep_report.render_sweep`)."""
+    from reports.sweep_report import render_sweep
 
     names = list(cases)
     settings = {

@@ -65,9 +65,9 @@ def test_blocks_and_trials_without_both_arms_are_left_out():
 
 
 def test_the_report_uses_this_estimator():
-    from reports import summary
+    from reports import report_data
 
-    assert summary.paired_ratio is paired_ratio
+    assert report_data.paired_ratio is paired_ratio
     rng = np.random.default_rng(4)
     numerator, denominator = coverage.simulate(rng, (5, 3, 6, 5), np.log(TRUE), "gpu")
     vectorised = paired_log_interval(numerator, denominator)

@@ -13,8 +13,8 @@ from test_report import CPU_FIGURES, TRIALS, _write_run
 
 from reports.comment import answer
 from reports.console import LINES, console_answer
+from reports.report_data import summarize_run
 from reports.stats.cpu_noise import BAND, CPU_NOTE, within_cpu_noise
-from reports.summary import summarize_run
 from tuning.runfolder.store import Run
 
 

@@ -12,7 +12,7 @@ from conftest import python_without_tvm
 from baselines.case import Case
 from baselines.target import TargetSpec
 from reports.markdown import render
-from reports.summary import summarize_run
+from reports.report_data import summarize_run
 from tuning.measure.design import block_orders, start_row, williams_rows
 from tuning.measure.harness import Protocol
 from tuning.plan import RunPlan

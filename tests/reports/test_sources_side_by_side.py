@@ -9,7 +9,7 @@ from conftest import stored_sweep
 
 from reports import markdown
 from reports.render import render_run
-from reports.sweep import render_sweep
+from reports.sweep_report import render_sweep
 from tuning.runfolder.store import Run
 
 

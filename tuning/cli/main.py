@@ -88,7 +88,7 @@ def _report(argv: list[str]) -> int:
     check_text("tune report DIR", folders[0], "the folder of a run")
     folder = Path(folders[0])
     if not comment and (folder / "models.json").is_file():
-        from reports.models import rerender_models
+        from reports.models_report import rerender_models
 
         print(rerender_models(folder))
         return 0
@@ -97,7 +97,7 @@ def _report(argv: list[str]) -> int:
     if run.is_model:
         if comment:
             raise UsageError(f"{folder} is a model run: --comment is for a study run")
-        from reports.model import render_model_run
+        from reports.model_report import render_model_run
 
         render_model_run(run)
         print(run.path / "report.md")

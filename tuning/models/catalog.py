@@ -1,7 +1,7 @@
 """`tune models`: the built-in list (`baselines/models/catalog.py`), the models `--models`
 names, or every model of a zoo (`--zoo`, `baselines/models/zoo.py`), one ordinary model run
 folder each (`DIR/<model>/`, readable with `tune report`), and models.md, models.json and
-models.png across them (`reports/models.py`); for a zoo, census.md too (`reports/census.py`).
+models.png across them (`reports/models_report.py`); for a zoo, census.md too (`reports/census.py`).
 
 Every model's CPU work (import, analysis, builds, torch.compile's first compile) runs first, all
 models at once in one pool of processes, each recorded in its folder as it ends; then each model
@@ -115,10 +115,10 @@ def model_plans(entries: list[CatalogEntry], shared: dict, command: str) -> dict
 
 def run_models(out: Path, plans: dict, progress, jobs: int | None = None) -> dict:
     """Every model's run in `out` (`open_models_folder` first); the summary
-    (`reports.models.render_models`). `jobs`: the preparation's processes (default: one per
+    (`reports.models_report.render_models`). `jobs`: the preparation's processes (default: one per
     core)."""
-    from reports.model import render_model_run
-    from reports.models import render_models
+    from reports.model_report import render_model_run
+    from reports.models_report import render_models
 
     started = time.monotonic()
     runs = {name: open_model_run(out / name, plan) for name, plan in plans.items()}

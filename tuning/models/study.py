@@ -10,8 +10,8 @@
     trials         the study's harness: every TVM arm and the PyTorch peers, checked against
                    PyTorch eager, timed in interleaved Williams-ordered blocks, each trial a
                    fresh process (trials/)
-    report         report.md, .json, .csv and .png (`reports/model.py`), renderable again with
-                   `tune report DIR` without TVM
+    report         report.md, .json, .csv and .png (`reports/model_report.py`), renderable
+                   again with `tune report DIR` without TVM
 
 The same command again (same --out) finishes an interrupted run without re-measuring; a run
 folder made with other settings is refused in one line.
@@ -39,7 +39,7 @@ from .prepare import Preparation, Prepared
 
 def run_model(run: Run, plan: ModelPlan, progress) -> ModelReport:
     """`tune model`: the model's run (`open_model_run`), started or finished; its report."""
-    from reports.model import render_model_run
+    from reports.model_report import render_model_run
 
     with Preparation() as prep:
         submit(prep, "model", run, plan)

@@ -134,7 +134,7 @@ class KernelTimes(TypedDict):
 
 
 class ModelReport(TypedDict):
-    """report.json of kind "model" (`reports/model.py`); `tune models` reads each."""
+    """report.json of kind "model" (`reports/model_report.py`); `tune models` reads each."""
 
     kind: str
     model: "ModelFile"
@@ -193,6 +193,6 @@ class Models(TypedDict):
     failures: NotRequired[dict[str, str]]
     wall_s: NotRequired[list[Seconds]]
     zoo: NotRequired[dict[str, Any]]  # a census's zoo (`tune models --zoo`)
-    # What rendering adds (`reports/models.py`): a row per model, the device
+    # What rendering adds (`reports/models_report.py`): a row per model, the device
     rows: NotRequired[list[dict[str, Any]]]
     device: NotRequired[str | None]

@@ -247,7 +247,7 @@ class Sweep(TypedDict):
     command: NotRequired[str]
     tuners: NotRequired[dict[str, str]]  # tuner -> the rule-made arm its arm is held against
     large_reductions: NotRequired[dict[str, LargeReductionRecord]]
-    # What rendering the sweep adds (`reports/sweep.py`): a row per Case, the Cases each
+    # What rendering the sweep adds (`reports/sweep_report.py`): a row per Case, the Cases each
     # finding holds for
     device: NotRequired[str | None]
     cases: NotRequired[list[dict[str, Any]]]

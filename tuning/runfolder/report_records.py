@@ -1,5 +1,6 @@
-"""report.json, a run's report (`reports/summary.py`, `reports/model.py` for a model's run), one
-type each, as `records.py` holds the measured files (why TypedDicts: its docstring).
+"""report.json, a run's report (`reports/report_data.py`, `reports/model_report.py` for a
+model's run), one type each, as `records.py` holds the measured files (why TypedDicts: its
+docstring).
 
 A report is derived data, rendered again from the measurements; its type says every key a
 renderer reads, each figure of an arm, and the ratios with their interval. What a renderer only

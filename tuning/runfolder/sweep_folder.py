@@ -14,7 +14,7 @@ from .lock import LOCK_FILE, hold
 from .records import SWEEP_KIND, Sweep
 from .store import check_folder_name
 
-SWEEP_JSON = "sweep.json"  # as `reports.sweep` reads it
+SWEEP_JSON = "sweep.json"  # as `reports.sweep_report` reads it
 
 
 def open_sweep_folder(out: Path, settings: dict, recorded: Callable[[], dict]) -> None:

@@ -1,6 +1,6 @@
 """The PR text's table of real networks, from `tune models`' models.json: its "rows", one per
-model, as reports/models.py writes them. End to end is the GPU time with calls queued where the
-run recorded it, else the time through the model's own call path."""
+model, as reports/models_report.py writes them. End to end is the GPU time with calls queued
+where the run recorded it, else the time through the model's own call path."""
 
 from __future__ import annotations
 

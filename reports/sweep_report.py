@@ -14,8 +14,8 @@ from tuning.runfolder.report_records import Report
 from tuning.runfolder.store import RUN_FILE, Run, read_record, write_json, write_text
 
 from .render import render_run
+from .report_data import kernel_times
 from .sources import inductor_ahead, sources
-from .summary import kernel_times
 from .sweep_arms import end_to_end_arms, kernel_arms, sweep_tuners, tuned_against
 from .sweep_md import GOAL_GAP, sweep_markdown
 

@@ -33,8 +33,8 @@ from tuning.runfolder.redact import redact_data
 from tuning.runfolder.store import Run, read_json, read_record, write_json, write_text
 
 from .model_names import AGREEMENT, DEFAULT, TUNED, arm_of
+from .report_data import arm_summary, paired_ratios, ratio_method, require_every_trial
 from .samples import LABELS, samples_by_figure
-from .summary import arm_summary, paired_ratios, ratio_method, require_every_trial
 
 KERNEL_FILE = "kernel_times.json"
 TF32 = (

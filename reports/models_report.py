@@ -15,8 +15,8 @@ from tuning.runfolder.names import member
 from tuning.runfolder.redact import redact_data
 from tuning.runfolder.store import RUN_FILE, Run, read_record, write_json, write_text
 
-from .model import DEFAULT, arm_of
 from .model_peers import peer_rows
+from .model_report import DEFAULT, arm_of
 
 FILE = "models.json"
 # A model run's phases that follow one another (the preparation's tasks run inside it).
@@ -54,7 +54,7 @@ def render_models(out: Path) -> dict:
 
 def rerender_models(out: Path) -> Path:
     """`tune report DIR` of a models folder: each model's report, then the summary."""
-    from .model import render_model_run
+    from .model_report import render_model_run
 
     for name in read_record(out / FILE, Models)["models"]:
         folder = member(out, name, out / FILE)
