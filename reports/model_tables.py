@@ -171,7 +171,7 @@ def checks_section(report: ModelReport) -> list[str]:
     lines.append(
         "End to end: every TVM arm against PyTorch eager on the run's device with TF32 off, "
         f"{report['settings']['protocol']['checks']} input draws, before its time counts; "
-        "tolerance 1e-3 x the output's largest magnitude (baselines/models/check.py)."
+        "tolerance 1e-3 x the output's largest magnitude (baselines/models/eager_check.py)."
     )
     if statuses:
         counts = "; ".join(

@@ -350,7 +350,7 @@ def test_a_foreign_models_json_under_tune_models_is_one_line(tmp_path, capsys, c
 
 
 def test_two_files_with_one_function_name_are_two_models(tmp_path):
-    from tuning.models.catalog import folder_names, model_plans, select_models
+    from tuning.models.model_series import folder_names, model_plans, select_models
 
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()

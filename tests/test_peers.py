@@ -14,7 +14,7 @@ from tuning.cli import choices
 from tuning.cli.commands import Parser
 from tuning.cli.model import add_shared
 from tuning.cli.options import parser
-from tuning.models.plan import ModelPlan
+from tuning.models.model_plan import ModelPlan
 from tuning.sweep import sweep_arms
 
 pytestmark = pytest.mark.torch

@@ -13,7 +13,7 @@ from fixtures.random_tuner import RANDOM
 
 from tuning.cli.main import main
 from tuning.models import tune_top
-from tuning.models.plan import ALL_MIN_SHARE
+from tuning.models.model_plan import ALL_MIN_SHARE
 from tuning.tuners.registry import TUNERS
 
 pytestmark = pytest.mark.torch

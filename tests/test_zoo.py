@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, one_line, tune, tune_killed_when
 
-from baselines.models.errors import MissingPackage, ModelError
+from baselines.models.model_errors import MissingPackage, ModelError
 from baselines.models.zoo import pick
 from tuning.cli.main import main
 
@@ -159,7 +159,7 @@ def test_the_whole_census_of_torchvision_has_every_model_a_row(tmp_path):
 
 def test_a_zoo_decomposed_is_each_model_decomposed_in_a_folder_of_its_own():
     from baselines.models.zoo import list_zoo
-    from tuning.models.catalog import folder_names, zoo_models
+    from tuning.models.model_series import folder_names, zoo_models
 
     entries = zoo_models(list_zoo(str(ROOT / ZOO)), decompose=True)
     assert all(entry.options.decompose for entry in entries)
@@ -211,7 +211,7 @@ def test_a_zoo_that_cannot_be_listed_is_one_line(capsys, monkeypatch, tmp_path, 
 def test_a_failed_preparation_is_one_line_kept_where_the_model_is_at_fault(
     tmp_path, error, line, kept
 ):
-    from tuning.models.study import prepare_failure
+    from tuning.models.model_run import prepare_failure
     from tuning.runfolder.store import Run
 
     run = Run.create(tmp_path / "net", {"settings": {"model": {"spec": "z.py:net"}}})

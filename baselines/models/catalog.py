@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .spec import ModelOptions
+from .model_spec import ModelOptions
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
-from .errors import ModelError, first_line
+from .model_errors import ModelError, first_line
 
 # What is kept of the user's printing (its end: what it said last before failing).
 KEPT_OUTPUT = 4000

@@ -16,9 +16,9 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from .errors import NotExportable, UnsupportedOperator, first_line
 from .load import WEIGHT_SEED, LoadedModel, load_model
-from .spec import ModelOptions, parse_spec
+from .model_errors import NotExportable, UnsupportedOperator, first_line
+from .model_spec import ModelOptions, parse_spec
 
 # How TVM 0.27's importer says it lacks conversions: "Unsupported function types ['op', ...]".
 _UNSUPPORTED = re.compile(r"Unsupported function types \[(.*)\]")

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import MissingPackage, ModelError, UnknownModel, first_line
 from .fence import user_code
-from .spec import FILE, ModelOptions, ModelSpec
+from .model_errors import MissingPackage, ModelError, UnknownModel, first_line
+from .model_spec import FILE, ModelOptions, ModelSpec
 
 if TYPE_CHECKING:
     import torch

@@ -19,8 +19,8 @@ import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ModelError
-from .spec import HUBS
+from .model_errors import ModelError
+from .model_spec import HUBS
 
 LIBRARIES = (*HUBS, "FILE.py")
 

@@ -14,7 +14,7 @@ import pytest
 import tvm
 
 from tuning.cli.main import main
-from tuning.upstream.names import missing_names, used_names
+from tuning.upstream.tree_names import missing_names, used_names
 from tuning.upstream.tvm_tree import EDITED, base_text
 
 DLIGHT_TEST = """\

@@ -76,7 +76,7 @@ def leave_torch_out() -> None:
 
 # Imported by TVM's FFI at its start, and by `export_library` (through tvm.contrib.tvmjs), for
 # NumPy's bfloat16 and float8 types: about 1 s of CPU of each process on a 2-core machine.
-# Nothing here makes such arrays (baselines/models/spec.py's DTYPES); `relax.const`, which
+# Nothing here makes such arrays (baselines/models/model_spec.py's DTYPES); `relax.const`, which
 # wants it, imports it when called.
 IMPORTED_WHEN_USED = ("ml_dtypes",)
 

@@ -28,8 +28,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from baselines.models.errors import ModelError
-from baselines.models.spec import DTYPES, ModelOptions, parse_spec
+from baselines.models.model_errors import ModelError
+from baselines.models.model_spec import DTYPES, ModelOptions, parse_spec
 from baselines.peers import PeerRole, peers_for
 from baselines.target import DEFAULT_ARCH, TargetSpec
 from tuning.base.errors import UsageError
@@ -57,7 +57,7 @@ NO_GPU = (
 
 def add_shared(parser: Parser, trials: int) -> None:
     """What `tune model` and `tune models` share: the lists, peers, target and protocol."""
-    from tuning.models.plan import MODEL_PROTOCOL
+    from tuning.models.model_plan import MODEL_PROTOCOL
 
     default_peers = ",".join(peers_for(PeerRole.MODEL))
     parser.add_argument(
@@ -99,7 +99,7 @@ def settings_of(args) -> dict:
     import dataclasses
 
     from baselines.rules import RULE_LISTS
-    from tuning.models.plan import MODEL_PROTOCOL
+    from tuning.models.model_plan import MODEL_PROTOCOL
 
     from .choices import resolve_target
 
@@ -166,8 +166,8 @@ def model_main(argv: list[str]) -> int:
     """`tune model SPEC`: one network, per kernel and end to end."""
     from reports.model_md import headline
     from tuning.base.progress import DETAILS_LOG, Progress, details_to
-    from tuning.models.plan import ALL_KERNELS, ALL_MIN_SHARE, KERNEL_CHOICES, ModelPlan
-    from tuning.models.study import open_model_run, run_model
+    from tuning.models.model_plan import ALL_KERNELS, ALL_MIN_SHARE, KERNEL_CHOICES, ModelPlan
+    from tuning.models.model_run import open_model_run, run_model
 
     parser = Parser(prog="tune model", description=__doc__)
     parser.add_argument(
@@ -266,8 +266,8 @@ def _cannot_analyse(spec: str, error: Exception) -> ModelError:
     traceback is the error's details (--verbose)."""
     import traceback
 
-    from baselines.models.errors import first_line
     from baselines.models.fence import UserCodeError
+    from baselines.models.model_errors import first_line
 
     return UserCodeError(
         f"TVM cannot import or analyse {spec}: {type(error).__name__}: {first_line(error)[:300]}",
@@ -279,7 +279,7 @@ def _tune_top_count(text: str) -> int | str:
     """--tune-top's value (argparse `type`): a count, or all."""
     import argparse
 
-    from tuning.models.plan import ALL_KERNELS
+    from tuning.models.model_plan import ALL_KERNELS
 
     if text == ALL_KERNELS:
         return text

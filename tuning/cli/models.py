@@ -111,7 +111,7 @@ def _check_jobs(jobs: int | None, analyze: bool) -> None:
 def _entries(args) -> tuple[list, Zoo | None]:
     """The models asked for, filtered by --only and --skip; the zoo listed, if one was."""
     from baselines.models.zoo import globs, list_zoo
-    from tuning.models.catalog import filter_models, select_models, zoo_models
+    from tuning.models.model_series import filter_models, select_models, zoo_models
 
     zoo = list_zoo(args.zoo) if args.zoo is not None else None
     entries = zoo_models(zoo, args.decompose) if zoo else select_models(args.models)
@@ -123,7 +123,7 @@ def _run(
 ) -> int:
     from reports.models_md import headline
     from tuning.base.progress import DETAILS_LOG, Progress, details_to
-    from tuning.models.catalog import model_plans, open_models_folder, run_models
+    from tuning.models.model_series import model_plans, open_models_folder, run_models
 
     plans = model_plans(entries, shared, command)
     open_models_folder(out, plans, command, zoo.to_dict() if zoo else None)

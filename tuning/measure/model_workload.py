@@ -7,7 +7,7 @@ every process holds the weights the TVM builds were made from. Loading turns PyT
 switches off for the whole process (`check.set_tf32`): the reference and the peers run fp32
 convolutions and matmuls in fp32, as TVM's kernels do; each check records the switches. The
 reference runs on the run's device (PyTorch eager on the GPU, TF32 off), and the tolerance is
-relative to each output's magnitude (`baselines/models/check.py`).
+relative to each output's magnitude (`baselines/models/eager_check.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from baselines.models.spec import ModelOptions
+from baselines.models.model_spec import ModelOptions
 from baselines.peers import PeerRole, peers_for
 
 if TYPE_CHECKING:  # torch, imported where a model is loaded
@@ -58,9 +58,9 @@ class ModelWorkload:
 
     def loaded(self) -> LoadedModel:
         """The PyTorch module and example inputs, loaded once per process, TF32 off."""
-        from baselines.models.check import set_tf32
+        from baselines.models.eager_check import set_tf32
         from baselines.models.load import load_model
-        from baselines.models.spec import parse_spec
+        from baselines.models.model_spec import parse_spec
 
         key = (self.spec, self.options)
         if key not in _LOADED:
@@ -74,7 +74,7 @@ class ModelWorkload:
     def check(self, arm: TimedArm, checks: int) -> dict:
         """The worst check over `checks` draws (by its error against its bound), the first
         failing one if any: `check_outputs` against PyTorch eager, TF32 off."""
-        from baselines.models.check import check_outputs, tf32_state, torch_outputs
+        from baselines.models.eager_check import check_outputs, tf32_state, torch_outputs
 
         module, worst = self.loaded().module, None
         for seed in range(checks):

@@ -113,7 +113,7 @@ def _measure(job: KernelTimingJob) -> dict:
 
 
 def _check(got, want, dtype):
-    from baselines.models.check import check_outputs
+    from baselines.models.eager_check import check_outputs
 
     return check_outputs(got, want, dtype)
 

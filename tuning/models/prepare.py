@@ -23,7 +23,7 @@ from baselines.peers import compiling
 from tuning.base.children import kill_pool, process_pool
 from tuning.runfolder.store import Run, write_json
 
-from .plan import ModelPlan
+from .model_plan import ModelPlan
 
 ANALYSIS = "analysis"
 COMPILE = "torch.compile warm-up"

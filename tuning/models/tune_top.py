@@ -30,7 +30,7 @@ from pathlib import Path
 
 import tvm
 
-from baselines.models.errors import first_line
+from baselines.models.model_errors import first_line
 from tuning.base.errors import OutOfScope, TuningFailed
 from tuning.candidates.evaluator import CandidateEvaluator
 from tuning.candidates.kernel_cache import KernelCache
@@ -43,7 +43,7 @@ from tuning.runfolder.store import Run, read_record, write_json, write_text
 from tuning.tuners.registry import TUNERS, tuners_for
 from tuning.tuners.spec import KernelJob, Role
 
-from .plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan
+from .model_plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan
 
 FILE = "tuned_kernels.json"
 # Each tuned kernel's result, in tuners/<kernel>/, written as soon as the kernel is tuned.

@@ -56,7 +56,7 @@ class ModelTuning(TypedDict):
 
 
 class ModelRunMeta(TypedDict):
-    """run.json of kind "model" (tuning/models/plan.py)."""
+    """run.json of kind "model" (tuning/models/model_plan.py)."""
 
     format: NotRequired[int]
     kind: str
@@ -184,7 +184,7 @@ class ModelFile(TypedDict):
 
 
 class Models(TypedDict):
-    """models.json, `tune models`' own file (tuning/models/catalog.py): its models are folder
+    """models.json, `tune models`' own file (tuning/models/model_series.py): its models are folder
     names inside it."""
 
     settings: dict[str, dict[str, Any]]

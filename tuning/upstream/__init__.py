@@ -7,6 +7,7 @@ text), pr_text.py with pr_repro.py (the PR's repro script, and what it prints), 
 models_section.py and committed.py (the PR description from run folders, or from the H200 runs
 committed under reports/h200/), bundle.py (all of it, by path), author.py (who
 sends it), output.py (writing into --out without following links or overwriting edits);
-check.py with names.py, overlay.py and check_report.py (`--check TVM_TREE`: the patch applied,
-its names looked up and TVM's tests run without and with it in a scratch clone of a TVM tree).
+check.py with tree_names.py, overlay.py and check_report.py (`--check TVM_TREE`: the patch
+applied, its names looked up and TVM's tests run without and with it in a scratch clone of a TVM
+tree).
 """

@@ -3,7 +3,7 @@
 In a scratch clone of the checkout (never the checkout itself), at the base commit the patch
 names where the checkout holds it, else at its HEAD (the nearest tree: no reachable apache/tvm
 main holds the 0.27 release's commit): the patch is applied with `git am`; every `tvm.*` name
-the rule uses (names.py) is looked up in the base's Python tree, the installed TVM's; then
+the rule uses (tree_names.py) is looked up in the base's Python tree, the installed TVM's; then
 TVM's dlight tests, the relax tests that build for CUDA and the patch's own test run twice
 against the installed TVM, without the patch and with the patch's three modules, as `git am`
 left them in the clone, registered in place of the installed ones (overlay.py): the rule that
@@ -32,8 +32,8 @@ from tuning.base.errors import UsageError
 from .check_report import render_check
 from .clone import clone_at_base, clone_text, left_out, left_out_note, remove_links
 from .git import git_environment, run_git
-from .names import missing_names, used_names
 from .patch import PATCH, _identity, format_patch, patched_files
+from .tree_names import missing_names, used_names
 from .tvm_tree import CUDA_PIPELINE, GPU_INIT, RULE, TEST
 
 DLIGHT_TESTS = "tests/python/s_tir/dlight"

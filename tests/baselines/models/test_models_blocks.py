@@ -8,10 +8,10 @@ import tvm
 
 from baselines.models.analysis import analyze
 from baselines.models.build import build_model, run_model
-from baselines.models.check import check_outputs, torch_outputs
+from baselines.models.eager_check import check_outputs, torch_outputs
 from baselines.models.importer import prepare_model
+from baselines.models.model_spec import ModelOptions
 from baselines.models.pattern import warp_lanes
-from baselines.models.spec import ModelOptions
 from baselines.pipeline import make_target
 
 pytestmark = pytest.mark.torch

@@ -12,15 +12,15 @@ import pytest
 from conftest import USER_MODELS
 
 from baselines.models import load
-from baselines.models.errors import (
+from baselines.models.importer import import_model, prepare_model
+from baselines.models.model_errors import (
     MissingPackage,
     ModelError,
     NotExportable,
     UnknownModel,
     UnsupportedOperator,
 )
-from baselines.models.importer import import_model, prepare_model
-from baselines.models.spec import FILE, ModelOptions, ModelSpec, parse_spec
+from baselines.models.model_spec import FILE, ModelOptions, ModelSpec, parse_spec
 
 pytestmark = pytest.mark.torch
 

@@ -12,12 +12,12 @@ from tvm.s_tir import dlight
 from baselines.anatomy import cuda_source, kernel_launches
 from baselines.models.analysis import analyze
 from baselines.models.build import build_model, lower_model, run_model
-from baselines.models.check import check_outputs, torch_outputs
+from baselines.models.eager_check import check_outputs, torch_outputs
 from baselines.models.failures import failure_lines, tvm_message, upstream_issue
 from baselines.models.importer import prepare_model
 from baselines.models.kernels import rule_lists, schedule_kernel
 from baselines.models.load import load_model
-from baselines.models.spec import ModelOptions, parse_spec
+from baselines.models.model_spec import ModelOptions, parse_spec
 from baselines.pipeline import make_target, unscheduled
 from tests.conftest import ROOT, tune
 

@@ -9,7 +9,7 @@ from tvm.s_tir import dlight
 from baselines.anatomy import cuda_source, launch_configs
 from baselines.models.analysis import analyze
 from baselines.models.build import build_model, flatten_outputs, lower_model
-from baselines.models.check import check_outputs, tf32, tf32_state
+from baselines.models.eager_check import check_outputs, tf32, tf32_state
 from baselines.models.importer import prepare_model
 from baselines.models.kernels import (
     kernel_arguments,
@@ -21,7 +21,7 @@ from baselines.models.kernels import (
     scheduled_kernels,
     unscheduled_kernels,
 )
-from baselines.models.spec import ModelOptions
+from baselines.models.model_spec import ModelOptions
 from baselines.pipeline import make_target, unscheduled
 from baselines.rules import rule_assignment
 

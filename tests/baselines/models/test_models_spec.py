@@ -6,8 +6,8 @@ import sys
 import pytest
 from conftest import ROOT
 
-from baselines.models.errors import ModelError
-from baselines.models.spec import ModelOptions, ModelSpec, parse_spec
+from baselines.models.model_errors import ModelError
+from baselines.models.model_spec import ModelOptions, ModelSpec, parse_spec
 
 
 @pytest.mark.parametrize(
@@ -54,7 +54,7 @@ def test_bad_options_are_refused(options, says):
 
 def test_specs_and_options_import_neither_torch_nor_tvm():
     code = (
-        "import sys; import baselines.models.spec, baselines.models.catalog; "
+        "import sys; import baselines.models.model_spec, baselines.models.catalog; "
         "print(sorted(m for m in ('torch', 'tvm') if m in sys.modules))"
     )
     done = subprocess.run(

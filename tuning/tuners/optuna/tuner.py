@@ -14,7 +14,7 @@ import time
 import optuna
 
 from baselines.arms import ONE_KERNEL, Arm, template_arm
-from baselines.models.errors import first_line
+from baselines.models.model_errors import first_line
 from baselines.template import PoolSchedule
 from tuning.base.errors import OutOfScope, TuningFailed
 from tuning.base.progress import Progress

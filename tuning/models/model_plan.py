@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from baselines.models.spec import ModelOptions
+from baselines.models.model_spec import ModelOptions
 from baselines.peers import PeerRole, peers_for
 from baselines.target import TargetSpec
 from tuning.measure.model_workload import ModelArm, ModelWorkload

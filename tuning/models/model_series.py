@@ -19,17 +19,17 @@ import time
 from pathlib import Path
 
 from baselines.models.catalog import BUILTIN_MODELS, CatalogEntry
-from baselines.models.errors import ModelError
-from baselines.models.spec import ModelOptions, parse_spec
+from baselines.models.model_errors import ModelError
+from baselines.models.model_spec import ModelOptions, parse_spec
 from baselines.models.zoo import Zoo, pick
 from tuning.runfolder.lock import hold
 from tuning.runfolder.model_records import Models
 from tuning.runfolder.store import Run, RunError, read_record, write_json
 
 from .kernel_times import kernel_times_complete
-from .plan import ModelPlan
+from .model_plan import ModelPlan
+from .model_run import measure, open_model_run, prepare_all, submit, trials_left
 from .prepare import Preparation
-from .study import measure, open_model_run, prepare_all, submit, trials_left
 
 FILE = "models.json"
 DECOMPOSE = "+decompose"

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baselines.models.errors import ModelError
 from baselines.models.failures import failure_lines
+from baselines.models.model_errors import ModelError
 from baselines.peers import compiling
 from baselines.target import TargetSpec
 from tuning.measure.harness import TrialJob
@@ -33,7 +33,7 @@ from tuning.runfolder.opener import open_run
 from tuning.runfolder.store import RUN_FILE, Run, RunError, read_record
 
 from .kernel_times import kernel_times_complete, time_kernels
-from .plan import ModelPlan, settings_difference
+from .model_plan import ModelPlan, settings_difference
 from .prepare import Preparation, Prepared
 
 
@@ -85,7 +85,7 @@ def prepare_failure(run: Run, error: Exception) -> str:
     analysis is not, and is tried again."""
     from concurrent.futures.process import BrokenProcessPool
 
-    from baselines.models.errors import MissingPackage
+    from baselines.models.model_errors import MissingPackage
 
     if isinstance(error, BrokenProcessPool):
         return "its preparation's process ended (out of memory or a crash); tried again next time"

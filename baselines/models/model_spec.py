@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from .errors import ModelError
+from .model_errors import ModelError
 
 HUBS = ("torchvision", "timm")
 FILE = "file"
