@@ -557,8 +557,8 @@ def test_a_worker_joins_only_a_study_its_storage_holds(tmp_path, capsys):
     import optuna
 
     from tuning.cli.main import main
+    from tuning.tuners.optuna.optuna_study import STUDY_NAME, open_study
     from tuning.tuners.optuna.samplers import make_sampler
-    from tuning.tuners.optuna.study import STUDY_NAME, open_study
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # as the worker sets it
     url = f"journal://{tmp_path / 'study.journal'}"

@@ -29,8 +29,8 @@ from tuning.tuners.metaschedule.tuner import RUNS
 from tuning.tuners.optuna.record import measurement
 from tuning.tuners.optuna.samplers import make_sampler
 from tuning.tuners.optuna.search_loop import OptunaSearch
+from tuning.tuners.optuna.search_summary import records
 from tuning.tuners.optuna.storages import storage_for
-from tuning.tuners.optuna.summary import records
 from tuning.tuners.spec import TunerPlan
 
 # A time limit shorter than a new measuring process takes to start: the limit counts from the

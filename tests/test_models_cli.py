@@ -160,8 +160,8 @@ def _optuna_measured(out: Path) -> dict:
     kill left running is closed as failed on resume, without a measurement."""
     import optuna
 
+    from tuning.tuners.optuna.optuna_study import STUDY_NAME
     from tuning.tuners.optuna.record import measurement
-    from tuning.tuners.optuna.study import STUDY_NAME
 
     url = f"sqlite:///{out / 'tuners' / 'avg_pool2d' / 'optuna' / 'study.db'}"
     study = optuna.load_study(study_name=STUDY_NAME, storage=url)

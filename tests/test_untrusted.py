@@ -17,8 +17,8 @@ from baselines.case import Case
 from baselines.pipeline import lower, make_target
 from tuning.cli.main import main
 from tuning.runfolder.store import RunError, folder_writer, write_text
+from tuning.tuners.optuna.optuna_study import open_study
 from tuning.tuners.optuna.samplers import make_sampler
-from tuning.tuners.optuna.study import open_study
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from baselines.target import TargetSpec
 from baselines.window_bench import without_bindings
 from tuning.candidates.kernel import bias_count, fused_function, kernel_module
 from tuning.candidates.kernel_check import _inputs, expected_outputs
-from tuning.tuners.metaschedule.space import STRUCTURES, template_space
+from tuning.tuners.metaschedule.design_space import STRUCTURES, template_space
 from tuning.tuners.space import Space, like_inductor
 
 CUDA = make_target("cuda")

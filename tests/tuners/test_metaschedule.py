@@ -189,7 +189,7 @@ def test_every_template_design_replays_from_its_trace_and_builds_right():
     from tuning.candidates.kernel_check import check_and_time
     from tuning.candidates.task import PoolKernel
     from tuning.measure.protocol import KernelProtocol
-    from tuning.tuners.metaschedule.space import STRUCTURES, template_space
+    from tuning.tuners.metaschedule.design_space import STRUCTURES, template_space
 
     case = WINDOW3.replace(height=12, width=12, window=2, tail=2)
     quick = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1)

@@ -19,8 +19,8 @@ from tuning.measure.protocol import KernelProtocol
 from tuning.tuners.optuna.record import RECORD
 from tuning.tuners.optuna.samplers import make_sampler
 from tuning.tuners.optuna.search_loop import OptunaSearch
+from tuning.tuners.optuna.search_summary import records, summarize
 from tuning.tuners.optuna.storages import storage_for
-from tuning.tuners.optuna.summary import records, summarize
 from tuning.tuners.space import Space, completed, key
 
 QUICK = KernelProtocol(number=1, repeat=2, min_repeat_ms=0, checks=1)

@@ -12,9 +12,9 @@ from tuning.base.progress import Progress
 from tuning.candidates.outcome import Status
 from tuning.limits import check_case_fits
 from tuning.runfolder.store import run_identity
+from tuning.tuners.optuna.optuna_study import STUDY_NAME
 from tuning.tuners.optuna.samplers import SAMPLERS
 from tuning.tuners.optuna.storages import remember_password
-from tuning.tuners.optuna.study import STUDY_NAME
 from tuning.tuners.optuna.workers import run_worker
 
 from .choices import resolve_target

@@ -47,7 +47,7 @@ from tuning.tuners.spec import KernelJob, RunOptions, TunerPlan
 from . import METASCHEDULE, rpc
 from .bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder
 from .database import open_database
-from .space import template_space
+from .design_space import template_space
 from .tune import tune_module
 
 RUNS = ("ms-default", "ms-space")

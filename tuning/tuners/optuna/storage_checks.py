@@ -4,9 +4,9 @@ folder exists."""
 
 from __future__ import annotations
 
+from .optuna_study import STUDY_NAME, open_study, study_name
+from .optuna_study import new_study_base as new_study
 from .storages import remember_password, storage_file
-from .study import STUDY_NAME, open_study, study_name
-from .study import new_study_base as new_study
 
 __all__ = ["new_study", "open_first", "remember_password", "storage_file"]
 

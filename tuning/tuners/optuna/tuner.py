@@ -3,7 +3,7 @@
 takes (`tune_kernel`: a real network's, for `tune model --tune-top`); a `spec.Tuner`.
 
 The study lives in its storage (SQLite in the run folder by default, a journal file where
-SQLAlchemy is missing, or any `--storage` URL; `study.py`); the loop is `search_loop.py`,
+SQLAlchemy is missing, or any `--storage` URL; `optuna_study.py`); the loop is `search_loop.py`,
 the workers of `--workers` are `workers.py`.
 """
 
@@ -28,13 +28,13 @@ from tuning.tuners.space import Space, key
 from tuning.tuners.spec import KernelJob, TunerPlan
 
 from . import OPTUNA, OPTUNA_ONE_KERNEL, one_kernel_budget
+from .optuna_study import STUDY_NAME, open_study, study_name
 from .record import close_interrupted
 from .replay import compare_samplers
 from .samplers import make_sampler
 from .search_loop import OptunaSearch
+from .search_summary import records, summarize
 from .storages import check_in_folder, default_storage_url
-from .study import STUDY_NAME, open_study, study_name
-from .summary import records, summarize
 from .workers import run_workers
 
 # The rule lists the pool kernel's tuner times beside its candidates.

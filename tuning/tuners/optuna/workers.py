@@ -15,11 +15,11 @@ from tuning.candidates.summary import budget_shares
 from tuning.tuners.space import Space
 from tuning.tuners.spec import RunOptions
 
+from .optuna_study import STUDY_NAME, open_study
 from .samplers import make_sampler
 from .search_loop import OptunaSearch
+from .search_summary import records
 from .storages import CHILD_PASSWORD_ENV, password_for
-from .study import STUDY_NAME, open_study
-from .summary import records
 
 
 def run_worker(
