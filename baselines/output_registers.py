@@ -7,7 +7,7 @@ inductor's kernel does not make (it adds to the register). Here such an output i
 a local buffer that its readers read, and a copy block writes it to the function's output. Once
 every output is placed under the thread's loop (as both the rule and the template place them),
 the local buffer holds the thread's own values alone: registers. It can only remove loads, so
-the rule (`rules.WindowReduction`) and the template take every window through it; a kernel
+the rule (`rules.WholeGraphWindowReduction`) and the template take every window through it; a kernel
 FuseOps made returns no value that it also reads, and is left as it was.
 """
 

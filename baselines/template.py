@@ -8,8 +8,8 @@ parallelizes over outputs and reduces the window inside one thread, which is wha
 the default rule does not do. The issue's SERIAL kernel is one point of it (`SERIAL`).
 
 It also takes the whole graph as one kernel (`baselines/whole_graph.py`) as the project's
-`rules.WindowReduction` does: a concatenation's branches inlined into the window's loads as one
-load, and every output written by the thread that computes its pooled value.
+`rules.WholeGraphWindowReduction` does: a concatenation's branches inlined into the window's
+loads as one load, and every output written by the thread that computes its pooled value.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from baselines.row_kernels import (
 )
 from baselines.row_reduction import RowReduction, choose_lanes, with_row_reduction
 from baselines.row_report import decision, row_bench_markdown
-from baselines.rules import RULE_LISTS, first_rule, fixed_rules
+from baselines.rules import RULE_LISTS, first_rule, fixed_rules, rule_name
 from baselines.window_bench import without_bindings
 from baselines.window_kernels import KERNELS as WINDOW_KERNELS
 from baselines.window_kernels import fused, reduction_function
@@ -111,11 +111,11 @@ def _symbolic_rows():
 
 def test_the_fixed_list_has_the_rule_right_before_general_reduction_and_no_other_list():
     rules = fixed_rules(CUDA)
-    names = [type(rule).__name__ for rule in rules]
+    names = [rule_name(rule) for rule in rules]
     assert names.index("RowReduction") + 1 == names.index("GeneralReduction")
     window = names.index("WindowReduction")
     assert names[window + 1 : window + 3] == ["LargeReduction", "Reduction"]
-    assert [type(rule).__name__ for rule in with_row_reduction(rules)] == names  # once
+    assert [rule_name(rule) for rule in with_row_reduction(rules)] == names  # once
     assert first_rule(KERNELS["swin_t-s4-softmax"].function(), CUDA, rules)[0] == "RowReduction"
     long = RowKernel("softmax-1000", "a classifier's", SOFTMAX, (2, 1000))
     assert first_rule(long.function(), CUDA, rules)[0] == "GeneralReduction"

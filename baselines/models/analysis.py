@@ -17,6 +17,7 @@ from tvm import s_tir, tirx
 
 from baselines.anatomy import launch_configs
 from baselines.pipeline import make_target, unscheduled
+from baselines.rules import rule_name
 
 from .declines import REASONS, decline_reason
 from .failures import RuleFailure
@@ -126,7 +127,7 @@ def _analyze_kernel(
         rules[list_name] = scheduled.rule
         if scheduled.failure is not None:
             failures[list_name] = scheduled.failure
-        names = [type(rule).__name__ for rule in rules_of_list]
+        names = [rule_name(rule) for rule in rules_of_list]
         reason = decline_reason(func, window, names, scheduled.rule)
         if reason is not None:
             declines[list_name] = reason

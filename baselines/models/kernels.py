@@ -18,6 +18,7 @@ from tvm import relax, s_tir, tirx
 
 from baselines import rules
 from baselines.pipeline import HOST, unscheduled
+from baselines.rules import rule_name
 
 from .failures import RuleFailure, rule_failure
 
@@ -92,7 +93,7 @@ def schedule_kernel(
             if isinstance(found, RuleFailure):
                 failure = failure or found
             elif found is not None:
-                name = type(rule).__name__
+                name = rule_name(rule)
                 return ScheduledKernel(name, found, _taken(failure, name))
     return ScheduledKernel(None, func, failure)
 
@@ -103,7 +104,7 @@ def _apply(rule, func: tirx.PrimFunc, target) -> tirx.PrimFunc | RuleFailure | N
     try:
         space = rule.apply(func, target, False)
     except Exception as error:  # TVM's InternalError among them: a finding, not a crash
-        return rule_failure(type(rule).__name__, error)
+        return rule_failure(rule_name(rule), error)
     if space is None:
         return None
     first = space if isinstance(space, s_tir.Schedule) else space[0]

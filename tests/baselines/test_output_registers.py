@@ -19,7 +19,7 @@ from baselines.arms import ARMS, template_arm, tuned_task_arm
 from baselines.case import Case
 from baselines.pipeline import build, fused_pool_function, fused_stage, make_target
 from baselines.reference import random_input, reference
-from baselines.rules import WindowReduction
+from baselines.rules import WholeGraphWindowReduction
 from tuning.measure.vm_arms import outputs_of
 
 # The three stride-1 Cases of issue 30's measurements, smaller: three Adds with the first and
@@ -73,7 +73,7 @@ def test_the_tuned_kernels_take_no_constant_and_read_no_output(case, whole):
     _, func = fused_pool_function(fused_stage(case, tuned_task_arm(whole), CUDA))
     assert all(len(p.ty.shape) == 4 for p in func.params), func.params
     with CUDA:
-        ruled = WindowReduction().apply(func, CUDA, False)
+        ruled = WholeGraphWindowReduction().apply(func, CUDA, False)
     assert ruled is not None and _reads_of_outputs(ruled.mod["main"]) == []
     for point in POINTS:
         scheduled = template_arm("t", point).schedule.apply(func, CUDA)

@@ -22,7 +22,13 @@ from baselines.pipeline import (
     make_target,
     unscheduled,
 )
-from baselines.rules import RULE_LISTS, WindowReduction, default_rules, fixed_rules, rule_assignment
+from baselines.rules import (
+    RULE_LISTS,
+    WholeGraphWindowReduction,
+    default_rules,
+    fixed_rules,
+    rule_assignment,
+)
 from baselines.window_reduction import Launch
 from tuning.runfolder.store import folder_writer
 
@@ -65,7 +71,7 @@ def test_large_reductions_keep_their_default_rule(graph):
         }
     assert len(set(scripts.values())) == 1
     # Declined by the rule itself, not only shadowed by a rule earlier in the list.
-    rule = WindowReduction()
+    rule = WholeGraphWindowReduction()
     with CUDA:
         assert all(
             rule.apply(func, CUDA, False) is None
@@ -77,7 +83,7 @@ def test_large_reductions_keep_their_default_rule(graph):
 def test_the_rule_leaves_cpu_targets_alone():
     mod = fused_stage(DEFAULT, ARMS["on"], CUDA)
     _, func = fused_pool_function(mod)
-    assert WindowReduction().apply(func, make_target("llvm"), False) is None
+    assert WholeGraphWindowReduction().apply(func, make_target("llvm"), False) is None
 
 
 def _window(case):

@@ -16,7 +16,7 @@ from baselines.case import Case
 from baselines.graph import REDUCTION_GRAPHS
 from baselines.pipeline import build, fused_pool_function, fused_stage, lower, make_target
 from baselines.reference import random_input, reference
-from baselines.rules import WindowReduction
+from baselines.rules import WholeGraphWindowReduction
 from baselines.whole_graph import FuseAroundReduction
 from tuning.measure.vm_arms import outputs_of
 from tuning.runfolder.store import folder_writer
@@ -170,5 +170,5 @@ def test_one_kernel_compiles_to_the_launch_the_rule_chose(case):
 def test_the_rule_selects_the_concatenation_s_offsets_instead_of_branching():
     _, func = fused_pool_function(fused_stage(DEFAULT, ONE_KERNEL, CUDA))
     with CUDA:
-        text = WindowReduction().apply(func, CUDA, False).mod["main"].script()
+        text = WholeGraphWindowReduction().apply(func, CUDA, False).mod["main"].script()
     assert "if_then_else" not in text and "T.Select" in text

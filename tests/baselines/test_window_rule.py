@@ -21,7 +21,13 @@ import baselines.serial_reduction
 import baselines.window_reduction
 from baselines.anatomy import cuda_source, launch_configs, ptxas_resources
 from baselines.pipeline import make_target, unscheduled
-from baselines.rules import RULE_LISTS, WindowReduction, first_rule, rule_assignment
+from baselines.rules import (
+    RULE_LISTS,
+    WholeGraphWindowReduction,
+    first_rule,
+    rule_assignment,
+    rule_name,
+)
 from baselines.serial_reduction import SerialGeneralReduction
 from baselines.window_bench import (
     REPEAT,
@@ -349,7 +355,7 @@ def test_window_one_is_declined():
     assert _inline_window(s_tir.Schedule(func)).size == 1
     with CUDA:
         assert baselines.window_reduction.WindowReduction().apply(func, CUDA, False) is None
-        assert WindowReduction().apply(func, CUDA, False) is None
+        assert WholeGraphWindowReduction().apply(func, CUDA, False) is None
 
 
 @pytest.mark.xfail(
@@ -393,7 +399,7 @@ def test_symbolic_shapes_are_declined():
     (func,) = [f for f in mod.functions.values() if isinstance(f, tvm.tirx.PrimFunc)]
     with CUDA:
         assert baselines.window_reduction.WindowReduction().apply(func, CUDA, False) is None
-        assert WindowReduction().apply(func, CUDA, False) is None
+        assert WholeGraphWindowReduction().apply(func, CUDA, False) is None
     assert rule_assignment(mod, CUDA, RULE_LISTS["fixed"](CUDA)) == rule_assignment(
         mod, CUDA, RULE_LISTS["default"](CUDA)
     )
@@ -412,7 +418,7 @@ def test_an_error_while_scheduling_is_raised_by_the_rule(monkeypatch):
     with CUDA:
         with pytest.raises(tvm.s_tir.schedule.ScheduleError):
             baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
-        assert WindowReduction().apply(func, CUDA, False) is None
+        assert WholeGraphWindowReduction().apply(func, CUDA, False) is None
 
 
 def test_the_serial_fix_falls_back_to_its_rule_on_an_error(monkeypatch):
@@ -428,7 +434,7 @@ def test_the_lists_change_the_default_list_where_they_say():
     """`fixed`: WindowReduction and LargeReduction (few outputs of many terms) right before
     Reduction, RowReduction (the short rows) right before GeneralReduction; `reduction-fix`:
     the two serial rules in place."""
-    names = {name: [type(r).__name__ for r in rules(CUDA)] for name, rules in RULE_LISTS.items()}
+    names = {name: [rule_name(r) for r in rules(CUDA)] for name, rules in RULE_LISTS.items()}
     default = names["default"]
     window, row = default.index("Reduction"), default.index("GeneralReduction")
     assert window < row
@@ -447,7 +453,7 @@ def test_the_projects_rule_schedules_the_class_as_the_shipped_rule():
     for kernel in [*KERNELS.values(), *CLASS]:
         func = _reduction(kernel)
         with CUDA:
-            ours = WindowReduction().apply(func, CUDA, False)
+            ours = WholeGraphWindowReduction().apply(func, CUDA, False)
             shipped = baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
         assert (ours is None) == (shipped is None), kernel.name
         if ours is not None:
@@ -521,7 +527,7 @@ def _declines(func: tvm.tirx.PrimFunc) -> bool:
     """Whether the shipped rule and the project's both leave `func` to the rules after them."""
     with CUDA:
         shipped = baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
-        ours = WindowReduction().apply(func, CUDA, False)
+        ours = WholeGraphWindowReduction().apply(func, CUDA, False)
     return shipped is None and ours is None
 
 
