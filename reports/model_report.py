@@ -104,8 +104,16 @@ def _kernel_row(kernel: AnalyzedKernel, lists: list[str], times: dict, tuned: di
     row["checked_against"] = {r: measured[r].get("checked_against") for r in lists if r in measured}
     tuned_kernel = tuned.get("kernels", {}).get(kernel["name"])
     row["tuned"] = tuned_kernel
-    row["kernel_us"]["tuned"] = (tuned_kernel or {}).get("kernel_us")
+    row["kernel_us"]["tuned"] = _tuned_us(tuned_kernel, tuned.get("base"))
     return row
+
+
+def _tuned_us(found: dict | None, base: str | None) -> float | None:
+    """The kernel's time in tvm-tuned where the build takes its tuned schedule; None where it
+    keeps the base list's (the tuned one no faster, or none valid), read then as the base's."""
+    if not found or found.get("used") in (None, base):
+        return None
+    return found.get("kernel_us")
 
 
 def _ok_time(outcome: dict | None) -> float | None:

@@ -107,3 +107,28 @@ def test_a_run_from_before_the_tuning_kept_its_wall_time_renders_as_it_did():
     text = "\n".join(tuned_section(report))
     assert "## Tuned kernels (--tune-top 1, 16 candidates per" in text
     assert "Tuning budget" not in text and "torch-compile" not in text
+
+
+@pytest.mark.parametrize("used, tuned_us", [("metaschedule", 40.0), ("fixed", None), (None, None)])
+def test_a_kernel_s_tuned_time_is_the_one_tvm_tuned_runs(used, tuned_us):
+    """Where tvm-tuned keeps the base list's schedule (the tuner's best no faster, or none
+    valid), the kernel's tuned time is the base's, not the tuner's slower best: the class
+    table once read 2.79 ms of tuned matmul where tvm-tuned ran 1.49 ms."""
+    from reports.kernel_classes import class_rows
+    from reports.model import _kernel_row
+
+    kernel = {"name": "fused_matmul", "window": None, "outputs": 1, "calls": 2, "pattern": False}
+    kernel |= {"rules": {}, "launches": {}}
+    times = {
+        "kernels": {
+            "fused_matmul": {r: {"status": "ok", "kernel_us": 60.0} for r in ("default", "fixed")}
+        }
+    }
+    found = {"best": "metaschedule", "kernel_us": 40.0 if used != "fixed" else 90.0, "used": used}
+    tuned = {"base": "fixed", "kernels": {"fused_matmul": found}}
+    row = _kernel_row(kernel, ["default", "fixed"], times, tuned)
+    assert row["kernel_us"]["tuned"] == tuned_us
+    report = {"settings": {"rule_lists": ["default", "fixed"]}, "kernels": [row], "peers": []}
+    if tuned_us is not None:
+        [matmul] = class_rows(report | {"tuned": tuned})
+        assert matmul["tvm_ms"]["tuned"] == 2 * tuned_us / 1e3

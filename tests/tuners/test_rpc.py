@@ -221,6 +221,7 @@ from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 from tvm.s_tir.meta_schedule.runner import RunnerInput
 from conftest import WINDOW3
 from tuning.tuners.metaschedule import rpc
+from baselines.target import TargetSpec
 from tuning.candidates.kernel import bias_count, fused_function
 from tuning.measure.protocol import KernelProtocol
 _, func = fused_function(WINDOW3, TargetSpec("llvm"))

@@ -130,7 +130,7 @@ def test_the_benchmark_notes_what_the_in_place_fix_changes_and_what_is_tvms(tmp_
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    """The H200 study of 2026-11-30 (reports/h200/run.tar.xz), its report rendered here."""
+    """The H200 study of 2026-12-02 (reports/h200/run.tar.xz), its report rendered here."""
     folder = tmp_path_factory.mktemp("study")
     with tarfile.open(H200 / "run.tar.xz") as archive:
         archive.extractall(folder, filter="data")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuning.base.errors import UsageError
-from tuning.runfolder.model_records import ModelRunMeta, Models
+from tuning.runfolder.model_records import Census, ModelRunMeta
 from tuning.runfolder.store import RUN_FILE, check_folder_name, read_record
 
 from .model import add_shared, settings_of
@@ -135,7 +135,7 @@ def _run(
         from reports.census import FILE
         from reports.census_md import headline as census_headline
 
-        print(census_headline(dict(read_record(out / FILE, Models))))
+        print(census_headline(dict(read_record(out / FILE, Census))))
     else:
         print(headline(summary))
     print(f"report: {out / ('census.md' if zoo else 'models.md')}")

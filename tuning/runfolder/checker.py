@@ -193,6 +193,7 @@ _BY_NAME: dict[str, Any] = {
     "kernel_times.json": m.KernelTimes,
     "model.json": m.ModelFile,
     "models.json": m.Models,
+    "census.json": m.Census,
 }
 _IN_TUNER: dict[str, Any] = {
     "summary.json": r.TunerSummary,

@@ -196,3 +196,16 @@ class Models(TypedDict):
     # What rendering adds (`reports/models_report.py`): a row per model, the device
     rows: NotRequired[list[dict[str, Any]]]
     device: NotRequired[str | None]
+
+
+class Census(TypedDict):
+    """census.json of a zoo's models folder (`tune models --zoo`, reports/census.py): a row
+    per model of the zoo, from models.json and each model's report."""
+
+    zoo: dict[str, Any]
+    device: str | None
+    rule_lists: list[str]
+    rows: list[dict[str, Any]]
+    reasons: dict[str, Any]
+    wall_s: list[Seconds]
+    command: str | None
