@@ -115,7 +115,7 @@ def test_a_kernel_s_tuned_time_is_the_one_tvm_tuned_runs(used, tuned_us):
     valid), the kernel's tuned time is the base's, not the tuner's slower best: the class
     table once read 2.79 ms of tuned matmul where tvm-tuned ran 1.49 ms."""
     from reports.kernel_classes import class_rows
-    from reports.model import _kernel_row
+    from reports.model_report import _kernel_row
 
     kernel = {"name": "fused_matmul", "window": None, "outputs": 1, "calls": 2, "pattern": False}
     kernel |= {"rules": {}, "launches": {}}
