@@ -125,7 +125,7 @@ def models_folder(tmp_path_factory):
     """The committed H200 models folder, cut to one model (inception_v3)."""
     root = tmp_path_factory.mktemp("models")
     with tarfile.open(MODELS) as archive:
-        archive.extractall(root, filter="data")
+        archive.extractall(root)
     out = root / "models"
     stored = json.loads((out / "models.json").read_text())
     for name in stored["models"][1:]:
@@ -379,7 +379,7 @@ def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path
     from tuning.runfolder.store import Run
 
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
-        stored.extractall(tmp_path, filter="data")
+        stored.extractall(tmp_path)
     report = summarize_run(Run(next(p for p in tmp_path.iterdir() if p.is_dir())))
     comment, console = render_comment(report), headline(report)
     verdict = re.compile(r"\S+/\S+ = [0-9.]+ \(95% CI [0-9.]+–[0-9.]+\)")
@@ -395,7 +395,7 @@ def test_a_home_that_cannot_hold_matplotlib_s_config_prints_no_traceback(tmp_pat
     """HOME a file (or read-only), or only the cache folder unwritable: matplotlib's folder goes
     inside tune's own temporary folder, and nothing is printed at exit after it is gone."""
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
-        stored.extractall(tmp_path, filter="data")
+        stored.extractall(tmp_path)
     home = tmp_path / "home"
     home.write_text("not a folder")
     env = {**os.environ, "HOME": str(home), "PYTHONPATH": python_path(ROOT)}

@@ -215,7 +215,7 @@ def _stored(tmp_path: Path, archive: str, folder: str) -> Path:
 
     with tarfile.open(H200 / archive) as stored:
         members = [m for m in stored.getmembers() if m.name.startswith(f"{folder}/")]
-        stored.extractall(tmp_path, members=members, filter="data")
+        stored.extractall(tmp_path, members=members)
     return tmp_path / folder
 
 

@@ -28,7 +28,7 @@ def rendered(request, tmp_path_factory):
     archive, folder, committed, digest = RUNS[request.param]
     out = tmp_path_factory.mktemp(request.param)
     with tarfile.open(archive) as stored:
-        stored.extractall(out, filter="data")
+        stored.extractall(out)
     run = out / folder
     python_without_tvm(
         "from reports.render import render_run\nfrom tuning.runfolder.store import Run\n"

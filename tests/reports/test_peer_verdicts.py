@@ -40,7 +40,7 @@ def rendered(tmp_path_factory):
     root = tmp_path_factory.mktemp("stored")
     with tarfile.open(STORED) as stored:
         members = [m for m in stored.getmembers() if "/nasnetalarge" in m.name]
-        stored.extractall(root, filter="data", members=members)
+        stored.extractall(root, members=members)
     for name in RUNS:
         folders[name] = tmp_path_factory.mktemp(name) / "nasnetalarge"
         shutil.copytree(root / "models" / "nasnetalarge", folders[name])

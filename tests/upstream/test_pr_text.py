@@ -48,7 +48,7 @@ def _stamp(folder, stamp: str | None = None) -> None:
 
 def _extracted(tmp_path, archive: str):
     with tarfile.open(H200 / archive) as stored:
-        stored.extractall(tmp_path, filter="data")
+        stored.extractall(tmp_path)
 
 
 def test_without_folders_the_stamped_h200_evidence_is_cited(tmp_path):
@@ -66,7 +66,7 @@ def test_a_committed_run_without_the_rule_s_hash_is_not_cited(tmp_path):
     """A run made before runs recorded the rule's hash (the study of 2026-12-02) is named and
     not cited, with the one command that measures it again."""
     with tarfile.open(H200 / "run.tar.xz") as archive:
-        archive.extractall(tmp_path / "old", filter="data")
+        archive.extractall(tmp_path / "old")
     assert main(["report", str(tmp_path / "old" / "run")]) == 0
     text = _pr(tmp_path, "--run", tmp_path / "old" / "run")
     assert text.count("Not cited: ") == 1 and text.count(EVIDENCE_COMMAND) == 1
@@ -133,7 +133,7 @@ def study(tmp_path_factory):
     """The H200 study of 2026-12-02 (reports/h200/run.tar.xz), its report rendered here."""
     folder = tmp_path_factory.mktemp("study")
     with tarfile.open(H200 / "run.tar.xz") as archive:
-        archive.extractall(folder, filter="data")
+        archive.extractall(folder)
     _stamp(folder / "run")
     assert main(["report", str(folder / "run")]) == 0
     return folder / "run"
@@ -155,7 +155,7 @@ def test_the_study_section_gives_the_runs_own_figures(tmp_path, study):
 
 def test_the_sweep_section_gives_a_row_per_case(tmp_path):
     with tarfile.open(H200 / "sweep" / "cases.tar.xz") as archive:  # the sweep's folder
-        archive.extractall(tmp_path / "committed", filter="data")
+        archive.extractall(tmp_path / "committed")
     _stamp(tmp_path / "committed")
     text = _pr(tmp_path, "--sweep", tmp_path / "committed" / "sweep")
     sweep = _committed_sweep()
@@ -197,7 +197,7 @@ def test_the_models_section_gives_the_h200_run_s_figures(tmp_path):
     """tune models on the H200 (reports/h200/models/): a row per model with its pattern
     kernels' time and the model end to end under both lists, from models.json."""
     with tarfile.open(H200 / "models" / "models.tar.xz") as stored:
-        stored.extractall(tmp_path, filter="data")
+        stored.extractall(tmp_path)
     models = tmp_path / "models"
     _stamp(models)
     data = json.loads((models / "models.json").read_text())
