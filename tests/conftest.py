@@ -227,7 +227,6 @@ def stored_sweep(tmp_path: Path, reported=()) -> tuple[Path, list[str]]:
     its Cases, the `reported` Cases' report.json rendered from their trials (the archive keeps
     no reports; `reported=None`: every Case's)."""
     import json
-    import tarfile
 
     from reports.render import render_run
     from tuning.runfolder.store import Run
