@@ -9,7 +9,7 @@ off the SASS where `cuobjdump` is installed): instructions, global loads and sto
 accesses, 64-bit integer arithmetic, integer divisions, and each kernel's launch; and the kernel
 time each compiler's kernels take by CUPTI (`torch.profiler`), median over repeated calls.
 
-    python3 -m baselines.kernel_code OUT NAME:key=value,... [NAME:key=value,...]
+    python3 -m pool_fusion_tuning.baselines.kernel_code OUT NAME:key=value,... [NAME:key=value,...]
 
 needs a CUDA GPU and PyTorch with Triton; it writes OUT/<NAME>/ and OUT/kernel_code.json.
 """
@@ -231,10 +231,10 @@ def _row(case: str, side: str, kernel: str, config, code: dict, timed: dict) -> 
 
 
 def main(argv: list[str]) -> int:
-    """`python3 -m baselines.kernel_code OUT NAME:key=value,...`: each Case compared (`compare`),
-    its line printed as it ends, then kernel_code.json and kernel_code.md; Triton's and
-    inductor's caches under OUT, so that a run leaves the user's own alone. The usage and exit
-    status 2 when a Case is missing."""
+    """`python3 -m pool_fusion_tuning.baselines.kernel_code OUT NAME:key=value,...`: each Case
+    compared (`compare`), its line printed as it ends, then kernel_code.json and kernel_code.md;
+    Triton's and inductor's caches under OUT, so that a run leaves the user's own alone. The usage
+    and exit status 2 when a Case is missing."""
     if len(argv) < 2:
         print(__doc__.split("\n\n")[2].strip(), file=sys.stderr)
         return 2

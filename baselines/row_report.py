@@ -1,7 +1,7 @@
 """row_bench.md from row_bench.json (`row_bench.py`): the times of each short-row kernel under
 the default rules, the row rule's lane counts and PyTorch, their ratios, the launches, and the
 decision the figures support. A function of the JSON alone, so a committed run renders again to
-the same text (`python3 -m tuning.row_bench OUT --render`).
+the same text (`python3 -m pool_fusion_tuning.tuning.row_bench OUT --render`).
 
 The decision: the row rule (a warp per row, `warp`) is taken where it beats the default on every
 kernel, each interquartile range apart (its third quartile below the default's first), and is

@@ -1,7 +1,8 @@
 """Small-window reduction kernels (the class of apache/tvm#20401) under each rule list: the rule
 that takes each, whether its result is right, and on a GPU how long the kernel takes.
 
-    python3 -m baselines.window_bench OUT [--target cuda|llvm] [--kernels A,B] [--lists ...]
+    python3 -m pool_fusion_tuning.baselines.window_bench OUT [--target cuda|llvm] [--kernels A,B]
+        [--lists ...]
 
 Each kernel (`window_kernels.py`) is a small Relax graph with the shapes of a layer of a real model
 (or a control that no list should change), compiled by the CUDA pipeline up to default scheduling,
@@ -129,6 +130,10 @@ def measure(kernel: Kernel, lists: list[str], target_kind: str) -> dict:
     return row
 
 
+COMMAND = "python3 -m pool_fusion_tuning.baselines.window_bench"
+OLD_COMMAND = "python3 -m baselines.window_bench"  # before the one import root; runs name none
+
+
 def environment(target_kind: str) -> dict:
     found = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -152,8 +157,8 @@ def window_bench_markdown(result: dict) -> str:
     lines = [
         f"# Window kernels under {', '.join(lists)} ({result['environment']['run_on']})",
         "",
-        f"`python3 -m baselines.window_bench`, {result['environment']['date']}, TVM "
-        f"{result['environment']['tvm']}"
+        f"`{result['environment'].get('command', OLD_COMMAND)}`, "
+        f"{result['environment']['date']}, TVM {result['environment']['tvm']}"
         + (f", {result['environment']['gpu']}" if timed else ", numerics only (nothing timed)")
         + ". Each cell: the rule that takes the kernel, its launch (blocks x threads)"
         + (", the kernel's median time (IQR) and its ratio to the default list" if timed else "")
@@ -186,10 +191,11 @@ def table(result: dict) -> list[str]:
 
 
 def bench_parser(name: str, doc: str | None, kernels) -> argparse.ArgumentParser:
-    """The parser a kernel bench of this package starts from (`python3 -m baselines.NAME OUT`):
-    its folder, the target and the kernels; its example shown as written, as `tune`'s are."""
+    """The parser a kernel bench of this package starts from
+    (`python3 -m pool_fusion_tuning.baselines.NAME OUT`): its folder, the target and the kernels;
+    its example shown as written, as `tune`'s are."""
     parser = argparse.ArgumentParser(
-        prog=f"python3 -m baselines.{name}",
+        prog=f"python3 -m pool_fusion_tuning.baselines.{name}",
         description=doc,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -215,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(measure(KERNELS[name], lists, target_kind))
         print(f"{name}: " + ", ".join(f"{n} {e['rule']}" for n, e in rows[-1]["lists"].items()))
     result = {
-        "environment": environment(target_kind),
+        "environment": {**environment(target_kind), "command": COMMAND},
         "protocol": {"timer": "time_evaluator", "repeat": REPEAT, "min_repeat_ms": MIN_REPEAT_MS},
         "tolerance": TOLERANCE,
         "kernels": rows,

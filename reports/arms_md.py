@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from baselines.peers import CAPTURE, PEERS
-from tuning.runfolder.report_records import Report
+from pool_fusion_tuning.baselines.peers import CAPTURE, PEERS
+from pool_fusion_tuning.runfolder.report_records import Report
 
 from .cells import MISSING, table, three, us
 from .escape import code

@@ -19,9 +19,9 @@ import io
 from pathlib import Path
 from typing import Any
 
-from tuning.runfolder.model_records import Analysis, ModelReport, ModelRunMeta
-from tuning.runfolder.names import member
-from tuning.runfolder.store import RUN_FILE, read_record, write_json, write_text
+from pool_fusion_tuning.runfolder.model_records import Analysis, ModelReport, ModelRunMeta
+from pool_fusion_tuning.runfolder.names import member
+from pool_fusion_tuning.runfolder.store import RUN_FILE, read_record, write_json, write_text
 
 from .census_counts import ROW_TAKES, TAKES
 from .model_names import DEFAULT

@@ -10,7 +10,7 @@ full report, and the comment says how many.
 
 from __future__ import annotations
 
-from tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.report_records import Report
 
 from .cells import MISSING, table, three, us
 from .comparisons import verdict

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from baselines.peers import CAPTURE, PEERS, Treatment
-from tuning.runfolder.report_records import Ratio, Report
+from pool_fusion_tuning.baselines.peers import CAPTURE, PEERS, Treatment
+from pool_fusion_tuning.runfolder.report_records import Ratio, Report
 
 from .escape import code
 from .samples import LABELS

@@ -13,7 +13,7 @@ import re
 import textwrap
 from pathlib import Path
 
-from tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.report_records import Report
 
 from .comment import CANDIDATE_OPENING, COLUMNS, answer, setting_lines, shown_columns, table_note
 from .escape import md, plain

@@ -4,7 +4,7 @@ comment.md and PR.md.
 Whatever a run file, a model spec, a name, an error or the environment holds is written as the
 text it is, never as markup: no HTML (`<script>`, `<img>`, `</details>`), no code fence or
 table cell it could close, no link, no line break, no @mention that would ping someone, and no
-password (`tuning/runfolder/redact.py`). Ordinary names (`inception_v3`, `ms-default`,
+password (`runfolder/redact.py`). Ordinary names (`inception_v3`, `ms-default`,
 `torchvision:x`) are left as they are, so that reports of ordinary runs read the same.
 
 `md(text)` is plain text for a paragraph or a table cell; `code(text)` is an inline code span
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from tuning.runfolder.redact import redact
+from pool_fusion_tuning.runfolder.redact import redact
 
 # Line breaks, control characters and the direction overrides that make text read otherwise.
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")

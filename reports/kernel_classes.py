@@ -12,8 +12,8 @@ elementwise (copies, casts, ATen's elementwise kernels).
 
 from __future__ import annotations
 
-from baselines.peers import PEERS, inductor_peer
-from tuning.runfolder.model_records import ModelReport
+from pool_fusion_tuning.baselines.peers import PEERS, inductor_peer
+from pool_fusion_tuning.runfolder.model_records import ModelReport
 
 from .escape import code, md
 from .model_tables import duration
@@ -64,7 +64,7 @@ def class_rows(report: ModelReport) -> list[dict]:
     rows = []
     for name in CLASSES:
         kernels = [k for k in report["kernels"] if tvm_class(k) == name]
-        tvm = {rules: _sum_ms(kernels, rules, base) for rules in lists}
+        tvm = {rules: kernels_ms(kernels, rules, base) for rules in lists}
         torch = {
             peer: sum(
                 us
@@ -79,16 +79,20 @@ def class_rows(report: ModelReport) -> list[dict]:
     return rows
 
 
-def _sum_ms(kernels: list[dict], rules: str, base: str | None) -> float | None:
-    times = []
-    for kernel in kernels:
-        us = kernel["kernel_us"].get(rules)
-        if rules == "tuned" and us is None:
-            us = kernel["kernel_us"].get(base or "")
-        if us is None:
-            return None
-        times.append(kernel["calls"] * us)
-    return sum(times) / 1e3
+def kernel_us(kernel: dict, rules: str, base: str | None = None) -> float | None:
+    """A kernel's time under `rules`; under "tuned", its tuned time where tvm-tuned takes it,
+    else its time under the tuned build's `base` list."""
+    if rules == "tuned":
+        return kernel["kernel_us"].get("tuned") or kernel["kernel_us"].get(base or "")
+    return kernel["kernel_us"].get(rules)
+
+
+def kernels_ms(kernels: list[dict], rules: str, base: str | None = None) -> float | None:
+    """Sum of launches x kernel time under `rules`, in ms; None if a kernel lacks a time."""
+    times = [kernel_us(k, rules, base) for k in kernels]
+    if None in times:
+        return None
+    return sum(k["calls"] * t for k, t in zip(kernels, times)) / 1e3
 
 
 def worst_class(rows: list[dict], peer: str) -> dict | None:

@@ -3,7 +3,7 @@ and bandwidth."""
 
 from __future__ import annotations
 
-from tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.report_records import Report
 
 from .cells import MISSING, table, us
 from .escape import code

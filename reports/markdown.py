@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from tuning.runfolder.model_records import ModelReport
-from tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.model_records import ModelReport
+from pool_fusion_tuning.runfolder.report_records import Report
 
 from .arms_md import arm_notes, arms_table
 from .escape import code, fenced, md

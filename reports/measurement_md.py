@@ -3,7 +3,7 @@ of the blocks."""
 
 from __future__ import annotations
 
-from tuning.runfolder.report_records import Ratio, Report
+from pool_fusion_tuning.runfolder.report_records import Ratio, Report
 
 from .cells import table
 from .escape import code

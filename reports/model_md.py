@@ -3,8 +3,8 @@ what each candidate list recovers, the controls, correctness), then the tables i
 
 from __future__ import annotations
 
-from baselines.models.failures import failure_text
-from tuning.runfolder.model_records import ModelReport
+from pool_fusion_tuning.baselines.models.failures import failure_text
+from pool_fusion_tuning.runfolder.model_records import ModelReport
 
 from . import model_tables as tables
 from .comparisons import verdict

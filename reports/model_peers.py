@@ -11,8 +11,8 @@ path. A peer that was not timed is said, with why: never "nothing to compare".
 
 from __future__ import annotations
 
-from tuning.runfolder.model_records import ModelReport
-from tuning.runfolder.report_records import Ratio
+from pool_fusion_tuning.runfolder.model_records import ModelReport
+from pool_fusion_tuning.runfolder.report_records import Ratio
 
 from .comparisons import ratio_text
 from .escape import code, md

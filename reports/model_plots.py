@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tuning.runfolder.model_records import ModelReport
-from tuning.runfolder.store import Run
+from pool_fusion_tuning.runfolder.model_records import ModelReport
+from pool_fusion_tuning.runfolder.store import Run
 
 from .model_names import DEFAULT
 from .plots import arms_plot, plt, save_figure

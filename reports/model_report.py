@@ -19,8 +19,8 @@ import statistics
 from collections.abc import Mapping
 from typing import Any, cast
 
-from baselines.models.failures import failure_rows
-from tuning.runfolder.model_records import (
+from pool_fusion_tuning.baselines.models.failures import failure_rows
+from pool_fusion_tuning.runfolder.model_records import (
     Analysis,
     AnalyzedKernel,
     KernelTimes,
@@ -28,10 +28,11 @@ from tuning.runfolder.model_records import (
     ModelReport,
     ModelRunMeta,
 )
-from tuning.runfolder.records import Trial
-from tuning.runfolder.redact import redact_data
-from tuning.runfolder.store import Run, read_json, read_record, write_json, write_text
+from pool_fusion_tuning.runfolder.records import Trial
+from pool_fusion_tuning.runfolder.redact import redact_data
+from pool_fusion_tuning.runfolder.store import Run, read_json, read_record, write_json, write_text
 
+from .kernel_classes import kernels_ms
 from .model_names import AGREEMENT, DEFAULT, TUNED, arm_of
 from .report_data import arm_summary, paired_ratios, ratio_method, require_every_trial
 from .samples import LABELS, samples_by_figure
@@ -182,20 +183,9 @@ def _pairs(timed: list[str], peers: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _time_us(kernel: dict, rules: str, base: str | None = None) -> float | None:
-    """A kernel's time under `rules`; under "tuned", its tuned time where it was tuned, else
-    its time under the tuned build's `base` list."""
-    if rules == "tuned":
-        return kernel["kernel_us"].get("tuned") or kernel["kernel_us"].get(base or "")
-    return kernel["kernel_us"].get(rules)
-
-
 def _total_ms(kernels: list[dict], rules: str, base: str | None = None) -> float | None:
-    """Sum of launches x kernel time under `rules`, in ms; None if a kernel lacks a time."""
-    times = [_time_us(k, rules, base) for k in kernels]
-    if not kernels or None in times:
-        return None
-    return sum(k["calls"] * t for k, t in zip(kernels, times)) / 1e3
+    """`kernels_ms`, None for no kernel (a pattern the network lacks)."""
+    return kernels_ms(kernels, rules, base) if kernels else None
 
 
 def _gpu_ms(report: dict[str, Any], arm: str) -> float | None:

@@ -4,8 +4,8 @@ went (the tuned kernels': `model_tuned.py`)."""
 
 from __future__ import annotations
 
-from tuning.runfolder.model_records import ModelReport
-from tuning.runfolder.report_records import Ratio, ReportArm
+from pool_fusion_tuning.runfolder.model_records import ModelReport
+from pool_fusion_tuning.runfolder.report_records import Ratio, ReportArm
 
 from .cells import MISSING, table
 from .comparisons import ratio_text

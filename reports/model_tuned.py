@@ -5,9 +5,9 @@ kernel compiled alone), which tuner won, and a tuner skipped with its reason; in
 
 from __future__ import annotations
 
-from baselines.peers import inductor_peer
-from tuning.runfolder.model_records import ModelReport
-from tuning.runfolder.report_records import Ratio
+from pool_fusion_tuning.baselines.peers import inductor_peer
+from pool_fusion_tuning.runfolder.model_records import ModelReport
+from pool_fusion_tuning.runfolder.report_records import Ratio
 
 from .cells import MISSING, table
 from .comparisons import ratio_text

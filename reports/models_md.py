@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from baselines.peers import inductor_peer
-from tuning.runfolder.report_records import Ratio
+from pool_fusion_tuning.baselines.peers import inductor_peer
+from pool_fusion_tuning.runfolder.report_records import Ratio
 
 from .cells import MISSING, table
 from .comparisons import ratio_text

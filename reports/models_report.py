@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuning.runfolder.model_records import ModelReport, Models
-from tuning.runfolder.names import member
-from tuning.runfolder.redact import redact_data
-from tuning.runfolder.store import RUN_FILE, Run, read_record, write_json, write_text
+from pool_fusion_tuning.runfolder.model_records import ModelReport, Models
+from pool_fusion_tuning.runfolder.names import member
+from pool_fusion_tuning.runfolder.redact import redact_data
+from pool_fusion_tuning.runfolder.store import RUN_FILE, Run, read_record, write_json, write_text
 
 from .model_peers import peer_rows
 from .model_report import DEFAULT, arm_of

@@ -7,9 +7,9 @@ Each sentence is built by one function here, which `comment.py` reuses for the s
 
 from __future__ import annotations
 
-from baselines.peers import CAPTURE, inductor_peer
-from tuning.runfolder.records import TunerSummary
-from tuning.runfolder.report_records import Ratio, Report, ReportArm
+from pool_fusion_tuning.baselines.peers import CAPTURE, inductor_peer
+from pool_fusion_tuning.runfolder.records import TunerSummary
+from pool_fusion_tuning.runfolder.report_records import Ratio, Report, ReportArm
 
 from .cells import us
 from .comparisons import figure_verdicts, treatment, verdict

@@ -8,15 +8,15 @@ from typing import Any
 
 import matplotlib
 
-from tuning.runfolder.model_records import ModelReport
-from tuning.runfolder.records import Sweep
-from tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.model_records import ModelReport
+from pool_fusion_tuning.runfolder.records import Sweep
+from pool_fusion_tuning.runfolder.report_records import Report
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from tuning.runfolder.records import TunerTrials  # noqa: E402
-from tuning.runfolder.store import Run, read_record, write_bytes  # noqa: E402
+from pool_fusion_tuning.runfolder.records import TunerTrials  # noqa: E402
+from pool_fusion_tuning.runfolder.store import Run, read_record, write_bytes  # noqa: E402
 
 from .sweep_arms import sweep_tuners, tuned_against  # noqa: E402
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import csv
 import io
 
-from tuning.runfolder.redact import redact_data
-from tuning.runfolder.report_records import Report
-from tuning.runfolder.store import Run, write_json, write_text
+from pool_fusion_tuning.runfolder.redact import redact_data
+from pool_fusion_tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.store import Run, write_json, write_text
 
 from . import markdown
 from .comment import render_comment

@@ -7,10 +7,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from baselines.case import Case
-from tuning.runfolder.records import ProtocolRecord, RunMeta, Trial, TunerSummary
-from tuning.runfolder.report_records import Report
-from tuning.runfolder.store import Run, RunError, read_json, read_record
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.runfolder.records import ProtocolRecord, RunMeta, Trial, TunerSummary
+from pool_fusion_tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.store import Run, RunError, read_json, read_record
 
 from .comparisons import ratio_pairs
 from .samples import LABELS, has_samples, samples_by_figure

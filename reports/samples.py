@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tuning.runfolder.records import Trial
-from tuning.runfolder.store import FIGURES
+from pool_fusion_tuning.runfolder.records import Trial
+from pool_fusion_tuning.runfolder.store import FIGURES
 
 # What each figure is, for tables and verdicts (tuning/measure/blocks.py says how each is taken).
 LABELS = {

@@ -4,8 +4,8 @@ kernel; from report.json alone (a study's or a sweep Case's), a source not measu
 
 from __future__ import annotations
 
-from baselines.peers import PEERS, Treatment, inductor_peer
-from tuning.runfolder.report_records import Ratio, Report
+from pool_fusion_tuning.baselines.peers import PEERS, Treatment, inductor_peer
+from pool_fusion_tuning.runfolder.report_records import Ratio, Report
 
 from .report_data import held_against, kernel_times
 

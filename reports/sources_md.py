@@ -3,7 +3,7 @@ report.md a row per source, in sweep.md a row per Case."""
 
 from __future__ import annotations
 
-from tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.report_records import Report
 
 from .cells import MISSING, table, three, us
 from .comparisons import ratio_text

@@ -3,7 +3,7 @@ sweep recorded as held against it (sweep.json's `tuners`), so that no tuner is n
 
 from __future__ import annotations
 
-from tuning.runfolder.records import Sweep
+from pool_fusion_tuning.runfolder.records import Sweep
 
 # The rule-made arms of each kernel a sweep tabulates, the first the one its tuners are held
 # against: the pool kernel's (the candidate rule's, the serial schedule's), the whole graph's.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from baselines.peers import inductor_peer
-from tuning.runfolder.records import Sweep
+from pool_fusion_tuning.baselines.peers import inductor_peer
+from pool_fusion_tuning.runfolder.records import Sweep
 
 from .cells import MISSING, table, us
 from .escape import code, md

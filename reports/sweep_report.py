@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from baselines.peers import CAPTURE, inductor_peer
-from tuning.runfolder.names import member
-from tuning.runfolder.records import RunMeta, Sweep
-from tuning.runfolder.redact import redact_data
-from tuning.runfolder.report_records import Report
-from tuning.runfolder.store import RUN_FILE, Run, read_record, write_json, write_text
+from pool_fusion_tuning.baselines.peers import CAPTURE, inductor_peer
+from pool_fusion_tuning.runfolder.names import member
+from pool_fusion_tuning.runfolder.records import RunMeta, Sweep
+from pool_fusion_tuning.runfolder.redact import redact_data
+from pool_fusion_tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.store import RUN_FILE, Run, read_record, write_json, write_text
 
 from .render import render_run
 from .report_data import kernel_times

@@ -1,13 +1,13 @@
 """report.md's account of where the run's time went, beyond each phase's wall time: for each
-tuner, what its seconds were spent on (`time_spent` in its summary, `tuning.runfolder.spent`),
+tuner, what its seconds were spent on (`time_spent` in its summary, `runfolder.spent`),
 and for each trial of the comparison, its process's start, its loads, checks, warm-up and timing
 (its record's `wall_s`, `tuning.measure.harness`). Runs recorded before these were kept render
 without them."""
 
 from __future__ import annotations
 
-from tuning.runfolder.report_records import Report
-from tuning.runfolder.spent import SPENT
+from pool_fusion_tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.spent import SPENT
 
 from .cells import table
 from .escape import code

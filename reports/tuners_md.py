@@ -3,7 +3,7 @@ samplers came to the exhaustive optimum."""
 
 from __future__ import annotations
 
-from tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.report_records import Report
 
 from .cells import table, three, us
 from .escape import code, md

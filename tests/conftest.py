@@ -25,10 +25,10 @@ sys.path.insert(0, str(ROOT))
 
 from tvm import s_tir  # noqa: E402
 
-from baselines.case import Case  # noqa: E402
-from baselines.torch_peer import torch_available  # noqa: E402
-from baselines.window_reduction import _choose_launch, _inline_window  # noqa: E402
-from tuning.tuners.space import Space  # noqa: E402
+from pool_fusion_tuning.baselines.case import Case  # noqa: E402
+from pool_fusion_tuning.baselines.torch_peer import torch_available  # noqa: E402
+from pool_fusion_tuning.baselines.window_reduction import _choose_launch, _inline_window  # noqa: E402
+from pool_fusion_tuning.tuning.tuners.space import Space  # noqa: E402
 
 # The issue's graph and two others that change every shape parameter the template depends on.
 DEFAULT = Case()
@@ -138,7 +138,7 @@ def case(request):
     return request.param
 
 
-TUNE = [sys.executable, "-m", "tuning.cli"]
+TUNE = [sys.executable, "-m", "pool_fusion_tuning"]
 
 
 def python_path(*folders: Path) -> str:
@@ -228,8 +228,8 @@ def stored_sweep(tmp_path: Path, reported=()) -> tuple[Path, list[str]]:
     no reports; `reported=None`: every Case's)."""
     import json
 
-    from reports.render import render_run
-    from tuning.runfolder.store import Run
+    from pool_fusion_tuning.reports.render import render_run
+    from pool_fusion_tuning.runfolder.store import Run
 
     with tarfile.open(ROOT / "reports" / "h200" / "sweep" / "cases.tar.xz") as archive:
         archive.extractall(tmp_path)

@@ -192,7 +192,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
 def test_bad_values_are_refused_before_anything_is_written(
     args, message, tmp_path, capsys, monkeypatch
 ):
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     assert main(["--target", "llvm", "--budget", "0", *args]) == 2
@@ -222,7 +222,7 @@ def test_an_out_that_is_a_file_is_refused(tmp_path):
     ],
 )
 def test_a_resume_refuses_options_that_change_the_run(finished_run, args, message, capsys):
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     assert main(["--resume", str(finished_run), *args]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
@@ -309,9 +309,9 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
 
 @pytest.mark.slow
 def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path, monkeypatch):
-    from tuning import study
-    from tuning.base.errors import TuningFailed
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning import study
+    from pool_fusion_tuning.tuning.base.errors import TuningFailed
+    from pool_fusion_tuning.tuning.cli.main import main
 
     def nothing_measured(name, *args):
         raise TuningFailed(f"{name} measured no valid candidate in 3 trials: {{'build error': 3}}")
@@ -331,7 +331,7 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
 def test_the_default_arms_carry_the_fix_and_on_cuda_the_one_kernel_with_its_fair_peers(
     monkeypatch,
 ):
-    from tuning.cli import choices
+    from pool_fusion_tuning.tuning.cli import choices
 
     issue_and_fix = ISSUE_AND_FIX
     monkeypatch.setattr(choices, "torch_available", lambda: False)
@@ -350,9 +350,9 @@ def test_the_default_arms_carry_the_fix_and_on_cuda_the_one_kernel_with_its_fair
     ]
     # the captured arms bring PyTorch's captured peers with them: the whole graph captured is
     # held against torch.compile captured, as the fix captured is
-    from baselines import torch_peer
-    from baselines.peers import PEERS
-    from reports.comparisons import like_for_like
+    from pool_fusion_tuning.baselines import torch_peer
+    from pool_fusion_tuning.baselines.peers import PEERS
+    from pool_fusion_tuning.reports.comparisons import like_for_like
 
     monkeypatch.setattr(torch_peer, "torch_available", lambda: True)
     with_peers, _ = torch_peer.capture_counterparts(arms, "cuda")
@@ -367,7 +367,7 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
 
     from conftest import python_without_tvm
 
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     copy = tmp_path / "run"
     shutil.copytree(finished_run, copy, ignore=shutil.ignore_patterns("tune.lock"))
@@ -389,7 +389,7 @@ def test_tune_without_a_dependency_says_which_and_how_to_install_it(tmp_path):
 
     code = f"""
 import contextlib, io, sys
-from tuning.cli.main import main
+from pool_fusion_tuning.tuning.cli.main import main
 sys.meta_path.insert(0, type("NoOptuna", (), {{"find_spec": staticmethod(
     lambda name, path=None, target=None: (_ for _ in ()).throw(
         ModuleNotFoundError(f"No module named {{name!r}}", name=name)
@@ -432,7 +432,7 @@ def test_an_empty_or_blank_name_is_refused_before_anything_runs(
     command, option, text, tmp_path, capsys, monkeypatch
 ):
     """`tune --resume "$DIR"` with DIR unset must not start a new study in runs/."""
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     code = main([*command, option, text])
@@ -456,7 +456,7 @@ def test_an_empty_or_blank_name_is_refused_before_anything_runs(
     ids=lambda args: " ".join(args[:-1]).strip(),
 )
 def test_a_control_character_in_any_option_is_refused(args, text, tmp_path, capsys, monkeypatch):
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     code = main([a.format(text) if "{}" in a else a for a in args])
@@ -489,7 +489,7 @@ def test_numbers_in_other_digits_are_refused_by_every_option(
     command, option, text, tmp_path, capsys, monkeypatch
 ):
     """As a Case value is (`channels=١٢`): `--blocks ٣` is not 3."""
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     code = main([*command, "--target", "llvm", option, text])
@@ -499,15 +499,15 @@ def test_numbers_in_other_digits_are_refused_by_every_option(
 
 @pytest.mark.parametrize("option", ["--budget", "--seed"])
 def test_a_worker_s_numbers_are_ascii_digits_too(option, capsys):
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     args = ["worker", "--storage", "journal:///x", "--budget", "1", option, "\u0663"]
     one_line(capsys, main(args), f"argument {option}:", "in digits 0-9")
 
 
 def test_workers_beyond_what_the_machine_holds_are_refused(tmp_path, capsys, monkeypatch):
-    from tuning.cli.main import main
-    from tuning.limits import max_workers
+    from pool_fusion_tuning.tuning.cli.main import main
+    from pool_fusion_tuning.tuning.limits import max_workers
 
     monkeypatch.chdir(tmp_path)
     most = max_workers()
@@ -523,8 +523,8 @@ def test_workers_beyond_what_the_machine_holds_are_refused(tmp_path, capsys, mon
 def test_the_workers_bound_is_the_cores_and_the_memory_they_need(cores, available, most):
     """At most one per core, and as many as 60 % of the available memory holds at the measured
     size of a worker with one builder per core (limits.py)."""
-    from baselines.case import CaseError
-    from tuning.limits import check_workers_fit, max_workers, worker_bytes
+    from pool_fusion_tuning.baselines.case import CaseError
+    from pool_fusion_tuning.tuning.limits import check_workers_fit, max_workers, worker_bytes
 
     assert max_workers(cores, available) == most
     assert most == max(1, min(cores, int(0.6 * available // worker_bytes(cores))))
@@ -544,7 +544,7 @@ def test_the_workers_bound_is_the_cores_and_the_memory_they_need(cores, availabl
 )
 def test_a_storage_that_cannot_be_used_leaves_no_run_folder(storage, tmp_path, capsys):
     """Tried before the folder is made, so the same command works once the storage does."""
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     out = tmp_path / "run"
     args = ["--storage", storage.format(tmp=tmp_path), "--out", str(out), "--budget", "2"]
@@ -556,9 +556,9 @@ def test_a_worker_joins_only_a_study_its_storage_holds(tmp_path, capsys):
     """A misspelt --study (or storage file) creates nothing: no study, no file."""
     import optuna
 
-    from tuning.cli.main import main
-    from tuning.tuners.optuna.optuna_study import STUDY_NAME, open_study
-    from tuning.tuners.optuna.samplers import make_sampler
+    from pool_fusion_tuning.tuning.cli.main import main
+    from pool_fusion_tuning.tuning.tuners.optuna.optuna_study import STUDY_NAME, open_study
+    from pool_fusion_tuning.tuning.tuners.optuna.samplers import make_sampler
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # as the worker sets it
     url = f"journal://{tmp_path / 'study.journal'}"
@@ -575,7 +575,7 @@ def test_a_worker_joins_only_a_study_its_storage_holds(tmp_path, capsys):
 
 
 def test_an_interrupted_report_does_not_claim_the_run_folder_was_not_written():
-    from tuning.cli.main import _interrupted
+    from pool_fusion_tuning.tuning.cli.main import _interrupted
 
     line = _interrupted(["report", "runs/x"], None)
     assert line.startswith("tune report: interrupted") and "not written" not in line
@@ -585,7 +585,7 @@ def test_tune_report_comment_prints_the_comment_for_the_thread(finished_run, tmp
     """A CPU run's comment: within its limit, no GPU column, the environment folded."""
     import shutil
 
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     copy = tmp_path / "run"
     shutil.copytree(finished_run, copy, ignore=shutil.ignore_patterns("tune.lock"))
@@ -606,7 +606,7 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
     """After `pip install -e '.[torch]'` the CPU's default run times torch.compile (inductor's
     C++ kernel) beside the arms, checked against NumPy; the captured peers, which need CUDA,
     are each named with the reason in the report."""
-    from baselines.peers import captured_peers
+    from pool_fusion_tuning.baselines.peers import captured_peers
 
     out = tmp_path / "run"
     tune("--budget", "0", "--out", str(out), *SMALL, check_exit=0)
@@ -629,7 +629,7 @@ class NoTorch:
         if name == "torch" or name.startswith("torch."):
             raise ModuleNotFoundError(f"No module named {name!r}")
 sys.meta_path.insert(0, NoTorch())
-from tuning.cli.main import main
+from pool_fusion_tuning.tuning.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -637,7 +637,7 @@ sys.exit(main(sys.argv[1:]))
 def test_a_cpu_run_without_pytorch_names_every_peer_with_a_command_that_pastes(tmp_path):
     """No row is dropped without a word: each peer is named in the report with the reason, and
     the console prints the install command as it is typed (no markdown escapes)."""
-    from baselines.torch_peer import PEERS
+    from pool_fusion_tuning.baselines.torch_peer import PEERS
 
     out = tmp_path / "run"
     done = subprocess.run(

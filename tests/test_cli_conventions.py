@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SMALL, one_line, python_path, python_without_tvm, tune
 
-from tuning.cli.commands import COMMANDS
+from pool_fusion_tuning.tuning.cli.commands import COMMANDS
 
 
 @pytest.mark.parametrize("word", ["modle", "500", "reprot"])
@@ -37,7 +37,7 @@ def test_version_says_the_toolkit_s_and_tvm_s():
 
 
 def test_version_where_a_distribution_is_not_installed_says_so(monkeypatch):
-    from tuning.cli import commands
+    from pool_fusion_tuning.tuning.cli import commands
 
     monkeypatch.setattr(commands, "TOOLKIT", "no-such-distribution-installed")
     monkeypatch.setattr(commands, "TVM", "no-such-tvm-installed")
@@ -60,13 +60,13 @@ def test_version_and_a_mistyped_subcommand_need_no_tvm():
 @pytest.mark.parametrize("words", [["--verb"], ["-h"], ["--budget=0", "--verbose"], []])
 def test_options_first_are_the_study_s(words):
     """No abbreviation of the study's options is taken for --version; -h is the study's help."""
-    from tuning.cli.commands import command
+    from pool_fusion_tuning.tuning.cli.commands import command
 
     assert command(words) is None
 
 
 def test_the_study_s_help_lists_every_subcommand_and_version(capsys):
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     with pytest.raises(SystemExit) as stop:
         main(["-h"])
@@ -83,7 +83,7 @@ OLD_SPELLING = "--trials is now --processes"
 @pytest.mark.parametrize("command", [[], ["sweep"]], ids=["tune", "tune sweep"])
 def test_the_old_spelling_is_taken_as_processes_with_one_line(command, tmp_path, monkeypatch):
     """Its value reaches --processes' check; the line names the new option, once."""
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     args = [*command, "--target", "llvm", "--trials", "0", "--trials", "0"]
@@ -130,7 +130,7 @@ def test_a_second_run_of_a_day_goes_to_a_new_folder_and_says_which(second_run):
 
 
 def test_an_out_that_holds_a_run_names_both_ways_on(second_run, capsys):
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     cwd, earlier, _ = second_run
     out = cwd / "runs" / f"{earlier.name}-2"
@@ -141,7 +141,7 @@ def test_an_out_that_holds_a_run_names_both_ways_on(second_run, capsys):
 
 
 def test_a_resume_takes_the_old_spelling_as_processes(second_run, capsys):
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     cwd, earlier, _ = second_run
     code = main(["--resume", str(cwd / "runs" / f"{earlier.name}-2"), "--trials", "5"])
@@ -151,7 +151,7 @@ def test_a_resume_takes_the_old_spelling_as_processes(second_run, capsys):
 
 
 def test_the_default_folder_is_the_first_of_the_day_not_taken(tmp_path):
-    from tuning.cli.run import new_default_folder
+    from pool_fusion_tuning.tuning.cli.run import new_default_folder
 
     first = tmp_path / f"{datetime.date.today()}-cuda"
     assert new_default_folder("cuda", tmp_path) == first

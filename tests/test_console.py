@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from conftest import python_path
 
-from tuning.base.progress import Progress, details_to
-from tuning.runfolder.store import RunError
+from pool_fusion_tuning.runfolder.store import RunError
+from pool_fusion_tuning.tuning.base.progress import Progress, details_to
 
 ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = """
 import os, subprocess, sys
-from tuning.base.progress import Progress, details_to
+from pool_fusion_tuning.tuning.base.progress import Progress, details_to
 progress = Progress(stream=sys.stderr)
 with details_to(sys.argv[1], progress):
     os.write(2, b"[C++] Warning: Unknown schedule rule\\n")  # as TVM's logging writes

@@ -13,25 +13,25 @@ import pytest
 import tvm
 from conftest import ROOT, SMALL, WINDOW3, InjectingSpace, tune, tune_killed_when
 
-from baselines.pipeline import make_target
-from baselines.target import TargetSpec
-from baselines.template import PoolSchedule
-from tuning.base.faults import KILL_AFTER_WRITE
-from tuning.base.progress import Progress
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.kernel import fused_function, kernel_module
-from tuning.measure.protocol import KernelProtocol
-from tuning.runfolder import store
-from tuning.runfolder.store import Run, RunError
-from tuning.tuners.metaschedule import tuner as metaschedule
-from tuning.tuners.metaschedule.database import open_database
-from tuning.tuners.metaschedule.tuner import RUNS
-from tuning.tuners.optuna.record import measurement
-from tuning.tuners.optuna.samplers import make_sampler
-from tuning.tuners.optuna.search_loop import OptunaSearch
-from tuning.tuners.optuna.search_summary import records
-from tuning.tuners.optuna.storages import storage_for
-from tuning.tuners.spec import TunerPlan
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.template import PoolSchedule
+from pool_fusion_tuning.runfolder import store
+from pool_fusion_tuning.runfolder.store import Run, RunError
+from pool_fusion_tuning.tuning.base.faults import KILL_AFTER_WRITE
+from pool_fusion_tuning.tuning.base.progress import Progress
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.kernel import fused_function, kernel_module
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
+from pool_fusion_tuning.tuning.tuners.metaschedule import tuner as metaschedule
+from pool_fusion_tuning.tuning.tuners.metaschedule.database import open_database
+from pool_fusion_tuning.tuning.tuners.metaschedule.tuner import RUNS
+from pool_fusion_tuning.tuning.tuners.optuna.record import measurement
+from pool_fusion_tuning.tuning.tuners.optuna.samplers import make_sampler
+from pool_fusion_tuning.tuning.tuners.optuna.search_loop import OptunaSearch
+from pool_fusion_tuning.tuning.tuners.optuna.search_summary import records
+from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_for
+from pool_fusion_tuning.tuning.tuners.spec import TunerPlan
 
 # A time limit shorter than a new measuring process takes to start: the limit counts from the
 # moment the runner is ready, so the candidate measured right after a restart is not charged.

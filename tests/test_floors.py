@@ -1,12 +1,18 @@
-"""The house's floors (docs/contributing.md): no import circle, function-level
-imports included; no arrow up; `baselines/` imports nothing of `tuning/`, `reports/` nothing of
-it but `runfolder/`. Read off the source with `ast`, so a late import cannot hide."""
+"""The house's floors (docs/contributing.md): no import circle, function-level imports
+included; no arrow up, between the packages or between the floors of `tuning/`; every import of
+the project goes through its one import root. Read off the source with `ast`, so a late import
+cannot hide."""
 
 import ast
+import importlib.metadata
 from pathlib import Path
 
 from conftest import ROOT
 
+ROOT_PACKAGE = "pool_fusion_tuning"
+# The packages from the top: `tuning/` measures and writes the run folder, `reports/` renders it,
+# `runfolder/` is the contract between them, `baselines/` what is compiled
+PACKAGES = ("tuning", "reports", "runfolder", "baselines")
 # tuning's floors from the top; the top-level modules (study.py, sweep.py, plan.py...) are "top"
 FLOORS = (
     "tuning.cli",
@@ -16,9 +22,7 @@ FLOORS = (
     "tuning.candidates",
     "tuning.measure",
     "tuning.base",
-    "tuning.runfolder",
 )
-PACKAGES = ("tuning", "baselines", "reports")
 
 
 def _modules(root: Path) -> dict[str, Path]:
@@ -32,28 +36,50 @@ def _modules(root: Path) -> dict[str, Path]:
     return found
 
 
+def _imported(node: ast.AST, package: list[str]) -> list[str]:
+    """The absolute names an import statement names; the module's `package` resolves a relative
+    import."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    base = node.module or ""
+    if node.level:
+        base = ".".join(package[: len(package) - node.level + 1] + [base]).strip(".")
+    return [base] + [f"{base}.{alias.name}" for alias in node.names]
+
+
+def _walk(root: Path):
+    """Each project module's name (as under the root package), file and the names it imports."""
+    for name, path in _modules(root).items():
+        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+        for node in ast.walk(ast.parse(path.read_text())):
+            yield name, path, _imported(node, [ROOT_PACKAGE, *package])
+
+
 def _imports(root: Path = ROOT) -> dict[str, set[str]]:
     """Each module's imports of the project's modules, wherever in the file they are."""
     modules = _modules(root)
     graph: dict[str, set[str]] = {name: set() for name in modules}
-    for name, path in modules.items():
-        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    base = ".".join(package[: len(package) - node.level + 1] + [base]).strip(".")
-                targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
-            else:
-                continue
-            for target in targets:
-                while target and target not in modules:
-                    target = target.rpartition(".")[0]
-                if target and target != name and not name.startswith(target + "."):
-                    graph[name].add(target)
+    for name, _, targets in _walk(root):
+        for target in targets:
+            target = target.removeprefix(ROOT_PACKAGE + ".")
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name and not name.startswith(target + "."):
+                graph[name].add(target)
     return graph
+
+
+def _bare_imports(root: Path = ROOT) -> list[str]:
+    """Imports of a project package by its bare name (`from tuning.x import y`): in a checkout
+    that loads the module a second time, under another name; installed, it fails."""
+    return [
+        f"{path.relative_to(root)}: {target}"
+        for _, path, targets in _walk(root)
+        for target in targets
+        if target.split(".")[0] in PACKAGES
+    ]
 
 
 def _floor(module: str) -> int | None:
@@ -61,6 +87,17 @@ def _floor(module: str) -> int | None:
         if module == floor or module.startswith(floor + "."):
             return index
     return FLOORS.index("top") if module.startswith("tuning.") else None
+
+
+def _packages_up(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports of a package above the importer's own (PACKAGES, from the top)."""
+    rank = {package: index for index, package in enumerate(PACKAGES)}
+    return [
+        (module, target)
+        for module, targets in graph.items()
+        for target in targets
+        if rank[target.split(".")[0]] < rank[module.split(".")[0]]
+    ]
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -92,6 +129,14 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def test_the_install_claims_one_import_name():
+    """What pip put into site-packages: one top-level name, which the command runs from."""
+    installed = importlib.metadata.distribution("pool-fusion-tuning")
+    assert installed.read_text("top_level.txt").split() == [ROOT_PACKAGE]
+    (tune,) = [e for e in installed.entry_points if e.name == "tune"]
+    assert tune.value == f"{ROOT_PACKAGE}.tuning.cli.main:main"
+
+
 def test_no_import_circle():
     assert _circles(_imports()) == []
 
@@ -108,19 +153,22 @@ def test_no_arrow_up_between_the_floors_of_tuning():
     assert up == []
 
 
-def test_baselines_and_reports_stay_below_tuning():
-    graph = _imports()
-    assert [
-        (m, t) for m in graph if m.startswith("baselines") for t in graph[m] if "tuning" in t
-    ] == []
-    reports = [
-        (m, t)
-        for m in graph
-        if m.startswith("reports")
-        for t in graph[m]
-        if t.startswith("tuning") and not t.startswith("tuning.runfolder")
+def test_no_arrow_up_between_the_packages():
+    """tuning above reports above runfolder above baselines, with no exception."""
+    assert _packages_up(_imports()) == []
+
+
+def test_every_import_of_the_project_goes_through_its_one_root():
+    assert _bare_imports() == []
+    tests = ROOT / "tests"
+    bare = [
+        f"{path.relative_to(ROOT)}: {target}"
+        for path in tests.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        for target in _imported(node, ["tests"])
+        if target.split(".")[0] in PACKAGES
     ]
-    assert reports == []
+    assert bare == []
 
 
 def test_the_checker_finds_a_circle_through_a_late_import(tmp_path):
@@ -128,5 +176,20 @@ def test_the_checker_finds_a_circle_through_a_late_import(tmp_path):
     (tmp_path / "reports").mkdir()
     (tmp_path / "reports" / "__init__.py").write_text("")
     (tmp_path / "reports" / "a.py").write_text("from .b import x\n")
-    (tmp_path / "reports" / "b.py").write_text("def x():\n    from reports import a\n")
+    (tmp_path / "reports" / "b.py").write_text(
+        "def x():\n    from pool_fusion_tuning.reports import a\n"
+    )
     assert _circles(_imports(tmp_path)) == [["reports.a", "reports.b"]]
+
+
+def test_the_checker_finds_an_arrow_up_and_a_bare_import(tmp_path):
+    for package in PACKAGES:
+        (tmp_path / package).mkdir()
+    (tmp_path / "runfolder" / "store.py").write_text("from ..reports import render\n")
+    (tmp_path / "reports" / "render.py").write_text("")
+    (tmp_path / "tuning" / "study.py").write_text("from reports.render import markdown\n")
+    assert _packages_up(_imports(tmp_path)) == [("runfolder.store", "reports.render")]
+    assert _bare_imports(tmp_path) == [
+        "tuning/study.py: reports.render",
+        "tuning/study.py: reports.render.markdown",
+    ]

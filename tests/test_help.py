@@ -8,7 +8,7 @@ import ast
 import pytest
 from conftest import ROOT, issue_numbers
 
-from tuning.cli.main import main
+from pool_fusion_tuning.tuning.cli.main import main
 
 # Per subcommand (its words after `tune`), an example of its description: a command and the
 # line that goes on explaining it, each line as its description writes it.

@@ -13,9 +13,14 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, TUNE, one_line, python_path
 
-from reports.escape import WORD_JOINER, code, fenced, md
-from tuning.cli.main import main
-from tuning.runfolder.redact import redact, remember_secret, with_password, without_password
+from pool_fusion_tuning.reports.escape import WORD_JOINER, code, fenced, md
+from pool_fusion_tuning.runfolder.redact import (
+    redact,
+    remember_secret,
+    with_password,
+    without_password,
+)
+from pool_fusion_tuning.tuning.cli.main import main
 
 MODELS = ROOT / "reports" / "h200" / "models" / "models.tar.xz"
 # What a careless or hostile name, spec, error or environment string may hold.
@@ -350,7 +355,11 @@ def test_a_foreign_models_json_under_tune_models_is_one_line(tmp_path, capsys, c
 
 
 def test_two_files_with_one_function_name_are_two_models(tmp_path):
-    from tuning.models.model_series import folder_names, model_plans, select_models
+    from pool_fusion_tuning.tuning.models.model_series import (
+        folder_names,
+        model_plans,
+        select_models,
+    )
 
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
@@ -373,10 +382,10 @@ def test_tune_report_help_is_its_usage(capsys):
 def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path):
     """Every verdict of comment.md is, word for word, one of report.md's paragraph (the same
     pair on the same figure), and the comment is within its limit in bytes."""
-    from reports.comment import LIMIT, render_comment
-    from reports.markdown import headline
-    from reports.report_data import summarize_run
-    from tuning.runfolder.store import Run
+    from pool_fusion_tuning.reports.comment import LIMIT, render_comment
+    from pool_fusion_tuning.reports.markdown import headline
+    from pool_fusion_tuning.reports.report_data import summarize_run
+    from pool_fusion_tuning.runfolder.store import Run
 
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
         stored.extractall(tmp_path)
@@ -486,8 +495,8 @@ def test_sigterm_at_any_moment_of_a_study_ends_130_and_the_run_resumes(tmp_path)
 
 
 def test_a_huge_sparse_trial_file_is_refused_without_being_read(tmp_path):
-    from tuning.runfolder.files import LARGEST_READ
-    from tuning.runfolder.store import RunError, read_json
+    from pool_fusion_tuning.runfolder.files import LARGEST_READ
+    from pool_fusion_tuning.runfolder.store import RunError, read_json
 
     path = tmp_path / "trials" / "trial_0.json"
     path.parent.mkdir()
@@ -501,7 +510,7 @@ def test_a_huge_sparse_trial_file_is_refused_without_being_read(tmp_path):
 def test_a_full_disk_is_said_in_the_words_of_the_error_that_found_it():
     import errno
 
-    from tuning.cli.fault_lines import fault_line
+    from pool_fusion_tuning.tuning.cli.fault_lines import fault_line
 
     try:
         try:
@@ -535,7 +544,7 @@ def test_a_deleted_working_directory_is_one_line(tmp_path):
 
 
 def test_a_stored_budget_count_is_text_not_a_format(tmp_path):
-    from reports.tuners_md import budget_text
+    from pool_fusion_tuning.reports.tuners_md import budget_text
 
     report = {
         "budget": 4,
@@ -552,8 +561,8 @@ def test_a_stored_budget_count_is_text_not_a_format(tmp_path):
 def test_a_name_from_a_run_file_is_one_plain_name_inside_its_folder(tmp_path, name):
     """The one rule for every name a report or a resume reads from a run file (a model of
     models.json, a Case of sweep.json, a model run's tuned kernels file)."""
-    from tuning.runfolder.names import member
-    from tuning.runfolder.store import RunError
+    from pool_fusion_tuning.runfolder.names import member
+    from pool_fusion_tuning.runfolder.store import RunError
 
     with pytest.raises(RunError, match="not a plain name"):
         member(tmp_path, name, tmp_path / "run.json")
@@ -566,8 +575,8 @@ def test_a_name_from_a_run_file_is_one_plain_name_inside_its_folder(tmp_path, na
 def test_pr_md_sections_show_a_stored_file_s_text_as_text(tmp_path):
     """PR.md's evidence comes from report.json, sweep.json and models.json a user gives:
     their text reaches it as text."""
-    from tuning.upstream.evidence import study_section, sweep_section
-    from tuning.upstream.models_section import models_section
+    from pool_fusion_tuning.tuning.upstream.evidence import study_section, sweep_section
+    from pool_fusion_tuning.tuning.upstream.models_section import models_section
 
     bad = "<img src=x onerror=alert(1)> @octocat | ``` </details>"
     arm = {"median_us": 1.0, "q1_us": 1.0, "q3_us": 1.0, "kernel_us": 1.0}

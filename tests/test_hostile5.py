@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import one_line
 
-from tuning.cli.main import main
-from tuning.runfolder.checker import problem
-from tuning.upstream.committed import committed
-from tuning.upstream.figure_records import FIGURE_RECORDS
+from pool_fusion_tuning.runfolder.checker import problem
+from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.upstream.committed import committed
+from pool_fusion_tuning.tuning.upstream.figure_records import FIGURE_RECORDS
 
 AUTHOR = ["--author", "A <a@example.org>"]
 OPTIONS = {"report.json": "--run", "sweep.json": "--sweep", "models.json": "--models"}
@@ -172,7 +172,7 @@ def test_a_storage_in_memory_is_refused_for_a_run(tmp_path, capsys, url):
 def test_a_sqlite_file_of_the_user_s_own_is_refused_unless_forced(tmp_path, capsys):
     import sqlite3
 
-    from tuning.tuners.optuna.storages import storage_problem
+    from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_problem
 
     db = tmp_path / "mine.db"
     with sqlite3.connect(db) as connection:
@@ -196,11 +196,13 @@ def test_a_sqlite_file_of_the_user_s_own_is_refused_unless_forced(tmp_path, caps
 def test_a_child_imports_the_installed_package_not_the_current_folder_s(tmp_path):
     import subprocess
 
-    from tuning.base.children import module_command
+    from pool_fusion_tuning.tuning.base.children import module_command
 
     (tmp_path / "tuning").mkdir()
     (tmp_path / "tuning" / "__init__.py").write_text("open('planted-ran', 'w')\n")
-    done = subprocess.run(module_command("tuning.base.errors"), cwd=tmp_path, capture_output=True)
+    done = subprocess.run(
+        module_command("pool_fusion_tuning.tuning.base.errors"), cwd=tmp_path, capture_output=True
+    )
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "planted-ran").exists()
 

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import pytest
 from conftest import USER_MODELS, python_without_tvm, tune
 
-from tuning.base.faults import KILL_AFTER_WRITE
-from tuning.cli.main import main
+from pool_fusion_tuning.tuning.base.faults import KILL_AFTER_WRITE
+from pool_fusion_tuning.tuning.cli.main import main
 
 pytestmark = pytest.mark.torch
 
@@ -160,8 +160,8 @@ def _optuna_measured(out: Path) -> dict:
     kill left running is closed as failed on resume, without a measurement."""
     import optuna
 
-    from tuning.tuners.optuna.optuna_study import STUDY_NAME
-    from tuning.tuners.optuna.record import measurement
+    from pool_fusion_tuning.tuning.tuners.optuna.optuna_study import STUDY_NAME
+    from pool_fusion_tuning.tuning.tuners.optuna.record import measurement
 
     url = f"sqlite:///{out / 'tuners' / 'avg_pool2d' / 'optuna' / 'study.db'}"
     study = optuna.load_study(study_name=STUDY_NAME, storage=url)
@@ -275,7 +275,7 @@ def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optun
     ],
 )
 def test_a_tuned_kernel_is_named_for_what_it_computes(kernel, kind):
-    from tuning.models.tune_top import kernel_kind
+    from pool_fusion_tuning.tuning.models.tune_top import kernel_kind
 
     assert kernel_kind(kernel) == kind
 
@@ -373,7 +373,7 @@ def test_bad_input_is_one_line(capsys, tmp_path, args, says):
 
 
 def test_an_unknown_model_name_lists_close_matches(capsys, monkeypatch, tmp_path):
-    from baselines.models import load
+    from pool_fusion_tuning.baselines.models import load
 
     hub = SimpleNamespace(models=SimpleNamespace(list_models=lambda: ["resnet50", "resnet18"]))
     real = load.require
@@ -413,8 +413,8 @@ def test_a_module_that_cannot_be_imported_is_one_line_and_leaves_no_folder(
 
 @pytest.mark.parametrize("peers", ["none", ""])
 def test_peers_none_times_no_pytorch_peer(peers):
-    from tuning.cli.model import add_shared, settings_of
-    from tuning.cli.options import Parser
+    from pool_fusion_tuning.tuning.cli.model import add_shared, settings_of
+    from pool_fusion_tuning.tuning.cli.options import Parser
 
     parser = Parser(prog="tune model")
     add_shared(parser, trials=1)

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from fixtures.toy_peer import TOY
 
-from baselines.peers import PEERS, PeerRole, inductor_peer, peers_for
-from baselines.row_report import row_bench_markdown
-from reports.comparisons import ratio_pairs
-from tuning.cli import choices
-from tuning.cli.commands import Parser
-from tuning.cli.model import add_shared
-from tuning.cli.options import parser
-from tuning.models.model_plan import ModelPlan
-from tuning.sweep import sweep_arms
+from pool_fusion_tuning.baselines.peers import PEERS, PeerRole, inductor_peer, peers_for
+from pool_fusion_tuning.baselines.row_report import row_bench_markdown
+from pool_fusion_tuning.reports.comparisons import ratio_pairs
+from pool_fusion_tuning.tuning.cli import choices
+from pool_fusion_tuning.tuning.cli.commands import Parser
+from pool_fusion_tuning.tuning.cli.model import add_shared
+from pool_fusion_tuning.tuning.cli.options import parser
+from pool_fusion_tuning.tuning.models.model_plan import ModelPlan
+from pool_fusion_tuning.tuning.sweep import sweep_arms
 
 pytestmark = pytest.mark.torch
 NAME = TOY.name
@@ -49,15 +49,15 @@ def test_a_model_run_times_it_unless_told_otherwise(with_toy):
 
 
 def test_the_harness_makes_it_and_it_is_right(with_toy, case):
-    from baselines.torch_peer import peer_arm
-    from tuning.measure.harness import check
+    from pool_fusion_tuning.baselines.torch_peer import peer_arm
+    from pool_fusion_tuning.tuning.measure.harness import check
 
     assert check(case, peer_arm(NAME, case, "llvm"), 2)["correct"]
 
 
 def test_the_row_bench_times_it_and_its_report_labels_it(with_toy):
-    from baselines.row_kernels import SOFTMAX, RowKernel
-    from tuning.row_bench import measure
+    from pool_fusion_tuning.baselines.row_kernels import SOFTMAX, RowKernel
+    from pool_fusion_tuning.tuning.row_bench import measure
 
     row = measure(RowKernel("softmax-2x3x49", "", SOFTMAX, (2, 3, 49)), "llvm", [NAME])
     peer = row["schedules"][NAME]

@@ -16,10 +16,10 @@ import psutil
 import pytest
 from conftest import ROOT, SMALL, TUNE, assert_all_gone
 
-from reports.stats.cpu_noise import CPU_NOTE
-from tuning.base.faults import INTERRUPT_AFTER_WRITE
-from tuning.tuners.optuna.record import measurement
-from tuning.tuners.optuna.storages import storage_for
+from pool_fusion_tuning.reports.stats.cpu_noise import CPU_NOTE
+from pool_fusion_tuning.tuning.base.faults import INTERRUPT_AFTER_WRITE
+from pool_fusion_tuning.tuning.tuners.optuna.record import measurement
+from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_for
 
 
 def _as_in_a_terminal() -> None:
@@ -165,7 +165,7 @@ def test_workers_stop_when_their_run_is_killed(tmp_path, start):
 # pool's process is still starting, and reaches its parent-death signal after its parent died.
 STARTS_A_POOL_AND_EXITS = """
 import os, time
-from tuning.base.children import process_pool
+from pool_fusion_tuning.tuning.base.children import process_pool
 pool = process_pool(1)
 pool.submit(time.sleep, 600)
 print(*pool._processes, flush=True)

@@ -1,7 +1,8 @@
-"""The run folder's record types (tuning/runfolder/records.py) and their checker: every file of
+"""The run folder's record types (runfolder/records.py) and their checker: every file of
 every committed H200 run is of its type, and a crafted bad value of each kind (a key missing,
 a wrong type, a number out of range, NaN) is one line naming the file and the key."""
 
+import dataclasses
 import json
 import tarfile
 from pathlib import Path
@@ -9,10 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from tuning.runfolder import records
-from tuning.runfolder.checker import file_problem, problem, record_type, run_problem
-from tuning.runfolder.report_records import Report
-from tuning.runfolder.store import RunError, read_json, read_record
+from pool_fusion_tuning.baselines.models.analysis import KernelAnalysis, ModelAnalysis
+from pool_fusion_tuning.runfolder import records
+from pool_fusion_tuning.runfolder.checker import file_problem, problem, record_type, run_problem
+from pool_fusion_tuning.runfolder.model_records import Analysis, AnalyzedKernel
+from pool_fusion_tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.store import RunError, read_json, read_record
 
 ARCHIVES = sorted((ROOT / "reports" / "h200").rglob("*.tar.xz"))
 
@@ -118,7 +121,7 @@ def test_unions_lists_and_maps_are_read_off_the_types():
 def test_a_tune_top_kernel_result_is_read_as_its_own_type(tmp_path):
     """tuners/KERNEL/result.json of `tune model --tune-top`, written as the kernel finishes:
     its path gives its type (a resume reads it back), its tuners' summaries beside its keys."""
-    from tuning.runfolder.model_records import TunedKernel
+    from pool_fusion_tuning.runfolder.model_records import TunedKernel
 
     path = tmp_path / "tuners" / "avg_pool2d" / "result.json"
     path.parent.mkdir(parents=True)
@@ -132,3 +135,10 @@ def test_a_tune_top_kernel_result_is_read_as_its_own_type(tmp_path):
     path.write_text(json.dumps({**result, "wall_s": 4.5, "budget": -1}))
     with pytest.raises(RunError, match="budget should be between 0 and 1000000"):
         read_record(path, TunedKernel)
+
+
+def test_the_analysis_records_have_the_fields_of_the_analysis_they_record():
+    """analysis.json is `ModelAnalysis` written out (baselines/models/analysis.py): a field added
+    to one and not the other would be lost on the way to the report, or refused on reading."""
+    for written, record in ((KernelAnalysis, AnalyzedKernel), (ModelAnalysis, Analysis)):
+        assert [f.name for f in dataclasses.fields(written)] == list(record.__annotations__)

@@ -11,12 +11,12 @@ import optuna
 import pytest
 from conftest import ROOT, SMALL, TUNE, tune
 
-from baselines.case import Case, CaseError
-from reports.stats.cpu_noise import CPU_NOTE
-from tuning.limits import check_case_fits, slow_case_note
-from tuning.runfolder import store
-from tuning.tuners.optuna.record import measurement
-from tuning.tuners.optuna.storages import storage_for
+from pool_fusion_tuning.baselines.case import Case, CaseError
+from pool_fusion_tuning.reports.stats.cpu_noise import CPU_NOTE
+from pool_fusion_tuning.runfolder import store
+from pool_fusion_tuning.tuning.limits import check_case_fits, slow_case_note
+from pool_fusion_tuning.tuning.tuners.optuna.record import measurement
+from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_for
 
 # As a user runs it, with stdout to a file or a pipe: Python buffers it.
 BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
@@ -100,7 +100,7 @@ def test_a_disk_filled_mid_run_gives_one_line_and_the_run_resumes(small_disk):
 # the error that stops the run, printed as the command line does.
 FULL_DETAILS = """
 import sys
-from tuning.base.progress import Progress, details_to
+from pool_fusion_tuning.tuning.base.progress import Progress, details_to
 try:
     with details_to(sys.argv[1], Progress()):
         print("a library's output", end="")

@@ -11,10 +11,9 @@ import pytest
 import tvm
 from tvm.script import tirx as T
 
-import tuning.row_bench
-from baselines.anatomy import cuda_source, launch_configs, ptxas_resources
-from baselines.pipeline import make_target
-from baselines.row_kernels import (
+from pool_fusion_tuning.baselines.anatomy import cuda_source, launch_configs, ptxas_resources
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.row_kernels import (
     KERNELS,
     LAYER_NORM,
     SOFTMAX,
@@ -23,13 +22,18 @@ from baselines.row_kernels import (
     reference,
     with_symbol,
 )
-from baselines.row_reduction import RowReduction, choose_lanes, with_row_reduction
-from baselines.row_report import decision, row_bench_markdown
-from baselines.rules import RULE_LISTS, first_rule, fixed_rules, rule_name
-from baselines.window_bench import without_bindings
-from baselines.window_kernels import KERNELS as WINDOW_KERNELS
-from baselines.window_kernels import fused, reduction_function
-from tuning.row_bench import SCHEDULES, main, measure, schedule
+from pool_fusion_tuning.baselines.row_reduction import (
+    RowReduction,
+    choose_lanes,
+    with_row_reduction,
+)
+from pool_fusion_tuning.baselines.row_report import decision, row_bench_markdown
+from pool_fusion_tuning.baselines.rules import RULE_LISTS, first_rule, fixed_rules, rule_name
+from pool_fusion_tuning.baselines.window_bench import without_bindings
+from pool_fusion_tuning.baselines.window_kernels import KERNELS as WINDOW_KERNELS
+from pool_fusion_tuning.baselines.window_kernels import fused, reduction_function
+from pool_fusion_tuning.tuning import row_bench
+from pool_fusion_tuning.tuning.row_bench import SCHEDULES, main, measure, schedule
 
 CUDA = make_target("cuda")
 SMALL = [  # a window's softmax, MaxViT's 5-D one, ViT's, rows shorter than a warp, layer norms
@@ -53,7 +57,7 @@ def test_every_schedule_is_right_on_llvm(kernel):
 def test_a_result_off_the_reference_is_wrong_and_not_timed(monkeypatch):
     """The gate: against a reference shifted by 1e-3, every schedule is wrong, none timed."""
     monkeypatch.setattr(
-        tuning.row_bench, "reference", lambda kernel, arrays: reference(kernel, arrays) + 1e-3
+        row_bench, "reference", lambda kernel, arrays: reference(kernel, arrays) + 1e-3
     )
     row = measure(SMALL[0], "llvm", [])
     for entry in row["schedules"].values():

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from baselines.script_frames import PSEUDO_FILES
-from tuning.base.children import process_pool
-from tuning.cli.main import _runs_no_pytorch
+from pool_fusion_tuning.baselines.script_frames import PSEUDO_FILES
+from pool_fusion_tuning.tuning.base.children import process_pool
+from pool_fusion_tuning.tuning.cli.main import _runs_no_pytorch
 
 
 def _frames_seen_from(filename: str) -> list[tuple]:
@@ -41,7 +41,7 @@ def _torch_state() -> str:
 def _torch_and_tvm() -> tuple:
     import tvm
 
-    from baselines.torch_peer import torch_available
+    from pool_fusion_tuning.baselines.torch_peer import torch_available
 
     return _torch_state(), torch_available(), tvm.__version__
 
@@ -49,7 +49,7 @@ def _torch_and_tvm() -> tuple:
 def test_a_pool_that_runs_no_pytorch_starts_without_it_and_has_tvm():
     import tvm
 
-    from baselines.torch_peer import torch_available
+    from pool_fusion_tuning.baselines.torch_peer import torch_available
 
     here = (_torch_state(), torch_available())
     for torch, want in ((False, ("marked absent", False)), (True, here)):
@@ -59,7 +59,7 @@ def test_a_pool_that_runs_no_pytorch_starts_without_it_and_has_tvm():
 
 _WITHOUT_TORCH = """
 import sys
-from tuning.base.children import import_tvm
+from pool_fusion_tuning.tuning.base.children import import_tvm
 import_tvm(without_torch=True)
 import tvm
 from scipy import stats  # looks for PyTorch among the imported modules
@@ -101,15 +101,16 @@ def test_a_study_sweep_or_worker_on_llvm_naming_no_pytorch_arm_starts_without_it
 # TVM's intrinsics by name) and of the same matmul for llvm, one trace per line.
 _DESIGN_SPACES = """
 import sys
-import baselines
+import pool_fusion_tuning.baselines
 if sys.argv[1] == "every":  # the package's __init__, as TVM ships it
-    sys.meta_path = [f for f in sys.meta_path if type(f).__module__ != "baselines.script_frames"]
+    frames = "pool_fusion_tuning.baselines.script_frames"
+    sys.meta_path = [f for f in sys.meta_path if type(f).__module__ != frames]
     import tvm.s_tir.tensor_intrin
 import tvm
 from tvm import te
 from tvm.s_tir import meta_schedule as ms
-from baselines.pipeline import make_target
-from baselines.script_frames import import_intrinsics_for
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.script_frames import import_intrinsics_for
 a = te.placeholder((64, 64), "float16", name="a")
 b = te.placeholder((64, 64), "float16", name="b")
 k = te.reduce_axis((0, 64), name="k")

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, TUNE, one_line, python_without_tvm, stored_sweep, tune, within
 
-from reports.sweep_arms import sweep_tuners
-from reports.sweep_md import _inductor_table
-from reports.sweep_report import _case_row
+from pool_fusion_tuning.reports.sweep_arms import sweep_tuners
+from pool_fusion_tuning.reports.sweep_md import _inductor_table
+from pool_fusion_tuning.reports.sweep_report import _case_row
 
 CASES = "small-16x16,odd-23x29"
 SWEEP = ["sweep", "--target", "llvm", "--budget", "3", "--cases", CASES, "--blocks", "1"]
@@ -95,9 +95,9 @@ def test_a_case_is_slower_only_where_the_whole_interval_is_above_one(low, high, 
 def _render_without_tvm(out: Path, names: list[str], runs: list[str] = ()) -> None:
     python_without_tvm(f"""
 from pathlib import Path
-from reports.render import render_run
-from reports.sweep_report import render_sweep
-from tuning.runfolder.store import Run
+from pool_fusion_tuning.reports.render import render_run
+from pool_fusion_tuning.reports.sweep_report import render_sweep
+from pool_fusion_tuning.runfolder.store import Run
 out = Path({str(out)!r})
 for name in {list(runs)!r}:
     render_run(Run(out / name))
@@ -156,9 +156,9 @@ def test_unknown_sweep_case_is_one_line_and_exit_2():
 
 @pytest.mark.slow
 def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp_path, monkeypatch):
-    from tuning import study
-    from tuning.base.errors import TuningFailed
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning import study
+    from pool_fusion_tuning.tuning.base.errors import TuningFailed
+    from pool_fusion_tuning.tuning.cli.main import main
 
     def nothing_measured(name, *args):
         raise TuningFailed(f"{name} measured no valid candidate in 3 trials")
@@ -288,8 +288,8 @@ def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
 
 
 def test_the_sweep_runs_inductor_on_cuda_with_pytorch():
-    from baselines.torch_peer import torch_available
-    from tuning.sweep import sweep_arms
+    from pool_fusion_tuning.baselines.torch_peer import torch_available
+    from pool_fusion_tuning.tuning.sweep import sweep_arms
 
     assert "torch-compile" not in sweep_arms("llvm")
     if torch_available():
@@ -300,7 +300,7 @@ def test_the_sweep_runs_inductor_on_cuda_with_pytorch():
 
 
 def _sweep(*args) -> int:
-    from tuning.cli.main import main
+    from pool_fusion_tuning.tuning.cli.main import main
 
     return main(["sweep", "--target", "llvm", "--budget", "0", "--blocks", "1", *args])
 
@@ -333,8 +333,8 @@ def test_a_folder_that_is_not_a_sweep_s_is_refused_and_left_as_it_is(plant, tmp_
 
 
 def test_a_sweep_folder_is_known_by_its_marker_and_an_older_one_by_its_shape(sweep_dir, tmp_path):
-    from tuning.runfolder.records import SWEEP_KIND
-    from tuning.sweep import check_sweep_folder
+    from pool_fusion_tuning.runfolder.records import SWEEP_KIND
+    from pool_fusion_tuning.tuning.sweep import check_sweep_folder
 
     assert json.loads((sweep_dir / "sweep.json").read_text())["kind"] == SWEEP_KIND
     check_sweep_folder(sweep_dir)
@@ -364,8 +364,8 @@ def test_a_marked_sweep_json_of_the_wrong_shape_is_damage_in_one_line(tmp_path, 
 
 def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_path):
     """The H200 sweep's folders, one Case's report.json of another shape (no TVM needed)."""
-    from reports.sweep_report import render_sweep
-    from tuning.runfolder.store import RunError
+    from pool_fusion_tuning.reports.sweep_report import render_sweep
+    from pool_fusion_tuning.runfolder.store import RunError
 
     out, names = stored_sweep(tmp_path, ("issue",))
     report = json.loads((out / names[0] / "report.json").read_text())
@@ -377,7 +377,7 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
 def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
     """The H200 sweep's folders with a sweep.json that records one tuner, held against `fixed`:
     the tables name that one and give the whole graph's kernel no tuned optimum."""
-    from reports.sweep_report import render_sweep
+    from pool_fusion_tuning.reports.sweep_report import render_sweep
 
     out, _ = stored_sweep(tmp_path)
     recorded = json.loads((out / "sweep.json").read_text())
@@ -502,8 +502,8 @@ def test_the_committed_stride1_cases_file_holds_the_swept_cases_and_they_stay_fi
     is a stride-1 Case without the prelude whose graph builds."""
     import re
 
-    from baselines.graph import build_graph
-    from tuning.sweep import user_cases
+    from pool_fusion_tuning.baselines.graph import build_graph
+    from pool_fusion_tuning.tuning.sweep import user_cases
 
     folder = ROOT / "reports" / "h200" / "stride1"
     cases = user_cases(str(folder / "cases.toml"))

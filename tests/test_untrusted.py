@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from conftest import SMALL, one_line, plant, tune, within
 
-from baselines.arms import ARMS
-from baselines.case import Case
-from baselines.pipeline import lower, make_target
-from tuning.cli.main import main
-from tuning.runfolder.store import RunError, folder_writer, write_text
-from tuning.tuners.optuna.optuna_study import open_study
-from tuning.tuners.optuna.samplers import make_sampler
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.pipeline import lower, make_target
+from pool_fusion_tuning.runfolder.store import RunError, folder_writer, write_text
+from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.tuners.optuna.optuna_study import open_study
+from pool_fusion_tuning.tuning.tuners.optuna.samplers import make_sampler
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +237,7 @@ def test_a_password_never_reaches_a_file_or_a_message_when_the_server_is_away(tm
 def test_a_password_in_the_storage_url_is_in_no_file_the_run_writes(tmp_path):
     """The CI server trusts local connections, so any password is accepted: it is used, and
     searched for in every file of the run folder and in everything printed."""
-    from tuning.runfolder.redact import with_password, without_password
+    from pool_fusion_tuning.runfolder.redact import with_password, without_password
 
     secret = "S3CRET-pw-4242"
     server = without_password(os.environ["POOL_TUNING_PG_URL"])
@@ -299,7 +299,7 @@ def test_a_special_file_where_a_run_file_is_read_is_named_in_one_line(copy, caps
 def test_the_reader_opens_nothing_but_a_regular_file_and_never_blocks(tmp_path, kind):
     """Every read goes through `store.read_bytes`, checked after a non-blocking open (a FIFO
     with no writer would block a plain open for ever)."""
-    from tuning.runfolder.store import NotRegular, read_bytes, read_json
+    from pool_fusion_tuning.runfolder.store import NotRegular, read_bytes, read_json
 
     path = Path("/dev/zero") if kind == "character device" else tmp_path / "kernels.json"
     if kind != "character device":
@@ -313,7 +313,7 @@ def test_the_reader_opens_nothing_but_a_regular_file_and_never_blocks(tmp_path, 
 
 def test_the_kernel_cache_of_a_resume_never_blocks_on_a_fifo(tmp_path):
     """The tuner thread that hung opening a FIFO at kernels.json (Ctrl-C could not stop it)."""
-    from tuning.candidates.kernel_cache import KernelCache
+    from pool_fusion_tuning.tuning.candidates.kernel_cache import KernelCache
 
     plant(tmp_path / "kernels.json", "fifo")
     with within(10), pytest.raises(RunError, match="kernels.json is a FIFO, not a regular file"):
@@ -341,7 +341,7 @@ def test_the_lock_is_never_taken_through_a_link_nor_truncated(copy, tmp_path, ca
 
 
 def test_a_lock_file_is_written_over_its_first_line_only(tmp_path):
-    from tuning.runfolder.lock import LOCK_FILE, hold, release
+    from pool_fusion_tuning.runfolder.lock import LOCK_FILE, hold, release
 
     before = "0" * 30 + "\nleft as it was\n"
     (tmp_path / LOCK_FILE).write_text(before)
@@ -372,8 +372,8 @@ def test_a_file_appended_in_place_is_never_written_through_a_link(copy, tmp_path
 
 @pytest.mark.parametrize("kind", ["hard link", "symbolic link", "fifo"])
 def test_metaschedule_s_log_and_database_are_checked_before_they_are_opened(tmp_path, kind):
-    from tuning.tuners.metaschedule.database import FILES, open_database
-    from tuning.tuners.metaschedule.tune import logs_to
+    from pool_fusion_tuning.tuning.tuners.metaschedule.database import FILES, open_database
+    from pool_fusion_tuning.tuning.tuners.metaschedule.tune import logs_to
 
     victim = tmp_path / "victim.json"
     victim.write_text("{}\n")
@@ -425,7 +425,7 @@ def test_non_finite_or_impossible_samples_are_damage_found_before_anything_is_wr
 )
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "1e308"])
 def test_non_finite_or_impossible_kernel_times_are_damage(copy, name, field, value):
-    from tuning.runfolder.store import read_json
+    from pool_fusion_tuning.runfolder.store import read_json
 
     path = copy / name
     data = json.loads(path.read_text())

@@ -14,14 +14,14 @@ import pytest
 import tvm
 from conftest import ROOT, python_path, tune
 
-from baselines.window_bench import without_bindings
-from baselines.window_reduction import WindowReduction
-from tuning.cli.main import main
-from tuning.upstream.bundle import PR
-from tuning.upstream.patch import PATCH, patched_files
-from tuning.upstream.rule import relative_import, rule_source, source_text
-from tuning.upstream.tvm_test import PIPELINE_TEST_NAME, render, shipped_test
-from tuning.upstream.tvm_tree import (
+from pool_fusion_tuning.baselines.window_bench import without_bindings
+from pool_fusion_tuning.baselines.window_reduction import WindowReduction
+from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.upstream.bundle import PR
+from pool_fusion_tuning.tuning.upstream.patch import PATCH, patched_files
+from pool_fusion_tuning.tuning.upstream.rule import relative_import, rule_source, source_text
+from pool_fusion_tuning.tuning.upstream.tvm_test import PIPELINE_TEST_NAME, render, shipped_test
+from pool_fusion_tuning.tuning.upstream.tvm_tree import (
     BASE_COMMIT,
     BASE_RELEASE,
     DOCS,
@@ -139,7 +139,7 @@ def test_the_rule_ships_as_the_project_measures_it(upstream):
 def test_the_checked_in_tvm_test_is_todays_rendering():
     assert shipped_test() == render(), (
         "the rule or the pipeline changed its output: render TVM's test of the rule again with "
-        "python -m tuning.upstream.tvm_test"
+        "python -m pool_fusion_tuning.tuning.upstream.tvm_test"
     )
 
 
@@ -167,7 +167,7 @@ def test_the_author_comes_from_git_or_the_command_line(tmp_path):
 def _tune_with(env: dict, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     return subprocess.run(
-        [sys.executable, "-m", "tuning.cli", "upstream", *args],
+        [sys.executable, "-m", "pool_fusion_tuning", "upstream", *args],
         cwd=cwd,
         env={**clean, "PYTHONPATH": python_path(ROOT), **env},
         capture_output=True,

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, one_line, tune, tune_killed_when
 
-from baselines.models.model_errors import MissingPackage, ModelError
-from baselines.models.zoo import pick
-from tuning.cli.main import main
+from pool_fusion_tuning.baselines.models.model_errors import MissingPackage, ModelError
+from pool_fusion_tuning.baselines.models.zoo import pick
+from pool_fusion_tuning.tuning.cli.main import main
 
 pytestmark = pytest.mark.torch
 
@@ -138,7 +138,7 @@ def test_the_whole_census_of_torchvision_has_every_model_a_row(tmp_path):
     """`tune models --zoo torchvision --analyze`: every classification model of the library a
     row of one census, analysed or failed with its one-line reason; nothing left to try again.
     The census stays in pytest's --basetemp folder."""
-    from baselines.models.zoo import list_zoo
+    from pool_fusion_tuning.baselines.models.zoo import list_zoo
 
     try:
         zoo = list_zoo("torchvision")
@@ -158,8 +158,8 @@ def test_the_whole_census_of_torchvision_has_every_model_a_row(tmp_path):
 
 
 def test_a_zoo_decomposed_is_each_model_decomposed_in_a_folder_of_its_own():
-    from baselines.models.zoo import list_zoo
-    from tuning.models.model_series import folder_names, zoo_models
+    from pool_fusion_tuning.baselines.models.zoo import list_zoo
+    from pool_fusion_tuning.tuning.models.model_series import folder_names, zoo_models
 
     entries = zoo_models(list_zoo(str(ROOT / ZOO)), decompose=True)
     assert all(entry.options.decompose for entry in entries)
@@ -211,8 +211,8 @@ def test_a_zoo_that_cannot_be_listed_is_one_line(capsys, monkeypatch, tmp_path, 
 def test_a_failed_preparation_is_one_line_kept_where_the_model_is_at_fault(
     tmp_path, error, line, kept
 ):
-    from tuning.models.model_run import prepare_failure
-    from tuning.runfolder.store import Run
+    from pool_fusion_tuning.runfolder.store import Run
+    from pool_fusion_tuning.tuning.models.model_run import prepare_failure
 
     run = Run.create(tmp_path / "net", {"settings": {"model": {"spec": "z.py:net"}}})
     said = prepare_failure(run, error)

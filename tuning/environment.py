@@ -13,7 +13,7 @@ import sys
 import tvm
 import tvm_ffi
 
-from baselines.rules import rule_hash
+from pool_fusion_tuning.baselines.rules import rule_hash
 
 
 def _nvidia_smi(query: str) -> str | None:

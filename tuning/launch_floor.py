@@ -7,7 +7,8 @@ own duration and the idle gap before the next one starts. A call of one launch c
 less GPU time than the one-thread kernel's; what `one-kernel` takes beyond it is its kernel's
 work.
 
-    python3 -m tuning.launch_floor OUT        OUT/launch_floor.md and launch_floor.json
+    python3 -m pool_fusion_tuning.tuning.launch_floor OUT
+        OUT/launch_floor.md and launch_floor.json
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ import numpy as np
 import tvm
 from tvm import s_tir, te, tirx
 
-from baselines.arms import ARMS
-from baselines.case import Case
-from baselines.pipeline import build, make_target
-from baselines.reference import random_input
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.pipeline import build, make_target
+from pool_fusion_tuning.baselines.reference import random_input
 
 from .measure.gpu_timer import QueuedGpuTimer
 from .measure.vm_arms import VMArm
@@ -121,14 +122,17 @@ def render(found: dict) -> str:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python3 -m tuning.launch_floor OUT", file=sys.stderr)
+        print("usage: python3 -m pool_fusion_tuning.tuning.launch_floor OUT", file=sys.stderr)
         return 2
     out = Path(argv[0])
     if out.exists() and not out.is_dir():
         print(f"{out} exists and is not a folder: give another OUT", file=sys.stderr)
         return 2
     if not _cuda_gpu():
-        print("tuning.launch_floor needs a CUDA GPU and PyTorch with CUDA", file=sys.stderr)
+        print(
+            "pool_fusion_tuning.tuning.launch_floor needs a CUDA GPU and PyTorch with CUDA",
+            file=sys.stderr,
+        )
         return 2
     out.mkdir(parents=True, exist_ok=True)
     found = {name: measure(call) for name, call in calls().items()}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import os
 
-from baselines.case import Case, CaseError
+from pool_fusion_tuning.baselines.case import Case, CaseError
 
 INT32_MAX = 2**31 - 1
 FLOAT_BYTES = 4

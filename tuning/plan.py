@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from baselines.arms import ARMS, DEFAULT_ARMS, Arm
-from baselines.case import Case
-from baselines.peers import PEERS
-from baselines.target import TargetSpec
-from tuning.measure.protocol import Protocol
-from tuning.runfolder.records import RunMeta, RunOptions
-from tuning.runfolder.store import run_identity
+from pool_fusion_tuning.baselines.arms import ARMS, DEFAULT_ARMS, Arm
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.peers import PEERS
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.records import RunMeta, RunOptions
+from pool_fusion_tuning.runfolder.store import run_identity
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
 
 @dataclass(frozen=True)

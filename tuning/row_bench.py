@@ -1,9 +1,10 @@
 """Short rows (softmax, layer norm: `row_kernels.py`) under TVM's default rules, a warp or fewer
 threads per row (`row_reduction.py`) and PyTorch: the figures that decide on the row rule.
 
-    python3 -m tuning.row_bench OUT [--target cuda|llvm] [--kernels A,B] [--peers ...]
-    python3 -m tuning.row_bench OUT --render    row_bench.md again from OUT/row_bench.json
-                                                (or from it in OUT/row_bench.tar.xz)
+    python3 -m pool_fusion_tuning.tuning.row_bench OUT [--target cuda|llvm] [--kernels A,B]
+        [--peers ...]
+    python3 -m pool_fusion_tuning.tuning.row_bench OUT --render
+        row_bench.md again from OUT/row_bench.json (or from it in OUT/row_bench.tar.xz)
 
 Each kernel's PrimFunc is scheduled by the default list (GeneralReduction: 256 threads a row)
 and the row rule (32 lanes a row, also with the row in registers: `warp-regs`; 16; 8), all built
@@ -28,18 +29,24 @@ from pathlib import Path
 import numpy as np
 import tvm
 
-from baselines.anatomy import launch_configs
-from baselines.peers import PEERS, PeerRole, peers_for
-from baselines.pipeline import make_target
-from baselines.row_kernels import KERNELS, RowKernel, error, reference, torch_function
-from baselines.row_reduction import RowReduction
-from baselines.row_report import row_bench_markdown
-from baselines.rules import default_rules, first_rule
-from baselines.window_bench import bench_parser, environment, without_bindings
-from tuning.candidates.kernel_check import time_kernel
-from tuning.measure.gpu_timer import GPU_TIMER, QueuedGpuTimer
-from tuning.measure.protocol import KernelProtocol
-from tuning.runfolder.files import loads, read_bytes
+from pool_fusion_tuning.baselines.anatomy import launch_configs
+from pool_fusion_tuning.baselines.peers import PEERS, PeerRole, peers_for
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.row_kernels import (
+    KERNELS,
+    RowKernel,
+    error,
+    reference,
+    torch_function,
+)
+from pool_fusion_tuning.baselines.row_reduction import RowReduction
+from pool_fusion_tuning.baselines.row_report import row_bench_markdown
+from pool_fusion_tuning.baselines.rules import default_rules, first_rule
+from pool_fusion_tuning.baselines.window_bench import bench_parser, environment, without_bindings
+from pool_fusion_tuning.runfolder.files import loads, read_bytes
+from pool_fusion_tuning.tuning.candidates.kernel_check import time_kernel
+from pool_fusion_tuning.tuning.measure.gpu_timer import GPU_TIMER, QueuedGpuTimer
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 
 # The TVM schedules: name -> the rule list they are taken from.
 SCHEDULES = {
@@ -50,7 +57,7 @@ SCHEDULES = {
     "lanes8": lambda target: [RowReduction(8)],
 }
 TOLERANCE = 1e-4  # relative to the reference's largest magnitude, as window_bench's
-COMMAND = "python3 -m tuning.row_bench"
+COMMAND = "python3 -m pool_fusion_tuning.tuning.row_bench"
 PROTOCOLS = {
     "cuda": KernelProtocol(number=20, repeat=15, min_repeat_ms=20),
     "llvm": KernelProtocol(number=2, repeat=3, min_repeat_ms=0),

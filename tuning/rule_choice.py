@@ -10,11 +10,16 @@ from __future__ import annotations
 import tvm
 from tvm.s_tir import dlight
 
-from baselines.arms import ARMS
-from baselines.case import Case
-from baselines.graph import REDUCTION_GRAPHS
-from baselines.pipeline import fused_pool_function, fused_stage, make_target, unscheduled
-from baselines.rules import default_rules, fixed_rules, rule_assignment
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.graph import REDUCTION_GRAPHS
+from pool_fusion_tuning.baselines.pipeline import (
+    fused_pool_function,
+    fused_stage,
+    make_target,
+    unscheduled,
+)
+from pool_fusion_tuning.baselines.rules import default_rules, fixed_rules, rule_assignment
 
 # The kernels whose rule a sweep records, by the arm whose pipeline makes them: the pool kernel
 # FuseOps makes (as ON has it, before any rule), and the one kernel of the whole graph.

@@ -10,16 +10,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from baselines.arms import Arm
-from baselines.target import TargetSpec
-from tuning.candidates.side_by_side import side_by_side
-from tuning.measure.arm_libraries import ArmLibraries, with_builds
-from tuning.measure.harness import TrialJob
-from tuning.measure.trial_process import TrialProcesses, run_trial_process
-from tuning.runfolder.report_records import Report
-from tuning.runfolder.store import Run, read_json, write_json
-from tuning.tuners.registry import TUNERS
-from tuning.tuners.spec import TunerPlan
+from pool_fusion_tuning.baselines.arms import Arm
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.report_records import Report
+from pool_fusion_tuning.runfolder.store import Run, read_json, write_json
+from pool_fusion_tuning.tuning.candidates.side_by_side import side_by_side
+from pool_fusion_tuning.tuning.measure.arm_libraries import ArmLibraries, with_builds
+from pool_fusion_tuning.tuning.measure.harness import TrialJob
+from pool_fusion_tuning.tuning.measure.trial_process import TrialProcesses, run_trial_process
+from pool_fusion_tuning.tuning.tuners.registry import TUNERS
+from pool_fusion_tuning.tuning.tuners.spec import TunerPlan
 
 from .base.errors import TuningFailed
 from .base.progress import Progress
@@ -58,7 +58,7 @@ def run_study(run: Run, progress: Progress, process_started: float | None = None
     run.update_meta(
         wall_s=run.meta.get("wall_s", 0) + time.monotonic() - (process_started or started)
     )
-    from reports.render import render_run
+    from pool_fusion_tuning.reports.render import render_run
 
     report = render_run(run)
     if failures and len(failures) == len(plan.tuners):

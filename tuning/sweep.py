@@ -21,20 +21,20 @@ import re
 import sys
 from pathlib import Path
 
-from baselines.case import Case, CaseError, parse_case
-from baselines.peers import PeerRole, peers_for
-from baselines.target import TargetSpec
-from reports.sweep_report import OUTPUTS
-from tuning.measure.harness import Protocol
-from tuning.runfolder.files import RunError, loads, read_text
-from tuning.runfolder.lock import LOCK_FILE
-from tuning.runfolder.opener import open_run
-from tuning.runfolder.sweep_folder import (  # noqa: F401  (check_sweep_folder: the CLI's too)
+from pool_fusion_tuning.baselines.case import Case, CaseError, parse_case
+from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.reports.sweep_report import OUTPUTS
+from pool_fusion_tuning.runfolder.files import RunError, loads, read_text
+from pool_fusion_tuning.runfolder.lock import LOCK_FILE
+from pool_fusion_tuning.runfolder.opener import open_run
+from pool_fusion_tuning.runfolder.sweep_folder import (  # noqa: F401  (check_sweep_folder: the CLI's too)
     check_sweep_folder,
     open_sweep_folder,
 )
-from tuning.tuners.registry import TUNERS, tuners_for
-from tuning.tuners.spec import Role
+from pool_fusion_tuning.tuning.measure.harness import Protocol
+from pool_fusion_tuning.tuning.tuners.registry import TUNERS, tuners_for
+from pool_fusion_tuning.tuning.tuners.spec import Role
 
 from .base.errors import TuningFailed
 from .base.progress import DETAILS_LOG, Progress, details_to
@@ -209,7 +209,7 @@ def run_sweep(
     """Measure every Case of the sweep in `out` (each Case's run finished where it was left,
     kept where it is measured), one sweep per folder at a time, its settings stored and
     checked; the sweep's report (`reports.sweep_report.render_sweep`)."""
-    from reports.sweep_report import render_sweep
+    from pool_fusion_tuning.reports.sweep_report import render_sweep
 
     names = list(cases)
     settings = {

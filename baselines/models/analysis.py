@@ -15,9 +15,9 @@ import tvm
 import tvm_ffi
 from tvm import s_tir, tirx
 
-from baselines.anatomy import launch_configs
-from baselines.pipeline import make_target, unscheduled
-from baselines.rules import rule_name
+from pool_fusion_tuning.baselines.anatomy import launch_configs
+from pool_fusion_tuning.baselines.pipeline import make_target, unscheduled
+from pool_fusion_tuning.baselines.rules import rule_name
 
 from .declines import REASONS, decline_reason
 from .failures import RuleFailure

@@ -18,8 +18,8 @@ import numpy as np
 import tvm
 from tvm import relax, tirx
 
-from baselines.backend import pass_name
-from baselines.pipeline import backend_passes
+from pool_fusion_tuning.baselines.backend import pass_name
+from pool_fusion_tuning.baselines.pipeline import backend_passes
 
 from .failures import RuleFailure
 from .kernels import schedule_kernel

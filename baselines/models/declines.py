@@ -17,7 +17,7 @@ from __future__ import annotations
 import tvm_ffi
 from tvm import s_tir, tirx
 
-from baselines.window_reduction import MAX_WINDOW
+from pool_fusion_tuning.baselines.window_reduction import MAX_WINDOW
 
 # The candidate rule's class name, in the lists that hold it (baselines/rules.py).
 WINDOW_RULE = "WindowReduction"

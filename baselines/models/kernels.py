@@ -16,9 +16,9 @@ import tvm
 import tvm_ffi
 from tvm import relax, s_tir, tirx
 
-from baselines import rules
-from baselines.pipeline import HOST, unscheduled
-from baselines.rules import rule_name
+from pool_fusion_tuning.baselines import rules
+from pool_fusion_tuning.baselines.pipeline import HOST, unscheduled
+from pool_fusion_tuning.baselines.rules import rule_name
 
 from .failures import RuleFailure, rule_failure
 

@@ -6,7 +6,7 @@ subclasses let a caller (and the tests) tell the causes apart.
 
 from __future__ import annotations
 
-from baselines.user_error import UserError
+from pool_fusion_tuning.baselines.user_error import UserError
 
 
 class ModelError(UserError):

@@ -6,8 +6,8 @@ cannot drift apart. The test reads plain figures, which
 
 from __future__ import annotations
 
-from baselines.pipeline import CUDA_LIMITS
-from baselines.rules import MAX_WINDOW
+from pool_fusion_tuning.baselines.pipeline import CUDA_LIMITS
+from pool_fusion_tuning.baselines.rules import MAX_WINDOW
 
 WARP = CUDA_LIMITS["thread_warp_size"]
 # The rule list whose schedule has the pattern: the backend's own.

@@ -5,12 +5,12 @@ import tvm
 from conftest import DEFAULT
 from tvm import relax, s_tir
 
-from baselines.anatomy import kernel_table, launch_configs, parse_ptxas
-from baselines.arms import DEFAULT_ARMS
-from baselines.pipeline import lower, make_target
-from baselines.target import TargetSpec
-from baselines.template import PoolSchedule
-from tuning.candidates.kernel import fused_function, kernel_module
+from pool_fusion_tuning.baselines.anatomy import kernel_table, launch_configs, parse_ptxas
+from pool_fusion_tuning.baselines.arms import DEFAULT_ARMS
+from pool_fusion_tuning.baselines.pipeline import lower, make_target
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.template import PoolSchedule
+from pool_fusion_tuning.tuning.candidates.kernel import fused_function, kernel_module
 
 # The default case's fused kernel computes 144 x 32 x 32 outputs.
 OUTPUTS = 144 * 32 * 32

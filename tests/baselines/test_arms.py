@@ -8,11 +8,11 @@ import tvm
 from conftest import DEFAULT
 from tvm import relax
 
-from baselines.arms import DEFAULT_ARMS
-from baselines.pipeline import build, make_target
-from baselines.reference import random_input, reference
-from tuning.measure.vm_arms import outputs_of
-from tuning.runfolder.store import folder_writer
+from pool_fusion_tuning.baselines.arms import DEFAULT_ARMS
+from pool_fusion_tuning.baselines.pipeline import build, make_target
+from pool_fusion_tuning.baselines.reference import random_input, reference
+from pool_fusion_tuning.runfolder.store import folder_writer
+from pool_fusion_tuning.tuning.measure.vm_arms import outputs_of
 
 
 @pytest.mark.parametrize("arm", DEFAULT_ARMS, ids=lambda arm: arm.name)
@@ -55,8 +55,8 @@ def test_off_runs_no_fusion(tmp_path):
 
 
 def test_the_python_call_figure_calls_main_with_a_tensor_on_the_device(tmp_path):
-    from tuning.measure.protocol import Protocol
-    from tuning.measure.vm_arms import VMArm
+    from pool_fusion_tuning.tuning.measure.protocol import Protocol
+    from pool_fusion_tuning.tuning.measure.vm_arms import VMArm
 
     device = tvm.cpu()
     arm = VMArm(

@@ -1,6 +1,6 @@
 import pytest
 
-from baselines.case import Case, CaseError, parse_case
+from pool_fusion_tuning.baselines.case import Case, CaseError, parse_case
 
 
 def test_default_case_is_the_issues_graph():

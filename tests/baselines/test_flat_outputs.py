@@ -12,16 +12,16 @@ import tvm
 from conftest import CASES, DEFAULT, ROOT
 from test_template import CUDA, QUICK, _cuda_source
 
-from baselines.anatomy import launch_configs
-from baselines.arms import tuned_task_arm
-from baselines.case import Case
-from baselines.pipeline import fused_pool_function, fused_stage, make_target
-from baselines.target import TargetSpec
-from baselines.template import PoolSchedule, recorded
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.kernel import kernel_module
-from tuning.candidates.kernel_cache import kernel_key
-from tuning.tuners.space import Space, key
+from pool_fusion_tuning.baselines.anatomy import launch_configs
+from pool_fusion_tuning.baselines.arms import tuned_task_arm
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.pipeline import fused_pool_function, fused_stage, make_target
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.template import PoolSchedule, recorded
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.kernel import kernel_module
+from pool_fusion_tuning.tuning.candidates.kernel_cache import kernel_key
+from pool_fusion_tuning.tuning.tuners.space import Space, key
 
 # Stride 1 without the prelude, two Adds returned (the first read by the second), an odd
 # output width (pairs of the flattened output span rows) and an even element count (4 x 11 x 11).

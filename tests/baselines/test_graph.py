@@ -9,8 +9,8 @@ from tvm.script import ir as I
 from tvm.script import relax as R
 from tvm.script import tirx as T
 
-from baselines.case import Case
-from baselines.graph import build_graph
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.graph import build_graph
 
 
 def _issue_script() -> dict:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from baselines.anatomy import cuda_source
-from baselines.arms import ARMS
-from baselines.case import Case
-from baselines.kernel_code import _nvcc, main, ptx_counts, render
-from baselines.pipeline import build, make_target
+from pool_fusion_tuning.baselines.anatomy import cuda_source
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.kernel_code import _nvcc, main, ptx_counts, render
+from pool_fusion_tuning.baselines.pipeline import build, make_target
 
 COMMITTED = Path(__file__).resolve().parents[2] / "reports" / "h200" / "kernel_code"
 
@@ -38,4 +38,4 @@ def test_committed_table_renders_from_its_figures():
 
 def test_without_cases_it_says_how_to_call_it(capsys):
     assert main([]) == 2
-    assert "python3 -m baselines.kernel_code OUT" in capsys.readouterr().err
+    assert "python3 -m pool_fusion_tuning.baselines.kernel_code OUT" in capsys.readouterr().err

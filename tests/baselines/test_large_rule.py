@@ -10,18 +10,18 @@ import pytest
 import tvm
 from tvm import s_tir, te, topi
 
-from baselines.anatomy import cuda_source, kernel_launches
-from baselines.large_reduction import (
+from pool_fusion_tuning.baselines.anatomy import cuda_source, kernel_launches
+from pool_fusion_tuning.baselines.large_reduction import (
     MAX_BLOCKS,
     THREADS,
     LargeReduction,
     analyze_large,
     choose_parts,
 )
-from baselines.pipeline import make_target
-from baselines.rules import RULE_LISTS, first_rule
-from baselines.torch_peer import torch_available
-from baselines.window_bench import without_bindings
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.rules import RULE_LISTS, first_rule
+from pool_fusion_tuning.baselines.torch_peer import torch_available
+from pool_fusion_tuning.baselines.window_bench import without_bindings
 
 CUDA = make_target("cuda")
 

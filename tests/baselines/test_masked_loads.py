@@ -11,17 +11,17 @@ import tvm
 import tvm_ffi
 from tvm import s_tir
 
-from baselines.arms import ARMS
-from baselines.case import Case
-from baselines.masked_loads import mask_loads
-from baselines.pipeline import make_target
-from baselines.target import TargetSpec
-from baselines.template import PoolSchedule
-from baselines.window_bench import without_bindings
-from baselines.window_reduction import WindowReduction
-from tuning.candidates.kernel import bias_count, fused_function, kernel_module
-from tuning.candidates.kernel_check import _inputs, expected_outputs
-from tuning.tuners.space import Space
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.masked_loads import mask_loads
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.template import PoolSchedule
+from pool_fusion_tuning.baselines.window_bench import without_bindings
+from pool_fusion_tuning.baselines.window_reduction import WindowReduction
+from pool_fusion_tuning.tuning.candidates.kernel import bias_count, fused_function, kernel_module
+from pool_fusion_tuning.tuning.candidates.kernel_check import _inputs, expected_outputs
+from pool_fusion_tuning.tuning.tuners.space import Space
 
 CUDA = make_target("cuda")
 CUDA_SPEC = TargetSpec("cuda")
@@ -137,8 +137,8 @@ def test_the_templates_knob_masks_the_scheduled_function_on_cuda_only():
 def test_the_rules_one_kernel_is_timed_alone_as_one_kernel_compiles_it(tmp_path):
     """The tuner times the rule's one kernel (the report's `one-kernel` alone) masked, as the
     arm runs it, in its own record: a run from before keeps its unmasked one apart."""
-    from tuning.candidates.rule_schedule import DefaultSchedule
-    from tuning.tuners.optuna.tuner import _rule_kernels
+    from pool_fusion_tuning.tuning.candidates.rule_schedule import DefaultSchedule
+    from pool_fusion_tuning.tuning.tuners.optuna.tuner import _rule_kernels
 
     _, func = fused_function(ODD_ROWS, CUDA_SPEC, True)
     plain, masked = DefaultSchedule("fixed"), DefaultSchedule("fixed", masked_loads=True)

@@ -13,14 +13,19 @@ from conftest import rule_launch
 from test_template import CUDA
 from tvm import relax, s_tir
 
-import baselines.window_reduction
-from baselines.anatomy import cuda_source
-from baselines.arms import ARMS, template_arm, tuned_task_arm
-from baselines.case import Case
-from baselines.pipeline import build, fused_pool_function, fused_stage, make_target
-from baselines.reference import random_input, reference
-from baselines.rules import WholeGraphWindowReduction
-from tuning.measure.vm_arms import outputs_of
+from pool_fusion_tuning.baselines import window_reduction
+from pool_fusion_tuning.baselines.anatomy import cuda_source
+from pool_fusion_tuning.baselines.arms import ARMS, template_arm, tuned_task_arm
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.pipeline import (
+    build,
+    fused_pool_function,
+    fused_stage,
+    make_target,
+)
+from pool_fusion_tuning.baselines.reference import random_input, reference
+from pool_fusion_tuning.baselines.rules import WholeGraphWindowReduction
+from pool_fusion_tuning.tuning.measure.vm_arms import outputs_of
 
 # The three stride-1 Cases of issue 30's measurements, smaller: three Adds with the first and
 # last returned (`s1-32`), one Add returned twice (`s1-h6`), two Adds with the last returned
@@ -84,7 +89,7 @@ def test_without_the_handover_the_last_add_reads_the_first_back():
     """What `output_registers` removes: the shipped rule alone reads the first Add back."""
     _, func = fused_pool_function(fused_stage(STRIDE1["s1-32"], ARMS["one-kernel"], CUDA))
     with CUDA:
-        shipped = baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
+        shipped = window_reduction.WindowReduction().apply(func, CUDA, False)
     assert len(_reads_of_outputs(shipped.mod["main"])) == 1
 
 

@@ -10,10 +10,10 @@ from conftest import DEFAULT, ODD, rule_launch
 from tvm import relax, topi
 from tvm.s_tir import dlight
 
-from baselines.anatomy import captured_launches, cuda_source, kernel_table
-from baselines.arms import ARMS
-from baselines.graph import REDUCTION_GRAPHS
-from baselines.pipeline import (
+from pool_fusion_tuning.baselines.anatomy import captured_launches, cuda_source, kernel_table
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.graph import REDUCTION_GRAPHS
+from pool_fusion_tuning.baselines.pipeline import (
     backend_passes,
     build,
     fused_pool_function,
@@ -22,15 +22,15 @@ from baselines.pipeline import (
     make_target,
     unscheduled,
 )
-from baselines.rules import (
+from pool_fusion_tuning.baselines.rules import (
     RULE_LISTS,
     WholeGraphWindowReduction,
     default_rules,
     fixed_rules,
     rule_assignment,
 )
-from baselines.window_reduction import Launch
-from tuning.runfolder.store import folder_writer
+from pool_fusion_tuning.baselines.window_reduction import Launch
+from pool_fusion_tuning.runfolder.store import folder_writer
 
 CUDA = make_target("cuda")
 

@@ -10,14 +10,14 @@ import pytest
 import tvm
 from tvm import s_tir
 
-from baselines.case import Case
-from baselines.pipeline import make_target
-from baselines.target import TargetSpec
-from baselines.window_bench import without_bindings
-from tuning.candidates.kernel import bias_count, fused_function, kernel_module
-from tuning.candidates.kernel_check import _inputs, expected_outputs
-from tuning.tuners.metaschedule.design_space import STRUCTURES, template_space
-from tuning.tuners.space import Space, like_inductor
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.window_bench import without_bindings
+from pool_fusion_tuning.tuning.candidates.kernel import bias_count, fused_function, kernel_module
+from pool_fusion_tuning.tuning.candidates.kernel_check import _inputs, expected_outputs
+from pool_fusion_tuning.tuning.tuners.metaschedule.design_space import STRUCTURES, template_space
+from pool_fusion_tuning.tuning.tuners.space import Space, like_inductor
 
 CUDA = make_target("cuda")
 CUDA_SPEC = TargetSpec("cuda")

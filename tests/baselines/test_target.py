@@ -8,8 +8,8 @@ import tarfile
 import pytest
 from conftest import ROOT
 
-from baselines.target import TargetSpec
-from tuning.plan import RunPlan
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.plan import RunPlan
 
 
 def test_the_committed_h200_run_reads_back_and_writes_the_same_target(tmp_path):

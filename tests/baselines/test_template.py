@@ -5,13 +5,13 @@ import pytest
 import tvm
 from conftest import DEFAULT
 
-from baselines.anatomy import ptxas_resources
-from baselines.pipeline import make_target
-from baselines.target import TargetSpec
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.kernel import fused_function, kernel_module
-from tuning.measure.protocol import KernelProtocol
-from tuning.tuners.space import Space
+from pool_fusion_tuning.baselines.anatomy import ptxas_resources
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.kernel import fused_function, kernel_module
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
+from pool_fusion_tuning.tuning.tuners.space import Space
 
 CUDA = make_target("cuda")
 QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1)

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from conftest import DEFAULT
 
-from baselines.peers import PEERS, captured_peers
-from baselines.reference import random_input, reference
-from baselines.torch_peer import PeerArm, peer_arm
-from tuning.measure.harness import check
-from tuning.measure.protocol import Protocol
+from pool_fusion_tuning.baselines.peers import PEERS, captured_peers
+from pool_fusion_tuning.baselines.reference import random_input, reference
+from pool_fusion_tuning.baselines.torch_peer import PeerArm, peer_arm
+from pool_fusion_tuning.tuning.measure.harness import check
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
 pytestmark = pytest.mark.torch
 QUICK = Protocol(number=2, repeat=3, min_repeat_ms=1)

@@ -10,16 +10,22 @@ import tvm
 from conftest import DEFAULT, ODD, WINDOW3, rule_launch
 from tvm import relax, s_tir, topi
 
-from baselines.anatomy import cuda_source, kernel_table
-from baselines.arms import ARMS
-from baselines.case import Case
-from baselines.graph import REDUCTION_GRAPHS
-from baselines.pipeline import build, fused_pool_function, fused_stage, lower, make_target
-from baselines.reference import random_input, reference
-from baselines.rules import WholeGraphWindowReduction
-from baselines.whole_graph import FuseAroundReduction
-from tuning.measure.vm_arms import outputs_of
-from tuning.runfolder.store import folder_writer
+from pool_fusion_tuning.baselines.anatomy import cuda_source, kernel_table
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.graph import REDUCTION_GRAPHS
+from pool_fusion_tuning.baselines.pipeline import (
+    build,
+    fused_pool_function,
+    fused_stage,
+    lower,
+    make_target,
+)
+from pool_fusion_tuning.baselines.reference import random_input, reference
+from pool_fusion_tuning.baselines.rules import WholeGraphWindowReduction
+from pool_fusion_tuning.baselines.whole_graph import FuseAroundReduction
+from pool_fusion_tuning.runfolder.store import folder_writer
+from pool_fusion_tuning.tuning.measure.vm_arms import outputs_of
 
 CUDA = make_target("cuda")
 ONE_KERNEL = ARMS["one-kernel"]

@@ -16,20 +16,19 @@ import tvm
 from tvm import relax, s_tir, te
 from tvm.relax import op as R
 
-import baselines.rules
-import baselines.serial_reduction
-import baselines.window_reduction
-from baselines.anatomy import cuda_source, launch_configs, ptxas_resources
-from baselines.pipeline import make_target, unscheduled
-from baselines.rules import (
+from pool_fusion_tuning.baselines import rules as rules_module
+from pool_fusion_tuning.baselines import serial_reduction, window_reduction
+from pool_fusion_tuning.baselines.anatomy import cuda_source, launch_configs, ptxas_resources
+from pool_fusion_tuning.baselines.pipeline import make_target, unscheduled
+from pool_fusion_tuning.baselines.rules import (
     RULE_LISTS,
     WholeGraphWindowReduction,
     first_rule,
     rule_assignment,
     rule_name,
 )
-from baselines.serial_reduction import SerialGeneralReduction
-from baselines.window_bench import (
+from pool_fusion_tuning.baselines.serial_reduction import SerialGeneralReduction
+from pool_fusion_tuning.baselines.window_bench import (
     REPEAT,
     build,
     main,
@@ -38,7 +37,7 @@ from baselines.window_bench import (
     time_kernel,
     without_bindings,
 )
-from baselines.window_kernels import (
+from pool_fusion_tuning.baselines.window_kernels import (
     _F,
     KERNELS,
     Kernel,
@@ -49,7 +48,7 @@ from baselines.window_kernels import (
     fused,
     reduction_function,
 )
-from baselines.window_reduction import (
+from pool_fusion_tuning.baselines.window_reduction import (
     MAX_WINDOW,
     MULTIPROCESSORS,
     Launch,
@@ -57,7 +56,7 @@ from baselines.window_reduction import (
     _inline_window,
     _vector_width,
 )
-from tuning.upstream.tvm_examples import UNALIGNED_VIEW
+from pool_fusion_tuning.tuning.upstream.tvm_examples import UNALIGNED_VIEW
 
 CUDA = make_target("cuda")
 H200_SMS = 132
@@ -278,9 +277,9 @@ def test_the_window_is_read_off_each_layout():
 
 def test_two_rows_per_thread_only_where_the_outputs_still_fill_the_gpu():
     window = _window(CLASS[4])
-    launch = baselines.window_reduction._choose_launch(window, CUDA)
+    launch = window_reduction._choose_launch(window, CUDA)
     assert launch.rows == 2  # 17424 outputs >= 2 x 132 multiprocessors x 32 threads
-    small = baselines.window_reduction._choose_launch(_window(CLASS[5]), CUDA)
+    small = window_reduction._choose_launch(_window(CLASS[5]), CUDA)
     assert _window(CLASS[5]).shares_rows and small == Launch(threads=32, rows=1)
 
 
@@ -289,7 +288,7 @@ def test_a_window_larger_than_row_window_takes_one_row_per_thread():
     H200 (ROW_WINDOW)."""
     large = _small("convnext-dw7-bias", x=(1, 16, 33, 33), weight=(16, 1, 7, 7), bias=(16,))
     assert not _window(large).shares_rows
-    assert baselines.window_reduction._choose_launch(_window(large), CUDA).rows == 1
+    assert window_reduction._choose_launch(_window(large), CUDA).rows == 1
 
 
 @pytest.mark.parametrize("outputs", [100, 2000, 4224, 8192, 20000, 33792, 147456, 10**6])
@@ -338,10 +337,10 @@ def test_the_launch_depends_on_the_target_alone(monkeypatch):
     window = _window(CLASS[4])
     targets = [CUDA, tvm.target.Target("nvidia/geforce-rtx-3090-ti")]
     targets.append(tvm.target.Target({"kind": "cuda", "arch": "sm_52"}))
-    launches = {baselines.window_reduction._choose_launch(window, t) for t in targets}
+    launches = {window_reduction._choose_launch(window, t) for t in targets}
     assert launches == {Launch(threads=64, rows=2)}  # 17424 outputs, two rows a thread
     assert {(_block_threads(10**6, t), _block_threads(100, t)) for t in targets} == {(256, 32)}
-    source = open(baselines.window_reduction.__file__).read()
+    source = open(window_reduction.__file__).read()
     assert "runtime.device" not in source and "except Exception" not in source
 
 
@@ -354,7 +353,7 @@ def test_window_one_is_declined():
     func = _reduction(OUTSIDE[1])
     assert _inline_window(s_tir.Schedule(func)).size == 1
     with CUDA:
-        assert baselines.window_reduction.WindowReduction().apply(func, CUDA, False) is None
+        assert window_reduction.WindowReduction().apply(func, CUDA, False) is None
         assert WholeGraphWindowReduction().apply(func, CUDA, False) is None
 
 
@@ -381,7 +380,7 @@ def _pool(index) -> tvm.tirx.PrimFunc:
 def test_a_layout_the_rule_does_not_know_is_declined():
     nchw = _pool(lambda n, c, h, w, rh, rw: (n, c, h * 2 + rh, w * 2 + rw))
     transposed = _pool(lambda n, c, h, w, rh, rw: (n, c, w * 2 + rw, h * 2 + rh))
-    rule = baselines.window_reduction.WindowReduction()
+    rule = window_reduction.WindowReduction()
     with CUDA:
         assert rule.apply(nchw, CUDA, False) is not None
         assert rule.apply(transposed, CUDA, False) is None
@@ -398,7 +397,7 @@ def test_symbolic_shapes_are_declined():
     mod = unscheduled(bb.get(), CUDA)
     (func,) = [f for f in mod.functions.values() if isinstance(f, tvm.tirx.PrimFunc)]
     with CUDA:
-        assert baselines.window_reduction.WindowReduction().apply(func, CUDA, False) is None
+        assert window_reduction.WindowReduction().apply(func, CUDA, False) is None
         assert WholeGraphWindowReduction().apply(func, CUDA, False) is None
     assert rule_assignment(mod, CUDA, RULE_LISTS["fixed"](CUDA)) == rule_assignment(
         mod, CUDA, RULE_LISTS["default"](CUDA)
@@ -413,17 +412,17 @@ def test_an_error_while_scheduling_is_raised_by_the_rule(monkeypatch):
     def no_threads(window, target):
         return Launch(threads=0, rows=1)
 
-    for module in (baselines.window_reduction, baselines.rules):
+    for module in (window_reduction, rules_module):
         monkeypatch.setattr(module, "_choose_launch", no_threads)
     with CUDA:
         with pytest.raises(tvm.s_tir.schedule.ScheduleError):
-            baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
+            window_reduction.WindowReduction().apply(func, CUDA, False)
         assert WholeGraphWindowReduction().apply(func, CUDA, False) is None
 
 
 def test_the_serial_fix_falls_back_to_its_rule_on_an_error(monkeypatch):
     func = _reduction(CLASS[0])
-    monkeypatch.setattr(baselines.serial_reduction, "_block_threads", lambda units, target: 0)
+    monkeypatch.setattr(serial_reduction, "_block_threads", lambda units, target: 0)
     with CUDA:
         ours = SerialGeneralReduction().apply(func, CUDA, False)
         theirs = tvm.s_tir.dlight.gpu.GeneralReduction().apply(func, CUDA, False)
@@ -454,14 +453,14 @@ def test_the_projects_rule_schedules_the_class_as_the_shipped_rule():
         func = _reduction(kernel)
         with CUDA:
             ours = WholeGraphWindowReduction().apply(func, CUDA, False)
-            shipped = baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
+            shipped = window_reduction.WindowReduction().apply(func, CUDA, False)
         assert (ours is None) == (shipped is None), kernel.name
         if ours is not None:
             tvm.ir.assert_structural_equal(ours.mod, shipped.mod)
 
 
 def test_the_shipped_rule_needs_only_tvm():
-    tree = ast.parse(open(baselines.window_reduction.__file__).read())
+    tree = ast.parse(open(window_reduction.__file__).read())
     imported = {
         alias.name for n in ast.walk(tree) if isinstance(n, ast.Import) for alias in n.names
     }
@@ -526,7 +525,7 @@ def test_the_benchmark_builds_every_kernel_for_cuda():
 def _declines(func: tvm.tirx.PrimFunc) -> bool:
     """Whether the shipped rule and the project's both leave `func` to the rules after them."""
     with CUDA:
-        shipped = baselines.window_reduction.WindowReduction().apply(func, CUDA, False)
+        shipped = window_reduction.WindowReduction().apply(func, CUDA, False)
         ours = WholeGraphWindowReduction().apply(func, CUDA, False)
     return shipped is None and ours is None
 
@@ -592,9 +591,7 @@ def test_no_vector_load_where_the_offset_is_not_provably_aligned():
     for factor in (1, 2):
         func = _view_pool if factor == 1 else _with_offset_factor(_view_pool, factor)
         with CUDA:
-            schedules[factor] = baselines.window_reduction.WindowReduction().apply(
-                func, CUDA, False
-            )
+            schedules[factor] = window_reduction.WindowReduction().apply(func, CUDA, False)
         assert schedules[factor] is not None
     assert "T.vectorized" not in schedules[1].mod.script()
     assert "T.vectorized" in schedules[2].mod.script()
@@ -608,7 +605,7 @@ def test_no_vector_load_where_the_offset_is_not_provably_aligned():
 def test_a_pool_over_a_view_one_element_in_is_right_on_cuda():
     target = tvm.target.Target.from_device(tvm.cuda(0))
     with target:
-        mod = tvm.s_tir.dlight.ApplyDefaultSchedule(baselines.window_reduction.WindowReduction())(
+        mod = tvm.s_tir.dlight.ApplyDefaultSchedule(window_reduction.WindowReduction())(
             tvm.IRModule({"main": _view_pool})
         )
     assert mod["main"].attrs["tirx.is_scheduled"]
@@ -627,7 +624,7 @@ def test_a_vulkan_target_gets_one_thread_per_output_within_its_limits():
     vulkan = tvm.target.Target("vulkan")
     func = _pool(lambda n, c, h, w, rh, rw: (n, c, h * 2 + rh, w * 2 + rw))
     with vulkan:
-        sch = baselines.window_reduction.WindowReduction().apply(func, vulkan, False)
+        sch = window_reduction.WindowReduction().apply(func, vulkan, False)
     assert sch is not None
     extents = {}
     text = sch.mod.script()

@@ -5,15 +5,15 @@ import time
 
 import tvm
 
-from baselines.case import Case
-from baselines.target import TargetSpec
-from baselines.template import PoolSchedule
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.kernel import fused_function, kernel_module
-from tuning.candidates.kernel_cache import KernelCache, kernel_key
-from tuning.candidates.runner import KernelRunner
-from tuning.measure.protocol import KernelProtocol
-from tuning.runfolder.spent import SPENT
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.template import PoolSchedule
+from pool_fusion_tuning.runfolder.spent import SPENT
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.kernel import fused_function, kernel_module
+from pool_fusion_tuning.tuning.candidates.kernel_cache import KernelCache, kernel_key
+from pool_fusion_tuning.tuning.candidates.runner import KernelRunner
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 
 SPEC = TargetSpec("llvm")
 

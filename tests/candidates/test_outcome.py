@@ -2,8 +2,8 @@
 
 import json
 
-from tuning.candidates.outcome import Reason, Status, failed
-from tuning.candidates.summary import failures_by_reason
+from pool_fusion_tuning.tuning.candidates.outcome import Reason, Status, failed
+from pool_fusion_tuning.tuning.candidates.summary import failures_by_reason
 
 
 def test_a_stored_record_keeps_the_strings_and_compares_equal():

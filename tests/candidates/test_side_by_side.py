@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from tuning.candidates import evaluator as candidates
-from tuning.candidates.side_by_side import side_by_side
-from tuning.tuners.metaschedule.tune import LOGGER, logs_to
+from pool_fusion_tuning.tuning.candidates import evaluator as candidates
+from pool_fusion_tuning.tuning.candidates.side_by_side import side_by_side
+from pool_fusion_tuning.tuning.tuners.metaschedule.tune import LOGGER, logs_to
 
 
 def test_tasks_run_at_the_same_time():

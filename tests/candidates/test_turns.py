@@ -4,7 +4,7 @@ keep the others waiting."""
 import threading
 import time
 
-from tuning.candidates.turns import TurnLock
+from pool_fusion_tuning.tuning.candidates.turns import TurnLock
 
 
 def _wait_until(condition) -> None:

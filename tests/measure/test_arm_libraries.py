@@ -10,11 +10,11 @@ import pytest
 import tvm
 from conftest import assert_all_gone
 
-from baselines.arms import DEFAULT_ARMS, Arm
-from baselines.case import Case
-from baselines.target import TargetSpec
-from baselines.template import PoolSchedule
-from tuning.measure.arm_libraries import ArmLibraries, with_builds
+from pool_fusion_tuning.baselines.arms import DEFAULT_ARMS, Arm
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.template import PoolSchedule
+from pool_fusion_tuning.tuning.measure.arm_libraries import ArmLibraries, with_builds
 
 SMALL_CASE = Case(channels=2, height=12, width=12, branches=2)
 LLVM = TargetSpec("llvm")

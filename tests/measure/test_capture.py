@@ -5,16 +5,16 @@ import numpy as np
 import pytest
 from conftest import tune
 
-from baselines import torch_peer
-from baselines.arms import ARMS
-from baselines.peers import PEERS, captured_peers
-from baselines.reference import random_input, reference
-from baselines.target import TargetSpec
-from tuning.base.errors import UsageError
-from tuning.cli.choices import check_arms_fit_target
-from tuning.measure.harness import check
-from tuning.measure.protocol import Protocol
-from tuning.measure.vm_arms import outputs_of
+from pool_fusion_tuning.baselines import torch_peer
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.peers import PEERS, captured_peers
+from pool_fusion_tuning.baselines.reference import random_input, reference
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.cli.choices import check_arms_fit_target
+from pool_fusion_tuning.tuning.measure.harness import check
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
+from pool_fusion_tuning.tuning.measure.vm_arms import outputs_of
 
 
 def test_a_capture_arm_needs_a_cuda_target():
@@ -58,8 +58,8 @@ def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_p
     import tvm
     from tvm import relax
 
-    from baselines.pipeline import lower, make_target
-    from tuning.measure.vm_arms import CapturedVMArm, device_for
+    from pool_fusion_tuning.baselines.pipeline import lower, make_target
+    from pool_fusion_tuning.tuning.measure.vm_arms import CapturedVMArm, device_for
 
     target = make_target("cuda")
     executable = relax.build(
@@ -86,9 +86,9 @@ def test_a_replayed_call_matches_the_reference_for_every_input(case, name, tmp_p
 def test_a_cuda_trial_keeps_three_figures_per_arm_in_balanced_blocks():
     from conftest import DEFAULT
 
-    from baselines.arms import DEFAULT_ARMS
-    from tuning.environment import gpu_arch
-    from tuning.measure.harness import TrialJob, run_trial
+    from pool_fusion_tuning.baselines.arms import DEFAULT_ARMS
+    from pool_fusion_tuning.tuning.environment import gpu_arch
+    from pool_fusion_tuning.tuning.measure.harness import TrialJob, run_trial
 
     arms = [DEFAULT_ARMS[2], ARMS["fixed"], ARMS["fixed+capture"]]
     protocol = Protocol(number=2, repeat=2, min_repeat_ms=1, warmup_s=0, blocks=None)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tuning.measure.design import (
+from pool_fusion_tuning.tuning.measure.design import (
     MIN_AUTO_BLOCKS,
     auto_blocks,
     balance,

@@ -9,7 +9,7 @@ import itertools
 
 import pytest
 
-from tuning.measure.gpu_timer import (
+from pool_fusion_tuning.tuning.measure.gpu_timer import (
     MAX_SLEEP_MS,
     MIN_SLEEP_MS,
     SLEEP_MARGIN,

@@ -3,7 +3,7 @@ the GPU machine (`python3 -m pytest tests/test_gpu_timer.py`) and is skipped els
 
 import pytest
 
-from tuning.measure.gpu_timer import gpu_time_us
+from pool_fusion_tuning.tuning.measure.gpu_timer import gpu_time_us
 
 pytestmark = [pytest.mark.torch, pytest.mark.gpu]
 
@@ -47,7 +47,7 @@ def test_the_sleep_found_once_is_kept_between_blocks():
 
     import torch
 
-    from tuning.measure.gpu_timer import BLOCKING_CYCLES, QueuedGpuTimer
+    from pool_fusion_tuning.tuning.measure.gpu_timer import BLOCKING_CYCLES, QueuedGpuTimer
 
     x = torch.ones(1024, device="cuda")
     calls = []

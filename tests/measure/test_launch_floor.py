@@ -1,11 +1,11 @@
-"""`python3 -m tuning.launch_floor`: what a call of one launch costs the GPU. The arithmetic and
-the kernel on the CPU; the measurement where there is a CUDA GPU."""
+"""`python3 -m pool_fusion_tuning.tuning.launch_floor`: what a call of one launch costs the GPU.
+The arithmetic and the kernel on the CPU; the measurement where there is a CUDA GPU."""
 
 import pytest
 import tvm
 
-from baselines.pipeline import make_target
-from tuning.launch_floor import gaps, main, one_thread, render
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.tuning.launch_floor import gaps, main, one_thread, render
 
 
 def test_gaps_are_the_idle_time_between_one_kernel_s_end_and_the_next_one_s_start():
@@ -23,7 +23,10 @@ def test_without_a_gpu_it_says_so_in_one_line(tmp_path, capsys):
     if tvm.cuda(0).exist:
         pytest.skip("a CUDA GPU is visible")
     assert main([str(tmp_path / "out")]) == 2
-    assert capsys.readouterr().err == "tuning.launch_floor needs a CUDA GPU and PyTorch with CUDA\n"
+    assert (
+        capsys.readouterr().err
+        == "pool_fusion_tuning.tuning.launch_floor needs a CUDA GPU and PyTorch with CUDA\n"
+    )
     assert not (tmp_path / "out").exists()
     assert main([]) == 2
 

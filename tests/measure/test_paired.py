@@ -4,10 +4,10 @@ with the H200's noise structure, at the default number of trials (CPU, a few sec
 import numpy as np
 import pytest
 
-from reports.stats import coverage
-from reports.stats.paired import paired_log_interval, paired_ratio
-from tuning.measure.design import auto_blocks
-from tuning.measure.harness import Protocol
+from pool_fusion_tuning.reports.stats import coverage
+from pool_fusion_tuning.reports.stats.paired import paired_log_interval, paired_ratio
+from pool_fusion_tuning.tuning.measure.design import auto_blocks
+from pool_fusion_tuning.tuning.measure.harness import Protocol
 
 TRUE = 0.15
 
@@ -65,7 +65,7 @@ def test_blocks_and_trials_without_both_arms_are_left_out():
 
 
 def test_the_report_uses_this_estimator():
-    from reports import report_data
+    from pool_fusion_tuning.reports import report_data
 
     assert report_data.paired_ratio is paired_ratio
     rng = np.random.default_rng(4)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import tvm
 
-from tuning.measure.profiled import kernel_sums, profile_arms
-from tuning.measure.protocol import Protocol
-from tuning.runfolder.checker import file_problem
+from pool_fusion_tuning.runfolder.checker import file_problem
+from pool_fusion_tuning.tuning.measure.profiled import kernel_sums, profile_arms
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
 TRIAL = Path("trials/trial_0.json")
 
@@ -38,11 +38,11 @@ def test_a_tvm_arm_and_a_peer_are_profiled_and_captured_on_the_gpu():
     from tvm import relax
     from tvm.relax.frontend.torch import from_exported_program
 
-    from baselines.models.build import build_model
-    from baselines.pipeline import make_target
-    from baselines.rules import RULE_LISTS
-    from baselines.torch_peer import PeerArm
-    from tuning.measure.vm_arms import VMArm
+    from pool_fusion_tuning.baselines.models.build import build_model
+    from pool_fusion_tuning.baselines.pipeline import make_target
+    from pool_fusion_tuning.baselines.rules import RULE_LISTS
+    from pool_fusion_tuning.baselines.torch_peer import PeerArm
+    from pool_fusion_tuning.tuning.measure.vm_arms import VMArm
 
     x = np.random.default_rng(0).standard_normal((64, 256)).astype("float32")
     module = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU()).eval()

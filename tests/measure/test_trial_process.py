@@ -4,12 +4,12 @@ context before the trial, and a process left without a trial is stopped."""
 
 import time
 
-from baselines.arms import ARMS
-from baselines.case import Case
-from baselines.target import TargetSpec
-from tuning.measure.harness import TrialJob
-from tuning.measure.protocol import Protocol
-from tuning.measure.trial_process import TrialProcesses, run_trial_process
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.measure.harness import TrialJob
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
+from pool_fusion_tuning.tuning.measure.trial_process import TrialProcesses, run_trial_process
 
 CASE = Case(channels=2, height=8, width=8, branches=2)
 PROTOCOL = Protocol(number=1, repeat=1, min_repeat_ms=0, warmup_s=0, blocks=2, trials=2, checks=1)
@@ -50,8 +50,8 @@ def test_a_trial_process_that_dies_is_one_line_saying_how_and_how_to_continue():
 
     import pytest
 
-    from tuning.base.errors import ProcessDied
-    from tuning.cli.fault_lines import fault_line
+    from pool_fusion_tuning.tuning.base.errors import ProcessDied
+    from pool_fusion_tuning.tuning.cli.fault_lines import fault_line
 
     with TrialProcesses([0]) as processes:
         process = processes.take(0)

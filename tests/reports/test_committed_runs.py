@@ -31,7 +31,7 @@ def rendered(request, tmp_path_factory):
         stored.extractall(out)
     run = out / folder
     python_without_tvm(
-        "from reports.render import render_run\nfrom tuning.runfolder.store import Run\n"
+        "from reports.render import render_run\nfrom runfolder.store import Run\n"
         f"render_run(Run({str(run)!r}))"
     )
     return request.param, run, committed, digest

@@ -11,11 +11,11 @@ import pytest
 from conftest import ROOT
 from test_report import CPU_FIGURES, TRIALS, _write_run
 
-from reports.comment import answer
-from reports.console import LINES, console_answer
-from reports.report_data import summarize_run
-from reports.stats.cpu_noise import BAND, CPU_NOTE, within_cpu_noise
-from tuning.runfolder.store import Run
+from pool_fusion_tuning.reports.comment import answer
+from pool_fusion_tuning.reports.console import LINES, console_answer
+from pool_fusion_tuning.reports.report_data import summarize_run
+from pool_fusion_tuning.reports.stats.cpu_noise import BAND, CPU_NOTE, within_cpu_noise
+from pool_fusion_tuning.runfolder.store import Run
 
 
 @pytest.fixture(scope="module")
@@ -148,7 +148,7 @@ def test_a_name_from_the_run_folder_sends_no_control_character_to_the_terminal(c
 
 
 def test_a_suggested_command_is_never_split_across_lines():
-    from reports.console import _wrap
+    from pool_fusion_tuning.reports.console import _wrap
 
     for words in range(10, 30):  # the command at every place of a line
         text = "said " * words + "(PyTorch is not installed; pip install -e '.[torch]'); more"

@@ -3,7 +3,7 @@ GPU time where the run has it."""
 
 import pytest
 
-from reports.model_tuned import tuned_text
+from pool_fusion_tuning.reports.model_tuned import tuned_text
 
 
 def _ratio(ratio: float, low: float, high: float) -> dict:
@@ -84,7 +84,7 @@ def _tuned_all(report: dict) -> dict:
 
 
 def test_the_tuned_section_gives_budgets_wall_time_kernels_left_and_torch_compile():
-    from reports.model_tuned import tuned_section
+    from pool_fusion_tuning.reports.model_tuned import tuned_section
 
     text = "\n".join(tuned_section(_tuned_all(_report(_ratio(2.5, 2.4, 2.6), _ratio(1, 0.9, 1.1)))))
     assert "## Tuned kernels (--tune-top all, 16 candidates per tuner;" in text
@@ -98,7 +98,7 @@ def test_the_tuned_section_gives_budgets_wall_time_kernels_left_and_torch_compil
 
 
 def test_a_run_from_before_the_tuning_kept_its_wall_time_renders_as_it_did():
-    from reports.model_tuned import tuned_section
+    from pool_fusion_tuning.reports.model_tuned import tuned_section
 
     report = _tuned_all(_report(None, _ratio(1, 0.9, 1.1)))
     for key in ("tune_top", "time_budget_s", "commands", "kernels_chosen"):
@@ -114,8 +114,8 @@ def test_a_kernel_s_tuned_time_is_the_one_tvm_tuned_runs(used, tuned_us):
     """Where tvm-tuned keeps the base list's schedule (the tuner's best no faster, or none
     valid), the kernel's tuned time is the base's, not the tuner's slower best: the class
     table once read 2.79 ms of tuned matmul where tvm-tuned ran 1.49 ms."""
-    from reports.kernel_classes import class_rows
-    from reports.model_report import _kernel_row
+    from pool_fusion_tuning.reports.kernel_classes import class_rows
+    from pool_fusion_tuning.reports.model_report import _kernel_row
 
     kernel = {"name": "fused_matmul", "window": None, "outputs": 1, "calls": 2, "pattern": False}
     kernel |= {"rules": {}, "launches": {}}

@@ -4,8 +4,8 @@ process-level shift show it side by side."""
 import numpy as np
 import pytest
 
-from reports.stats.coverage import H200, simulate
-from reports.stats.noise import noise_levels
+from pool_fusion_tuning.reports.stats.coverage import H200, simulate
+from pool_fusion_tuning.reports.stats.noise import noise_levels
 
 
 def test_each_level_recovers_its_noise():

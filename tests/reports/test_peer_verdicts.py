@@ -11,7 +11,7 @@ import tarfile
 import pytest
 from conftest import ROOT, python_without_tvm
 
-from reports.model_peers import peer_rows
+from pool_fusion_tuning.reports.model_peers import peer_rows
 
 STORED = ROOT / "reports" / "h200" / "models" / "models.tar.xz"
 TVM, PEERS = ("tvm-default", "tvm-fixed"), ("torch-eager", "torch-compile")
@@ -48,7 +48,7 @@ def rendered(tmp_path_factory):
             profiles[name] = _profile(folders[name], drop_tvm_gpu_time=name == "no-gpu-time")
     python_without_tvm(
         "from pathlib import Path\nfrom reports.model_report import render_model_run\n"
-        "from tuning.runfolder.store import Run\n"
+        "from runfolder.store import Run\n"
         f"for path in {[str(f) for f in folders.values()]!r}:\n"
         "    render_model_run(Run.open(Path(path)))"
     )
@@ -119,7 +119,7 @@ def test_a_list_without_queued_gpu_time_is_held_against_the_default_by_its_kerne
 
 
 def test_kernels_are_classed_on_both_sides():
-    from reports.kernel_classes import torch_class, tvm_class
+    from pool_fusion_tuning.reports.kernel_classes import torch_class, tvm_class
 
     assert {name: torch_class(name) for name in TORCH_KERNELS} == {
         name: found for name, (_, found) in TORCH_KERNELS.items()
@@ -137,7 +137,7 @@ def test_kernels_are_classed_on_both_sides():
 
 
 def test_the_gap_by_class_sums_both_sides_and_names_the_worst(rendered):
-    from reports.kernel_classes import class_rows, tvm_class
+    from pool_fusion_tuning.reports.kernel_classes import class_rows, tvm_class
 
     report, data, _ = rendered["profiled"]
     rows = {row["class"]: row for row in class_rows(data)}

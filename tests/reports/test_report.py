@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from conftest import python_without_tvm
 
-from baselines.case import Case
-from baselines.target import TargetSpec
-from reports.markdown import render
-from reports.report_data import summarize_run
-from tuning.measure.design import block_orders, start_row, williams_rows
-from tuning.measure.harness import Protocol
-from tuning.plan import RunPlan
-from tuning.runfolder.store import Run, write_json
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.reports.markdown import render
+from pool_fusion_tuning.reports.report_data import summarize_run
+from pool_fusion_tuning.runfolder.store import Run, write_json
+from pool_fusion_tuning.tuning.measure.design import block_orders, start_row, williams_rows
+from pool_fusion_tuning.tuning.measure.harness import Protocol
+from pool_fusion_tuning.tuning.plan import RunPlan
 
 # us: end to end through the call path, called from Python, GPU time with calls queued.
 FIGURES = {
@@ -217,7 +217,7 @@ def test_the_paragraph_holds_the_candidate_and_the_fair_peers_once(report):
 
 def test_the_report_renders_the_same_without_tvm(peers_run, report):
     python_without_tvm(
-        "from reports.render import render_run\nfrom tuning.runfolder.store import Run\n"
+        "from reports.render import render_run\nfrom runfolder.store import Run\n"
         f"render_run(Run({str(peers_run.path)!r}))"
     )
     assert (peers_run.path / "report.md").read_text() == render(report)
@@ -357,7 +357,7 @@ def test_a_tuner_no_report_names_is_held_against_the_arm_its_summary_declares(tm
 
 
 def test_the_report_says_where_the_run_s_time_went():
-    from reports.markdown import wall_text
+    from pool_fusion_tuning.reports.markdown import wall_text
 
     text = "\n".join(
         wall_text(
@@ -445,7 +445,7 @@ def test_the_paragraph_states_the_whole_graph_against_pytorch_like_for_like(whol
 
 
 def test_what_was_not_measured_joins_the_last_sentence(whole_report):
-    from reports.paragraph import headline
+    from pool_fusion_tuning.reports.paragraph import headline
 
     failed = {
         **whole_report,
@@ -464,7 +464,7 @@ def test_what_was_not_measured_joins_the_last_sentence(whole_report):
 def _check_comment(text: str) -> list[str]:
     """Within 2,500 characters, verdicts as the paragraph gives them, one table, the
     environment folded; the table's rows."""
-    from reports.comment import LIMIT
+    from pool_fusion_tuning.reports.comment import LIMIT
 
     assert len(text.encode()) <= LIMIT, len(text.encode())
     bullets = [line[2:] for line in text.splitlines() if line.startswith("- ")]
@@ -479,7 +479,7 @@ def _check_comment(text: str) -> list[str]:
 
 
 def test_the_comment_holds_the_default_run_within_its_limit(whole_report):
-    from reports.comment import render_comment
+    from pool_fusion_tuning.reports.comment import render_comment
 
     text = render_comment(whole_report)
     rows = _check_comment(text)
@@ -496,7 +496,7 @@ def test_the_comment_holds_the_default_run_within_its_limit(whole_report):
 
 
 def test_the_comment_leaves_arms_no_verdict_names_to_the_full_report(whole_report):
-    from reports.comment import render_comment
+    from pool_fusion_tuning.reports.comment import render_comment
 
     long = {**whole_report, "command": "tune " + "--case channels=16 " * 30}
     text = render_comment(long)
@@ -509,7 +509,7 @@ def test_the_comment_leaves_arms_no_verdict_names_to_the_full_report(whole_repor
 
 
 def test_the_comment_of_a_cpu_run_has_no_gpu_column(tmp_path):
-    from reports.comment import render_comment
+    from pool_fusion_tuning.reports.comment import render_comment
 
     run = _write_run(
         tmp_path / "run", "llvm", CPU_FIGURES, list(CPU_FIGURES), host_bound=set(CPU_FIGURES)
@@ -524,7 +524,7 @@ def test_the_comment_of_a_cpu_run_has_no_gpu_column(tmp_path):
 
 
 def test_the_wall_time_section_says_where_each_tuner_and_trial_spent_its_time():
-    from reports.markdown import wall_text
+    from pool_fusion_tuning.reports.markdown import wall_text
 
     optuna = {"wall_s": 80.4, "time_spent": {"build_cpu_s": 410.2, "asks": 690, "ask_s": 21.5}}
     ms_run = {"wall_s": 120.0, "time_spent": {"build_cpu_s": 300.0, "search_s": 61.2}}
@@ -566,7 +566,7 @@ def test_the_wall_time_section_says_where_each_tuner_and_trial_spent_its_time():
 def test_the_report_names_the_rule_the_run_put_window_reduction_before(default_report):
     """New runs record it with the fixed arm; a run that recorded nothing ran it before
     GeneralReduction, as the rule list then did."""
-    from baselines.arms import ARMS
+    from pool_fusion_tuning.baselines.arms import ARMS
 
     assert ARMS["fixed"].describe()["rule_before"] == "Reduction"
     assert "`WindowReduction` before `GeneralReduction`" in render(default_report)
@@ -577,7 +577,7 @@ def test_the_report_names_the_rule_the_run_put_window_reduction_before(default_r
 def test_the_report_says_which_arms_masked_their_loads(tmp_path, whole_report):
     """A run records the arms whose loads were masked (`one-kernel` now); the report names them
     in a note, and a run from before, which recorded none, gets no such note."""
-    from baselines.arms import ARMS
+    from pool_fusion_tuning.baselines.arms import ARMS
 
     note = "after scheduling, each guarded block that writes a register runs unguarded"
     assert note not in render(whole_report)

@@ -7,10 +7,10 @@ import shutil
 
 from conftest import stored_sweep
 
-from reports import markdown
-from reports.render import render_run
-from reports.sweep_report import render_sweep
-from tuning.runfolder.store import Run
+from pool_fusion_tuning.reports import markdown
+from pool_fusion_tuning.reports.render import render_run
+from pool_fusion_tuning.reports.sweep_report import render_sweep
+from pool_fusion_tuning.runfolder.store import Run
 
 
 def _change(path, change) -> None:

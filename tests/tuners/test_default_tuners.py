@@ -2,14 +2,14 @@
 
 import pytest
 
-from baselines.target import TargetSpec
-from tuning.base.errors import UsageError
-from tuning.cli import run as run_module
-from tuning.cli.choices import run_tuners
-from tuning.cli.options import parser
-from tuning.cli.run_options import refuse_changes, stored_options
-from tuning.tuners.optuna import one_kernel_budget
-from tuning.tuners.registry import TUNERS
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.cli import run as run_module
+from pool_fusion_tuning.tuning.cli.choices import run_tuners
+from pool_fusion_tuning.tuning.cli.options import parser
+from pool_fusion_tuning.tuning.cli.run_options import refuse_changes, stored_options
+from pool_fusion_tuning.tuning.tuners.optuna import one_kernel_budget
+from pool_fusion_tuning.tuning.tuners.registry import TUNERS
 
 BOTH = ["optuna", "metaschedule"]
 SMALL = "--processes 1 --blocks 1 --case channels=2 height=12 width=12 branches=2".split()

@@ -10,18 +10,18 @@ import tvm
 from conftest import WINDOW3
 from tvm import relax
 
-from baselines.pipeline import build, make_target
-from baselines.reference import random_input, reference
-from baselines.target import TargetSpec
-from tuning.base.errors import TuningFailed
-from tuning.base.progress import Progress
-from tuning.candidates.summary import budget_shares
-from tuning.measure.vm_arms import outputs_of
-from tuning.runfolder.store import Run
-from tuning.tuners.metaschedule import bridge as ms_bridge
-from tuning.tuners.metaschedule import tuner as metaschedule
-from tuning.tuners.metaschedule.diagnosis import default_space_outcomes
-from tuning.tuners.spec import RunOptions, TunerPlan
+from pool_fusion_tuning.baselines.pipeline import build, make_target
+from pool_fusion_tuning.baselines.reference import random_input, reference
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.store import Run
+from pool_fusion_tuning.tuning.base.errors import TuningFailed
+from pool_fusion_tuning.tuning.base.progress import Progress
+from pool_fusion_tuning.tuning.candidates.summary import budget_shares
+from pool_fusion_tuning.tuning.measure.vm_arms import outputs_of
+from pool_fusion_tuning.tuning.tuners.metaschedule import bridge as ms_bridge
+from pool_fusion_tuning.tuning.tuners.metaschedule import tuner as metaschedule
+from pool_fusion_tuning.tuning.tuners.metaschedule.diagnosis import default_space_outcomes
+from pool_fusion_tuning.tuning.tuners.spec import RunOptions, TunerPlan
 
 OPTIONS: RunOptions = {"seed": 0}
 
@@ -135,8 +135,8 @@ def test_default_cuda_space_fails_only_through_its_unroll_rule():
 
 def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
     """The arm's hook puts in exactly what MetaScheduleApplyDatabase takes from the database."""
-    from baselines.arms import tuned_task_arm
-    from baselines.pipeline import fused_pool_function, fused_stage
+    from pool_fusion_tuning.baselines.arms import tuned_task_arm
+    from pool_fusion_tuning.baselines.pipeline import fused_pool_function, fused_stage
 
     run, arm, _ = tuned
     source = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
@@ -185,11 +185,14 @@ def test_every_template_design_replays_from_its_trace_and_builds_right():
     reference (a pair of flat outputs spans rows: 11 outputs a row)."""
     from tvm import s_tir
 
-    from tuning.candidates.kernel import kernel_module
-    from tuning.candidates.kernel_check import check_and_time
-    from tuning.candidates.task import PoolKernel
-    from tuning.measure.protocol import KernelProtocol
-    from tuning.tuners.metaschedule.design_space import STRUCTURES, template_space
+    from pool_fusion_tuning.tuning.candidates.kernel import kernel_module
+    from pool_fusion_tuning.tuning.candidates.kernel_check import check_and_time
+    from pool_fusion_tuning.tuning.candidates.task import PoolKernel
+    from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
+    from pool_fusion_tuning.tuning.tuners.metaschedule.design_space import (
+        STRUCTURES,
+        template_space,
+    )
 
     case = WINDOW3.replace(height=12, width=12, window=2, tail=2)
     quick = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1)

@@ -9,9 +9,9 @@ import pytest
 from conftest import ROOT
 from fixtures.random_tuner import RANDOM
 
-from tuning.cli.main import main
-from tuning.tuners.registry import TUNERS, tuners_for
-from tuning.tuners.spec import Role
+from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.tuners.registry import TUNERS, tuners_for
+from pool_fusion_tuning.tuning.tuners.spec import Role
 
 QUICK = [
     *"--target llvm --processes 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0".split(),

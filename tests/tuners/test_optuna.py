@@ -10,18 +10,18 @@ import tvm
 from conftest import WINDOW3, InjectingSpace
 from tvm import te
 
-from baselines.case import Case
-from baselines.target import TargetSpec
-from baselines.template import PoolSchedule
-from tuning.base.progress import Progress
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.measure.protocol import KernelProtocol
-from tuning.tuners.optuna.record import RECORD
-from tuning.tuners.optuna.samplers import make_sampler
-from tuning.tuners.optuna.search_loop import OptunaSearch
-from tuning.tuners.optuna.search_summary import records, summarize
-from tuning.tuners.optuna.storages import storage_for
-from tuning.tuners.space import Space, completed, key
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.template import PoolSchedule
+from pool_fusion_tuning.tuning.base.progress import Progress
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
+from pool_fusion_tuning.tuning.tuners.optuna.record import RECORD
+from pool_fusion_tuning.tuning.tuners.optuna.samplers import make_sampler
+from pool_fusion_tuning.tuning.tuners.optuna.search_loop import OptunaSearch
+from pool_fusion_tuning.tuning.tuners.optuna.search_summary import records, summarize
+from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_for
+from pool_fusion_tuning.tuning.tuners.space import Space, completed, key
 
 QUICK = KernelProtocol(number=1, repeat=2, min_repeat_ms=0, checks=1)
 
@@ -239,7 +239,7 @@ def test_optuna_is_not_asked_for_the_knobs_a_tiling_implies():
     """Outputs along the flattened output or a block apart take none along W and H (and a block
     apart, consecutive threads): those knobs are not asked for, so no ask is pruned for them,
     and the recorded params complete to the point that was measured."""
-    from baselines.pipeline import make_target
+    from pool_fusion_tuning.baselines.pipeline import make_target
 
     space = Space.for_target(Case(), make_target("cuda"))
     study = optuna.create_study(sampler=make_sampler("tpe", 0))
@@ -264,7 +264,7 @@ def test_a_search_whose_sampler_repeats_its_best_point_still_measures_its_budget
     a budget the space can fill is filled (without it: 20 or 21 of 24 in 480 asks)."""
     from fixtures.killed_search import InstantEvaluator
 
-    from tuning.tuners.optuna.samplers import STUCK_AFTER
+    from pool_fusion_tuning.tuning.tuners.optuna.samplers import STUCK_AFTER
 
     space = Space(Case(channels=2, height=12, width=12, branches=2), "llvm")
     assert len(space.valid_points()) == 32 and STUCK_AFTER < 24
@@ -279,7 +279,7 @@ def test_a_replay_queues_an_unmeasured_point_where_the_search_would():
     """The sampler comparison replays the search on a table of every point's time: where TPE
     keeps proposing its best point, the replay queues an unmeasured one as the search does,
     so that it too reaches the 24 points a budget of 24 asks for."""
-    from tuning.tuners.optuna.replay import replay
+    from pool_fusion_tuning.tuning.tuners.optuna.replay import replay
 
     space = Space(Case(channels=2, height=12, width=12, branches=2), "llvm")
     table = {key(p): 1.0 + i / 100 for i, p in enumerate(space.valid_points())}

@@ -14,12 +14,12 @@ import pytest
 import tvm
 from conftest import WINDOW3, tune
 
-from baselines.pipeline import make_target
-from baselines.target import TargetSpec
-from tuning.candidates.kernel import bias_count, compile_kernel, fused_function
-from tuning.cli.main import main
-from tuning.measure.protocol import KernelProtocol
-from tuning.tuners.metaschedule import rpc
+from pool_fusion_tuning.baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.candidates.kernel import bias_count, compile_kernel, fused_function
+from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
+from pool_fusion_tuning.tuning.tuners.metaschedule import rpc
 
 KEY = "pool-test"
 # Two blocks of two samples per trial, a 16 x 16 graph.
@@ -220,10 +220,10 @@ sys.path.insert(0, "tests")
 from tvm.s_tir.meta_schedule.arg_info import ArgInfo
 from tvm.s_tir.meta_schedule.runner import RunnerInput
 from conftest import WINDOW3
-from tuning.tuners.metaschedule import rpc
-from baselines.target import TargetSpec
-from tuning.candidates.kernel import bias_count, fused_function
-from tuning.measure.protocol import KernelProtocol
+from pool_fusion_tuning.tuning.tuners.metaschedule import rpc
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.candidates.kernel import bias_count, fused_function
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 _, func = fused_function(WINDOW3, TargetSpec("llvm"))
 protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=120)
 options = {"rpc_tracker": sys.argv[1], "rpc_key": sys.argv[2]}

@@ -10,9 +10,9 @@ import optuna
 import pytest
 from conftest import ROOT, SMALL, TUNE, tune
 
-from tuning.tuners.optuna.optuna_study import STUDY_NAME
-from tuning.tuners.optuna.record import measurement
-from tuning.tuners.optuna.storages import storage_for
+from pool_fusion_tuning.tuning.tuners.optuna.optuna_study import STUDY_NAME
+from pool_fusion_tuning.tuning.tuners.optuna.record import measurement
+from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_for
 
 SMALL_CASE = ["channels=2", "height=12", "width=12", "branches=2"]  # 24 valid CPU points
 
@@ -93,11 +93,11 @@ def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbea
     the trials whose heartbeat stopped (their worker died elsewhere) and leaves live ones."""
     from fixtures.killed_search import CASE, InstantEvaluator
 
-    from tuning.tuners.optuna import heartbeat
-    from tuning.tuners.optuna.optuna_study import open_study
-    from tuning.tuners.optuna.samplers import make_sampler
-    from tuning.tuners.optuna.search_loop import OptunaSearch
-    from tuning.tuners.space import Space
+    from pool_fusion_tuning.tuning.tuners.optuna import heartbeat
+    from pool_fusion_tuning.tuning.tuners.optuna.optuna_study import open_study
+    from pool_fusion_tuning.tuning.tuners.optuna.samplers import make_sampler
+    from pool_fusion_tuning.tuning.tuners.optuna.search_loop import OptunaSearch
+    from pool_fusion_tuning.tuning.tuners.space import Space
 
     monkeypatch.setattr(heartbeat, "HEARTBEAT_S", 1)
     monkeypatch.setattr(heartbeat, "GRACE_S", 3)

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import tvm
 
-from tuning.cli.main import main
-from tuning.upstream.tree_names import missing_names, used_names
-from tuning.upstream.tvm_tree import EDITED, base_text
+from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.upstream.tree_names import missing_names, used_names
+from pool_fusion_tuning.tuning.upstream.tvm_tree import EDITED, base_text
 
 DLIGHT_TEST = """\
 import tvm

@@ -8,10 +8,10 @@ import signal
 
 import pytest
 
-from tuning.cli.main import main
-from tuning.upstream.bundle import PR
-from tuning.upstream.patch import PATCH
-from tuning.upstream.tvm_tree import CUDA_PIPELINE, RULE
+from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.upstream.bundle import PR
+from pool_fusion_tuning.tuning.upstream.patch import PATCH
+from pool_fusion_tuning.tuning.upstream.tvm_tree import CUDA_PIPELINE, RULE
 
 AUTHOR = ["--author", "Ada Lovelace <ada@example.org>"]
 

@@ -11,10 +11,10 @@ import sys
 import pytest
 from conftest import ROOT, python_path
 
-from tuning.cli.main import main
-from tuning.upstream.bundle import PR
-from tuning.upstream.committed import committed
-from tuning.upstream.pr_repro import REPRO, SCRIPT
+from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.upstream.bundle import PR
+from pool_fusion_tuning.tuning.upstream.committed import committed
+from pool_fusion_tuning.tuning.upstream.pr_repro import REPRO, SCRIPT
 
 AUTHOR = ["--author", "Ada Lovelace <ada@example.org>"]
 OVERLAY = (

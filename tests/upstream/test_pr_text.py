@@ -10,13 +10,18 @@ import tarfile
 import pytest
 from conftest import ROOT
 
-from baselines.rules import rule_hash
-from baselines.window_bench import main as window_bench
-from baselines.window_reduction import BLOCK_THREADS, MAX_WINDOW, ROW_REUSE, ROW_WINDOW
-from tuning.cli.main import main
-from tuning.upstream.bundle import PR
-from tuning.upstream.evidence import EVIDENCE_COMMAND, _verdict
-from tuning.upstream.tvm_tree import BASE_COMMIT, BASE_RELEASE
+from pool_fusion_tuning.baselines.rules import rule_hash
+from pool_fusion_tuning.baselines.window_bench import main as window_bench
+from pool_fusion_tuning.baselines.window_reduction import (
+    BLOCK_THREADS,
+    MAX_WINDOW,
+    ROW_REUSE,
+    ROW_WINDOW,
+)
+from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.upstream.bundle import PR
+from pool_fusion_tuning.tuning.upstream.evidence import EVIDENCE_COMMAND, _verdict
+from pool_fusion_tuning.tuning.upstream.tvm_tree import BASE_COMMIT, BASE_RELEASE
 
 AUTHOR = ["--author", "Ada Lovelace <ada@example.org>"]
 H200 = ROOT / "reports" / "h200"

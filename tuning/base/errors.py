@@ -3,7 +3,7 @@ names these before it knows which subcommand runs, and `tune report` never loads
 
 from __future__ import annotations
 
-from baselines.user_error import UserError
+from pool_fusion_tuning.baselines.user_error import UserError
 
 # Exit codes: bad input (one line), and a run whose tuners all measured nothing valid.
 EXIT_USAGE = 2

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from tuning.runfolder.store import open_in_place
+from pool_fusion_tuning.runfolder.store import open_in_place
 
 DETAILS_LOG = "details.log"
 

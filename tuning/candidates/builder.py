@@ -8,9 +8,9 @@ import os
 import time
 from pathlib import Path
 
-from baselines.anatomy import launch_configs
-from baselines.protocols import Schedule
-from baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.anatomy import launch_configs
+from pool_fusion_tuning.baselines.protocols import Schedule
+from pool_fusion_tuning.baselines.target import TargetSpec
 
 from .kernel import compile_kernel, kernel_module
 from .kernel_cache import kernel_key

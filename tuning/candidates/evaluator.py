@@ -26,11 +26,11 @@ from concurrent.futures import (
 )
 from concurrent.futures.process import BrokenProcessPool
 
-from baselines.case import Case
-from baselines.protocols import Schedule
-from baselines.target import TargetSpec
-from tuning.base.children import kill_pool, process_pool
-from tuning.measure.protocol import KernelProtocol
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.protocols import Schedule
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.base.children import kill_pool, process_pool
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 
 from .builder import build_candidate
 from .kernel_cache import KernelCache

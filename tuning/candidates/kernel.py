@@ -12,10 +12,10 @@ from pathlib import Path
 
 import tvm
 
-from baselines.arms import tuned_task_arm
-from baselines.case import Case
-from baselines.pipeline import fused_pool_function, fused_stage
-from baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.arms import tuned_task_arm
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.pipeline import fused_pool_function, fused_stage
+from pool_fusion_tuning.baselines.target import TargetSpec
 
 _FUSED_CACHE: dict = {}
 # Relax's BlockBuilder keeps its scopes on one stack shared by every thread: tuners running in

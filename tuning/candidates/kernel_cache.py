@@ -17,7 +17,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from tuning.runfolder.store import read_json, write_json
+from pool_fusion_tuning.runfolder.store import read_json, write_json
 
 from .outcome import Outcome, Status
 

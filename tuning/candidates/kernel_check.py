@@ -6,10 +6,14 @@ from __future__ import annotations
 import numpy as np
 import tvm
 
-from baselines.case import Case
-from baselines.reference import distinct_outputs, fused_pool_reference, random_input
-from tuning.measure.gpu_timer import GPU_TIMER, gpu_time_us
-from tuning.measure.protocol import KernelProtocol
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.reference import (
+    distinct_outputs,
+    fused_pool_reference,
+    random_input,
+)
+from pool_fusion_tuning.tuning.measure.gpu_timer import GPU_TIMER, gpu_time_us
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 
 from .outcome import Outcome, Reason, Status, wrong
 

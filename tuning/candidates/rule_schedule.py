@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import tvm
 
-from baselines.backend import default_schedule_pass
-from baselines.masked_loads import mask_loads_for
-from baselines.rules import fixed_schedule_pass
+from pool_fusion_tuning.baselines.backend import default_schedule_pass
+from pool_fusion_tuning.baselines.masked_loads import mask_loads_for
+from pool_fusion_tuning.baselines.rules import fixed_schedule_pass
 
 # The rule lists a candidate names: the backend's own, and that list with `WindowReduction`.
 SCHEDULE_PASSES = {"default": default_schedule_pass, "fixed": fixed_schedule_pass}

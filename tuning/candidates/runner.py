@@ -12,8 +12,13 @@ import queue as queue_module
 import time
 from multiprocessing.process import BaseProcess
 
-from tuning.base.children import die_with_parent, import_tvm, leave_torch_out, stop
-from tuning.measure.protocol import KernelProtocol
+from pool_fusion_tuning.tuning.base.children import (
+    die_with_parent,
+    import_tvm,
+    leave_torch_out,
+    stop,
+)
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 
 from .outcome import Outcome, Reason, failed
 from .time_book import TimeBook

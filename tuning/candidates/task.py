@@ -18,9 +18,9 @@ import numpy as np
 import tvm
 import tvm_ffi
 
-from baselines.case import Case
-from baselines.reference import matches
-from baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.reference import matches
+from pool_fusion_tuning.baselines.target import TargetSpec
 
 from .kernel_check import expected_outputs, upload_inputs
 
@@ -87,12 +87,12 @@ class ModelKernel:
         return self.func
 
     def upload(self, seed: int, device) -> list:
-        from baselines.models.kernels import kernel_arguments
+        from pool_fusion_tuning.baselines.models.kernels import kernel_arguments
 
         return [tvm.runtime.tensor(a, device=device) for a in kernel_arguments(self.func, seed)]
 
     def expected(self, seed: int) -> list[np.ndarray]:
-        from baselines.models.kernels import kernel_arguments, kernel_reference
+        from pool_fusion_tuning.baselines.models.kernels import kernel_arguments, kernel_reference
 
         key = (self.name, tvm_ffi.structural_hash(self.func), seed)
         if key not in _REFERENCES:
@@ -100,7 +100,7 @@ class ModelKernel:
         return _REFERENCES[key]
 
     def matches(self, got: np.ndarray, want: np.ndarray) -> bool:
-        from baselines.models.eager_check import check_outputs
+        from pool_fusion_tuning.baselines.models.eager_check import check_outputs
 
         return check_outputs([got], [want], self.dtype).correct
 

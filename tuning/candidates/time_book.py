@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from tuning.runfolder.spent import SPENT
+from pool_fusion_tuning.runfolder.spent import SPENT
 
 
 class TimeBook:

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import tvm
 
-from baselines.arms import ARMS
-from baselines.peers import PEERS, PeerRole, peers_for
-from baselines.target import TargetSpec
-from baselines.torch_peer import require_torch, torch_available
-from tuning.base.errors import UsageError
-from tuning.environment import gpu_arch, gpu_visible
-from tuning.runfolder.records import RunMeta
-from tuning.runfolder.store import RunError
-from tuning.tuners.optuna.samplers import SAMPLERS
-from tuning.tuners.registry import TUNERS, default_tuners
-from tuning.tuners.spec import RunOptions
+from pool_fusion_tuning.baselines.arms import ARMS
+from pool_fusion_tuning.baselines.peers import PEERS, PeerRole, peers_for
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.torch_peer import require_torch, torch_available
+from pool_fusion_tuning.runfolder.records import RunMeta
+from pool_fusion_tuning.runfolder.store import RunError
+from pool_fusion_tuning.tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.environment import gpu_arch, gpu_visible
+from pool_fusion_tuning.tuning.tuners.optuna.samplers import SAMPLERS
+from pool_fusion_tuning.tuning.tuners.registry import TUNERS, default_tuners
+from pool_fusion_tuning.tuning.tuners.spec import RunOptions
 
 from .options import CUDA_ARM_NAMES, DEFAULT_ARM_NAMES, cuda_torch_arm_names
 

@@ -17,7 +17,7 @@ import platform
 from pathlib import Path
 from typing import NoReturn
 
-from tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 # The subcommands, in the order --help's examples give them; `main` runs each.
 COMMANDS = ("report", "worker", "sweep", "upstream", "model", "models")

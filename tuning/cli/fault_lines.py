@@ -11,8 +11,8 @@ from __future__ import annotations
 import errno
 import sqlite3
 
-from tuning.base.errors import ProcessDied
-from tuning.runfolder.redact import redact
+from pool_fusion_tuning.runfolder.redact import redact
+from pool_fusion_tuning.tuning.base.errors import ProcessDied
 
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 # The top-level modules of the packages `pip install -e .` installs (pyproject.toml).

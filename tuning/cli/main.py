@@ -37,20 +37,20 @@ import threading
 import time
 from pathlib import Path
 
-from baselines.models.fence import UserCodeInterrupt
-from baselines.user_error import UserError
-from tuning.base.children import import_tvm
-from tuning.base.errors import (
+from pool_fusion_tuning.baselines.models.fence import UserCodeInterrupt
+from pool_fusion_tuning.baselines.user_error import UserError
+from pool_fusion_tuning.runfolder.lock import release_all
+from pool_fusion_tuning.runfolder.redact import redact
+from pool_fusion_tuning.runfolder.store import Run, read_text
+from pool_fusion_tuning.tuning.base.children import import_tvm
+from pool_fusion_tuning.tuning.base.errors import (
     EXIT_TUNING_FAILED,
     EXIT_USAGE,
     TuningFailed,
     UsageError,
 )
-from tuning.base.progress import DETAILS_LOG, Progress, details_to
-from tuning.runfolder.lock import release_all
-from tuning.runfolder.redact import redact
-from tuning.runfolder.store import Run, read_text
-from tuning.scratch import own_tmpdir
+from pool_fusion_tuning.tuning.base.progress import DETAILS_LOG, Progress, details_to
+from pool_fusion_tuning.tuning.scratch import own_tmpdir
 
 from .commands import command
 from .fault_lines import fault_line
@@ -88,7 +88,7 @@ def _report(argv: list[str]) -> int:
     check_text("tune report DIR", folders[0], "the folder of a run")
     folder = Path(folders[0])
     if not comment and (folder / "models.json").is_file():
-        from reports.models_report import rerender_models
+        from pool_fusion_tuning.reports.models_report import rerender_models
 
         print(rerender_models(folder))
         return 0
@@ -97,12 +97,12 @@ def _report(argv: list[str]) -> int:
     if run.is_model:
         if comment:
             raise UsageError(f"{folder} is a model run: --comment is for a study run")
-        from reports.model_report import render_model_run
+        from pool_fusion_tuning.reports.model_report import render_model_run
 
         render_model_run(run)
         print(run.path / "report.md")
         return 0
-    from reports.render import COMMENT, render_run
+    from pool_fusion_tuning.reports.render import COMMENT, render_run
 
     render_run(run)
     if comment:  # the comment itself, ready to paste into the issue thread
@@ -226,7 +226,7 @@ def _main(argv: list[str]) -> int:
             from .upstream import main as upstream
 
             return upstream(argv[1:])
-        from tuning.study import run_study
+        from pool_fusion_tuning.tuning.study import run_study
 
         from .options import check_options
         from .options import parser as run_parser
@@ -266,7 +266,7 @@ def _main(argv: list[str]) -> int:
             raise
         print(f"tune: error: {shown(line)}", file=sys.stderr)
         return EXIT_USAGE
-    from reports.console import console_answer
+    from pool_fusion_tuning.reports.console import console_answer
 
     print(console_answer(report, run.path / "report.md"))
     return 0

@@ -28,13 +28,13 @@ import shutil
 import sys
 from pathlib import Path
 
-from baselines.models.model_errors import ModelError
-from baselines.models.model_spec import DTYPES, ModelOptions, parse_spec
-from baselines.peers import PeerRole, peers_for
-from baselines.target import DEFAULT_ARCH, TargetSpec
-from tuning.base.errors import UsageError
-from tuning.measure.protocol import Protocol
-from tuning.runfolder.store import RUN_FILE, check_folder_name
+from pool_fusion_tuning.baselines.models.model_errors import ModelError
+from pool_fusion_tuning.baselines.models.model_spec import DTYPES, ModelOptions, parse_spec
+from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
+from pool_fusion_tuning.baselines.target import DEFAULT_ARCH, TargetSpec
+from pool_fusion_tuning.runfolder.store import RUN_FILE, check_folder_name
+from pool_fusion_tuning.tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
 from .options import (
     AUTO,
@@ -57,7 +57,7 @@ NO_GPU = (
 
 def add_shared(parser: Parser, trials: int) -> None:
     """What `tune model` and `tune models` share: the lists, peers, target and protocol."""
-    from tuning.models.model_plan import MODEL_PROTOCOL
+    from pool_fusion_tuning.tuning.models.model_plan import MODEL_PROTOCOL
 
     default_peers = ",".join(peers_for(PeerRole.MODEL))
     parser.add_argument(
@@ -98,8 +98,8 @@ def settings_of(args) -> dict:
     """The shared options checked, as `ModelPlan` fields (without the model's own)."""
     import dataclasses
 
-    from baselines.rules import RULE_LISTS
-    from tuning.models.model_plan import MODEL_PROTOCOL
+    from pool_fusion_tuning.baselines.rules import RULE_LISTS
+    from pool_fusion_tuning.tuning.models.model_plan import MODEL_PROTOCOL
 
     from .choices import resolve_target
 
@@ -139,7 +139,7 @@ def settings_of(args) -> dict:
 
 
 def _gpu() -> bool:
-    from tuning.environment import gpu_visible
+    from pool_fusion_tuning.tuning.environment import gpu_visible
 
     return gpu_visible()
 
@@ -164,10 +164,15 @@ def _names(text: str, known, what: str, empty: bool = False) -> list[str]:
 
 def model_main(argv: list[str]) -> int:
     """`tune model SPEC`: one network, per kernel and end to end."""
-    from reports.model_md import headline
-    from tuning.base.progress import DETAILS_LOG, Progress, details_to
-    from tuning.models.model_plan import ALL_KERNELS, ALL_MIN_SHARE, KERNEL_CHOICES, ModelPlan
-    from tuning.models.model_run import open_model_run, run_model
+    from pool_fusion_tuning.reports.model_md import headline
+    from pool_fusion_tuning.tuning.base.progress import DETAILS_LOG, Progress, details_to
+    from pool_fusion_tuning.tuning.models.model_plan import (
+        ALL_KERNELS,
+        ALL_MIN_SHARE,
+        KERNEL_CHOICES,
+        ModelPlan,
+    )
+    from pool_fusion_tuning.tuning.models.model_run import open_model_run, run_model
 
     parser = Parser(prog="tune model", description=__doc__)
     parser.add_argument(
@@ -266,8 +271,8 @@ def _cannot_analyse(spec: str, error: Exception) -> ModelError:
     traceback is the error's details (--verbose)."""
     import traceback
 
-    from baselines.models.fence import UserCodeError
-    from baselines.models.model_errors import first_line
+    from pool_fusion_tuning.baselines.models.fence import UserCodeError
+    from pool_fusion_tuning.baselines.models.model_errors import first_line
 
     return UserCodeError(
         f"TVM cannot import or analyse {spec}: {type(error).__name__}: {first_line(error)[:300]}",
@@ -279,7 +284,7 @@ def _tune_top_count(text: str) -> int | str:
     """--tune-top's value (argparse `type`): a count, or all."""
     import argparse
 
-    from tuning.models.model_plan import ALL_KERNELS
+    from pool_fusion_tuning.tuning.models.model_plan import ALL_KERNELS
 
     if text == ALL_KERNELS:
         return text
@@ -320,7 +325,7 @@ def _kernels(args, choices: tuple[str, ...]) -> str:
 
 def _check_loads(spec: str, options: ModelOptions) -> None:
     """The module loads (names, packages, a FILE spec's function), before any folder is made."""
-    from baselines.models.load import load_model
+    from pool_fusion_tuning.baselines.models.load import load_model
 
     load_model(parse_spec(spec), options)
 

@@ -8,16 +8,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuning.base.errors import UsageError
-from tuning.runfolder.model_records import Census, ModelRunMeta
-from tuning.runfolder.store import RUN_FILE, check_folder_name, read_record
+from pool_fusion_tuning.runfolder.model_records import Census, ModelRunMeta
+from pool_fusion_tuning.runfolder.store import RUN_FILE, check_folder_name, read_record
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 from .model import add_shared, settings_of
 from .options import Parser, integer
 from .run import recorded_command
 
 if TYPE_CHECKING:
-    from baselines.models.zoo import Zoo
+    from pool_fusion_tuning.baselines.models.zoo import Zoo
 
 # One trial per model by default, as `tune sweep` has it: the intervals are over blocks.
 MODELS_TRIALS = 1
@@ -39,8 +39,8 @@ def models_main(argv: list[str]) -> int:
                                              every torchvision classification model, one census,
                                              12 models analysed at once
     """
-    from baselines.models.catalog import BUILTIN_MODELS
-    from baselines.models.zoo import LIBRARIES
+    from pool_fusion_tuning.baselines.models.catalog import BUILTIN_MODELS
+    from pool_fusion_tuning.baselines.models.zoo import LIBRARIES
 
     parser = Parser(prog="tune models", description=models_main.__doc__)
     parser.add_argument(
@@ -110,8 +110,12 @@ def _check_jobs(jobs: int | None, analyze: bool) -> None:
 
 def _entries(args) -> tuple[list, Zoo | None]:
     """The models asked for, filtered by --only and --skip; the zoo listed, if one was."""
-    from baselines.models.zoo import globs, list_zoo
-    from tuning.models.model_series import filter_models, select_models, zoo_models
+    from pool_fusion_tuning.baselines.models.zoo import globs, list_zoo
+    from pool_fusion_tuning.tuning.models.model_series import (
+        filter_models,
+        select_models,
+        zoo_models,
+    )
 
     zoo = list_zoo(args.zoo) if args.zoo is not None else None
     entries = zoo_models(zoo, args.decompose) if zoo else select_models(args.models)
@@ -121,9 +125,13 @@ def _entries(args) -> tuple[list, Zoo | None]:
 def _run(
     out: Path, entries: list, zoo, shared: dict, command: str, verbose: bool, jobs: int | None
 ) -> int:
-    from reports.models_md import headline
-    from tuning.base.progress import DETAILS_LOG, Progress, details_to
-    from tuning.models.model_series import model_plans, open_models_folder, run_models
+    from pool_fusion_tuning.reports.models_md import headline
+    from pool_fusion_tuning.tuning.base.progress import DETAILS_LOG, Progress, details_to
+    from pool_fusion_tuning.tuning.models.model_series import (
+        model_plans,
+        open_models_folder,
+        run_models,
+    )
 
     plans = model_plans(entries, shared, command)
     open_models_folder(out, plans, command, zoo.to_dict() if zoo else None)
@@ -132,8 +140,8 @@ def _run(
     with details_to(out / DETAILS_LOG, progress):
         summary = run_models(out, plans, progress, jobs)
     if zoo:
-        from reports.census import FILE
-        from reports.census_md import headline as census_headline
+        from pool_fusion_tuning.reports.census import FILE
+        from pool_fusion_tuning.reports.census_md import headline as census_headline
 
         print(census_headline(dict(read_record(out / FILE, Census))))
     else:

@@ -16,16 +16,16 @@ import argparse
 import re
 import sys
 
-from baselines.arms import ARMS, DEFAULT_ARMS
-from baselines.case import plain_integer
-from baselines.peers import PEERS, PeerRole, peers_for
-from tuning.base.errors import UsageError
-from tuning.limits import BUILDER_BYTES, GB, MEMORY_SHARE, WORKER_BASE_BYTES
-from tuning.measure.protocol import Protocol
-from tuning.runfolder.ranges import RANGES, out_of_range
-from tuning.tuners.optuna.samplers import SAMPLERS
-from tuning.tuners.registry import TUNERS, default_tuners, tuners_for
-from tuning.tuners.spec import Role
+from pool_fusion_tuning.baselines.arms import ARMS, DEFAULT_ARMS
+from pool_fusion_tuning.baselines.case import plain_integer
+from pool_fusion_tuning.baselines.peers import PEERS, PeerRole, peers_for
+from pool_fusion_tuning.runfolder.ranges import RANGES, out_of_range
+from pool_fusion_tuning.tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.limits import BUILDER_BYTES, GB, MEMORY_SHARE, WORKER_BASE_BYTES
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
+from pool_fusion_tuning.tuning.tuners.optuna.samplers import SAMPLERS
+from pool_fusion_tuning.tuning.tuners.registry import TUNERS, default_tuners, tuners_for
+from pool_fusion_tuning.tuning.tuners.spec import Role
 
 from .commands import Parser, add_version
 from .run_options import AUTO, flag
@@ -283,7 +283,7 @@ def check_options(args) -> None:
             f"--storage-password-env takes the name of an environment variable, got {name!r}"
         )
     if getattr(args, "storage", None) and hasattr(args, "storage_force"):
-        from tuning.tuners.optuna.storages import storage_problem
+        from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_problem
 
         problem = storage_problem(args.storage, args.storage_force)
         if problem:

@@ -8,21 +8,21 @@ import shlex
 import sys
 from pathlib import Path
 
-from baselines.case import Case, parse_case
-from baselines.target import TargetSpec
-from baselines.torch_peer import capture_counterparts
-from reports.stats.cpu_noise import CPU_NOTE
-from tuning.base.errors import UsageError
-from tuning.limits import check_case_fits, check_workers_fit, slow_case_note
-from tuning.measure.protocol import Protocol
-from tuning.plan import RunPlan
-from tuning.runfolder.opener import open_locked
-from tuning.runfolder.records import RunMeta
-from tuning.runfolder.redact import redact
-from tuning.runfolder.store import Run, RunError, check_folder_name, run_identity
-from tuning.study import save_environment
-from tuning.tuners.registry import TUNERS
-from tuning.tuners.spec import RunOptions, StorageChecks
+from pool_fusion_tuning.baselines.case import Case, parse_case
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.torch_peer import capture_counterparts
+from pool_fusion_tuning.reports.stats.cpu_noise import CPU_NOTE
+from pool_fusion_tuning.runfolder.opener import open_locked
+from pool_fusion_tuning.runfolder.records import RunMeta
+from pool_fusion_tuning.runfolder.redact import redact
+from pool_fusion_tuning.runfolder.store import Run, RunError, check_folder_name, run_identity
+from pool_fusion_tuning.tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.limits import check_case_fits, check_workers_fit, slow_case_note
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
+from pool_fusion_tuning.tuning.plan import RunPlan
+from pool_fusion_tuning.tuning.study import save_environment
+from pool_fusion_tuning.tuning.tuners.registry import TUNERS
+from pool_fusion_tuning.tuning.tuners.spec import RunOptions, StorageChecks
 
 from .choices import (
     arm_names,

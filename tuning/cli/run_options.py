@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuning.base.errors import UsageError
-from tuning.measure.protocol import Protocol
-from tuning.runfolder.records import RunMeta
+from pool_fusion_tuning.runfolder.records import RunMeta
+from pool_fusion_tuning.tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
 AUTO = "auto"
 

@@ -6,9 +6,9 @@ import datetime
 import sys
 from pathlib import Path
 
-from tuning.base.errors import EXIT_TUNING_FAILED
-from tuning.base.progress import Progress
-from tuning.measure.protocol import Protocol
+from pool_fusion_tuning.tuning.base.errors import EXIT_TUNING_FAILED
+from pool_fusion_tuning.tuning.base.progress import Progress
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
 from .choices import resolve_target
 from .options import Parser, add_processes, check_options, integer
@@ -27,7 +27,7 @@ def sweep_main(argv: list[str]) -> int:
                                           your own named Cases: a TOML or JSON file with one
                                           table of case fields per name, and --case groups
     """
-    from tuning.sweep import (
+    from pool_fusion_tuning.tuning.sweep import (
         SWEEP_CASES,
         check_cases_fit,
         check_sweep_folder,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 
 def check_text(flag: str, text: str, names: str | None = None) -> None:

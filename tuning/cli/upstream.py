@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tuning.upstream.author import patch_author
-from tuning.upstream.bundle import PR, upstream_files
-from tuning.upstream.check import check
-from tuning.upstream.evidence import gather_figures
-from tuning.upstream.output import write_outputs
-from tuning.upstream.patch import PATCH
-from tuning.upstream.tvm_tree import BASE
+from pool_fusion_tuning.tuning.upstream.author import patch_author
+from pool_fusion_tuning.tuning.upstream.bundle import PR, upstream_files
+from pool_fusion_tuning.tuning.upstream.check import check
+from pool_fusion_tuning.tuning.upstream.evidence import gather_figures
+from pool_fusion_tuning.tuning.upstream.output import write_outputs
+from pool_fusion_tuning.tuning.upstream.patch import PATCH
+from pool_fusion_tuning.tuning.upstream.tvm_tree import BASE
 
 from .options import Parser
 
@@ -59,7 +59,11 @@ def main(argv: list[str]) -> int:
         ("--run", "a `tune` run folder (its report.json)"),
         ("--sweep", "a `tune sweep` folder (its sweep.json)"),
         ("--models", "a `tune models` folder (its models.json)"),
-        ("--bench", "a `python3 -m baselines.window_bench` folder (its window_bench.json)"),
+        (
+            "--bench",
+            "a `python3 -m pool_fusion_tuning.baselines.window_bench` folder "
+            "(its window_bench.json)",
+        ),
     ):
         parser.add_argument(option, type=_path, metavar="FOLDER", help=f"figures from {made_by}")
     parser.add_argument(

@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from baselines.case import parse_case
-from tuning.base.children import die_with_parent
-from tuning.base.errors import UsageError
-from tuning.base.progress import Progress
-from tuning.candidates.outcome import Status
-from tuning.limits import check_case_fits
-from tuning.runfolder.store import run_identity
-from tuning.tuners.optuna.optuna_study import STUDY_NAME
-from tuning.tuners.optuna.samplers import SAMPLERS
-from tuning.tuners.optuna.storages import remember_password
-from tuning.tuners.optuna.workers import run_worker
+from pool_fusion_tuning.baselines.case import parse_case
+from pool_fusion_tuning.runfolder.store import run_identity
+from pool_fusion_tuning.tuning.base.children import die_with_parent
+from pool_fusion_tuning.tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.base.progress import Progress
+from pool_fusion_tuning.tuning.candidates.outcome import Status
+from pool_fusion_tuning.tuning.limits import check_case_fits
+from pool_fusion_tuning.tuning.tuners.optuna.optuna_study import STUDY_NAME
+from pool_fusion_tuning.tuning.tuners.optuna.samplers import SAMPLERS
+from pool_fusion_tuning.tuning.tuners.optuna.storages import remember_password
+from pool_fusion_tuning.tuning.tuners.optuna.workers import run_worker
 
 from .choices import resolve_target
 from .options import Parser, add_password_env, check_options, integer

@@ -14,9 +14,9 @@ import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from baselines.target import TargetSpec
-from tuning.base.children import kill_pool, process_pool
-from tuning.runfolder.records import Trial
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.records import Trial
+from pool_fusion_tuning.tuning.base.children import kill_pool, process_pool
 
 from .workload import CaseWorkload, as_workload
 

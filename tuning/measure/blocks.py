@@ -20,8 +20,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 
-from baselines.protocols import TimedArm
-from tuning.runfolder.store import FIGURES
+from pool_fusion_tuning.baselines.protocols import TimedArm
+from pool_fusion_tuning.runfolder.store import FIGURES
 
 from .design import auto_blocks, balance, block_orders, start_row, williams_rows
 from .gpu_timer import QueuedGpuTimer

@@ -17,9 +17,9 @@ from pathlib import Path
 import tvm
 from tvm import relax
 
-from baselines.case import Case
-from baselines.protocols import TimedArm
-from baselines.target import TargetSpec
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.protocols import TimedArm
+from pool_fusion_tuning.baselines.target import TargetSpec
 
 from .arm_libraries import build_arm
 from .blocks import measure_blocks

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from baselines.models.model_spec import ModelOptions
-from baselines.peers import PeerRole, peers_for
+from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
+from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
 
 if TYPE_CHECKING:  # torch, imported where a model is loaded
-    from baselines.models.load import LoadedModel
-from baselines.protocols import TimedArm
+    from pool_fusion_tuning.baselines.models.load import LoadedModel
+from pool_fusion_tuning.baselines.protocols import TimedArm
 
 from .workload import export
 
@@ -58,9 +58,9 @@ class ModelWorkload:
 
     def loaded(self) -> LoadedModel:
         """The PyTorch module and example inputs, loaded once per process, TF32 off."""
-        from baselines.models.eager_check import set_tf32
-        from baselines.models.load import load_model
-        from baselines.models.model_spec import parse_spec
+        from pool_fusion_tuning.baselines.models.eager_check import set_tf32
+        from pool_fusion_tuning.baselines.models.load import load_model
+        from pool_fusion_tuning.baselines.models.model_spec import parse_spec
 
         key = (self.spec, self.options)
         if key not in _LOADED:
@@ -74,7 +74,11 @@ class ModelWorkload:
     def check(self, arm: TimedArm, checks: int) -> dict:
         """The worst check over `checks` draws (by its error against its bound), the first
         failing one if any: `check_outputs` against PyTorch eager, TF32 off."""
-        from baselines.models.eager_check import check_outputs, tf32_state, torch_outputs
+        from pool_fusion_tuning.baselines.models.eager_check import (
+            check_outputs,
+            tf32_state,
+            torch_outputs,
+        )
 
         module, worst = self.loaded().module, None
         for seed in range(checks):
@@ -90,9 +94,9 @@ class ModelWorkload:
     def build(self, arm: ModelArm, target, ir_dir, library: Path | None, kernels: bool) -> tuple:
         """The model imported afresh, lowered with the arm's rule list (on llvm the host
         pipeline, which has none) and its tuned kernels, built, exported to `library`."""
-        from baselines.models.build import build_model, tuned_kernels
-        from baselines.models.importer import prepare_model
-        from baselines.models.kernels import rule_lists
+        from pool_fusion_tuning.baselines.models.build import build_model, tuned_kernels
+        from pool_fusion_tuning.baselines.models.importer import prepare_model
+        from pool_fusion_tuning.baselines.models.kernels import rule_lists
 
         started = time.monotonic()
         model = prepare_model(self.spec, self.options)
@@ -110,7 +114,7 @@ class ModelWorkload:
         record."""
         from torch.utils import _pytree
 
-        from baselines.torch_peer import PeerArm
+        from pool_fusion_tuning.baselines.torch_peer import PeerArm
 
         if name not in peers_for(PeerRole.MODEL):
             raise ValueError(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 
-from baselines.protocols import TimedArm
+from pool_fusion_tuning.baselines.protocols import TimedArm
 
 # Calls profiled per arm (after as many warm-up calls); the sum is per call.
 PROFILED_CALLS = 20
@@ -49,7 +49,7 @@ def _reason(error: Exception) -> str:
 def _captured(arm: TimedArm) -> TimedArm:
     """The arm's call captured as the study's `+capture` arms are (`CapturedVMArm`,
     `CapturedPeerArm`), on the arm's own VM or compiled function."""
-    from baselines.torch_peer import CapturedPeerArm, PeerArm
+    from pool_fusion_tuning.baselines.torch_peer import CapturedPeerArm, PeerArm
 
     from .vm_arms import CapturedVMArm, VMArm
 

@@ -16,9 +16,9 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from tuning.base.children import die_with_parent, import_tvm, stop
-from tuning.base.errors import ProcessDied
-from tuning.runfolder.records import Trial
+from pool_fusion_tuning.runfolder.records import Trial
+from pool_fusion_tuning.tuning.base.children import die_with_parent, import_tvm, stop
+from pool_fusion_tuning.tuning.base.errors import ProcessDied
 
 if TYPE_CHECKING:
     from .harness import TrialJob
@@ -33,7 +33,7 @@ def _trial_entry(jobs, replies, warm_peers: tuple, torch: bool, parent: int, spa
 
     imported = time.time()  # the process and the imports its entry needs (TVM)
     if warm_peers:
-        from baselines.torch_peer import load_compilers
+        from pool_fusion_tuning.baselines.torch_peer import load_compilers
 
         try:
             load_compilers(warm_peers)

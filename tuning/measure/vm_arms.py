@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import tvm
 
-from baselines.protocols import Sampler
-from baselines.torch_peer import call_timer, wall_timer
+from pool_fusion_tuning.baselines.protocols import Sampler
+from pool_fusion_tuning.baselines.torch_peer import call_timer, wall_timer
 
 from .protocol import Protocol
 

@@ -19,12 +19,12 @@ from typing import Protocol
 import numpy as np
 from tvm import relax
 
-from baselines.anatomy import captured_launches, kernel_table
-from baselines.case import Case
-from baselines.pipeline import lower
-from baselines.protocols import TimedArm
-from baselines.reference import matches, random_input, reference
-from tuning.runfolder.store import folder_writer
+from pool_fusion_tuning.baselines.anatomy import captured_launches, kernel_table
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.pipeline import lower
+from pool_fusion_tuning.baselines.protocols import TimedArm
+from pool_fusion_tuning.baselines.reference import matches, random_input, reference
+from pool_fusion_tuning.runfolder.store import folder_writer
 
 
 class Workload(Protocol):
@@ -99,7 +99,7 @@ class CaseWorkload:
         return executable, {**found, "build_s": time.monotonic() - started}
 
     def peer(self, name: str, target_kind: str) -> TimedArm:
-        from baselines.torch_peer import peer_arm
+        from pool_fusion_tuning.baselines.torch_peer import peer_arm
 
         return peer_arm(name, self.case, target_kind)
 

@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from tuning.base.children import kill_pool, process_pool
-from tuning.candidates.outcome import Reason, Status, failed, wrong
-from tuning.measure.protocol import KernelProtocol
-from tuning.runfolder.model_records import KernelTimes
-from tuning.runfolder.store import Run, read_record, write_json
+from pool_fusion_tuning.runfolder.model_records import KernelTimes
+from pool_fusion_tuning.runfolder.store import Run, read_record, write_json
+from pool_fusion_tuning.tuning.base.children import kill_pool, process_pool
+from pool_fusion_tuning.tuning.candidates.outcome import Reason, Status, failed, wrong
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 
 FILE = "kernel_times.json"
 CHECKS = {
@@ -73,7 +73,11 @@ def _measure(job: KernelTimingJob) -> dict:
     """In the measuring process: the kernel under each list, checked, then timed."""
     import tvm
 
-    from baselines.models.kernels import kernel_arguments, kernel_references, output_positions
+    from pool_fusion_tuning.baselines.models.kernels import (
+        kernel_arguments,
+        kernel_references,
+        output_positions,
+    )
 
     funcs, libraries = _load(job)
     func = funcs[job.name]
@@ -113,13 +117,13 @@ def _measure(job: KernelTimingJob) -> dict:
 
 
 def _check(got, want, dtype):
-    from baselines.models.eager_check import check_outputs
+    from pool_fusion_tuning.baselines.models.eager_check import check_outputs
 
     return check_outputs(got, want, dtype)
 
 
 def _timed(library, job: KernelTimingJob, tensors: list, device, worst) -> dict:
-    from tuning.candidates.kernel_check import time_kernel
+    from pool_fusion_tuning.tuning.candidates.kernel_check import time_kernel
 
     gpu = job.target_kind == "cuda"
     samples, timer = time_kernel(library, job.name, tensors, device, job.protocol, gpu)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from baselines.models.model_spec import ModelOptions
-from baselines.peers import PeerRole, peers_for
-from baselines.target import TargetSpec
-from tuning.measure.model_workload import ModelArm, ModelWorkload
-from tuning.measure.protocol import Protocol
+from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
+from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.measure.model_workload import ModelArm, ModelWorkload
+from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
 KIND = "model"
 TUNED = "tvm-tuned"

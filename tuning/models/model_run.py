@@ -21,16 +21,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baselines.models.failures import failure_lines
-from baselines.models.model_errors import ModelError
-from baselines.peers import compiling
-from baselines.target import TargetSpec
-from tuning.measure.harness import TrialJob
-from tuning.measure.trial_process import run_trial_process
-from tuning.runfolder.model_records import Analysis, ModelReport
-from tuning.runfolder.names import member
-from tuning.runfolder.opener import open_run
-from tuning.runfolder.store import RUN_FILE, Run, RunError, read_record
+from pool_fusion_tuning.baselines.models.failures import failure_lines
+from pool_fusion_tuning.baselines.models.model_errors import ModelError
+from pool_fusion_tuning.baselines.peers import compiling
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.model_records import Analysis, ModelReport
+from pool_fusion_tuning.runfolder.names import member
+from pool_fusion_tuning.runfolder.opener import open_run
+from pool_fusion_tuning.runfolder.store import RUN_FILE, Run, RunError, read_record
+from pool_fusion_tuning.tuning.measure.harness import TrialJob
+from pool_fusion_tuning.tuning.measure.trial_process import run_trial_process
 
 from .kernel_times import kernel_times_complete, time_kernels
 from .model_plan import ModelPlan, settings_difference
@@ -39,7 +39,7 @@ from .prepare import Preparation, Prepared
 
 def run_model(run: Run, plan: ModelPlan, progress) -> ModelReport:
     """`tune model`: the model's run (`open_model_run`), started or finished; its report."""
-    from reports.model_report import render_model_run
+    from pool_fusion_tuning.reports.model_report import render_model_run
 
     with Preparation() as prep:
         submit(prep, "model", run, plan)
@@ -85,7 +85,7 @@ def prepare_failure(run: Run, error: Exception) -> str:
     analysis is not, and is tried again."""
     from concurrent.futures.process import BrokenProcessPool
 
-    from baselines.models.model_errors import MissingPackage
+    from pool_fusion_tuning.baselines.models.model_errors import MissingPackage
 
     if isinstance(error, BrokenProcessPool):
         return "its preparation's process ended (out of memory or a crash); tried again next time"
@@ -113,7 +113,7 @@ def _said(error: Exception) -> str:
 def open_model_run(out: Path, plan: ModelPlan) -> Run:
     """The model's run folder: created, or opened to finish when it holds this model's run
     with the same settings."""
-    from tuning.study import save_environment
+    from pool_fusion_tuning.tuning.study import save_environment
 
     # An analysis alone runs on the host, whatever it analyses for.
     target = TargetSpec("llvm") if plan.analyze_only else plan.target

@@ -18,13 +18,13 @@ import re
 import time
 from pathlib import Path
 
-from baselines.models.catalog import BUILTIN_MODELS, CatalogEntry
-from baselines.models.model_errors import ModelError
-from baselines.models.model_spec import ModelOptions, parse_spec
-from baselines.models.zoo import Zoo, pick
-from tuning.runfolder.lock import hold
-from tuning.runfolder.model_records import Models
-from tuning.runfolder.store import Run, RunError, read_record, write_json
+from pool_fusion_tuning.baselines.models.catalog import BUILTIN_MODELS, CatalogEntry
+from pool_fusion_tuning.baselines.models.model_errors import ModelError
+from pool_fusion_tuning.baselines.models.model_spec import ModelOptions, parse_spec
+from pool_fusion_tuning.baselines.models.zoo import Zoo, pick
+from pool_fusion_tuning.runfolder.lock import hold
+from pool_fusion_tuning.runfolder.model_records import Models
+from pool_fusion_tuning.runfolder.store import Run, RunError, read_record, write_json
 
 from .kernel_times import kernel_times_complete
 from .model_plan import ModelPlan
@@ -117,8 +117,8 @@ def run_models(out: Path, plans: dict, progress, jobs: int | None = None) -> dic
     """Every model's run in `out` (`open_models_folder` first); the summary
     (`reports.models_report.render_models`). `jobs`: the preparation's processes (default: one per
     core)."""
-    from reports.model_report import render_model_run
-    from reports.models_report import render_models
+    from pool_fusion_tuning.reports.model_report import render_model_run
+    from pool_fusion_tuning.reports.models_report import render_models
 
     started = time.monotonic()
     runs = {name: open_model_run(out / name, plan) for name, plan in plans.items()}

@@ -19,9 +19,9 @@ from concurrent.futures import Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from baselines.peers import compiling
-from tuning.base.children import kill_pool, process_pool
-from tuning.runfolder.store import Run, write_json
+from pool_fusion_tuning.baselines.peers import compiling
+from pool_fusion_tuning.runfolder.store import Run, write_json
+from pool_fusion_tuning.tuning.base.children import kill_pool, process_pool
 
 from .model_plan import ModelPlan
 
@@ -33,10 +33,10 @@ def _analysis_task(plan: ModelPlan, kernels_file: str) -> dict:
     """Import the model; analyse its kernels for CUDA (`plan.arch`) under each rule list; keep
     the run target's unscheduled kernels (what the kernel timing calls) in `kernels_file`,
     unless the run is an analysis alone."""
-    from baselines.models.analysis import analyze_lowered
-    from baselines.models.importer import prepare_model
-    from baselines.models.kernels import prim_funcs, rule_lists
-    from baselines.pipeline import make_target, unscheduled
+    from pool_fusion_tuning.baselines.models.analysis import analyze_lowered
+    from pool_fusion_tuning.baselines.models.importer import prepare_model
+    from pool_fusion_tuning.baselines.models.kernels import prim_funcs, rule_lists
+    from pool_fusion_tuning.baselines.pipeline import make_target, unscheduled
 
     started = time.monotonic()
     model = prepare_model(plan.spec, plan.options)

@@ -30,18 +30,18 @@ from pathlib import Path
 
 import tvm
 
-from baselines.models.model_errors import first_line
-from tuning.base.errors import OutOfScope, TuningFailed
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.kernel_cache import KernelCache
-from tuning.candidates.outcome import Status
-from tuning.candidates.rule_schedule import DefaultSchedule
-from tuning.candidates.side_by_side import side_by_side
-from tuning.candidates.task import ModelKernel
-from tuning.runfolder.model_records import Analysis, KernelTimes, TunedKernel
-from tuning.runfolder.store import Run, read_record, write_json, write_text
-from tuning.tuners.registry import TUNERS, tuners_for
-from tuning.tuners.spec import KernelJob, Role
+from pool_fusion_tuning.baselines.models.model_errors import first_line
+from pool_fusion_tuning.runfolder.model_records import Analysis, KernelTimes, TunedKernel
+from pool_fusion_tuning.runfolder.store import Run, read_record, write_json, write_text
+from pool_fusion_tuning.tuning.base.errors import OutOfScope, TuningFailed
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.kernel_cache import KernelCache
+from pool_fusion_tuning.tuning.candidates.outcome import Status
+from pool_fusion_tuning.tuning.candidates.rule_schedule import DefaultSchedule
+from pool_fusion_tuning.tuning.candidates.side_by_side import side_by_side
+from pool_fusion_tuning.tuning.candidates.task import ModelKernel
+from pool_fusion_tuning.tuning.tuners.registry import TUNERS, tuners_for
+from pool_fusion_tuning.tuning.tuners.spec import KernelJob, Role
 
 from .model_plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan
 
@@ -98,7 +98,7 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
     count = None if plan.tunes_all else int(plan.tune_top)
     kernels = costliest(run, count, plan.kernels == PATTERN_KERNELS)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
-    spent = _Spent(run, [kernel["name"] for kernel in kernels])  # saved in `finally` below
+    spent = _Spent(run)  # saved in `finally` below
     summaries: dict[str, dict] = {}
     tuned: dict = {}
     left: list[str] = []
@@ -151,13 +151,14 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
 class _Spent:
     """The tuning's wall time, summed over the commands that worked on it (the run's
     `phase_wall_s`, phase "tuning"): added after each kernel and when a command stops, so an
-    interrupted command's time counts too; the kernels chosen and the commands in `tuning`."""
+    interrupted command's time counts too; the commands so far in run.json's `tuning`, the state
+    of a tuning not yet done (`tuned` is the tuning done, which the report reads)."""
 
-    def __init__(self, run: Run, chosen: list[str]):
+    def __init__(self, run: Run):
         self.run = run
         self.commands = run.model_meta.get("tuning", {}).get("commands", 0) + 1
         self.saved_at = time.monotonic()
-        run.update_meta(tuning={"chosen": chosen, "commands": self.commands})
+        run.update_meta(tuning={"commands": self.commands})
 
     def wall_s(self) -> float:
         saved = self.run.model_meta.get("phase_wall_s", {}).get(PHASE, 0.0)

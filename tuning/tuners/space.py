@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from tvm import s_tir
 
-from baselines.case import Case
-from baselines.template import SERIAL, PoolSchedule, recorded, vector_fits
-from baselines.window_reduction import _inline_window
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.template import SERIAL, PoolSchedule, recorded, vector_fits
+from pool_fusion_tuning.baselines.window_reduction import _inline_window
 
 # Each knob of the template and the values it takes (a categorical distribution to Optuna); the
 # one place they are declared (MetaSchedule's space takes them from here). A knob added later

@@ -18,18 +18,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, cast
 
-from tuning.runfolder.records import RunOptions
-from tuning.runfolder.store import Run, write_json
+from pool_fusion_tuning.runfolder.records import RunOptions
+from pool_fusion_tuning.runfolder.store import Run, write_json
 
 if TYPE_CHECKING:
     import tvm
 
-    from baselines.arms import Arm
-    from baselines.case import Case
-    from baselines.target import TargetSpec
-    from tuning.base.progress import Progress
-    from tuning.candidates.evaluator import CandidateEvaluator
-    from tuning.candidates.task import KernelTask
+    from pool_fusion_tuning.baselines.arms import Arm
+    from pool_fusion_tuning.baselines.case import Case
+    from pool_fusion_tuning.baselines.target import TargetSpec
+    from pool_fusion_tuning.tuning.base.progress import Progress
+    from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+    from pool_fusion_tuning.tuning.candidates.task import KernelTask
 
 
 class Role:

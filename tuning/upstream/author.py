@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 from .git import run_git
 

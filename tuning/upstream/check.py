@@ -27,7 +27,7 @@ from pathlib import Path
 
 import tvm
 
-from tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 from .check_report import render_check
 from .clone import clone_at_base, clone_text, left_out, left_out_note, remove_links
@@ -117,7 +117,7 @@ def run_tests(clone: Path, tests: list[str], overlay: Path | None, report: Path)
     command += ["-c", str(_pytest_config(clone)), f"--rootdir={clone}", f"--confcutdir={clone}"]
     if overlay is not None:
         env["TVM_OVERLAY"] = str(overlay)
-        command += ["-p", "tuning.upstream.overlay"]
+        command += ["-p", "pool_fusion_tuning.tuning.upstream.overlay"]
     done = _run([*command, f"--junitxml={report}", *tests], clone, env)
     if not report.is_file():
         said = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]

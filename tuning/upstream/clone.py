@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-from tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 from .git import run_git
 from .tvm_tree import BASE_COMMIT

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baselines.rules import rule_hash
-from reports.comparisons import ratio_text
-from reports.escape import code, md
-from tuning.base.errors import UsageError
+from pool_fusion_tuning.baselines.rules import rule_hash
+from pool_fusion_tuning.reports.comparisons import ratio_text
+from pool_fusion_tuning.reports.escape import code, md
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 from . import figure_files
 from .committed import committed, committed_environments
@@ -29,7 +29,7 @@ WRITTEN_BY = {
     "report.json": "`tune report RUN` renders it from a run folder",
     "sweep.json": "`tune sweep` writes it",
     "models.json": "`tune models` writes it",
-    "window_bench.json": "`python3 -m baselines.window_bench OUT` writes it",
+    "window_bench.json": "`python3 -m pool_fusion_tuning.baselines.window_bench OUT` writes it",
 }
 
 
@@ -223,8 +223,8 @@ def _verdict(rows: list[dict]) -> str | None:
 # The one GPU call that measures everything PR.md cites by default, with the shipped rule; then
 # `tune upstream --out DIR --run OUT/run --bench OUT/window` writes the PR text from it.
 EVIDENCE_COMMAND = (
-    "python3 -m tuning.cli --budget 0 --arms on,fixed --processes 3 --out $OUT/run && "
-    "python3 -m baselines.window_bench $OUT/window"
+    "python3 -m pool_fusion_tuning --budget 0 --arms on,fixed --processes 3 --out $OUT/run && "
+    "python3 -m pool_fusion_tuning.baselines.window_bench $OUT/window"
 )
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuning.base.errors import UsageError
-from tuning.runfolder.checker import problem
-from tuning.runfolder.files import NotRegular, loads, read_bytes
+from pool_fusion_tuning.runfolder.checker import problem
+from pool_fusion_tuning.runfolder.files import NotRegular, loads, read_bytes
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 from .figure_records import FIGURE_RECORDS
 

@@ -5,7 +5,7 @@ Every key is optional: the PR text says what a file lacks; what it has must be o
 
 from typing import Any, NotRequired, TypedDict
 
-from tuning.runfolder.records import TimeUs
+from pool_fusion_tuning.runfolder.records import TimeUs
 
 
 class RatioWithInterval(TypedDict):

@@ -17,7 +17,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 # `git rev-parse --local-env-vars`, and the variables that pick a repository or configuration.
 REPOSITORY_VARIABLES = frozenset(

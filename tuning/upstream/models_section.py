@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.comparisons import ratio_text
-from reports.escape import code, md
-from tuning.base.errors import UsageError
+from pool_fusion_tuning.reports.comparisons import ratio_text
+from pool_fusion_tuning.reports.escape import code, md
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 # The end-to-end figures a row gives (GPU time where recorded), and how the table names them.
 FIGURES = {"gpu_queued": ("gpu_ms", "GPU time"), "call_path": ("call_path_ms", "own call path")}

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuning.base.errors import UsageError
-from tuning.runfolder.store import write_text
+from pool_fusion_tuning.runfolder.store import write_text
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 
 def _parents(out: Path, relative: str) -> list[Path]:

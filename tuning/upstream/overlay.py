@@ -1,7 +1,7 @@
 """A pytest plugin that registers the patch's TVM files in place of the installed TVM's modules,
 as the patched tree would import them, so that TVM's tests run against the patch:
 
-    TVM_OVERLAY=DIR python -m pytest -p tuning.upstream.overlay TESTS
+    TVM_OVERLAY=DIR python -m pytest -p pool_fusion_tuning.tuning.upstream.overlay TESTS
 
 DIR holds the files under TVM's paths (`python/tvm/...`), as `tune upstream --out DIR` or
 `--check` (check.py) writes them. The added rule module is registered first, then the edited
@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from tuning.upstream.tvm_tree import CUDA_PIPELINE, GPU_INIT, RULE
+from pool_fusion_tuning.tuning.upstream.tvm_tree import CUDA_PIPELINE, GPU_INIT, RULE
 
 
 def module_name(path: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from baselines.window_reduction import MAX_WINDOW
+from pool_fusion_tuning.baselines.window_reduction import MAX_WINDOW
 
 from .git import run_git
 from .rule import rule_source

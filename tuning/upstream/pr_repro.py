@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.base.errors import UsageError
 
 REPRO = "repro.py"
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import tvm
 
-import baselines.window_reduction as rule_module
-from reports.escape import code
+from pool_fusion_tuning.baselines import window_reduction as rule_module
+from pool_fusion_tuning.reports.escape import code
 
 from .patch import SUBJECT, patched_files
 from .pr_repro import REPRO, SCRIPT, launch_output

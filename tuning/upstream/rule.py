@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import baselines.window_reduction
+from pool_fusion_tuning.baselines import window_reduction
 
 ASF_HEADER = """\
 # Licensed to the Apache Software Foundation (ASF) under one
@@ -41,7 +41,7 @@ RELATIVE = (
 
 def source_text() -> str:
     """The project's rule module, as measured."""
-    return Path(baselines.window_reduction.__file__).read_text()
+    return Path(window_reduction.__file__).read_text()
 
 
 def relative_import(line: str) -> str | None:

@@ -17,8 +17,8 @@ from tvm import te, tirx
 from tvm.relax import op as R
 from tvm.s_tir import dlight as dl
 
-from baselines.window_kernels import KERNELS, Kernel, fused, reduction_function
-from baselines.window_reduction import WindowReduction
+from pool_fusion_tuning.baselines.window_kernels import KERNELS, Kernel, fused, reduction_function
+from pool_fusion_tuning.baselines.window_reduction import WindowReduction
 
 TARGET = "nvidia/geforce-rtx-3090-ti"  # the target of TVM's own dlight tests
 

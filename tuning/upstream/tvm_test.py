@@ -11,7 +11,7 @@ patch registers it, and fail on a rendering that is not today's. It is kept xz-c
 KB of TVMScript, 9 KB packed: the project's tree travels to the GPU machine with little room);
 `tune upstream` writes it out as a plain file. Render it again after a change to the rule with
 
-    python -m tuning.upstream.tvm_test
+    python -m pool_fusion_tuning.tuning.upstream.tvm_test
 
 The rule's launch depends on the target alone, so the `After` modules hold on any machine. The
 issue's Relax graph through the default CUDA pipeline (one thread per output: the rule's place

@@ -6,13 +6,13 @@ built for llvm and checked against PyTorch eager."""
 import pytest
 import tvm
 
-from baselines.models.analysis import analyze
-from baselines.models.build import build_model, run_model
-from baselines.models.eager_check import check_outputs, torch_outputs
-from baselines.models.importer import prepare_model
-from baselines.models.model_spec import ModelOptions
-from baselines.models.pattern import warp_lanes
-from baselines.pipeline import make_target
+from pool_fusion_tuning.baselines.models.analysis import analyze
+from pool_fusion_tuning.baselines.models.build import build_model, run_model
+from pool_fusion_tuning.baselines.models.eager_check import check_outputs, torch_outputs
+from pool_fusion_tuning.baselines.models.importer import prepare_model
+from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
+from pool_fusion_tuning.baselines.models.pattern import warp_lanes
+from pool_fusion_tuning.baselines.pipeline import make_target
 
 pytestmark = pytest.mark.torch
 

@@ -7,11 +7,11 @@ import pytest
 from tvm import relax
 from tvm.script import relax as R
 
-from baselines.models.analysis import KernelLaunch, analyze
-from baselines.models.declines import OVER, REASONS, ROWS
-from reports.census import _kernel
-from reports.census_counts import ROW_TAKES, TAKES, tally
-from reports.census_md import census_markdown
+from pool_fusion_tuning.baselines.models.analysis import KernelLaunch, analyze
+from pool_fusion_tuning.baselines.models.declines import OVER, REASONS, ROWS
+from pool_fusion_tuning.reports.census import _kernel
+from pool_fusion_tuning.reports.census_counts import ROW_TAKES, TAKES, tally
+from pool_fusion_tuning.reports.census_md import census_markdown
 
 LAYER_NORM = "layer_norm"
 

@@ -11,16 +11,16 @@ from types import SimpleNamespace
 import pytest
 from conftest import USER_MODELS
 
-from baselines.models import load
-from baselines.models.importer import import_model, prepare_model
-from baselines.models.model_errors import (
+from pool_fusion_tuning.baselines.models import load
+from pool_fusion_tuning.baselines.models.importer import import_model, prepare_model
+from pool_fusion_tuning.baselines.models.model_errors import (
     MissingPackage,
     ModelError,
     NotExportable,
     UnknownModel,
     UnsupportedOperator,
 )
-from baselines.models.model_spec import FILE, ModelOptions, ModelSpec, parse_spec
+from pool_fusion_tuning.baselines.models.model_spec import FILE, ModelOptions, ModelSpec, parse_spec
 
 pytestmark = pytest.mark.torch
 

@@ -9,16 +9,16 @@ import pytest
 import tvm
 from tvm.s_tir import dlight
 
-from baselines.anatomy import cuda_source, kernel_launches
-from baselines.models.analysis import analyze
-from baselines.models.build import build_model, lower_model, run_model
-from baselines.models.eager_check import check_outputs, torch_outputs
-from baselines.models.failures import failure_lines, tvm_message, upstream_issue
-from baselines.models.importer import prepare_model
-from baselines.models.kernels import rule_lists, schedule_kernel
-from baselines.models.load import load_model
-from baselines.models.model_spec import ModelOptions, parse_spec
-from baselines.pipeline import make_target, unscheduled
+from pool_fusion_tuning.baselines.anatomy import cuda_source, kernel_launches
+from pool_fusion_tuning.baselines.models.analysis import analyze
+from pool_fusion_tuning.baselines.models.build import build_model, lower_model, run_model
+from pool_fusion_tuning.baselines.models.eager_check import check_outputs, torch_outputs
+from pool_fusion_tuning.baselines.models.failures import failure_lines, tvm_message, upstream_issue
+from pool_fusion_tuning.baselines.models.importer import prepare_model
+from pool_fusion_tuning.baselines.models.kernels import rule_lists, schedule_kernel
+from pool_fusion_tuning.baselines.models.load import load_model
+from pool_fusion_tuning.baselines.models.model_spec import ModelOptions, parse_spec
+from pool_fusion_tuning.baselines.pipeline import make_target, unscheduled
 from tests.conftest import ROOT, tune
 
 pytestmark = pytest.mark.torch

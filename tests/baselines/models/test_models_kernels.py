@@ -6,12 +6,12 @@ import pytest
 import tvm
 from tvm.s_tir import dlight
 
-from baselines.anatomy import cuda_source, launch_configs
-from baselines.models.analysis import analyze
-from baselines.models.build import build_model, flatten_outputs, lower_model
-from baselines.models.eager_check import check_outputs, tf32, tf32_state
-from baselines.models.importer import prepare_model
-from baselines.models.kernels import (
+from pool_fusion_tuning.baselines.anatomy import cuda_source, launch_configs
+from pool_fusion_tuning.baselines.models.analysis import analyze
+from pool_fusion_tuning.baselines.models.build import build_model, flatten_outputs, lower_model
+from pool_fusion_tuning.baselines.models.eager_check import check_outputs, tf32, tf32_state
+from pool_fusion_tuning.baselines.models.importer import prepare_model
+from pool_fusion_tuning.baselines.models.kernels import (
     kernel_arguments,
     kernel_module,
     kernel_reference,
@@ -21,9 +21,9 @@ from baselines.models.kernels import (
     scheduled_kernels,
     unscheduled_kernels,
 )
-from baselines.models.model_spec import ModelOptions
-from baselines.pipeline import make_target, unscheduled
-from baselines.rules import rule_assignment
+from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
+from pool_fusion_tuning.baselines.pipeline import make_target, unscheduled
+from pool_fusion_tuning.baselines.rules import rule_assignment
 
 pytestmark = pytest.mark.torch
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from baselines.models.pattern import CRITERION, has_pattern, warp_lanes
-from baselines.rules import MAX_WINDOW
+from pool_fusion_tuning.baselines.models.pattern import CRITERION, has_pattern, warp_lanes
+from pool_fusion_tuning.baselines.rules import MAX_WINDOW
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import sys
 import pytest
 from conftest import ROOT
 
-from baselines.models.model_errors import ModelError
-from baselines.models.model_spec import ModelOptions, ModelSpec, parse_spec
+from pool_fusion_tuning.baselines.models.model_errors import ModelError
+from pool_fusion_tuning.baselines.models.model_spec import ModelOptions, ModelSpec, parse_spec
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,7 @@ def test_specs_and_options_import_neither_torch_nor_tvm():
 
 
 def test_builtin_list_covers_the_issues_models_with_valid_specs():
-    from baselines.models.catalog import BUILTIN_MODELS
+    from pool_fusion_tuning.baselines.models.catalog import BUILTIN_MODELS
 
     labels = [entry.label for entry in BUILTIN_MODELS]
     assert len(set(labels)) == len(labels) >= 6

@@ -5,11 +5,11 @@ from ..spec import Role, TunerSpec
 
 METASCHEDULE = TunerSpec(
     name="metaschedule",
-    entry="tuning.tuners.metaschedule.tuner",
+    entry="pool_fusion_tuning.tuning.tuners.metaschedule.tuner",
     budget_counts="candidates of its two runs together: `ms-default` half of it (rounded down), "
     "`ms-space` the rest",
     kernel_times={"metaschedule": "best_kernel_us"},
     held_against="fixed",
     roles=frozenset({Role.STUDY, Role.DEFAULT, Role.TUNE_TOP}),
-    rpc="tuning.tuners.metaschedule.rpc",
+    rpc="pool_fusion_tuning.tuning.tuners.metaschedule.rpc",
 )

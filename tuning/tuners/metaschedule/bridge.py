@@ -16,11 +16,11 @@ from tvm.s_tir.meta_schedule.builder import BuilderResult, PyBuilder
 from tvm.s_tir.meta_schedule.measure_callback import PyMeasureCallback
 from tvm.s_tir.meta_schedule.runner import PyRunner, RunnerFuture, RunnerResult
 
-from baselines.anatomy import launch_configs
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.outcome import Reason, Status, failed
-from tuning.candidates.time_book import TimeBook
-from tuning.runfolder.store import write_json
+from pool_fusion_tuning.baselines.anatomy import launch_configs
+from pool_fusion_tuning.runfolder.store import write_json
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.outcome import Reason, Status, failed
+from pool_fusion_tuning.tuning.candidates.time_book import TimeBook
 
 
 class ScheduledModule:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from tvm.s_tir import meta_schedule as ms
 
-from tuning.candidates.builder import error_line
-from tuning.runfolder.store import RunError, check_in_place, read_bytes, write_bytes
+from pool_fusion_tuning.runfolder.store import RunError, check_in_place, read_bytes, write_bytes
+from pool_fusion_tuning.tuning.candidates.builder import error_line
 
 FILES = ("database_workload.json", "database_tuning_record.json")
 DAMAGED_SUFFIX = ".damaged"

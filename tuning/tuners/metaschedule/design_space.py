@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from tvm import s_tir
 
-from baselines.template import PoolSchedule
-from tuning.tuners.space import CPU_DOMAINS, GPU_DOMAINS
+from pool_fusion_tuning.baselines.template import PoolSchedule
+from pool_fusion_tuning.tuning.tuners.space import CPU_DOMAINS, GPU_DOMAINS
 
 DOMAINS = {"cuda": GPU_DOMAINS, "llvm": CPU_DOMAINS}
 # Sampled decisions of the ms-space designs: the Optuna space's numeric knobs, with its domains.

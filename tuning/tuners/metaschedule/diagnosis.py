@@ -7,11 +7,11 @@ import collections
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
-from baselines.case import Case
-from baselines.script_frames import import_intrinsics_for
-from baselines.target import TargetSpec
-from tuning.candidates.builder import error_line
-from tuning.candidates.kernel import fused_function, kernel_module
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.script_frames import import_intrinsics_for
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.candidates.builder import error_line
+from pool_fusion_tuning.tuning.candidates.kernel import fused_function, kernel_module
 
 
 def default_space_outcomes(

@@ -18,20 +18,20 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from baselines.case import Case
-from tuning.base.children import die_with_parent
-from tuning.base.errors import TrackerError
-from tuning.candidates.builder import error_line
-from tuning.candidates.kernel_check import check_and_time, upload_inputs
-from tuning.candidates.outcome import Reason, Status, failed
-from tuning.candidates.task import PoolKernel
-from tuning.measure.protocol import KernelProtocol
-from tuning.runfolder.store import read_json, write_json
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.runfolder.store import read_json, write_json
+from pool_fusion_tuning.tuning.base.children import die_with_parent
+from pool_fusion_tuning.tuning.base.errors import TrackerError
+from pool_fusion_tuning.tuning.candidates.builder import error_line
+from pool_fusion_tuning.tuning.candidates.kernel_check import check_and_time, upload_inputs
+from pool_fusion_tuning.tuning.candidates.outcome import Reason, Status, failed
+from pool_fusion_tuning.tuning.candidates.task import PoolKernel
+from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 
 if TYPE_CHECKING:
     from tvm.s_tir.meta_schedule.runner import RPCRunner
 
-    from tuning.tuners.spec import RunOptions
+    from pool_fusion_tuning.tuning.tuners.spec import RunOptions
 
 
 def parse_tracker(text: str) -> tuple[str, int]:

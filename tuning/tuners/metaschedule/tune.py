@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from baselines.script_frames import import_intrinsics_for
-from tuning.runfolder.store import open_in_place
+from pool_fusion_tuning.baselines.script_frames import import_intrinsics_for
+from pool_fusion_tuning.runfolder.store import open_in_place
 
 if TYPE_CHECKING:
     from tvm.s_tir import meta_schedule as ms

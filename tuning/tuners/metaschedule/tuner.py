@@ -28,21 +28,21 @@ from pathlib import Path
 import tvm
 from tvm.s_tir import meta_schedule as ms
 
-from baselines.arms import Arm, tuned_arm
-from baselines.case import Case
-from baselines.target import TargetSpec
-from tuning.base.errors import TuningFailed
-from tuning.base.progress import Progress
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.kernel import kernel_module
-from tuning.candidates.kernel_cache import KernelCache
-from tuning.candidates.outcome import Status
-from tuning.candidates.side_by_side import side_by_side
-from tuning.candidates.summary import budget_shares, summary_counts, tuner_result
-from tuning.candidates.task import KernelTask, PoolKernel, as_task
-from tuning.candidates.time_book import TimeBook
-from tuning.runfolder.store import Run, read_json, read_text, write_json, write_text
-from tuning.tuners.spec import KernelJob, RunOptions, TunerPlan
+from pool_fusion_tuning.baselines.arms import Arm, tuned_arm
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.store import Run, read_json, read_text, write_json, write_text
+from pool_fusion_tuning.tuning.base.errors import TuningFailed
+from pool_fusion_tuning.tuning.base.progress import Progress
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.kernel import kernel_module
+from pool_fusion_tuning.tuning.candidates.kernel_cache import KernelCache
+from pool_fusion_tuning.tuning.candidates.outcome import Status
+from pool_fusion_tuning.tuning.candidates.side_by_side import side_by_side
+from pool_fusion_tuning.tuning.candidates.summary import budget_shares, summary_counts, tuner_result
+from pool_fusion_tuning.tuning.candidates.task import KernelTask, PoolKernel, as_task
+from pool_fusion_tuning.tuning.candidates.time_book import TimeBook
+from pool_fusion_tuning.tuning.tuners.spec import KernelJob, RunOptions, TunerPlan
 
 from . import METASCHEDULE, rpc
 from .bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_recorder

@@ -9,7 +9,7 @@ ONE_KERNEL_LEAST = 40
 
 OPTUNA = TunerSpec(
     name="optuna",
-    entry="tuning.tuners.optuna.tuner",
+    entry="pool_fusion_tuning.tuning.tuners.optuna.tuner",
     budget_counts="trials of one Optuna study{workers}, failed candidates included (fewer where "
     "the space is spent)",
     kernel_times={
@@ -20,13 +20,13 @@ OPTUNA = TunerSpec(
     },
     held_against="fixed",
     roles=frozenset({Role.STUDY, Role.DEFAULT, Role.SWEEP, Role.TUNE_TOP}),
-    storage="tuning.tuners.optuna.storage_checks",
+    storage="pool_fusion_tuning.tuning.tuners.optuna.storage_checks",
 )
 # The same over the whole graph's one kernel; in the default on CUDA, at a share of the budget so
 # that the study keeps its wall time (the tuners share the builders' cores and the device).
 OPTUNA_ONE_KERNEL = TunerSpec(
     name="optuna-one-kernel",
-    entry="tuning.tuners.optuna.tuner",
+    entry="pool_fusion_tuning.tuning.tuners.optuna.tuner",
     budget_counts=f"trials of one Optuna study of the one kernel of the whole graph, failed "
     f"candidates included: a quarter of it (rounded down), at least {ONE_KERNEL_LEAST} (all of "
     f"a smaller budget)",
@@ -36,7 +36,7 @@ OPTUNA_ONE_KERNEL = TunerSpec(
     roles=frozenset({Role.STUDY, Role.SWEEP, Role.CUDA_DEFAULT}),
     note=f"optuna-one-kernel: Optuna over the one kernel of the whole graph, BUDGET//4 trials "
     f"(at least {ONE_KERNEL_LEAST}, all of a smaller BUDGET)",
-    storage="tuning.tuners.optuna.storage_checks",
+    storage="pool_fusion_tuning.tuning.tuners.optuna.storage_checks",
 )
 
 

@@ -8,7 +8,7 @@ import time
 
 import optuna
 
-from tuning.runfolder.store import RunError
+from pool_fusion_tuning.runfolder.store import RunError
 
 from .storages import check_untouched, said, storage_file, storage_for
 

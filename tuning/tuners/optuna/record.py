@@ -13,8 +13,8 @@ from collections.abc import Mapping
 
 import optuna
 
-from tuning.base.faults import measurement_written
-from tuning.candidates.outcome import Status
+from pool_fusion_tuning.tuning.base.faults import measurement_written
+from pool_fusion_tuning.tuning.candidates.outcome import Status
 
 RECORD = "measurement"
 _RUNNING = (optuna.trial.TrialState.RUNNING,)

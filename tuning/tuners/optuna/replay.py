@@ -11,7 +11,7 @@ import statistics
 
 import optuna
 
-from tuning.tuners.space import Space, key
+from pool_fusion_tuning.tuning.tuners.space import Space, key
 
 from .record import tell_value
 from .samplers import STUCK_AFTER, enqueue_unmeasured, first_points, make_sampler

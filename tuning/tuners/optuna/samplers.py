@@ -7,7 +7,7 @@ import random
 
 import optuna
 
-from tuning.tuners.space import Space
+from pool_fusion_tuning.tuning.tuners.space import Space
 
 
 class GridOrder(optuna.samplers.RandomSampler):

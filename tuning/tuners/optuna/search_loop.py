@@ -16,10 +16,10 @@ from concurrent.futures import FIRST_COMPLETED, wait
 
 import optuna
 
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.time_book import TimeBook
-from tuning.runfolder.store import read_json, write_json
-from tuning.tuners.space import Space, completed, key
+from pool_fusion_tuning.runfolder.store import read_json, write_json
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.time_book import TimeBook
+from pool_fusion_tuning.tuning.tuners.space import Space, completed, key
 
 from .heartbeat import Heartbeat, fail_stale_trials
 from .record import close_interrupted, measurement, recorded_value, store_measurement

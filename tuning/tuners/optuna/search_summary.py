@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import optuna
 
-from tuning.candidates.outcome import Status
-from tuning.candidates.summary import summary_counts
-from tuning.tuners.space import completed
+from pool_fusion_tuning.tuning.candidates.outcome import Status
+from pool_fusion_tuning.tuning.candidates.summary import summary_counts
+from pool_fusion_tuning.tuning.tuners.space import completed
 
 from .record import measurement, recorded_value
 

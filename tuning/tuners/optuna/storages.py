@@ -18,7 +18,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuning.runfolder.redact import (
+from pool_fusion_tuning.runfolder.redact import (
     has_password,
     query_password,
     redact,
@@ -26,7 +26,7 @@ from tuning.runfolder.redact import (
     with_password,
     without_password,
 )
-from tuning.runfolder.store import RunError, check_in_place, not_regular, read_bytes
+from pool_fusion_tuning.runfolder.store import RunError, check_in_place, not_regular, read_bytes
 
 from .heartbeat import heartbeat_options
 

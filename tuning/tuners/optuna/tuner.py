@@ -13,19 +13,19 @@ import time
 
 import optuna
 
-from baselines.arms import ONE_KERNEL, Arm, template_arm
-from baselines.models.model_errors import first_line
-from baselines.template import PoolSchedule
-from tuning.base.errors import OutOfScope, TuningFailed
-from tuning.base.progress import Progress
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.kernel_cache import KernelCache
-from tuning.candidates.rule_schedule import DefaultSchedule
-from tuning.candidates.summary import summary_counts, tuner_result
-from tuning.runfolder.spent import added
-from tuning.runfolder.store import Run, RunError, read_json, write_json
-from tuning.tuners.space import Space, key
-from tuning.tuners.spec import KernelJob, TunerPlan
+from pool_fusion_tuning.baselines.arms import ONE_KERNEL, Arm, template_arm
+from pool_fusion_tuning.baselines.models.model_errors import first_line
+from pool_fusion_tuning.baselines.template import PoolSchedule
+from pool_fusion_tuning.runfolder.spent import added
+from pool_fusion_tuning.runfolder.store import Run, RunError, read_json, write_json
+from pool_fusion_tuning.tuning.base.errors import OutOfScope, TuningFailed
+from pool_fusion_tuning.tuning.base.progress import Progress
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.kernel_cache import KernelCache
+from pool_fusion_tuning.tuning.candidates.rule_schedule import DefaultSchedule
+from pool_fusion_tuning.tuning.candidates.summary import summary_counts, tuner_result
+from pool_fusion_tuning.tuning.tuners.space import Space, key
+from pool_fusion_tuning.tuning.tuners.spec import KernelJob, TunerPlan
 
 from . import OPTUNA, OPTUNA_ONE_KERNEL, one_kernel_budget
 from .optuna_study import STUDY_NAME, open_study, study_name

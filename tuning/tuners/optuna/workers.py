@@ -7,13 +7,13 @@ import subprocess
 
 import optuna
 
-from baselines.case import Case
-from baselines.target import TargetSpec
-from tuning.base.children import module_command, stop
-from tuning.candidates.evaluator import CandidateEvaluator
-from tuning.candidates.summary import budget_shares
-from tuning.tuners.space import Space
-from tuning.tuners.spec import RunOptions
+from pool_fusion_tuning.baselines.case import Case
+from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.tuning.base.children import module_command, stop
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.summary import budget_shares
+from pool_fusion_tuning.tuning.tuners.space import Space
+from pool_fusion_tuning.tuning.tuners.spec import RunOptions
 
 from .optuna_study import STUDY_NAME, open_study
 from .samplers import make_sampler
@@ -60,7 +60,7 @@ def run_workers(
         if password:  # in the environment, not on the command line that `ps` shows
             env[CHILD_PASSWORD_ENV] = password
         command = module_command(
-            "tuning.cli",
+            "pool_fusion_tuning",
             "worker",
             "--storage",
             url,

@@ -29,7 +29,7 @@ from typing import (
     is_typeddict,
 )
 
-from baselines.case import Case, CaseError
+from pool_fusion_tuning.baselines.case import Case, CaseError
 
 from . import model_records as m
 from . import records as r

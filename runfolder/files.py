@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from baselines.user_error import UserError
+from pool_fusion_tuning.baselines.user_error import UserError
 
 from .checker import file_problem, problem
 

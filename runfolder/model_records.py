@@ -49,9 +49,10 @@ class ModelArmRecord(TypedDict):
 
 
 class ModelTuning(TypedDict):
-    """run.json's `tuning` of --tune-top: the kernels chosen, and the commands so far."""
+    """run.json's `tuning` of --tune-top while it is not done: the commands so far. (Runs of
+    2026-12-07 also wrote the kernels chosen, which nothing read: the choice is made again, the
+    same, from kernel_times.json.)"""
 
-    chosen: list[str]
     commands: Count
 
 
