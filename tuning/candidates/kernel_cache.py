@@ -17,7 +17,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from pool_fusion_tuning.runfolder.store import read_json, write_json
+from pool_fusion_tuning.runfolder.records import KernelMeasurements
+from pool_fusion_tuning.runfolder.store import read_record, write_json
 
 from .outcome import Outcome, Status
 
@@ -54,7 +55,9 @@ class KernelCache:
 
     def __init__(self, path: Path | None = None):
         self.path = path
-        self._records: dict = read_json(path) if path is not None and path.exists() else {}
+        self._records: dict = (
+            read_record(path, KernelMeasurements) if path is not None and path.exists() else {}
+        )
         self._lock = threading.Lock()
 
     def get(self, key: str | None) -> Outcome | None:

@@ -31,7 +31,8 @@ from tvm.s_tir import meta_schedule as ms
 from pool_fusion_tuning.baselines.arms import Arm, tuned_arm
 from pool_fusion_tuning.baselines.case import Case
 from pool_fusion_tuning.baselines.target import TargetSpec
-from pool_fusion_tuning.runfolder.store import Run, read_json, read_text, write_json, write_text
+from pool_fusion_tuning.runfolder.records import TunerSummary, TunerTrials
+from pool_fusion_tuning.runfolder.store import Run, read_record, read_text, write_json, write_text
 from pool_fusion_tuning.tuning.base.errors import TuningFailed
 from pool_fusion_tuning.tuning.base.progress import Progress
 from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
@@ -79,7 +80,7 @@ def tune_one(
     task = as_task(subject, target)
     func = task.function(target)
     rows_path = directory / "trials.json"
-    rows = read_json(rows_path) if rows_path.exists() else []
+    rows = read_record(rows_path, TunerTrials) if rows_path.exists() else []
     remaining = budget - len(rows)
     started = time.monotonic()
     database = open_database(directory, say)
@@ -166,7 +167,7 @@ def _run(run: Run, name: str, plan: TunerPlan, share: int, progress: Progress) -
     directory = run.tuner_dir(name)
     done = directory / "summary.json"
     if done.exists():  # written when the run ended (on budget, or with its space spent)
-        return read_json(done)
+        return dict(read_record(done, TunerSummary))
     phase = f"metaschedule {name}"
     progress.start(phase)
 

@@ -16,7 +16,8 @@ from concurrent.futures import FIRST_COMPLETED, wait
 
 import optuna
 
-from pool_fusion_tuning.runfolder.store import read_json, write_json
+from pool_fusion_tuning.runfolder.records import ExhaustiveTimes
+from pool_fusion_tuning.runfolder.store import read_record, write_json
 from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
 from pool_fusion_tuning.tuning.candidates.time_book import TimeBook
 from pool_fusion_tuning.tuning.tuners.space import Space, completed, key
@@ -205,7 +206,7 @@ class OptunaSearch:
     def exhaustive(self, path) -> dict:
         """Every valid point measured once (earlier measurements reused): the space's optimum.
         The table is saved after each batch, so a resumed run measures only what is missing."""
-        table = read_json(path) if path.exists() else {}
+        table = read_record(path, ExhaustiveTimes) if path.exists() else {}
         table.update({k: recorded_value(measurement(t)) for k, t in self.measured().items()})
         missing = [p for p in self.space.valid_points() if key(p) not in table]
         for start in range(0, len(missing), self.batch):

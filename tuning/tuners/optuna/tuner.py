@@ -16,8 +16,9 @@ import optuna
 from pool_fusion_tuning.baselines.arms import ONE_KERNEL, Arm, template_arm
 from pool_fusion_tuning.baselines.models.model_errors import first_line
 from pool_fusion_tuning.baselines.template import PoolSchedule
+from pool_fusion_tuning.runfolder.records import Measurement, TunerSummary
 from pool_fusion_tuning.runfolder.spent import added
-from pool_fusion_tuning.runfolder.store import Run, RunError, read_json, write_json
+from pool_fusion_tuning.runfolder.store import Run, RunError, read_record, write_json
 from pool_fusion_tuning.tuning.base.errors import OutOfScope, TuningFailed
 from pool_fusion_tuning.tuning.base.progress import Progress
 from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
@@ -103,7 +104,7 @@ def _earlier_spent(path) -> dict | None:
     """The time a summary written before holds (a finished run resumed), where it is readable:
     a damaged one is replaced as a resume replaces it."""
     try:
-        return read_json(path).get("time_spent") if path.exists() else None
+        return read_record(path, TunerSummary).get("time_spent") if path.exists() else None
     except RunError:
         return None
 
@@ -145,5 +146,5 @@ def _rule_kernels(
         path = directory / f"{rules}{'-masked' if masked else ''}_kernel.json"
         if not path.exists():
             write_json(path, evaluator.evaluate([DefaultSchedule(rules, masked)])[0])
-        kernels[rules] = read_json(path)
+        kernels[rules] = read_record(path, Measurement)
     return kernels
