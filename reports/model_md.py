@@ -129,11 +129,19 @@ def _launches(count: int) -> str:
 def _recovered_text(rules: str, found: dict) -> str:
     arm = found["arm"]
     pair = f"{arm}/{arm_of(DEFAULT)}"
-    figures = [("gpu_queued", "GPU time"), ("call_path", "end to end")]
+    # A control's figure whose interval excludes 1 is shown too, so the sentence that says so
+    # shows the interval it means.
+    excluding = (
+        [f for f, held in found["holds_one"].items() if not held] if found["control"] else []
+    )
+    names = {"gpu_queued": "GPU time", "call_path": "end to end", "python_call": "from Python"}
+    shown = [
+        "gpu_queued",
+        "call_path",
+        *[f for f in excluding if f not in ("gpu_queued", "call_path")],
+    ]
     verdicts = [
-        f"{name}: {verdict(pair, found['ratios'][f])}"
-        for f, name in figures
-        if f in found["ratios"]
+        f"{names[f]}: {verdict(pair, found['ratios'][f])}" for f in shown if f in found["ratios"]
     ]
     if found["control"]:
         holds = all(found["holds_one"].values()) if found["holds_one"] else None
@@ -142,7 +150,8 @@ def _recovered_text(rules: str, found: dict) -> str:
             if holds is None
             else " and its interval holds 1, as it should"
             if holds
-            else "; **its interval excludes 1** though no rule changed"
+            else f"; **its interval excludes 1** ({', '.join(names[f] for f in excluding)}) "
+            "though no rule changed"
         )
         return f"{code(rules)} changes no kernel's rule (a control){told}" + (
             f" ({'; '.join(verdicts)})." if verdicts else "."
