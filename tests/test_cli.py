@@ -375,7 +375,7 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
     with_tvm = (copy / "report.md").read_text()
     (copy / "report.md").unlink()
     python_without_tvm(
-        "import sys\nfrom tuning.cli.main import main\n"
+        "import sys\nfrom pool_fusion_tuning.tuning.cli.main import main\n"
         f"assert main(['report', {str(copy)!r}]) == 0\n"
         "assert 'tvm' not in sys.modules"
     )

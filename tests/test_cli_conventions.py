@@ -49,7 +49,7 @@ def test_version_where_a_distribution_is_not_installed_says_so(monkeypatch):
 def test_version_and_a_mistyped_subcommand_need_no_tvm():
     """As `tune report` does: both are read before anything imports TVM."""
     done = python_without_tvm(
-        "import sys\nfrom tuning.cli.main import main\n"
+        "import sys\nfrom pool_fusion_tuning.tuning.cli.main import main\n"
         "try:\n    main(['--version'])\nexcept SystemExit as stop:\n    assert stop.code == 0\n"
         "assert main(['modle']) == 2 and 'tvm' not in sys.modules\n"
     )

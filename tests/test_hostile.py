@@ -531,7 +531,9 @@ def test_a_deleted_working_directory_is_one_line(tmp_path):
     gone.mkdir()
     code_ = (
         "import os, sys\nos.chdir(sys.argv[1])\nos.rmdir(sys.argv[1])\n"
-        "from tuning.cli.main import main\nsys.argv = ['tune', 'report', 'x']\nsys.exit(main())\n"
+        "from pool_fusion_tuning.tuning.cli.main import main\n"
+        "sys.argv = ['tune', 'report', 'x']\n"
+        "sys.exit(main())\n"
     )
     done = subprocess.run(
         [TUNE[0], "-c", code_, str(gone)],

@@ -117,7 +117,7 @@ def test_the_report_renders_again_without_tvm(model_run, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(out, copy, ignore=shutil.ignore_patterns("tune.lock", "report.*"))
     python_without_tvm(
-        "from tuning.cli.main import main\n"
+        "from pool_fusion_tuning.tuning.cli.main import main\n"
         f"assert main(['report', {str(copy)!r}]) == 0\n"
         "import sys\n"
         "assert not any(m == 'tvm' or m.startswith('tvm.') for m in sys.modules)\n"
@@ -325,7 +325,8 @@ def test_tune_models_again_measures_nothing(models_run):
 def test_a_models_folder_renders_again_without_tvm(models_run):
     out, _, _ = models_run
     python_without_tvm(
-        f"from tuning.cli.main import main\nassert main(['report', {str(out)!r}]) == 0\n"
+        "from pool_fusion_tuning.tuning.cli.main import main\n"
+        f"assert main(['report', {str(out)!r}]) == 0\n"
     )
 
 

@@ -31,7 +31,8 @@ def rendered(request, tmp_path_factory):
         stored.extractall(out)
     run = out / folder
     python_without_tvm(
-        "from reports.render import render_run\nfrom runfolder.store import Run\n"
+        "from pool_fusion_tuning.reports.render import render_run\n"
+        "from pool_fusion_tuning.runfolder.store import Run\n"
         f"render_run(Run({str(run)!r}))"
     )
     return request.param, run, committed, digest

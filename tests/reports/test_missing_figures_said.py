@@ -29,7 +29,8 @@ def test_the_reports_give_the_reason_of_a_missing_gpu_time_and_a_rule_failure(tm
     analysis["kernels"][0]["failures"] = {"default": FAILURE}
     (run / "analysis.json").write_text(json.dumps(analysis))
     python_without_tvm(
-        "from pathlib import Path\nfrom reports.models_report import rerender_models\n"
+        "from pathlib import Path\n"
+        "from pool_fusion_tuning.reports.models_report import rerender_models\n"
         f"rerender_models(Path({str(tmp_path / 'models')!r}))"
     )
     summary = (tmp_path / "models" / "models.md").read_text()

@@ -47,8 +47,9 @@ def rendered(tmp_path_factory):
         if name != "recorded":
             profiles[name] = _profile(folders[name], drop_tvm_gpu_time=name == "no-gpu-time")
     python_without_tvm(
-        "from pathlib import Path\nfrom reports.model_report import render_model_run\n"
-        "from runfolder.store import Run\n"
+        "from pathlib import Path\n"
+        "from pool_fusion_tuning.reports.model_report import render_model_run\n"
+        "from pool_fusion_tuning.runfolder.store import Run\n"
         f"for path in {[str(f) for f in folders.values()]!r}:\n"
         "    render_model_run(Run.open(Path(path)))"
     )

@@ -217,7 +217,8 @@ def test_the_paragraph_holds_the_candidate_and_the_fair_peers_once(report):
 
 def test_the_report_renders_the_same_without_tvm(peers_run, report):
     python_without_tvm(
-        "from reports.render import render_run\nfrom runfolder.store import Run\n"
+        "from pool_fusion_tuning.reports.render import render_run\n"
+        "from pool_fusion_tuning.runfolder.store import Run\n"
         f"render_run(Run({str(peers_run.path)!r}))"
     )
     assert (peers_run.path / "report.md").read_text() == render(report)
