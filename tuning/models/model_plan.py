@@ -66,6 +66,9 @@ class ModelPlan:
     command: str = ""
     kernels: str = PATTERN_KERNELS  # of --tune-top: KERNEL_CHOICES
     time_budget_s: float | None = None  # of --tune-top: tuning wall time, over all commands
+    # Of --tune-top, how many kernels are tuned side by side: how fast, not what is measured
+    # (not a setting; each command may give its own).
+    kernels_at_once: int = 1
 
     @property
     def identity(self) -> dict:
