@@ -110,6 +110,8 @@ def test_the_same_command_again_goes_on_and_tunes_every_kernel_that_matters(resu
     assert "## Tuned kernels (--tune-top all --kernels any, 2 candidates per" in text
     assert f"Kernels: {len(chosen)} tuned of {len(chosen)} chosen, 0 left." in text
     assert "time budget none;" in text and "over 2 command(s)" in text
+    # One timing process gives no interval: the control's sentence claims none either way.
+    assert "changes no kernel's rule (a control) (" in text and "interval excludes" not in text
 
 
 def test_another_command_line_on_the_folder_is_refused_saying_what_differs(resumed, capsys):
