@@ -40,7 +40,8 @@ class ModelSettings(TypedDict):
     analyze_only: bool
     arch: str
     kernels: NotRequired[str]  # --kernels of --tune-top, where not the default
-    time_budget_s: NotRequired[Annotated[float, option("time_budget")]]  # --time-budget
+    # --time-budget, in runs made before a later command could raise it (now in `tuned`)
+    time_budget_s: NotRequired[Annotated[float, option("time_budget")]]
 
 
 class ModelArmRecord(TypedDict):

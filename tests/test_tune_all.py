@@ -87,7 +87,7 @@ def test_an_interrupted_tune_top_all_keeps_each_finished_kernel(resumed):
 
 def test_the_same_command_again_goes_on_and_tunes_every_kernel_that_matters(resumed, capfd):
     out, args, calls, first, stamps, stopped = resumed
-    assert main(args) == 0
+    assert main([*args, "--time-budget", "3600"]) == 0  # a time budget may be given later
     err = capfd.readouterr().err
     chosen = _matter(out)
     assert len(chosen) >= 2
@@ -109,7 +109,7 @@ def test_the_same_command_again_goes_on_and_tunes_every_kernel_that_matters(resu
     text = (out / "report.md").read_text()
     assert "## Tuned kernels (--tune-top all --kernels any, 2 candidates per" in text
     assert f"Kernels: {len(chosen)} tuned of {len(chosen)} chosen, 0 left." in text
-    assert "time budget none;" in text and "over 2 command(s)" in text
+    assert "time budget 3600 s;" in text and "over 2 command(s)" in text
     # One timing process gives no interval: the control's sentence claims none either way.
     assert "changes no kernel's rule (a control) (" in text and "interval excludes" not in text
 
@@ -137,6 +137,11 @@ def test_a_spent_time_budget_leaves_kernels_untuned_and_the_report_says_which(
     text = (out / "report.md").read_text()
     said = f"1 tuned of {1 + len(left)} chosen, {len(left)} left (the time budget was spent): "
     assert f"{said}`{left[0]}`" in text
+    # Its tuned arm is timed: more time for it is said to need another folder, not ignored.
+    assert main([*args[:-1], "3600", "--out", str(out)]) == 0
+    assert f"{len(left)} kernel(s) left by its time budget (1 s); --time-budget goes on only" in (
+        capfd.readouterr().err
+    )
 
 
 def test_kernels_at_once_tunes_kernels_side_by_side_the_cores_shared_out(

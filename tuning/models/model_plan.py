@@ -39,7 +39,6 @@ _OPTIONS = {
     "trials": "--processes",
     "rule_lists": "--rules",
     "analyze_only": "--analyze",
-    "time_budget_s": "--time-budget",
 }
 # Settings that hold options of their own: a difference is said by the option inside.
 _NESTED = ("model", "options", "protocol")
@@ -77,8 +76,9 @@ class ModelPlan:
 
     @property
     def settings(self) -> dict:
-        """Everything that decides what the run measures (`kernels` and `time_budget_s` only
-        where given, as runs made before the options have it)."""
+        """Everything that decides what the run measures (`kernels` only where given, as runs
+        made before the option have it). Not `time_budget_s`: how long to tune, which a later
+        command may raise (the report gives the last command's)."""
         return {
             "model": self.identity["model"],
             "target_spec": self.target.to_json(),
@@ -90,7 +90,6 @@ class ModelPlan:
             "analyze_only": self.analyze_only,
             "arch": self.arch,
             **({"kernels": self.kernels} if self.kernels != PATTERN_KERNELS else {}),
-            **({"time_budget_s": self.time_budget_s} if self.time_budget_s is not None else {}),
         }
 
     def meta(self) -> dict:
@@ -101,28 +100,6 @@ class ModelPlan:
             "shows": self.shows,
             "command": self.command,
         }
-
-    @classmethod
-    def of(cls, meta: dict) -> "ModelPlan":
-        """The plan a model run's run.json was made with (to finish it)."""
-        settings = meta["settings"]
-        model = settings["model"]
-        return cls(
-            model["spec"],
-            ModelOptions(**model["options"]),
-            TargetSpec.of_json(settings["target_spec"], meta["identity"]["device"]),
-            Protocol(**settings["protocol"]),
-            settings["rule_lists"],
-            settings["peers"],
-            settings["tune_top"],
-            settings["budget"],
-            settings["analyze_only"],
-            settings["arch"],
-            meta.get("shows"),
-            meta.get("command", ""),
-            settings.get("kernels", PATTERN_KERNELS),
-            settings.get("time_budget_s"),
-        )
 
     @property
     def tunes_all(self) -> bool:

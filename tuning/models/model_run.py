@@ -119,9 +119,11 @@ def open_model_run(out: Path, plan: ModelPlan) -> Run:
     target = TargetSpec("llvm") if plan.analyze_only else plan.target
 
     def refuse(stored: dict) -> str | None:
-        if stored["settings"] == plan.settings:
+        # Runs made before 2026-12-07's second session held the time budget as a setting.
+        settings = {k: v for k, v in stored["settings"].items() if k != "time_budget_s"}
+        if settings == plan.settings:
             return None
-        differs = settings_difference(stored["settings"], plan.settings)
+        differs = settings_difference(settings, plan.settings)
         return (
             f"{out} holds a run of {plan.spec} with other settings ({differs}); give the "
             "options it was started with to finish it, or choose another --out"
@@ -192,6 +194,8 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
         left = len(found["kernels_left"])
         said = f"{count} kernel(s)" + (f", {left} left by the time budget" if left else "")
         progress.finish("tuning", said)  # its wall time is added by tune_top, kernel by kernel
+    else:
+        _say_tuning_done(run, plan, progress)
     file = run.model_meta["tuned"]["file"]
     if file is None:
         return []
@@ -206,6 +210,19 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
         run.update_meta(build_errors={**run.model_meta.get("build_errors", {}), arm.name: error})
         return []
     return [arm]
+
+
+def _say_tuning_done(run: Run, plan: ModelPlan, progress) -> None:
+    """A finished tuning is not taken up again (its tuned arm is timed already): where this
+    command gives another time budget and kernels were left, say so rather than ignore it."""
+    found = run.model_meta["tuned"]
+    left = found["kernels_left"]
+    if left and plan.time_budget_s != found["time_budget_s"]:
+        progress.line(
+            f"the tuning is done, {len(left)} kernel(s) left by its time budget "
+            f"({found['time_budget_s']:g} s); --time-budget goes on only with a tuning not yet "
+            "finished: to tune the kernels left, use another --out"
+        )
 
 
 def _kernel_times(run: Run, plan: ModelPlan, prepared: Prepared, built: list, progress) -> None:
