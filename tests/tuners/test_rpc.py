@@ -17,6 +17,7 @@ from conftest import WINDOW3, tune
 from pool_fusion_tuning.baselines.pipeline import make_target
 from pool_fusion_tuning.baselines.target import TargetSpec
 from pool_fusion_tuning.tuning.candidates.kernel import bias_count, compile_kernel, fused_function
+from pool_fusion_tuning.tuning.candidates.task import PoolKernel
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 from pool_fusion_tuning.tuning.tuners.metaschedule import rpc
@@ -200,7 +201,7 @@ def test_a_wrong_kernel_on_a_server_is_recorded_wrong_and_never_timed(tracker, t
         compile_kernel(kernel, target, Path(path))
     protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=20)
     options = {"rpc_tracker": tracker[0], "rpc_key": KEY}
-    with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:
+    with rpc.remote_runner(options, PoolKernel(WINDOW3, bias_count(func)), protocol) as runner:
         inputs = [RunnerInput(path, "cpu", ArgInfo.from_prim_func(func)) for path in paths]
         results = [future.result() for future in runner.run(inputs)]
     right, unwritten = [
@@ -223,11 +224,12 @@ from conftest import WINDOW3
 from pool_fusion_tuning.tuning.tuners.metaschedule import rpc
 from pool_fusion_tuning.baselines.target import TargetSpec
 from pool_fusion_tuning.tuning.candidates.kernel import bias_count, fused_function
+from pool_fusion_tuning.tuning.candidates.task import PoolKernel
 from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 _, func = fused_function(WINDOW3, TargetSpec("llvm"))
 protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=120)
 options = {"rpc_tracker": sys.argv[1], "rpc_key": sys.argv[2]}
-with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:
+with rpc.remote_runner(options, PoolKernel(WINDOW3, bias_count(func)), protocol) as runner:
     runner.run([RunnerInput(sys.argv[3], "cpu", ArgInfo.from_prim_func(func))])
     time.sleep(600)
 """
