@@ -40,6 +40,7 @@ from .options import (
     AUTO,
     Parser,
     add_processes,
+    add_rpc,
     check_options,
     integer,
     number,
@@ -213,6 +214,7 @@ def model_main(argv: list[str]) -> int:
     parser.add_argument(
         "--budget", type=integer, default=None, help="candidates per tuner and kernel"
     )
+    add_rpc(parser)
     add_shared(parser, trials=Protocol.trials)
     args = parser.parse_args(argv)
     spec = parse_spec(args.spec)
@@ -220,6 +222,7 @@ def model_main(argv: list[str]) -> int:
     budget = _tuning(args)
     kernels = _kernels(args, KERNEL_CHOICES)
     settings = settings_of(args)
+    rpc = _rpc(args)
     _check_loads(args.spec, options)
     plan = ModelPlan(
         spec.text,
@@ -229,6 +232,7 @@ def model_main(argv: list[str]) -> int:
         kernels=kernels,
         time_budget_s=args.time_budget,
         command=recorded_command("tune model", argv),
+        rpc=rpc,
         **settings,
     )
     out = Path(args.out or default_out(spec.name, plan))
@@ -303,6 +307,8 @@ def _tuning(args) -> int:
         raise UsageError("--budget is what --tune-top K spends per kernel; give --tune-top")
     if args.time_budget is not None and not args.tune_top:
         raise UsageError("--time-budget bounds the wall time of --tune-top; give --tune-top")
+    if (args.rpc_tracker, args.rpc_key) != (None, None) and not args.tune_top:
+        raise UsageError("--rpc-tracker measures the candidates of --tune-top; give --tune-top")
     if args.tune_top and args.analyze:
         raise UsageError("--tune-top times kernels and --analyze runs nothing; give one")
     if args.tune_top and args.budget is not None and args.budget < 1:
@@ -310,6 +316,17 @@ def _tuning(args) -> int:
             f"--budget is the candidates --tune-top tunes per kernel: at least 1, got {args.budget}"
         )
     return (DEFAULT_BUDGET if args.budget is None else args.budget) if args.tune_top else 0
+
+
+def _rpc(args):
+    """--rpc-tracker and --rpc-key as `tune` checks them, the tracker asked for free servers
+    before any work."""
+    from pool_fusion_tuning.tuning.tuners.registry import tuners_for
+    from pool_fusion_tuning.tuning.tuners.spec import Role
+
+    from .choices import rpc_options
+
+    return rpc_options(args, tuners_for(Role.TUNE_TOP))
 
 
 def _kernels(args, choices: tuple[str, ...]) -> str:

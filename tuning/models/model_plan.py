@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
 from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
 from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.records import RunOptions
 from pool_fusion_tuning.tuning.measure.model_workload import ModelArm, ModelWorkload
 from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
@@ -66,6 +67,9 @@ class ModelPlan:
     command: str = ""
     kernels: str = PATTERN_KERNELS  # of --tune-top: KERNEL_CHOICES
     time_budget_s: float | None = None  # of --tune-top: tuning wall time, over all commands
+    # --rpc-tracker and --rpc-key of --tune-top: where MetaSchedule measures, not what, so no
+    # setting (a resume may measure on another tracker); the trial rows name it (`rpc.label`).
+    rpc: RunOptions = field(default_factory=lambda: RunOptions())
 
     @property
     def identity(self) -> dict:
