@@ -87,7 +87,9 @@ def _spent(report: ModelReport, budget: int) -> list[str]:
         "",
         f"Tuning budget {budget} candidates per tuner and kernel; time budget "
         f"{f'{limit:g} s' if limit is not None else 'none'}; {wall_s:.1f} s of tuning "
-        f"wall time over {found['commands']} command(s). Kernels: {len(found['kernels'])} "
+        f"wall time over {found['commands']} command(s)"
+        + (f", {found['kernels_at_once']} kernels at once" if "kernels_at_once" in found else "")
+        + f". Kernels: {len(found['kernels'])} "
         f"tuned of {found['kernels_chosen']} chosen, {len(left)} left"
         + (f" (the time budget was spent): {named}{more}." if left else "."),
     ]

@@ -54,6 +54,7 @@ class ModelTuning(TypedDict):
     same, from kernel_times.json.)"""
 
     commands: Count
+    kernels_at_once: NotRequired[Count]  # the most any command tuned side by side
 
 
 class ModelRunMeta(TypedDict):

@@ -6,12 +6,14 @@ only tuner registered, so a kernel outside its space is passed over at once: the
 the loop over kernels, not of the tuners."""
 
 import json
+import threading
 
 import pytest
 from conftest import ROOT
 from fixtures.random_tuner import RANDOM
 
 from pool_fusion_tuning.tuning.cli.main import main
+from pool_fusion_tuning.tuning.limits import usable_cores
 from pool_fusion_tuning.tuning.models import tune_top
 from pool_fusion_tuning.tuning.models.model_plan import ALL_MIN_SHARE
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS
@@ -108,6 +110,8 @@ def test_the_same_command_again_goes_on_and_tunes_every_kernel_that_matters(resu
     assert "## Tuned kernels (--tune-top all --kernels any, 2 candidates per" in text
     assert f"Kernels: {len(chosen)} tuned of {len(chosen)} chosen, 0 left." in text
     assert "time budget none;" in text and "over 2 command(s)" in text
+    # One timing process gives no interval: the control's sentence claims none either way.
+    assert "changes no kernel's rule (a control) (" in text and "interval excludes" not in text
 
 
 def test_another_command_line_on_the_folder_is_refused_saying_what_differs(resumed, capsys):
@@ -135,6 +139,37 @@ def test_a_spent_time_budget_leaves_kernels_untuned_and_the_report_says_which(
     assert f"{said}`{left[0]}`" in text
 
 
+def test_kernels_at_once_tunes_kernels_side_by_side_the_cores_shared_out(
+    tmp_path, random_only, capfd
+):
+    out = tmp_path / "at_once"
+    args = ["model", TWO_LINEARS, *QUICK, "--tune-top", "all", "--kernels-at-once", "2"]
+    real, running, most, workers = tune_top._tune_kernel, [0], [0], []
+    both = threading.Barrier(2, timeout=10)  # broken unless two kernels are tuned at once
+
+    def counted(*given):
+        workers.append(given[-1])
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        if len(workers) <= 2:
+            both.wait()
+        try:
+            return real(*given)
+        finally:
+            running[0] -= 1
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tune_top, "_tune_kernel", counted)
+        assert main([*args, "--out", str(out)]) == 0
+    chosen = _matter(out)
+    assert len(chosen) >= 2 and most[0] == 2
+    assert set(workers) == {max(1, usable_cores() // 2)}
+    tuned = _json(out / "report.json")["tuned"]
+    assert list(tuned["kernels"]) == chosen and tuned["kernels_at_once"] == 2  # costliest first
+    assert set(_results(out)) == set(chosen)
+    assert "over 1 command(s), 2 kernels at once." in (out / "report.md").read_text()
+
+
 @pytest.mark.parametrize(
     "args, says",
     [
@@ -142,6 +177,8 @@ def test_a_spent_time_budget_leaves_kernels_untuned_and_the_report_says_which(
         (["--tune-top", "all", "--time-budget", "0"], "--time-budget must be between 1 and"),
         (["--tune-top", "all", "--time-budget", "soon"], "--time-budget: takes a number"),
         (["--time-budget", "60"], "--time-budget bounds the wall time of --tune-top"),
+        (["--tune-top", "all", "--kernels-at-once", "0"], "--kernels-at-once must be between 1"),
+        (["--kernels-at-once", "2"], "--kernels-at-once says how --tune-top tunes"),
     ],
 )
 def test_bad_tuning_values_are_one_line(capsys, tmp_path, args, says):

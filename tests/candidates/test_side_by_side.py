@@ -84,3 +84,27 @@ def test_each_result_is_heard_in_the_callers_thread_as_it_comes():
         {"quick": lambda: 1, "waits": lambda: first_heard.wait(timeout=10) and 2}, each=hear
     )
     assert heard == [("quick", 1, True), ("waits", 2, True)]
+
+
+def test_tasks_from_an_iterator_run_at_most_at_once_and_each_is_asked_for_after_the_results():
+    running, most, heard, asked = [0], [0], [], []
+    lock = threading.Lock()
+
+    def task(name):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        threading.Event().wait(0.3)  # long enough for a third thread to start, were it let
+        with lock:
+            running[0] -= 1
+        return name
+
+    def tasks():
+        for name in "abcde":
+            asked.append((name, sorted(heard)))
+            yield name, lambda name=name: task(name)
+
+    outcomes = side_by_side(tasks(), each=lambda name, _: heard.append(name), at_once=2)
+    assert outcomes == {name: name for name in "abcde"} and most[0] == 2
+    # A third task is asked for only once a first result has been heard.
+    assert [len(before) for _, before in asked[:2]] == [0, 0] and len(asked[2][1]) >= 1

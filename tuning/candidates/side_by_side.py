@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .evaluator import STOPPING, stop_all
 
@@ -18,11 +18,17 @@ _calls = 0  # side_by_side calls under way, nested ones included
 
 
 def side_by_side(
-    tasks: dict[str, Callable], fatal: Callable = lambda error: True, each: Callable | None = None
+    tasks: dict[str, Callable] | Iterator[tuple[str, Callable]],
+    fatal: Callable = lambda error: True,
+    each: Callable | None = None,
+    at_once: int | None = None,
 ) -> dict:
-    """Run each task in a thread of its own. Returns each one's result, or its error where
-    that error is not `fatal` (a tuner that found nothing valid, whose failure the report
-    states). `each(name, result)` hears each result as it comes, in the caller's thread."""
+    """Run each task in a thread of its own, at most `at_once` at a time (all at once by
+    default). Returns each one's result, or its error where that error is not `fatal` (a tuner
+    that found nothing valid, whose failure the report states). `each(name, result)` hears each
+    result as it comes, in the caller's thread. `tasks` may be an iterator of (name, task): it
+    is asked for the next task, in the caller's thread, only when a thread is free and every
+    result so far has been heard (so that it can decide then whether to start another)."""
     outcomes: dict = {}
     heard: set = set()
 
@@ -45,15 +51,27 @@ def side_by_side(
     global _calls
     with _ACTIVE:
         _calls += 1
-    threads = [
-        threading.Thread(target=run, args=(name, task), name=name, daemon=True)
-        for name, task in tasks.items()
-    ]
-    for thread in threads:
-        thread.start()
+    waiting = iter(tasks.items()) if isinstance(tasks, dict) else tasks
+    limit = at_once or (len(tasks) if isinstance(tasks, dict) else 1)
+    threads: list[threading.Thread] = []
+
+    def start_while_free() -> bool:
+        """Start tasks while a thread is free; False once no task is left to start."""
+        while sum(thread.is_alive() for thread in threads) < limit:
+            take_stock()  # the results so far heard before the next task is asked for
+            name, task = next(waiting, (None, None))
+            if task is None:
+                return False
+            thread = threading.Thread(target=run, args=(name, task), name=name, daemon=True)
+            threads.append(thread)
+            thread.start()
+        return True
+
     try:
-        while any(thread.is_alive() for thread in threads):
+        more = True
+        while more or any(thread.is_alive() for thread in threads):
             take_stock()
+            more = more and start_while_free()
             time.sleep(0.2)  # short waits, so that Ctrl-C reaches the main thread at once
         take_stock()
     except BaseException:

@@ -34,6 +34,7 @@ from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
 from pool_fusion_tuning.baselines.target import DEFAULT_ARCH, TargetSpec
 from pool_fusion_tuning.runfolder.store import RUN_FILE, check_folder_name
 from pool_fusion_tuning.tuning.base.errors import UsageError
+from pool_fusion_tuning.tuning.limits import usable_cores
 from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
 from .options import (
@@ -204,6 +205,15 @@ def model_main(argv: list[str]) -> int:
         "tuned so far); the kernels left are named in the report",
     )
     parser.add_argument(
+        "--kernels-at-once",
+        type=integer,
+        default=None,
+        metavar="N",
+        help="--tune-top tunes N kernels side by side (default 1), the cores shared out among "
+        "them and the device measuring one candidate at a time: the search and the builds of "
+        "one kernel overlap the others' measurements",
+    )
+    parser.add_argument(
         "--kernels",
         default=None,
         metavar="|".join(KERNEL_CHOICES),
@@ -231,6 +241,7 @@ def model_main(argv: list[str]) -> int:
         budget=budget,
         kernels=kernels,
         time_budget_s=args.time_budget,
+        kernels_at_once=args.kernels_at_once or 1,
         command=recorded_command("tune model", argv),
         rpc=rpc,
         **settings,
@@ -307,6 +318,13 @@ def _tuning(args) -> int:
         raise UsageError("--budget is what --tune-top K spends per kernel; give --tune-top")
     if args.time_budget is not None and not args.tune_top:
         raise UsageError("--time-budget bounds the wall time of --tune-top; give --tune-top")
+    if args.kernels_at_once is not None and not args.tune_top:
+        raise UsageError("--kernels-at-once says how --tune-top tunes; give --tune-top")
+    if args.kernels_at_once is not None and not 1 <= args.kernels_at_once <= usable_cores():
+        raise UsageError(
+            f"--kernels-at-once must be between 1 and the {usable_cores()} cores here, got "
+            f"{args.kernels_at_once}"
+        )
     if (args.rpc_tracker, args.rpc_key) != (None, None) and not args.tune_top:
         raise UsageError("--rpc-tracker measures the candidates of --tune-top; give --tune-top")
     if args.tune_top and args.analyze:

@@ -67,6 +67,9 @@ class ModelPlan:
     command: str = ""
     kernels: str = PATTERN_KERNELS  # of --tune-top: KERNEL_CHOICES
     time_budget_s: float | None = None  # of --tune-top: tuning wall time, over all commands
+    # Of --tune-top, how many kernels are tuned side by side: how fast, not what is measured
+    # (not a setting; each command may give its own).
+    kernels_at_once: int = 1
     # --rpc-tracker and --rpc-key of --tune-top: where MetaSchedule measures, not what, so no
     # setting (a resume may measure on another tracker); the trial rows name it (`rpc.label`).
     rpc: RunOptions = field(default_factory=lambda: RunOptions())

@@ -26,6 +26,7 @@ import functools
 import pickle
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 import tvm
@@ -40,6 +41,7 @@ from pool_fusion_tuning.tuning.candidates.outcome import Status
 from pool_fusion_tuning.tuning.candidates.rule_schedule import DefaultSchedule
 from pool_fusion_tuning.tuning.candidates.side_by_side import side_by_side
 from pool_fusion_tuning.tuning.candidates.task import ModelKernel
+from pool_fusion_tuning.tuning.limits import usable_cores
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS, tuners_for
 from pool_fusion_tuning.tuning.tuners.spec import KernelJob, Role
 
@@ -91,50 +93,67 @@ def kernel_kind(kernel: dict) -> str:
 
 def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | None:
     """Tune (or finish tuning) the costliest kernels (`plan.kernels`: pattern kernels only, or
-    any; `plan.tune_top` of them, or all that matter), each kernel's result written as it
-    finishes, until all are tuned or `plan.time_budget_s` would be passed; the tuned kernels'
-    file in the run folder, those that beat the base list's (None where no kernel has a valid
-    tuned schedule)."""
+    any; `plan.tune_top` of them, or all that matter), `plan.kernels_at_once` at a time, each
+    kernel's result written as it finishes, until all are tuned or `plan.time_budget_s` would
+    be passed; the tuned kernels' file in the run folder, those that beat the base list's
+    (None where no kernel has a valid tuned schedule)."""
     count = None if plan.tunes_all else int(plan.tune_top)
     kernels = costliest(run, count, plan.kernels == PATTERN_KERNELS)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
-    spent = _Spent(run)  # saved in `finally` below
+    jobs = {k["name"]: _jobs(run, plan, k["name"], funcs[k["name"]], progress) for k in kernels}
+    spent = _Spent(run, plan.kernels_at_once)  # saved in `finally` below
     summaries: dict[str, dict] = {}
-    tuned: dict = {}
     left: list[str] = []
-    try:
+    # The cores are shared out: each kernel's builders and MetaSchedule's search get their part.
+    workers = max(1, usable_cores() // plan.kernels_at_once)
+
+    def to_tune() -> Iterator[tuple[str, functools.partial]]:
+        """The kernels not tuned before, each when a thread is free and the budget allows."""
+        stop = None
         for number, kernel in enumerate(kernels, 1):
             name = kernel["name"]
-            jobs = _jobs(run, plan, name, funcs[name], progress)
             summary = _finished(run, name)
-            if summary is None:
-                stop = spent.stops(plan.time_budget_s, [*summaries.values()])
-                if stop:
-                    left = [k["name"] for k in kernels[number - 1 :]]
-                    progress.line(f"{stop}: {len(left)} kernel(s) left untuned")
-                    break
-                progress.line(f"tuning {number}/{len(kernels)}: {name} ({kernel_kind(kernel)})")
-                started = time.monotonic()
-                summary = _tune_kernel(run, plan, kernel, jobs, progress, started)
-                spent.save()
-            else:
+            if summary is not None:  # kernels tuned side by side may end in any order
                 progress.line(f"tuned before, kept {number}/{len(kernels)}: {name}")
-            summaries[name] = summary
-            func = _best_function(jobs, summary)
-            if func is not None:
-                tuned[name] = func
+                summaries[name] = summary
+                continue
+            stop = stop or spent.stops(plan.time_budget_s, [*summaries.values()])
+            if stop:
+                left.append(name)
+                continue
+            progress.line(f"tuning {number}/{len(kernels)}: {name} ({kernel_kind(kernel)})")
+            yield (
+                name,
+                functools.partial(_tune_kernel, run, plan, kernel, jobs[name], progress, workers),
+            )
+        if left:
+            progress.line(f"{stop}: {len(left)} kernel(s) left untuned")
+
+    def heard(name: str, summary: dict) -> None:
+        summaries[name] = summary
+        spent.save()
+
+    try:
+        side_by_side(to_tune(), each=heard, at_once=plan.kernels_at_once)
     finally:  # an interrupt too: the time it spent counts
         spent.save()
+    ordered = {k["name"]: summaries[k["name"]] for k in kernels if k["name"] in summaries}
+    tuned = {}
+    for name, summary in ordered.items():
+        func = _best_function(jobs[name], summary)
+        if func is not None:
+            tuned[name] = func
     path = run.path / FILE
     # tvm-tuned is built where any kernel has a valid tuned schedule, even if none beat the
     # base list's: it then measures the base list's build again, which the report says.
-    found = any(summary.get("best") for summary in summaries.values())
+    found = any(summary.get("best") for summary in ordered.values())
     if found:
         write_text(path, tvm.ir.save_json(tvm.IRModule(tuned)))
     chosen = {"chosen": plan.kernels} if plan.kernels != PATTERN_KERNELS else {}
+    at_once = {"kernels_at_once": spent.at_once} if spent.at_once > 1 else {}
     run.update_meta(
         tuned={
-            "kernels": summaries,
+            "kernels": ordered,
             "file": FILE if found else None,
             "base": TUNED_BASE,
             **chosen,
@@ -143,6 +162,7 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
             "kernels_chosen": len(kernels),
             "kernels_left": left,
             "commands": spent.commands,  # the wall time: the run's phase_wall_s[PHASE]
+            **at_once,
         }
     )
     return str(path) if found else None
@@ -154,11 +174,13 @@ class _Spent:
     interrupted command's time counts too; the commands so far in run.json's `tuning`, the state
     of a tuning not yet done (`tuned` is the tuning done, which the report reads)."""
 
-    def __init__(self, run: Run):
+    def __init__(self, run: Run, at_once: int):
         self.run = run
-        self.commands = run.model_meta.get("tuning", {}).get("commands", 0) + 1
+        before = run.model_meta.get("tuning", {})
+        self.commands = before.get("commands", 0) + 1
+        self.at_once = max(before.get("kernels_at_once", 1), at_once)  # the most of any command
         self.saved_at = time.monotonic()
-        run.update_meta(tuning={"commands": self.commands})
+        run.update_meta(tuning={"commands": self.commands, "kernels_at_once": self.at_once})
 
     def wall_s(self) -> float:
         saved = self.run.model_meta.get("phase_wall_s", {}).get(PHASE, 0.0)
@@ -209,14 +231,15 @@ def _jobs(run: Run, plan: ModelPlan, name: str, func, progress) -> dict:
 
 
 def _tune_kernel(
-    run: Run, plan: ModelPlan, kernel: dict, jobs: dict, progress, started: float
+    run: Run, plan: ModelPlan, kernel: dict, jobs: dict, progress, workers: int
 ) -> dict:
+    started = time.monotonic()
     name = kernel["name"]
     folder = run.path / "tuners" / name
     task = next(iter(jobs.values())).task
     folder.mkdir(parents=True, exist_ok=True)
     cache = KernelCache(folder / "kernels.json")
-    with CandidateEvaluator(task, plan.target, cache=cache) as evaluator:
+    with CandidateEvaluator(task, plan.target, cache=cache, workers=workers) as evaluator:
         rules = {r: evaluator.evaluate([DefaultSchedule(r)])[0] for r in ("default", "fixed")}
         outcomes = side_by_side(
             {

@@ -72,9 +72,11 @@ def tune_one(
     cache: KernelCache | None = None,
     step=None,
     say=print,
+    workers: int | None = None,
 ) -> dict:
     """One MetaSchedule run over `subject`'s kernel (a Case's fused pool kernel, or any kernel
-    task); resumes from its JSON database and its trial rows. `step(rows, done)` follows each
+    task), its candidates built by `workers` processes (every core by default); resumes from
+    its JSON database and its trial rows. `step(rows, done)` follows each
     candidate measured in a round (`done` of it so far) and each round's end (`done` 0: the
     rows hold the round, and MetaSchedule searches for its next); `say(line)` for each repair
     of the database."""
@@ -98,7 +100,7 @@ def tune_one(
         book = TimeBook()  # the bridge's waits and writes; the evaluator keeps its own
         remote = bool(options.get("rpc_tracker"))
         with (
-            CandidateEvaluator(task, target, cache=cache) as evaluator,
+            CandidateEvaluator(task, target, cache=cache, workers=workers) as evaluator,
             contextlib.ExitStack() as stack,
         ):
             if remote:  # the servers check each candidate on the task's inputs
@@ -258,8 +260,8 @@ def tune_run(run: Run, plan: TunerPlan, progress: Progress) -> Arm:
 
 def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
     """Tune (or finish tuning) any kernel task over its default space, the database in
-    `job.folder`; its candidates go through an evaluator of its own, sharing `evaluator`'s
-    cache of measured kernels."""
+    `job.folder`; its candidates go through an evaluator of its own, with as many builders as
+    `evaluator` and sharing its cache of measured kernels."""
 
     def step(rows, done=0) -> None:
         job.progress.step(job.phase, len(rows) + done, job.budget)
@@ -275,6 +277,7 @@ def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
         evaluator.cache,
         step,
         job.progress.line,
+        workers=evaluator.workers,  # the cores this kernel's tuning has (`--kernels-at-once`)
     )
     if not summary["valid"]:
         raise TuningFailed(
