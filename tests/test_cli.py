@@ -417,6 +417,8 @@ NAMING_OPTIONS = [
     ([], "--target"),
     ([], "--rpc-tracker"),
     ([], "--rpc-key"),
+    (["model", "net.py:make", "--tune-top", "1"], "--rpc-tracker"),
+    (["model", "net.py:make", "--tune-top", "1"], "--rpc-key"),
     (["sweep"], "--out"),
     (["sweep"], "--cases"),
     (["sweep"], "--cases-file"),

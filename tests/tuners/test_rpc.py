@@ -17,6 +17,7 @@ from conftest import WINDOW3, tune
 from pool_fusion_tuning.baselines.pipeline import make_target
 from pool_fusion_tuning.baselines.target import TargetSpec
 from pool_fusion_tuning.tuning.candidates.kernel import bias_count, compile_kernel, fused_function
+from pool_fusion_tuning.tuning.candidates.task import PoolKernel
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 from pool_fusion_tuning.tuning.tuners.metaschedule import rpc
@@ -200,7 +201,7 @@ def test_a_wrong_kernel_on_a_server_is_recorded_wrong_and_never_timed(tracker, t
         compile_kernel(kernel, target, Path(path))
     protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=20)
     options = {"rpc_tracker": tracker[0], "rpc_key": KEY}
-    with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:
+    with rpc.remote_runner(options, PoolKernel(WINDOW3, bias_count(func)), protocol) as runner:
         inputs = [RunnerInput(path, "cpu", ArgInfo.from_prim_func(func)) for path in paths]
         results = [future.result() for future in runner.run(inputs)]
     right, unwritten = [
@@ -213,6 +214,53 @@ def test_a_wrong_kernel_on_a_server_is_recorded_wrong_and_never_timed(tracker, t
     assert not any(os.path.exists(path) or os.path.exists(path + ".json") for path in paths)
 
 
+# A network whose costliest kernel is a matmul (Optuna's template does not take it).
+MATMUL_HEAD = "tests/fixtures/matmul_head.py:pool_then_linear"
+MODEL_FAST = "--target llvm --processes 1 --blocks 2 --number 1 --repeat 2 --min-repeat-ms 0 "
+MODEL_FAST = (MODEL_FAST + "--warmup-s 0 --peers torch-eager --tune-top 1").split()
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_tune_model_measures_a_network_s_kernel_on_the_servers(tracker, tmp_path):
+    address, servers = tracker
+    out, before = tmp_path / "model", [_sessions(log) for log in servers]
+    remote = ["--kernels", "any", "--budget", "8", "--rpc-tracker", address, "--rpc-key", KEY]
+    tune("model", MATMUL_HEAD, *MODEL_FAST, *remote, "--out", str(out), check_exit=0)
+    report = json.loads((out / "report.json").read_text())
+    ((name, summary),) = report["tuned"]["kernels"].items()
+    rows = json.loads((out / "tuners" / name / "metaschedule" / "trials.json").read_text())
+    assert len(rows) == 8 and {row["runner"] for row in rows} == {f"rpc {address} key {KEY}"}
+    measured = sum(row.get("reason") != "build error" for row in rows)
+    # one session per measured candidate, none local
+    assert sum(_sessions(log) for log in servers) - sum(before) == measured > 0
+    valid = [row["kernel_us"] for row in rows if row["status"] == "ok"]
+    assert summary["metaschedule"]["valid"] == len(valid) and summary["best"] == "metaschedule"
+    assert summary["kernel_us"] == min(valid) > 0 and report["arms"]["tvm-tuned"]["correct"]
+    assert (out / "report.md").exists()
+    # Where it measured is no setting: a later command may measure on another tracker.
+    assert "rpc" not in json.dumps(json.loads((out / "run.json").read_text())["settings"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--tune-top", "0", "--rpc-tracker", "{tracker}", "--rpc-key", KEY], "give --tune-top"),
+        (["--rpc-key", KEY], "--rpc-tracker HOST:PORT and --rpc-key KEY go together"),
+        (["--rpc-tracker", "127.0.0.1:{dead}", "--rpc-key", KEY], "cannot reach the RPC tracker"),
+    ],
+)
+def test_tune_model_refuses_a_tracker_it_cannot_use_in_one_line(
+    tracker, args, message, tmp_path, capsys
+):
+    args = [a.format(dead=_free_port(), tracker=tracker[0]) for a in args]
+    out = tmp_path / "run"
+    assert message in _refused(
+        ["model", MATMUL_HEAD, *MODEL_FAST, *args, "--out", str(out)], capsys
+    )
+    assert not out.exists()  # refused before the run folder is made
+
+
 # Runs a kernel that sleeps for 10 minutes on a server through `rpc.remote_runner`, then waits.
 MEASURES_A_HANGING_KERNEL = """
 import sys, time
@@ -223,11 +271,12 @@ from conftest import WINDOW3
 from pool_fusion_tuning.tuning.tuners.metaschedule import rpc
 from pool_fusion_tuning.baselines.target import TargetSpec
 from pool_fusion_tuning.tuning.candidates.kernel import bias_count, fused_function
+from pool_fusion_tuning.tuning.candidates.task import PoolKernel
 from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 _, func = fused_function(WINDOW3, TargetSpec("llvm"))
 protocol = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=120)
 options = {"rpc_tracker": sys.argv[1], "rpc_key": sys.argv[2]}
-with rpc.remote_runner(options, WINDOW3, bias_count(func), protocol) as runner:
+with rpc.remote_runner(options, PoolKernel(WINDOW3, bias_count(func)), protocol) as runner:
     runner.run([RunnerInput(sys.argv[3], "cpu", ArgInfo.from_prim_func(func))])
     time.sleep(600)
 """

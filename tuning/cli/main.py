@@ -23,6 +23,7 @@ fused kernel, report.
                                       a census of every model of a library (census.md)
     tune --rpc-tracker HOST:PORT --rpc-key KEY
                                       measure MetaSchedule's candidates on RPC servers
+                                      (`tune model --tune-top` takes them too)
     tune --version                    this toolkit's version and TVM's
 """
 

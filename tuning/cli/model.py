@@ -41,6 +41,7 @@ from .options import (
     AUTO,
     Parser,
     add_processes,
+    add_rpc,
     check_options,
     integer,
     number,
@@ -223,6 +224,7 @@ def model_main(argv: list[str]) -> int:
     parser.add_argument(
         "--budget", type=integer, default=None, help="candidates per tuner and kernel"
     )
+    add_rpc(parser)
     add_shared(parser, trials=Protocol.trials)
     args = parser.parse_args(argv)
     spec = parse_spec(args.spec)
@@ -230,6 +232,7 @@ def model_main(argv: list[str]) -> int:
     budget = _tuning(args)
     kernels = _kernels(args, KERNEL_CHOICES)
     settings = settings_of(args)
+    rpc = _rpc(args)
     _check_loads(args.spec, options)
     plan = ModelPlan(
         spec.text,
@@ -240,6 +243,7 @@ def model_main(argv: list[str]) -> int:
         time_budget_s=args.time_budget,
         kernels_at_once=args.kernels_at_once or 1,
         command=recorded_command("tune model", argv),
+        rpc=rpc,
         **settings,
     )
     out = Path(args.out or default_out(spec.name, plan))
@@ -321,6 +325,8 @@ def _tuning(args) -> int:
             f"--kernels-at-once must be between 1 and the {usable_cores()} cores here, got "
             f"{args.kernels_at_once}"
         )
+    if (args.rpc_tracker, args.rpc_key) != (None, None) and not args.tune_top:
+        raise UsageError("--rpc-tracker measures the candidates of --tune-top; give --tune-top")
     if args.tune_top and args.analyze:
         raise UsageError("--tune-top times kernels and --analyze runs nothing; give one")
     if args.tune_top and args.budget is not None and args.budget < 1:
@@ -328,6 +334,17 @@ def _tuning(args) -> int:
             f"--budget is the candidates --tune-top tunes per kernel: at least 1, got {args.budget}"
         )
     return (DEFAULT_BUDGET if args.budget is None else args.budget) if args.tune_top else 0
+
+
+def _rpc(args):
+    """--rpc-tracker and --rpc-key as `tune` checks them, the tracker asked for free servers
+    before any work."""
+    from pool_fusion_tuning.tuning.tuners.registry import tuners_for
+    from pool_fusion_tuning.tuning.tuners.spec import Role
+
+    from .choices import rpc_options
+
+    return rpc_options(args, tuners_for(Role.TUNE_TOP))
 
 
 def _kernels(args, choices: tuple[str, ...]) -> str:

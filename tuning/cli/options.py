@@ -194,19 +194,7 @@ def parser(description: str) -> Parser:
         default=None,
         help="also measure every point of the Optuna space once",
     )
-    p.add_argument(
-        "--rpc-tracker",
-        default=None,
-        metavar="HOST:PORT",
-        help="measure MetaSchedule's candidates on this RPC tracker's servers "
-        "(with --rpc-key; Optuna and the end-to-end comparison stay here)",
-    )
-    p.add_argument(
-        "--rpc-key",
-        default=None,
-        metavar="KEY",
-        help="the key the RPC servers registered with (rpc_server --key)",
-    )
+    add_rpc(p)
     p.add_argument(
         "--out",
         default=None,
@@ -255,6 +243,17 @@ class _OldSpelling(argparse.Action):
             )
             self.said = True
         setattr(namespace, self.dest, values)
+
+
+def add_rpc(p: argparse.ArgumentParser) -> None:
+    """--rpc-tracker and --rpc-key, of `tune` and `tune model` (`choices.rpc_options`)."""
+    p.add_argument(
+        "--rpc-tracker",
+        metavar="HOST:PORT",
+        help="measure MetaSchedule's candidates on this RPC tracker's servers (with "
+        "--rpc-key; Optuna and the end-to-end timing stay here)",
+    )
+    p.add_argument("--rpc-key", metavar="KEY", help="the servers' key (rpc_server --key)")
 
 
 def add_password_env(p: argparse.ArgumentParser) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
 from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
 from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.records import RunOptions
 from pool_fusion_tuning.tuning.measure.model_workload import ModelArm, ModelWorkload
 from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
@@ -68,6 +69,9 @@ class ModelPlan:
     # Of --tune-top, how many kernels are tuned side by side: how fast, not what is measured
     # (not a setting; each command may give its own).
     kernels_at_once: int = 1
+    # --rpc-tracker and --rpc-key of --tune-top: where MetaSchedule measures, not what, so no
+    # setting (a resume may measure on another tracker); the trial rows name it (`rpc.label`).
+    rpc: RunOptions = field(default_factory=lambda: RunOptions())
 
     @property
     def identity(self) -> dict:

@@ -224,6 +224,7 @@ def _jobs(run: Run, plan: ModelPlan, name: str, func, progress) -> dict:
             identity,
             progress,
             phase=f"{tuner} {name}",
+            options=plan.rpc,
         )
         for tuner in tuners_for(Role.TUNE_TOP)
     }

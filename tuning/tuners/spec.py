@@ -71,7 +71,8 @@ class TunerPlan:
 class KernelJob:
     """One kernel task to tune in a folder of its own (`tune model --tune-top`): at most
     `budget` candidates, each checked against the task's reference; a resume goes on from what
-    `folder` holds. `identity`: what a stored search there must have been made for."""
+    `folder` holds. `identity`: what a stored search there must have been made for. `options`:
+    where a tuner that takes them measures (`rpc_tracker`, `rpc_key`), not what it measures."""
 
     task: KernelTask
     folder: Path
@@ -80,6 +81,7 @@ class KernelJob:
     identity: dict
     progress: Progress
     phase: str  # the name its progress lines give
+    options: RunOptions = field(default_factory=lambda: RunOptions())
 
 
 class Tuner(Protocol):

@@ -2,10 +2,11 @@
 
 Candidates are built here, by the same builder processes as in a local run, into shared
 libraries. RPCRunner sends each to a free server of the key (one connection per server, so all
-of them measure), where `kernel.check_and_time` checks it on the case's real inputs and times it,
-as a local candidate is. RPCRunner hands back only times or an error line, so the whole record
-comes back in a JSON file beside the library, and a wrong result raises: MetaSchedule never
-learns a time for it.
+of them measure), where `kernel_check.check_and_time` checks it on the task's inputs (the
+study's Case, or a network's kernel: any `candidates.task.KernelTask`) against the reference
+computed here, and times it with `time_evaluator` there. RPCRunner hands back only times or an
+error line, so the whole record comes back in a JSON file beside the library, and a wrong result
+raises: MetaSchedule never learns a time for it.
 """
 
 from __future__ import annotations
@@ -18,19 +19,18 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pool_fusion_tuning.baselines.case import Case
 from pool_fusion_tuning.runfolder.store import read_json, write_json
 from pool_fusion_tuning.tuning.base.children import die_with_parent
 from pool_fusion_tuning.tuning.base.errors import TrackerError
 from pool_fusion_tuning.tuning.candidates.builder import error_line
-from pool_fusion_tuning.tuning.candidates.kernel_check import check_and_time, upload_inputs
+from pool_fusion_tuning.tuning.candidates.kernel_check import check_and_time
 from pool_fusion_tuning.tuning.candidates.outcome import Reason, Status, failed
-from pool_fusion_tuning.tuning.candidates.task import PoolKernel
 from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 
 if TYPE_CHECKING:
     from tvm.s_tir.meta_schedule.runner import RPCRunner
 
+    from pool_fusion_tuning.tuning.candidates.task import KernelTask
     from pool_fusion_tuning.tuning.tuners.spec import RunOptions
 
 
@@ -73,10 +73,9 @@ def label(options: RunOptions) -> str:
 
 
 @contextlib.contextmanager
-def remote_runner(
-    options: RunOptions, case: Case, biases: int, protocol: KernelProtocol
-) -> RPCRunner:
-    """An RPCRunner over the tracker's servers of the key, one connection to each."""
+def remote_runner(options: RunOptions, task: KernelTask, protocol: KernelProtocol) -> RPCRunner:
+    """An RPCRunner over the tracker's servers of the key, one connection to each, measuring
+    candidates of `task`."""
     from tvm.s_tir.meta_schedule.runner import RPCConfig, RPCRunner
 
     host, port = parse_tracker(options["rpc_tracker"])
@@ -87,8 +86,8 @@ def remote_runner(
     runner = RPCRunner(
         config,
         f_upload_module=_upload,
-        f_alloc_argument=functools.partial(_alloc, case, biases, protocol.checks),
-        f_run_evaluator=functools.partial(_evaluate, case, biases, protocol),
+        f_alloc_argument=functools.partial(_alloc, task, protocol.checks),
+        f_run_evaluator=functools.partial(_evaluate, task, protocol),
         max_workers=free_servers(options["rpc_tracker"], options["rpc_key"]),
         # A worker mid-session dies with the run.
         initializer=functools.partial(die_with_parent, os.getpid()),
@@ -126,14 +125,13 @@ def _upload(session, local_path: str, remote_path: str):
     return default_upload_module(session, local_path, remote_path)
 
 
-def _alloc(case: Case, biases: int, checks: int, session, device, args_info, alloc_repeat):
-    """The case's real inputs (not RPCRunner's random fill), one argument list per check."""
-    return [upload_inputs(case, biases, seed, device) for seed in range(checks)]
+def _alloc(task: KernelTask, checks: int, session, device, args_info, alloc_repeat):
+    """The task's inputs (not RPCRunner's random fill), one argument list per check."""
+    return [task.upload(seed, device) for seed in range(checks)]
 
 
 def _evaluate(
-    case: Case,
-    biases: int,
+    task: KernelTask,
     protocol: KernelProtocol,
     session,
     module,
@@ -141,7 +139,7 @@ def _evaluate(
     evaluator_config,
     arguments,
 ) -> list[float]:
-    record = check_and_time(module, device, PoolKernel(case, biases), protocol, arguments)
+    record = check_and_time(module, device, task, protocol, arguments)
     record["run_s"] = time.monotonic() - _CANDIDATE["started"]
     write_json(Path(_CANDIDATE["record"]), record)
     if record["status"] != Status.OK:

@@ -14,7 +14,8 @@ the NumPy check, the same kernel timer), through a MetaSchedule builder and runn
 two tuners' figures are comparable and every MetaSchedule candidate passes the correctness gate.
 With `--rpc-tracker`, the builder only builds, and `rpc.py` measures on the tracker's servers.
 Any other kernel task (a real network's, for `tune model --tune-top`) gets the default space
-alone (`tune_kernel`). A `spec.Tuner`.
+alone (`tune_kernel`), measured on the servers too where its job's options name a tracker.
+A `spec.Tuner`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from pool_fusion_tuning.tuning.candidates.kernel_cache import KernelCache
 from pool_fusion_tuning.tuning.candidates.outcome import Status
 from pool_fusion_tuning.tuning.candidates.side_by_side import side_by_side
 from pool_fusion_tuning.tuning.candidates.summary import budget_shares, summary_counts, tuner_result
-from pool_fusion_tuning.tuning.candidates.task import KernelTask, PoolKernel, as_task
+from pool_fusion_tuning.tuning.candidates.task import KernelTask, as_task
 from pool_fusion_tuning.tuning.candidates.time_book import TimeBook
 from pool_fusion_tuning.tuning.tuners.spec import KernelJob, RunOptions, TunerPlan
 
@@ -102,12 +103,8 @@ def tune_one(
             CandidateEvaluator(task, target, cache=cache, workers=workers) as evaluator,
             contextlib.ExitStack() as stack,
         ):
-            if remote:  # the study's kernel: the servers check it on the Case's inputs
-                if not isinstance(task, PoolKernel):
-                    raise TypeError("RPC measures the study's fused kernel only")
-                runner = stack.enter_context(
-                    rpc.remote_runner(options, task.case, task.biases, evaluator.protocol)
-                )
+            if remote:  # the servers check each candidate on the task's inputs
+                runner = stack.enter_context(rpc.remote_runner(options, task, evaluator.protocol))
                 recorder = trial_recorder(
                     outcomes, rows, rows_path, rpc.label(options), rpc.remote_record, step, book
                 )
@@ -276,7 +273,7 @@ def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
         job.task,
         job.target,
         job.budget,
-        {"seed": 0},
+        {"seed": 0, **job.options},
         evaluator.cache,
         step,
         job.progress.line,
