@@ -175,6 +175,22 @@ def test_kernels_at_once_tunes_kernels_side_by_side_the_cores_shared_out(
     assert "over 1 command(s), 2 kernels at once." in (out / "report.md").read_text()
 
 
+def test_a_tuner_stopped_by_an_interrupt_leaves_its_kernel_unfinished(tmp_path, random_only):
+    from fixtures.random_tuner import tuner as random_tuner
+
+    from pool_fusion_tuning.tuning.candidates.evaluator import Stopped
+
+    def stopped(job, evaluator):  # as a tuner's evaluator answers once the run is stopping
+        raise Stopped("the run is stopping")
+
+    out = tmp_path / "stopped"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(random_tuner, "tune_kernel", stopped)
+        with pytest.raises(Stopped):  # in a run, raised behind the interrupt that stopped it
+            main(["model", TWO_LINEARS, *QUICK, "--tune-top", "1", "--out", str(out)])
+    assert _results(out) == {}  # nothing saved as the kernel's finding: tuned again next time
+
+
 @pytest.mark.parametrize(
     "args, says",
     [

@@ -35,7 +35,7 @@ from pool_fusion_tuning.baselines.models.model_errors import first_line
 from pool_fusion_tuning.runfolder.model_records import Analysis, KernelTimes, TunedKernel
 from pool_fusion_tuning.runfolder.store import Run, read_record, write_json, write_text
 from pool_fusion_tuning.tuning.base.errors import OutOfScope, TuningFailed
-from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator, Stopped
 from pool_fusion_tuning.tuning.candidates.kernel_cache import KernelCache
 from pool_fusion_tuning.tuning.candidates.outcome import Status
 from pool_fusion_tuning.tuning.candidates.rule_schedule import DefaultSchedule
@@ -247,8 +247,10 @@ def _tune_kernel(
                 for tuner, job in jobs.items()
             },
             # A tuner that raises on one kernel (TVM's error on a kernel its space cannot
-            # take) is that tuner's finding for the kernel; only an interrupt ends the run.
-            fatal=lambda error: not isinstance(error, Exception),
+            # take) is that tuner's finding for the kernel; an interrupt ends the run, and a
+            # tuner stopped by it leaves the kernel unfinished (no result: the next command
+            # goes on from its study and database).
+            fatal=lambda error: isinstance(error, Stopped) or not isinstance(error, Exception),
         )
     found = {t: _outcome(o) for t, o in outcomes.items()}
     timed = {t: s["best_kernel_us"] for t, s in found.items() if s.get("best_kernel_us")}
