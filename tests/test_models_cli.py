@@ -414,7 +414,7 @@ def test_a_module_that_cannot_be_imported_is_one_line_and_leaves_no_folder(
 
 @pytest.mark.parametrize("peers", ["none", ""])
 def test_peers_none_times_no_pytorch_peer(peers):
-    from pool_fusion_tuning.tuning.cli.model import add_shared, settings_of
+    from pool_fusion_tuning.tuning.cli.model_options import add_shared, settings_of
     from pool_fusion_tuning.tuning.cli.options import Parser
 
     parser = Parser(prog="tune model")

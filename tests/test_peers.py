@@ -12,7 +12,7 @@ from pool_fusion_tuning.baselines.row_report import row_bench_markdown
 from pool_fusion_tuning.reports.comparisons import ratio_pairs
 from pool_fusion_tuning.tuning.cli import choices
 from pool_fusion_tuning.tuning.cli.commands import Parser
-from pool_fusion_tuning.tuning.cli.model import add_shared
+from pool_fusion_tuning.tuning.cli.model_options import add_shared
 from pool_fusion_tuning.tuning.cli.options import parser
 from pool_fusion_tuning.tuning.models.model_plan import ModelPlan
 from pool_fusion_tuning.tuning.sweep import sweep_arms

@@ -12,7 +12,7 @@ from pool_fusion_tuning.runfolder.model_records import Census, ModelRunMeta
 from pool_fusion_tuning.runfolder.store import RUN_FILE, check_folder_name, read_record
 from pool_fusion_tuning.tuning.base.errors import UsageError
 
-from .model import add_shared, settings_of
+from .model_options import add_shared, settings_of
 from .options import Parser, integer
 from .run import recorded_command
 
