@@ -30,6 +30,15 @@ def test_a_fatal_error_stops_the_others_and_is_raised():
     assert not candidates.STOPPING.is_set()  # the next run starts afresh
 
 
+def test_no_task_at_all_ends_at_once():
+    # a study of budget 0 has no tuner: the CI run of 2026-12-07 hung here for 900 s
+    ended = []
+    caller = threading.Thread(target=lambda: ended.append(side_by_side({})), daemon=True)
+    caller.start()
+    caller.join(timeout=10)
+    assert ended == [{}]
+
+
 def test_an_error_that_is_not_fatal_is_returned():
     outcomes = side_by_side(
         {"ok": lambda: 1, "found nothing": lambda: 1 / 0},

@@ -52,7 +52,8 @@ def side_by_side(
     with _ACTIVE:
         _calls += 1
     waiting = iter(tasks.items()) if isinstance(tasks, dict) else tasks
-    limit = at_once or (len(tasks) if isinstance(tasks, dict) else 1)
+    # at least one: with no task at all (a study of budget 0) the loop must still end
+    limit = max(1, at_once or (len(tasks) if isinstance(tasks, dict) else 1))
     threads: list[threading.Thread] = []
 
     def start_while_free() -> bool:
