@@ -1,8 +1,7 @@
 """`tune` as command lines go: a mistyped subcommand is refused with the names to choose from,
-`tune --version` says the toolkit's and TVM's versions, the bare `tune [options]` stays the
-study; --processes counts timing processes (--trials, read as tuning trials, still works with a
-line saying so); a second run of a day gets a folder of its own. Run as a user runs them,
-through the `tune` command, or in process where only the parsing is checked."""
+`tune --version` says the versions, the bare `tune [options]` stays the study; --trials still
+works, with a line saying so; a second run of a day gets a folder of its own. Through the `tune`
+command, or in process where only the parsing is checked."""
 
 import contextlib
 import datetime

@@ -1,9 +1,8 @@
 """`tune model` and `tune models` end to end on llvm, with small blocks of real networks
-(tests/fixtures/model_blocks.py) as FILE.py:FUNCTION specs: the analysis for CUDA, every kernel
-checked and timed under both rule lists, every TVM build checked against PyTorch eager and timed
-beside PyTorch's peers in the study's harness, the report re-rendered without TVM, a second run
-that measures nothing, and the one-line errors. CI's torch has no torchvision or timm; their
-lookups are stand-ins here."""
+(tests/fixtures/model_blocks.py) as FILE.py:FUNCTION specs: analysis, kernels checked and timed
+per rule list, builds checked against PyTorch eager and timed beside its peers, the report
+re-rendered without TVM, a second run measuring nothing, the one-line errors. torchvision and
+timm lookups are stand-ins (CI has neither)."""
 
 import json
 import shutil

@@ -1,9 +1,7 @@
 """`tune model --tune-top all [--time-budget S]` on llvm: every kernel whose share matters tuned,
-each kernel's result saved as it finishes, a second command that goes on where an interrupted
-one stopped (never tuning a finished kernel again), a time budget that leaves kernels untuned
-and says so, and the one-line errors. The toy random tuner (tests/fixtures/random_tuner) is the
-only tuner registered, so a kernel outside its space is passed over at once: these tests are of
-the loop over kernels, not of the tuners."""
+results saved as they finish, an interrupted command resumed without tuning a kernel twice, a time
+budget that leaves kernels untuned and says so, and the one-line errors. Only the toy random tuner
+(tests/fixtures/random_tuner) is registered: these test the loop over kernels, not the tuners."""
 
 import json
 import threading

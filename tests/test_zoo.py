@@ -1,11 +1,7 @@
 """`tune models --zoo`: the census of a library's models, on a tiny zoo CI can load
-(tests/fixtures/tiny_zoo.py, listed through its `list_models()` as torchvision's are) with the
-real export and TVM analysis: the flagged kernels the window rule takes and those it declines
-with the reason, a model torch.export refuses as a row with its one line, an interrupted census
-finished without analysing again what it had, two models analysed at once (--jobs 2) giving the
-census one at a time gives, the --only/--skip filters choosing among what it holds, and the
-one-line refusals (a zoo library that cannot be imported among them). The whole torchvision
-census is a slow test where torchvision is installed (the GPU machine; CI has none)."""
+(tests/fixtures/tiny_zoo.py) with the real export and TVM analysis: taken and declined kernels,
+refused models as rows, resuming, --jobs, --only/--skip and the one-line refusals. The whole
+torchvision census is a slow test where torchvision is installed (the GPU machine)."""
 
 import json
 import re
