@@ -8,13 +8,12 @@ import threading
 
 import pytest
 from conftest import ROOT
-from fixtures.random_tuner import RANDOM
+from fixtures.random_tuner import registered_alone
 
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.limits import usable_cores
 from pool_fusion_tuning.tuning.models import tune_top
 from pool_fusion_tuning.tuning.models.model_plan import ALL_MIN_SHARE
-from pool_fusion_tuning.tuning.tuners.registry import TUNERS
 
 pytestmark = pytest.mark.torch
 
@@ -31,11 +30,8 @@ def _json(path):
 
 @pytest.fixture(scope="module")
 def random_only():
-    with pytest.MonkeyPatch.context() as patch:
-        for name in list(TUNERS):
-            patch.delitem(TUNERS, name)
-        patch.setitem(TUNERS, RANDOM.name, RANDOM)
-        yield patch
+    with registered_alone():
+        yield
 
 
 def _results(out) -> dict:

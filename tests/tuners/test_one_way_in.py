@@ -7,7 +7,7 @@ import json
 
 import pytest
 from conftest import ROOT
-from fixtures.random_tuner import RANDOM
+from fixtures.random_tuner import RANDOM, registered_alone
 
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS, tuners_for
@@ -21,16 +21,9 @@ QUICK = [
 
 @pytest.fixture
 def only_random():
-    """The registry with the toy's line and no other (each subcommand then runs it alone); put
-    back whole afterwards, in its order (monkeypatch's undo would reverse it, and the default
-    tuners are listed in the registry's order)."""
-    kept = dict(TUNERS)
-    TUNERS.clear()
-    TUNERS[RANDOM.name] = RANDOM
-    assert tuners_for(Role.SWEEP) == tuners_for(Role.TUNE_TOP) == [RANDOM.name]
-    yield
-    TUNERS.clear()
-    TUNERS.update(kept)
+    with registered_alone():
+        assert tuners_for(Role.SWEEP) == tuners_for(Role.TUNE_TOP) == [RANDOM.name]
+        yield
 
 
 def _json(path):
@@ -84,3 +77,10 @@ def test_tune_top_runs_the_tuners_that_take_it(tmp_path, only_random, capsys):
     )
     assert _json(out / "report.json")["arms"]["tvm-tuned"]["correct"]
     assert "| `avg_pool2d` |" in (out / "report.md").read_text()
+
+
+def test_the_registry_is_put_back_in_its_order():
+    before = list(TUNERS)
+    with registered_alone():
+        assert list(TUNERS) == [RANDOM.name]
+    assert list(TUNERS) == before
