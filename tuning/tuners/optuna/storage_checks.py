@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from .optuna_study import STUDY_NAME, open_study, study_name
 from .optuna_study import new_study_base as new_study
-from .storages import remember_password, storage_file
+from .storages import remember_password, storage_file, storage_problem
 
-__all__ = ["new_study", "open_first", "remember_password", "storage_file"]
+__all__ = ["new_study", "open_first", "remember_password", "storage_file", "storage_problem"]
 
 
 def open_first(
