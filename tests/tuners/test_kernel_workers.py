@@ -8,6 +8,9 @@ import io
 import json
 import shutil
 import subprocess
+import threading
+import time
+from concurrent.futures import Future
 
 import optuna
 import pytest
@@ -15,8 +18,11 @@ from conftest import ROOT, TUNE
 
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.tuners.optuna import search_loop
+from pool_fusion_tuning.tuning.tuners.optuna.optuna_study import open_study
 from pool_fusion_tuning.tuning.tuners.optuna.record import measurement
+from pool_fusion_tuning.tuning.tuners.optuna.samplers import make_sampler
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS
+from pool_fusion_tuning.tuning.tuners.space import Space
 
 pytestmark = pytest.mark.torch
 
@@ -25,7 +31,7 @@ QUICK = [
     *"--target llvm --processes 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0".split(),
     *"--warmup-s 0 --peers none".split(),
 ]
-BUDGET, SHARE = 6, 2  # the kernel's budget, and the worker's trials of it
+BUDGET, SHARE = 4, 2  # the kernel's budget, and the worker's trials of it
 
 
 def _worker(url: str, name: str, *extra: str) -> subprocess.CompletedProcess:
@@ -122,3 +128,62 @@ def test_a_worker_on_another_target_than_the_study_s_is_refused(shared, tmp_path
 def test_storage_without_tune_top_is_one_line(args, says, capsys, tmp_path):
     line = _one_line(["model", MODEL, "--target", "llvm", *args, "--out", str(tmp_path)], capsys)
     assert says in line and not (tmp_path / "run.json").exists()
+
+
+class _SlowEvaluator:
+    """Candidates measured in 20 ms each, two in flight: the searches' trials overlap."""
+
+    workers = 2
+
+    def submit(self, schedule) -> Future:
+        from fixtures.killed_search import kernel_us
+
+        done: Future = Future()
+        us = kernel_us(schedule)
+        record = {"status": "ok", "kernel_us": us, "samples_us": [us] * 3, "timer": "slow"}
+        threading.Timer(0.02, done.set_result, (record,)).start()
+        return done
+
+    def finish(self, future: Future) -> dict:
+        return future.result()
+
+
+def test_a_main_and_a_worker_searching_at_once_fill_the_study_s_budget_exactly(tmp_path):
+    """The main counts every process's trials toward its budget, and a worker stops once the
+    study is full: of two trials asked for the last place at once, the later gives way."""
+    from fixtures.killed_search import CASE
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    space = Space(CASE, "llvm")
+
+    def search(seed: int) -> search_loop.OptunaSearch:
+        study = open_study(url, "kernel", make_sampler("random", seed), {"kernel": "k"})
+        return search_loop.OptunaSearch(study, space, _SlowEvaluator(), shared=True)
+
+    raised: list[BaseException] = []
+
+    def searching(search, *args, **named):
+        try:
+            search.run(*args, **named)
+        except BaseException as error:  # said by the test, not lost in its thread
+            raised.append(error)
+
+    main_search = search(0)
+    threads = [threading.Thread(target=searching, args=(main_search, 10))]
+    threads[0].start()
+    # The worker joins once the main has taken the points it queued first: SQLite has no row
+    # lock, so two processes may both take one queued trial (PostgreSQL locks it).
+    while len(main_search.mine) < len(space.seeds()) and threads[0].is_alive():
+        time.sleep(0.01)
+    worker = search(1)
+    threads.append(
+        threading.Thread(target=searching, args=(worker, 8), kwargs={"own": True, "cap": 10})
+    )
+    threads[1].start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not raised
+    measured = main_search.measured()
+    assert len(measured) == 10  # not the main's 10 and the worker's 8
+    assert main_search.mine and worker.mine and not main_search.mine & worker.mine
+    assert main_search.mine | worker.mine == {t.number for t in measured.values()}

@@ -90,14 +90,14 @@ class OptunaSearch:
         the others' measured and in flight fill it is not measured, and a search that is not
         `own` ends only when the others' trials in flight have ended, so that the study holds
         the budget whole."""
-        if self.shared and self.heartbeat.beats:  # trials in flight elsewhere can be told apart
-            self._limit = cap if own else budget  # from those of a process that died
+        if self.shared:
+            self._limit = cap if own else budget
         try:
-            self._run(budget, own, cap)
+            self._run(budget, own)
         finally:
             self.heartbeat.stop()
 
-    def _run(self, budget: int, own: bool, cap: int | None) -> None:
+    def _run(self, budget: int, own: bool) -> None:
         """Keep `batch` candidates building: each one measured is told, and the next point is
         asked for while the others build (TPE's constant liar counts the ones in flight)."""
         points = {key(p): p for p in self.space.valid_points()}
@@ -214,7 +214,11 @@ class OptunaSearch:
         return "the study's budget is filled by other workers' trials"
 
     def _running_others(self, mine: set[int]) -> list[int]:
-        """The trials in flight in other processes (`mine`: this one's in flight)."""
+        """The trials in flight in other processes (`mine`: this one's in flight); none where
+        the storage records no heartbeats (a journal), as a trial a dead process left there
+        cannot be told from a live one's and would hold its place in the budget for ever."""
+        if not self.heartbeat.beats:
+            return []
         running = self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
         return [t.number for t in running if t.number not in mine]
 
