@@ -29,7 +29,7 @@ pytestmark = pytest.mark.torch
 MODEL = f"{ROOT / 'tests' / 'baselines' / 'models' / 'whole_mean.py'}:make"
 QUICK = [
     *"--target llvm --processes 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0".split(),
-    *"--warmup-s 0 --peers none".split(),
+    *"--warmup-s 0 --peers none --rules default".split(),
 ]
 BUDGET, SHARE = 4, 2  # the kernel's budget, and the worker's trials of it
 
