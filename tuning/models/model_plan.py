@@ -123,13 +123,17 @@ class ModelPlan:
         return arms + ([ModelArm(TUNED, TUNED_BASE, tuned)] if tuned else [])
 
 
-def study_base(run: Run) -> str:
-    """The run's name for its kernels' studies in a shared storage (--storage; each kernel's
-    is this and the kernel's name): the run folder's name and a token no other run has, kept
-    in run.json so that the next command finds the studies again."""
-    if "study" not in run.model_meta:
-        run.update_meta(study=f"{run.path.name}-{secrets.token_hex(4)}")
-    return run.model_meta["study"]
+def kernel_options(run: Run, plan: ModelPlan, kernel: str) -> RunOptions:
+    """Where a kernel's tuners measure and keep their studies (`KernelJob.options`): the plan's
+    `where`, and with --storage, the kernel's study's name there: the run folder's name, a
+    token no other run has (kept in run.json, so the next command finds the studies again),
+    and the kernel's."""
+    where: RunOptions = {**plan.where}
+    if "storage" in where:
+        if "study" not in run.model_meta:
+            run.update_meta(study=f"{run.path.name}-{secrets.token_hex(4)}")
+        where["study"] = f"{run.model_meta['study']}-{kernel}"
+    return where
 
 
 def settings_difference(stored: dict, given: dict) -> str:

@@ -33,7 +33,6 @@ import tvm
 
 from pool_fusion_tuning.baselines.models.model_errors import first_line
 from pool_fusion_tuning.runfolder.model_records import Analysis, KernelTimes, TunedKernel
-from pool_fusion_tuning.runfolder.records import RunOptions
 from pool_fusion_tuning.runfolder.store import Run, read_record, write_json, write_text
 from pool_fusion_tuning.tuning.base.errors import OutOfScope, TuningFailed
 from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator, Stopped
@@ -46,7 +45,7 @@ from pool_fusion_tuning.tuning.limits import usable_cores
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS, tuners_for
 from pool_fusion_tuning.tuning.tuners.spec import KernelJob, Role
 
-from .model_plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan, study_base
+from .model_plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan, kernel_options
 
 FILE = "tuned_kernels.json"
 # Each tuned kernel's result, in tuners/<kernel>/, written as soon as the kernel is tuned.
@@ -216,9 +215,6 @@ def _finished(run: Run, name: str) -> dict | None:
 def _jobs(run: Run, plan: ModelPlan, name: str, func, progress) -> dict:
     task = ModelKernel(name, func, plan.options.dtype)
     identity = {**run.model_meta["identity"], "kernel": name}
-    where: RunOptions = {**plan.where}
-    if "storage" in where:  # the kernel's studies there, named for the run and the kernel
-        where["study"] = f"{study_base(run)}-{name}"
     return {
         tuner: KernelJob(
             task,
@@ -228,7 +224,7 @@ def _jobs(run: Run, plan: ModelPlan, name: str, func, progress) -> dict:
             identity,
             progress,
             phase=f"{tuner} {name}",
-            options=where,
+            options=kernel_options(run, plan, name),
         )
         for tuner in tuners_for(Role.TUNE_TOP)
     }
