@@ -130,6 +130,15 @@ def test_storage_without_tune_top_is_one_line(args, says, capsys, tmp_path):
     assert says in line and not (tmp_path / "run.json").exists()
 
 
+def test_a_storage_that_cannot_be_opened_is_said_before_any_work(capsys, tmp_path):
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(b"not a database" * 100)
+    out = tmp_path / "run"
+    argv = ["model", MODEL, "--target", "llvm", "--tune-top", "1"]
+    line = _one_line([*argv, "--storage", f"sqlite:///{damaged}", "--out", str(out)], capsys)
+    assert f"the Optuna storage {damaged} is damaged" in line and not out.exists()
+
+
 class _SlowEvaluator:
     """Candidates measured in 20 ms each, two in flight: the searches' trials overlap."""
 

@@ -96,10 +96,9 @@ def storage_options(args) -> RunOptions:
     problem = checks.storage_problem(args.storage)
     if problem:
         raise UsageError(problem)
-    return {
-        "storage": checks.remember_password(args.storage),
-        "storage_password_env": args.storage_password_env,
-    }
+    url = checks.remember_password(args.storage)
+    checks.reach(url, args.storage_password_env)
+    return {"storage": url, "storage_password_env": args.storage_password_env}
 
 
 def settings_of(args) -> dict:

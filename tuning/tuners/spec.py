@@ -128,6 +128,10 @@ class StorageChecks(Protocol):
         """Why a run must not keep its studies at `url`, if it must not (one line)."""
         ...
 
+    def reach(self, url: str, password_env: str | None) -> None:
+        """Refuse, in one line, a storage that cannot be opened (before any work)."""
+        ...
+
     def new_study(self) -> str:
         """A name for a new run's studies in a shared storage, unique to that run."""
         ...

@@ -10,7 +10,7 @@ import optuna
 
 from pool_fusion_tuning.runfolder.store import RunError
 
-from .storages import check_untouched, said, storage_file, storage_for
+from .storages import cannot_open, check_untouched, storage_file, storage_for
 
 STUDY_NAME = "fused-pool"
 STORAGE_ATTEMPTS = 3
@@ -70,10 +70,7 @@ def open_study(
             if attempt + 1 < STORAGE_ATTEMPTS:
                 time.sleep(1 + attempt)
                 continue
-            raise RunError(
-                f"cannot open the Optuna storage ({said(error)}); it was left as it "
-                "is: repair it or pass another --storage"
-            ) from None
+            raise cannot_open(error) from None
     if identity is not None:
         claim(study, name, identity)
     return study
