@@ -70,6 +70,7 @@ def _trials(url: str, name: str) -> list:
     return [t for t in study.get_trials(deepcopy=False) if measurement(t)]
 
 
+@pytest.mark.slow
 def test_the_main_and_a_worker_measure_the_kernel_s_budget_together_each_point_once(shared):
     url, out, joined, console = shared
     worker, name = joined["worker"], joined["name"]
@@ -98,6 +99,7 @@ def _one_line(argv, capsys) -> str:
     return line
 
 
+@pytest.mark.slow
 def test_a_worker_given_a_case_for_a_kernel_study_is_refused_in_one_line(shared, capsys):
     url, _, joined, _ = shared
     argv = ["worker", "--storage", url, "--study", joined["name"], "--budget", "1"]
@@ -105,6 +107,7 @@ def test_a_worker_given_a_case_for_a_kernel_study_is_refused_in_one_line(shared,
     assert "holds the network kernel" in line and "give no --case" in line
 
 
+@pytest.mark.slow
 def test_a_worker_on_another_target_than_the_study_s_is_refused(shared, tmp_path, capsys):
     url, _, joined, _ = shared
     copy = tmp_path / "copy.db"
