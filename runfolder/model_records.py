@@ -72,6 +72,7 @@ class ModelRunMeta(TypedDict):
     arms: NotRequired[list[ModelArmRecord]]
     tuned: NotRequired[dict[str, Any]]
     tuning: NotRequired[ModelTuning]
+    study: NotRequired[str]  # its kernels' studies' name in a shared storage (--storage)
     build_errors: NotRequired[dict[str, str]]
     failure: NotRequired[str]  # why the model could not be imported or analysed
 

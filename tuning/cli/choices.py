@@ -19,7 +19,7 @@ from pool_fusion_tuning.tuning.base.errors import UsageError
 from pool_fusion_tuning.tuning.environment import gpu_arch, gpu_visible
 from pool_fusion_tuning.tuning.tuners.optuna.samplers import SAMPLERS
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS, default_tuners
-from pool_fusion_tuning.tuning.tuners.spec import RunOptions
+from pool_fusion_tuning.tuning.tuners.spec import RunOptions, StorageChecks
 
 from .options import CUDA_ARM_NAMES, DEFAULT_ARM_NAMES, cuda_torch_arm_names
 
@@ -58,6 +58,13 @@ def rpc_options(args, tuners: list[str]) -> RunOptions:
         )
     free_rpc_servers(args.rpc_tracker, args.rpc_key, tuners)
     return {"rpc_tracker": args.rpc_tracker, "rpc_key": args.rpc_key}
+
+
+def storage_checks() -> StorageChecks:
+    """How --storage URLs are kept and read: as the tuners that take a storage say."""
+    found = next(s.storage_checks() for s in TUNERS.values() if s.storage is not None)
+    assert found is not None
+    return found
 
 
 def free_rpc_servers(tracker: str, key: str, tuners: list[str]) -> None:

@@ -10,6 +10,10 @@
     tune model torchvision:convnext_tiny --tune-top 8 --kernels any --budget 64
                                                  the 8 costliest kernels, matmuls and convs
                                                  too, each against its default schedule
+    tune model torchvision:convnext_tiny --tune-top 2 --storage postgresql://me@db/tuning
+                                                 each kernel's Optuna study on a server, where
+                                                 `tune worker --study NAME` (the name it
+                                                 prints) measures beside it
     tune model torchvision:convnext_tiny --tune-top all --kernels any --budget 16
         --time-budget 1800 --out runs/convnext-all
                                                  every kernel that matters, within 1800 s of
@@ -30,12 +34,13 @@ from pathlib import Path
 
 from pool_fusion_tuning.baselines.models.model_errors import ModelError
 from pool_fusion_tuning.baselines.models.model_spec import DTYPES, ModelOptions, parse_spec
+from pool_fusion_tuning.runfolder.records import RunOptions
 from pool_fusion_tuning.runfolder.store import RUN_FILE, check_folder_name
 from pool_fusion_tuning.tuning.base.errors import UsageError
 from pool_fusion_tuning.tuning.limits import usable_cores
 from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
-from .model_options import add_shared, settings_of
+from .model_options import add_shared, add_storage, settings_of, storage_options
 from .options import Parser, add_rpc, integer, number
 from .run import recorded_command
 
@@ -103,6 +108,7 @@ def model_main(argv: list[str]) -> int:
         "--budget", type=integer, default=None, help="candidates per tuner and kernel"
     )
     add_rpc(parser)
+    add_storage(parser)
     add_shared(parser, trials=Protocol.trials)
     args = parser.parse_args(argv)
     spec = parse_spec(args.spec)
@@ -110,7 +116,7 @@ def model_main(argv: list[str]) -> int:
     budget = _tuning(args)
     kernels = _kernels(args, KERNEL_CHOICES)
     settings = settings_of(args)
-    rpc = _rpc(args)
+    where: RunOptions = {**_rpc(args), **storage_options(args)}
     _check_loads(args.spec, options)
     plan = ModelPlan(
         spec.text,
@@ -121,7 +127,7 @@ def model_main(argv: list[str]) -> int:
         time_budget_s=args.time_budget,
         kernels_at_once=args.kernels_at_once or 1,
         command=recorded_command("tune model", argv),
-        rpc=rpc,
+        where=where,
         **settings,
     )
     out = Path(args.out or default_out(spec.name, plan))

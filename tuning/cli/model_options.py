@@ -7,11 +7,13 @@ import re
 
 from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
 from pool_fusion_tuning.baselines.target import DEFAULT_ARCH, TargetSpec
+from pool_fusion_tuning.runfolder.records import RunOptions
 from pool_fusion_tuning.tuning.base.errors import UsageError
 
 from .options import (
     AUTO,
     Parser,
+    add_password_env,
     add_processes,
     check_options,
     integer,
@@ -63,6 +65,40 @@ def add_shared(parser: Parser, trials: int) -> None:
     parser.add_argument("--warmup-s", type=number, default=MODEL_PROTOCOL.warmup_s)
     parser.add_argument("--out", default=None, help="run folder (default runs/model-...)")
     parser.add_argument("--verbose", action="store_true")
+
+
+def add_storage(parser: Parser) -> None:
+    """--storage and its password's variable, of `tune model --tune-top`."""
+    parser.add_argument(
+        "--storage",
+        default=None,
+        metavar="URL",
+        help="keep each --tune-top kernel's Optuna study in this storage (sqlite:///PATH, "
+        "journal:///PATH, postgresql://...), which `tune worker --storage URL --study NAME` "
+        "joins from this or another machine; a password in it is never stored",
+    )
+    add_password_env(parser)
+
+
+def storage_options(args) -> RunOptions:
+    """--storage checked as `tune` checks it, its password kept for this process only: where
+    the kernels' studies are kept, not what is measured, so no setting of the run (each
+    command gives its own, as with --rpc-tracker)."""
+    if args.storage is None:
+        if args.storage_password_env is not None:
+            raise UsageError("--storage-password-env is the password of --storage; give --storage")
+        return {}
+    if not args.tune_top:
+        raise UsageError("--storage keeps the Optuna studies of --tune-top; give --tune-top")
+    from .choices import storage_checks
+
+    checks = storage_checks()
+    problem = checks.storage_problem(args.storage)
+    if problem:
+        raise UsageError(problem)
+    url = checks.remember_password(args.storage)
+    checks.reach(url, args.storage_password_env)
+    return {"storage": url, "storage_password_env": args.storage_password_env}
 
 
 def settings_of(args) -> dict:

@@ -22,7 +22,7 @@ from pool_fusion_tuning.tuning.measure.protocol import Protocol
 from pool_fusion_tuning.tuning.plan import RunPlan
 from pool_fusion_tuning.tuning.study import save_environment
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS
-from pool_fusion_tuning.tuning.tuners.spec import RunOptions, StorageChecks
+from pool_fusion_tuning.tuning.tuners.spec import RunOptions
 
 from .choices import (
     arm_names,
@@ -33,6 +33,7 @@ from .choices import (
     resolve_target,
     rpc_options,
     run_tuners,
+    storage_checks,
     tuner_names,
 )
 from .options import protocol_blocks
@@ -88,12 +89,12 @@ def start_run(args, argv: list[str]) -> Run:
     options: RunOptions = {
         "sampler": args.sampler,
         "seed": args.seed,
-        "storage": _storage().remember_password(args.storage) if args.storage else None,
+        "storage": storage_checks().remember_password(args.storage) if args.storage else None,
         "storage_password_env": args.storage_password_env,
         "exhaustive": args.exhaustive,
         "workers": args.workers,
         **rpc_options(args, tuners),
-        **({"study": _storage().new_study()} if args.storage else {}),
+        **({"study": storage_checks().new_study()} if args.storage else {}),
     }
     plan = RunPlan(
         case,
@@ -140,13 +141,6 @@ def _open_studies_first(plan: RunPlan) -> None:
                 plan.options.get("study"),
                 **spec.extra,
             )
-
-
-def _storage() -> StorageChecks:
-    """How --storage URLs are kept and read: as the tuners that take a storage say."""
-    found = next(s.storage_checks() for s in TUNERS.values() if s.storage is not None)
-    assert found is not None
-    return found
 
 
 def resume_run(args) -> Run:
@@ -220,15 +214,15 @@ def _storage_now(args, run: Run, options: RunOptions) -> RunOptions:
     names, or send a password to a server it names."""
     changes: RunOptions = {}
     if args.storage is not None:  # with its password variable given now, or none
-        changes["storage"] = _storage().remember_password(args.storage)
+        changes["storage"] = storage_checks().remember_password(args.storage)
         changes["storage_password_env"] = args.storage_password_env
         if not options.get("storage"):  # its study moves to a storage others may share
-            changes["study"] = options.get("study") or _storage().new_study()
+            changes["study"] = options.get("study") or storage_checks().new_study()
     elif args.storage_password_env is not None:
         changes["storage_password_env"] = args.storage_password_env
     stored = options.get("storage")
     if args.storage is None and stored:
-        path = _storage().storage_file(stored)
+        path = storage_checks().storage_file(stored)
         inside = path is not None and path.resolve().is_relative_to(run.path.resolve())
         if not inside:
             raise RunError(

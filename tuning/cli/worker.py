@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from pool_fusion_tuning.baselines.case import parse_case
-from pool_fusion_tuning.runfolder.store import run_identity
 from pool_fusion_tuning.tuning.base.children import die_with_parent
 from pool_fusion_tuning.tuning.base.errors import UsageError
 from pool_fusion_tuning.tuning.base.progress import Progress
@@ -30,6 +29,10 @@ def worker_main(argv: list[str]) -> int:
         tune worker --storage journal:///RUN/study.journal --budget 50 --sampler random
                                           50 more trials for the study of a run folder
                                           (`tune --workers K` writes that journal), at random
+        tune worker --storage sqlite:///tuning.db --study NAME --budget 20
+                                          20 trials of a network kernel's study (`tune model
+                                          --tune-top N --storage URL` names it): the study
+                                          holds the kernel, so no --case
     """
     parser = Parser(prog="tune worker", description=worker_main.__doc__)
     parser.add_argument(
@@ -40,7 +43,13 @@ def worker_main(argv: list[str]) -> int:
     parser.add_argument("--study", default=STUDY_NAME)
     parser.add_argument("--budget", type=integer, required=True, help="trials this worker measures")
     parser.add_argument("--target", default="auto")
-    parser.add_argument("--case", nargs="*", default=[], metavar="KEY=VALUE")
+    parser.add_argument(
+        "--case",
+        nargs="*",
+        default=None,
+        metavar="KEY=VALUE",
+        help="the Case of a Case's study (default: the issue's); none for a network kernel's",
+    )
     parser.add_argument("--sampler", default="tpe", choices=SAMPLERS)
     parser.add_argument("--seed", type=integer, default=0)
     add_password_env(parser)
@@ -53,14 +62,13 @@ def worker_main(argv: list[str]) -> int:
     if args.budget < 1:
         raise UsageError(f"--budget must be >= 1, got {args.budget}")
     check_options(args)
-    case = parse_case(args.case)
-    check_case_fits(case)
+    case = None if args.case is None else parse_case(args.case)
+    if case is not None:
+        check_case_fits(case)
     target = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
-    identity = run_identity(case.to_dict(), target.kind, target.device)
     rows = run_worker(
         case,
         target,
-        identity,
         remember_password(args.storage),
         args.study,
         args.budget,

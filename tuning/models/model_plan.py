@@ -8,12 +8,14 @@ the same --out finishes a run, another setting is refused in one line.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 
 from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
 from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
 from pool_fusion_tuning.baselines.target import TargetSpec
 from pool_fusion_tuning.runfolder.records import RunOptions
+from pool_fusion_tuning.runfolder.store import Run
 from pool_fusion_tuning.tuning.measure.model_workload import ModelArm, ModelWorkload
 from pool_fusion_tuning.tuning.measure.protocol import Protocol
 
@@ -69,9 +71,10 @@ class ModelPlan:
     # Of --tune-top, how many kernels are tuned side by side: how fast, not what is measured
     # (not a setting; each command may give its own).
     kernels_at_once: int = 1
-    # --rpc-tracker and --rpc-key of --tune-top: where MetaSchedule measures, not what, so no
-    # setting (a resume may measure on another tracker); the trial rows name it (`rpc.label`).
-    rpc: RunOptions = field(default_factory=lambda: RunOptions())
+    # --rpc-tracker and --rpc-key of --tune-top, where MetaSchedule measures (the trial rows
+    # name it, `rpc.label`), and --storage, where the kernels' Optuna studies are kept: where,
+    # not what, so no setting (each command gives its own).
+    where: RunOptions = field(default_factory=lambda: RunOptions())
 
     @property
     def identity(self) -> dict:
@@ -118,6 +121,19 @@ class ModelPlan:
         is given."""
         arms = [ModelArm(arm_name(rules), rules) for rules in self.rule_lists]
         return arms + ([ModelArm(TUNED, TUNED_BASE, tuned)] if tuned else [])
+
+
+def kernel_options(run: Run, plan: ModelPlan, kernel: str) -> RunOptions:
+    """Where a kernel's tuners measure and keep their studies (`KernelJob.options`): the plan's
+    `where`, and with --storage, the kernel's study's name there: the run folder's name, a
+    token no other run has (kept in run.json, so the next command finds the studies again),
+    and the kernel's."""
+    where: RunOptions = {**plan.where}
+    if "storage" in where:
+        if "study" not in run.model_meta:
+            run.update_meta(study=f"{run.path.name}-{secrets.token_hex(4)}")
+        where["study"] = f"{run.model_meta['study']}-{kernel}"
+    return where
 
 
 def settings_difference(stored: dict, given: dict) -> str:

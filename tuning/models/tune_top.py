@@ -45,7 +45,7 @@ from pool_fusion_tuning.tuning.limits import usable_cores
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS, tuners_for
 from pool_fusion_tuning.tuning.tuners.spec import KernelJob, Role
 
-from .model_plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan
+from .model_plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan, kernel_options
 
 FILE = "tuned_kernels.json"
 # Each tuned kernel's result, in tuners/<kernel>/, written as soon as the kernel is tuned.
@@ -224,7 +224,7 @@ def _jobs(run: Run, plan: ModelPlan, name: str, func, progress) -> dict:
             identity,
             progress,
             phase=f"{tuner} {name}",
-            options=plan.rpc,
+            options=kernel_options(run, plan, name),
         )
         for tuner in tuners_for(Role.TUNE_TOP)
     }

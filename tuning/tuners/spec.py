@@ -124,6 +124,14 @@ class StorageChecks(Protocol):
         """The file a URL names (None for a server)."""
         ...
 
+    def storage_problem(self, url: str, force: bool = False) -> str | None:
+        """Why a run must not keep its studies at `url`, if it must not (one line)."""
+        ...
+
+    def reach(self, url: str, password_env: str | None) -> None:
+        """Refuse, in one line, a storage that cannot be opened (before any work)."""
+        ...
+
     def new_study(self) -> str:
         """A name for a new run's studies in a shared storage, unique to that run."""
         ...

@@ -44,6 +44,11 @@ class Heartbeat:
         self._lock = threading.Lock()
         self._stop = None
 
+    @property
+    def beats(self) -> bool:
+        """Whether the storage records heartbeats: a trial in flight is then alive."""
+        return self._storage is not None
+
     def add(self, trial) -> None:
         if self._storage is None:
             return

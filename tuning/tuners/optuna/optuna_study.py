@@ -10,7 +10,7 @@ import optuna
 
 from pool_fusion_tuning.runfolder.store import RunError
 
-from .storages import check_untouched, said, storage_file, storage_for
+from .storages import cannot_open, check_untouched, storage_file, storage_for
 
 STUDY_NAME = "fused-pool"
 STORAGE_ATTEMPTS = 3
@@ -33,13 +33,15 @@ def open_study(
     url: str,
     name: str,
     sampler,
-    identity: dict,
+    identity: dict | None,
     password_env: str | None = None,
     create: bool = True,
 ) -> optuna.Study:
     """Load or create a study; refuse storage that is damaged, unreadable or holds another
     run's study, and leave it as it is. Without `create` (a worker joining a study), a study
-    the storage does not hold is refused: a misspelt name must not start a study of its own."""
+    the storage does not hold is refused: a misspelt name must not start a study of its own.
+    With `identity` None, the study is not yet claimed (a worker reads what it holds first:
+    `claim`)."""
     check_untouched(url)
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created" line
     path = storage_file(url)
@@ -68,10 +70,15 @@ def open_study(
             if attempt + 1 < STORAGE_ATTEMPTS:
                 time.sleep(1 + attempt)
                 continue
-            raise RunError(
-                f"cannot open the Optuna storage ({said(error)}); it was left as it "
-                "is: repair it or pass another --storage"
-            ) from None
+            raise cannot_open(error) from None
+    if identity is not None:
+        claim(study, name, identity)
+    return study
+
+
+def claim(study: optuna.Study, name: str, identity: dict) -> None:
+    """Refuse a study made for another run (case, or model and kernel, target, device); a new
+    one is marked as this run's."""
     mine = json.dumps(identity, sort_keys=True)
     stored = study.user_attrs.get("identity")
     if stored is None and study.trials or stored not in (None, mine):
@@ -81,7 +88,6 @@ def open_study(
         )
     if stored is None:
         study.set_user_attr("identity", mine)
-    return study
 
 
 def _require_study(storage, name: str) -> None:

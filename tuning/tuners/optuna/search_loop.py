@@ -11,6 +11,7 @@ the loop's time goes (asks, storage writes, reading the study, waiting) is added
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -28,6 +29,8 @@ from .samplers import STUCK_AFTER, enqueue_unmeasured, first_points
 
 # Asks allowed per measured trial before the search gives up on new points.
 ASKS_PER_TRIAL = 20
+# How often a search whose budget others' trials in flight complete looks whether they ended.
+OTHERS_POLL_S = 0.5
 
 
 class OptunaSearch:
@@ -48,6 +51,8 @@ class OptunaSearch:
         self.batch = batch or evaluator.workers
         self.mine: set[int] = set()
         self.shared = shared
+        self._limit: int | None = None  # the study's budget, where trials of all count (`run`)
+        self._full = False
         self.book = TimeBook()
         self.heartbeat = Heartbeat(study)
         if not shared:
@@ -77,10 +82,16 @@ class OptunaSearch:
                     found[record.get("key", trial.user_attrs.get("key"))] = trial
         return found
 
-    def run(self, budget: int, own: bool = False) -> None:
+    def run(self, budget: int, own: bool = False, cap: int | None = None) -> None:
         """Measure until `budget` trials are measured (failed ones count) or the space is spent.
         With `own`, count only this worker's trials: workers with shares of a budget then add
-        up to it exactly."""
+        up to it exactly. In a shared study, the study's budget counts the trials of every
+        process (`budget`, or with `own`, `cap` where the study has one): a trial asked once
+        the others' measured and in flight fill it is not measured, and a search that is not
+        `own` ends only when the others' trials in flight have ended, so that the study holds
+        the budget whole."""
+        if self.shared:
+            self._limit = cap if own else budget
         try:
             self._run(budget, own)
         finally:
@@ -109,6 +120,10 @@ class OptunaSearch:
             if self.shared:  # trials of a worker that died elsewhere are failed
                 fail_stale_trials(self.study)
             measured = self.measured()
+            # The study's budget, filled by the trials measured and in flight in every process.
+            mine = {trial.number for trial, _ in building.values()}
+            others = len(self._running_others(mine)) if self._limit is not None else 0
+            self._full = False  # set where a trial asked found the study's budget filled
             if self.progress:
                 best = self.best_value(measured)
                 self.progress.step(
@@ -117,6 +132,8 @@ class OptunaSearch:
             while (
                 len(building) < self.batch
                 and counted(measured) + len(building) < budget
+                and (self._limit is None or len(measured) + others + len(building) < self._limit)
+                and not self._full
                 and asks < ASKS_PER_TRIAL * budget
                 and not valid <= set(measured) | set(self._in_flight(building))  # space spent
             ):
@@ -136,8 +153,12 @@ class OptunaSearch:
                 else:
                     self.heartbeat.remove(trial)  # told already
                     stuck += 1
-            if not building:
+            if not building and (own or not (others or self._full)):
                 return
+            if not building:  # the others' last trials fill the budget: they end, or fail
+                with self.book.timing("wait_s"):
+                    time.sleep(OTHERS_POLL_S)
+                continue
             with self.book.timing("wait_s"):
                 finished, _ = wait(building, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -160,6 +181,9 @@ class OptunaSearch:
         if self.shared:  # other workers measure too: look at the study as it is now
             measured = self.measured()
             elsewhere = self._running_elsewhere(trial.number, batch)
+            if not reason and self._limit is not None:
+                reason = self._no_room(trial.number, measured, batch)
+                self._full = reason is not None
         if not reason and point not in measured and point not in batch and point not in elsewhere:
             return True
         with self.book.timing("storage_s"):
@@ -178,6 +202,25 @@ class OptunaSearch:
                 trial.set_user_attr("duplicate_of", elsewhere[point])
                 self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
         return False
+
+    def _no_room(self, number: int, measured: dict, batch: dict) -> str | None:
+        """Why trial `number` is not measured, where the study's budget is filled by the trials
+        measured, this process's in flight (`batch`), and those in flight elsewhere asked before
+        it: of two processes asking for the last trial at once, the later trial gives way."""
+        mine = {t.number for t in batch.values()}
+        before = [n for n in self._running_others(mine) if n < number]
+        if len(measured) + len(batch) + len(before) < (self._limit or 0):
+            return None
+        return "the study's budget is filled by other workers' trials"
+
+    def _running_others(self, mine: set[int]) -> list[int]:
+        """The trials in flight in other processes (`mine`: this one's in flight); none where
+        the storage records no heartbeats (a journal), as a trial a dead process left there
+        cannot be told from a live one's and would hold its place in the budget for ever."""
+        if not self.heartbeat.beats:
+            return []
+        running = self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+        return [t.number for t in running if t.number not in mine]
 
     def _running_elsewhere(self, number: int, batch: dict) -> dict:
         """Points other workers asked and have not told yet. Each trial's key is set before

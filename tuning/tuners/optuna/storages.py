@@ -237,6 +237,14 @@ def _sqlite_problem(path: Path) -> str | None:
     return " ".join(" ".join(str(row[0]) for row in rows[:3]).split())[:200]
 
 
+def cannot_open(error: Exception) -> RunError:
+    """A storage that failed to open, as the one line a user reads."""
+    return RunError(
+        f"cannot open the Optuna storage ({said(error)}); it was left as it is: repair it or "
+        "pass another --storage"
+    )
+
+
 def said(error: Exception) -> str:
     """An error from a storage backend as one line, with any password shown as ***."""
     first = (str(error).strip().splitlines() or [""])[0][:200]

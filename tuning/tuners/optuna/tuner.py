@@ -17,6 +17,7 @@ from pool_fusion_tuning.baselines.arms import ONE_KERNEL, Arm, template_arm
 from pool_fusion_tuning.baselines.models.model_errors import first_line
 from pool_fusion_tuning.baselines.template import PoolSchedule
 from pool_fusion_tuning.runfolder.records import Measurement, TunerSummary
+from pool_fusion_tuning.runfolder.redact import redact
 from pool_fusion_tuning.runfolder.spent import added
 from pool_fusion_tuning.runfolder.store import Run, RunError, read_record, write_json
 from pool_fusion_tuning.tuning.base.errors import OutOfScope, TuningFailed
@@ -29,6 +30,7 @@ from pool_fusion_tuning.tuning.tuners.space import Space, key
 from pool_fusion_tuning.tuning.tuners.spec import KernelJob, TunerPlan
 
 from . import OPTUNA, OPTUNA_ONE_KERNEL, one_kernel_budget
+from .kernel_study import record_kernel
 from .optuna_study import STUDY_NAME, open_study, study_name
 from .record import close_interrupted
 from .replay import compare_samplers
@@ -119,14 +121,33 @@ def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
     except Exception as error:  # broad: a kernel the window analysis cannot read is not taken
         raise OutOfScope(f"not in the schedule template's space: {first_line(error)}") from error
     job.folder.mkdir(parents=True, exist_ok=True)
-    url = default_storage_url(job.folder)
-    study = open_study(url, STUDY_NAME, make_sampler("tpe", 0), job.identity)
-    OptunaSearch(study, space, evaluator, job.progress, phase=job.phase).run(job.budget)
+    # With --storage, the study is shared: workers elsewhere join it, and its budget counts
+    # their trials too (`search_loop.py`); else it is the kernel's own, in its folder.
+    shared = job.options.get("storage")
+    name = job.options.get("study", STUDY_NAME) if shared else STUDY_NAME
+    study = open_study(
+        shared or default_storage_url(job.folder),
+        name,
+        make_sampler("tpe", 0),
+        job.identity,
+        job.options.get("storage_password_env"),
+    )
+    if shared:
+        record_kernel(study, job.task, job.budget)
+        job.progress.line(
+            f"{job.phase}: Optuna study {name} in {redact(shared)}; more workers join it with "
+            f"tune worker --storage URL --study {name} --budget B"
+        )
+    search = OptunaSearch(
+        study, space, evaluator, job.progress, shared=bool(shared), phase=job.phase
+    )
+    search.run(job.budget)
     summary, valid = summary_counts(records(study), time.monotonic() - started)
     if not valid:
         raise TuningFailed(f"optuna measured no valid candidate: {summary['failed_by_reason']}")
     best = min(valid, key=lambda row: row["kernel_us"])
-    return {**summary, "best_kernel_us": best["kernel_us"], "best_params": best["params"]}
+    found = {**summary, "best_kernel_us": best["kernel_us"], "best_params": best["params"]}
+    return {**found, "study": name} if shared else found
 
 
 def scheduled(job: KernelJob, summary: dict):

@@ -1,4 +1,5 @@
-"""Workers of one shared Optuna study: `tune worker` processes, one GPU each."""
+"""Workers of one shared Optuna study, the Case's or a network kernel's: `tune worker`
+processes, one GPU each."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ import optuna
 
 from pool_fusion_tuning.baselines.case import Case
 from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.store import run_identity
 from pool_fusion_tuning.tuning.base.children import module_command, stop
+from pool_fusion_tuning.tuning.base.errors import UsageError
 from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
 from pool_fusion_tuning.tuning.candidates.summary import budget_shares
+from pool_fusion_tuning.tuning.candidates.task import KernelTask
 from pool_fusion_tuning.tuning.tuners.space import Space
 from pool_fusion_tuning.tuning.tuners.spec import RunOptions
 
-from .optuna_study import STUDY_NAME, open_study
+from .kernel_study import kernel_identity, stored_budget, stored_kernel
+from .optuna_study import STUDY_NAME, claim, open_study
 from .samplers import make_sampler
 from .search_loop import OptunaSearch
 from .search_summary import records
@@ -23,9 +28,8 @@ from .storages import CHILD_PASSWORD_ENV, password_for
 
 
 def run_worker(
-    case: Case,
+    case: Case | None,
     target: TargetSpec,
-    identity: dict,
     url: str,
     name: str,
     budget: int,
@@ -34,13 +38,31 @@ def run_worker(
     progress=None,
     password_env: str | None = None,
 ) -> list[dict]:
-    """One worker of a shared study: measure `budget` trials of its own, then stop."""
+    """One worker of a shared study: measure `budget` trials of its own, then stop. The study
+    of a network's kernel (`kernel_study.py`) holds its task, so `case` is None there; a
+    Case's study holds none, and the worker tunes `case` (the default Case where None). Only
+    a study made for this target and device (and Case) is joined."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    space = Space.for_target(case, target.tvm())
-    study = open_study(url, name, make_sampler(sampler, seed), identity, password_env, create=False)
-    with CandidateEvaluator(case, target) as evaluator:
+    study = open_study(url, name, make_sampler(sampler, seed), None, password_env, create=False)
+    kernel = stored_kernel(study)
+    subject: Case | KernelTask
+    if kernel is not None:
+        if case is not None:
+            raise UsageError(
+                f"study {name!r} holds the network kernel {kernel.name}, which the worker "
+                "measures: give no --case"
+            )
+        subject, cap = kernel, stored_budget(study)
+        space = Space.for_function(kernel.func, target.tvm())
+        identity = kernel_identity(study, name, target)
+    else:
+        subject, cap = case or Case(), None
+        space = Space.for_target(subject, target.tvm())
+        identity = run_identity(subject.to_dict(), target.kind, target.device)
+    claim(study, name, identity)
+    with CandidateEvaluator(subject, target) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, shared=True)
-        search.run(budget, own=True)
+        search.run(budget, own=True, cap=cap)
     return [row for row in records(study) if row["number"] in search.mine]
 
 
