@@ -18,7 +18,7 @@ from .options import (
     check_options,
     integer,
     number,
-    protocol_blocks,
+    protocol_of,
 )
 
 DEFAULT_RULES = "default,fixed"
@@ -103,7 +103,6 @@ def storage_options(args) -> RunOptions:
 
 def settings_of(args) -> dict:
     """The shared options checked, as `ModelPlan` fields (without the model's own)."""
-    import dataclasses
 
     from pool_fusion_tuning.baselines.rules import RULE_LISTS
     from pool_fusion_tuning.tuning.models.model_plan import MODEL_PROTOCOL
@@ -126,15 +125,7 @@ def settings_of(args) -> dict:
         if args.target in ("auto", "cuda") and not _gpu():
             raise UsageError(NO_GPU)
         target = resolve_target(args.target, say=lambda m: None)
-    protocol = dataclasses.replace(
-        MODEL_PROTOCOL,
-        number=args.number,
-        repeat=args.repeat,
-        min_repeat_ms=args.min_repeat_ms,
-        warmup_s=args.warmup_s,
-        blocks=protocol_blocks(args.blocks),
-        trials=args.trials,
-    )
+    protocol = protocol_of(args, MODEL_PROTOCOL)
     return {
         "target": target,
         "protocol": protocol,

@@ -13,6 +13,7 @@ What a resume may change is `run_options.py`'s.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import sys
 
@@ -64,9 +65,17 @@ def _blocks(text: str) -> int | str:
     return value
 
 
-def protocol_blocks(value) -> int | None:
-    """--blocks as the protocol holds it (None: auto)."""
-    return None if value == AUTO else value
+def protocol_of(args, base: Protocol) -> Protocol:
+    """`base` with the timing options given (--blocks auto: None)."""
+    return dataclasses.replace(
+        base,
+        number=args.number,
+        repeat=args.repeat,
+        min_repeat_ms=args.min_repeat_ms,
+        warmup_s=args.warmup_s,
+        blocks=None if args.blocks == AUTO else args.blocks,
+        trials=args.trials,
+    )
 
 
 # Options that name something (a folder, a file, a URL, a name, a list of names), by argparse

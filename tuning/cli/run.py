@@ -36,7 +36,7 @@ from .choices import (
     storage_checks,
     tuner_names,
 )
-from .options import protocol_blocks
+from .options import protocol_of
 from .run_options import refuse_changes, with_defaults
 
 
@@ -69,14 +69,7 @@ def start_run(args, argv: list[str]) -> Run:
         print(note, file=sys.stderr)
     # Tuners named are checked before the target is resolved; none named: the target's default.
     tuners = None if args.tuners is None else run_tuners(args.tuners, args.budget)
-    protocol = Protocol(
-        number=args.number,
-        repeat=args.repeat,
-        min_repeat_ms=args.min_repeat_ms,
-        warmup_s=args.warmup_s,
-        blocks=protocol_blocks(args.blocks),
-        trials=args.trials,
-    )
+    protocol = protocol_of(args, Protocol())
     target = resolve_target(args.target, say=lambda m: print(m, file=sys.stderr))
     if tuners is None:
         tuners = run_tuners(None, args.budget, target.kind)
