@@ -15,9 +15,10 @@
                                                  `tune worker --study NAME` (the name it
                                                  prints) measures beside it
     tune model torchvision:convnext_tiny --tune-top all --kernels any --budget 16
-        --time-budget 1800 --out runs/convnext-all
-                                                 every kernel that matters, within 1800 s of
-                                                 tuning; again after an interrupt, it goes on
+        --kernels-at-once 3 --time-budget 1800 --out runs/convnext-all
+                                                 every kernel that matters, 3 at a time, within
+                                                 1800 s of tuning; again after an interrupt, it
+                                                 goes on
     tune models                                  the built-in list, one run folder per model
     tune models --zoo torchvision --analyze      every model of a library: census.md
 
