@@ -17,14 +17,11 @@ class Arm:
     split_after_pool  the pool's result leaves the dataflow block (the issue's PARTIAL)
     schedule          replaces the fused pool function before default scheduling: a
                       `protocols.Schedule` (picklable, for trial processes)
-    rules             a rule list of `rules.RULE_LISTS`: "default"; "fixed", the default rules
-                      with `WindowReduction` added; "reduction-fix", with Reduction and
-                      GeneralReduction fixed for small reductions instead
+    rules             a rule list of `rules.RULE_LISTS`
     whole_graph       right after FuseOps, FuseAroundReduction merges the pool's kernel with the
                       prelude and the tail: one kernel for the whole graph
-    bind_constants    right after FuseTIR, the fused pool kernel's 0-d constants bound into it
-                      as immediates (`bind_scalars.BindScalarConstants`): the project's kernels
-                      (one-kernel, the tuned ones) take them so; the backend's arms load them
+    bind_constants    right after FuseTIR, the fused pool kernel's 0-d constants bound in as
+                      immediates (`bind_scalars.py`), as the project's kernels take them
     cuda_graph        Relax's CUDA graph rewriting (relax.backend.use_cuda_graph)
     capture           the whole VM call captured once into a CUDA graph (through PyTorch) and
                       replayed, with the input and outputs in fixed buffers
@@ -66,9 +63,8 @@ class Arm:
         return described
 
 
-# The whole graph as one kernel, scheduled by the candidate rule, its guarded loads masked: on
-# 14 stride-1 and stride-2 Cases on the H200 masking was as fast or faster, by up to 15 % where
-# the rule's two rows per thread leave a guarded row (reports/h200/stride1/).
+# The whole graph as one kernel by the candidate rule, guarded loads masked: on 14 H200 Cases
+# masking was as fast or up to 15 % faster (reports/h200/stride1/).
 ONE_KERNEL = Arm(
     "one-kernel", rules="fixed", whole_graph=True, bind_constants=True, masked_loads=True
 )
@@ -78,9 +74,8 @@ DEFAULT_ARMS = (
     Arm("on"),
     Arm("serial", schedule=SERIAL),
 )
-# Arms `tune --arms` may add: the candidate rule (and the alternative, the reduction rules fixed),
-# CUDA graphs for the launch-overhead floor, and the whole graph as one kernel (scheduled by the
-# candidate rule).
+# Arms `tune --arms` may add: the candidate rule (and the alternative), CUDA graphs for the
+# launch-overhead floor, and the whole graph as one kernel.
 ARMS = {
     arm.name: arm
     for arm in DEFAULT_ARMS
@@ -111,6 +106,6 @@ def tuned_arm(name: str, schedule: Schedule, whole_graph: bool = False) -> Arm:
 
 
 def tuned_task_arm(whole_graph: bool = False) -> Arm:
-    """The pipeline whose fused pool kernel (with `whole_graph`, whose one kernel) the tuners
-    tune: ON's (with `whole_graph`, one-kernel's), its 0-d constants bound as immediates."""
+    """The pipeline whose fused pool kernel (with `whole_graph`, one kernel) the tuners tune:
+    ON's (or one-kernel's), its 0-d constants bound as immediates."""
     return Arm("on", whole_graph=whole_graph, bind_constants=True)

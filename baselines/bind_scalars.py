@@ -1,15 +1,13 @@
 """Bind 0-d constant arguments into the PrimFunc that reads them.
 
 FuseOps lifts every constant of a fused group into a parameter, so the issue's biases reach the
-kernel as fifteen 0-d buffers, each loaded by every thread. Bound as immediates, `x + 1 + 1`
-is plain arithmetic: the branches of an inlined concatenation then differ only in their index
-(`branch_loads`), and the kernel takes the graph's input alone. Only what this module can
-rewrite is bound: a PrimFunc it cannot fully rewrite is left as it was (None).
+kernel as fifteen 0-d buffers, each loaded by every thread. Bound as immediates, `x + 1 + 1` is
+plain arithmetic: an inlined concatenation's branches then differ only in their index
+(`branch_loads`), and the kernel takes the graph's input alone. A PrimFunc this module cannot fully
+rewrite is left as it was (None).
 
-`BindScalarConstants`, run right after FuseTIR, does it for the kernels it is given (the
-pipeline gives it the fused pool kernel): their Adds then add an immediate, as inductor's do,
-instead of a value every thread loads (a kernel FuseAroundReduction built had its constants
-bound as it merged them).
+`BindScalarConstants`, run right after FuseTIR, does it for the kernels it is given (the fused pool
+kernel), whose Adds then add an immediate, as inductor's do.
 """
 
 from __future__ import annotations
@@ -34,8 +32,8 @@ def scalar_arguments(args) -> dict[int, tuple[str, float]]:
 
 @tvm.transform.module_pass(opt_level=0, name="BindScalarConstants")
 class BindScalarConstants:
-    """Each PrimFunc named in `functions` that every call gives the same 0-d constants, with
-    them bound (under its own name) and the calls without them; any other left as it is."""
+    """Each PrimFunc in `functions` that every call gives the same 0-d constants, with them bound
+    (same name) and the calls without them; any other left as it is."""
 
     def __init__(self, functions: list[str]):
         self.functions = set(functions)
@@ -127,8 +125,8 @@ def _store(stmt, bound):
 
 
 def _expr(expr, bound):
-    """`expr` with loads of the bound 0-d buffers replaced; other nodes are left as they are
-    (the caller checks that no load of a bound buffer is left)."""
+    """`expr` with loads of the bound 0-d buffers replaced, other nodes left (the caller checks
+    no load of a bound buffer is left)."""
     if isinstance(expr, TensorLoad):
         found = [value for param, value in bound.items() if expr.source.same_as(param)]
         return found[0] if found and not expr.indices else expr

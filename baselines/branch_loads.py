@@ -1,15 +1,12 @@
 """One load at a computed channel where an inlined concatenation chose between loads.
 
-Inlining a prologue of Adds and Concats into the pool leaves, for every window element, a tree
-of `if_then_else(c >= 96, x[c - 128, ...] + 1, if_then_else(...))`. CUDA code walks that tree
-of branches before each load, so the loads of a window wait on one another. Where the branches
-load one buffer at indices that are one base plus constants, the tree becomes one load at
-`x[c + k + select(16 <= c, -16, 0) + select(32 <= c, -16, 0) + ..., ...]`: the concatenation's
-channel boundaries as one-level selects between constants, which the compiler computes without
-a branch, once for all the window's loads (they differ by constants). Values added on the
-branches are selected the same way where both are constants or 0-d loads (always in bounds);
-branches of other shapes stay as they were. Those 0-d inputs are then loaded once per thread
-(`stage_scalars`).
+Inlining a prologue of Adds and Concats into the pool leaves, for every window element, a tree of
+`if_then_else(c >= 96, x[c - 128, ...] + 1, if_then_else(...))`, which CUDA code walks before each
+load, serializing the window's loads. Where the branches load one buffer at one base plus constants,
+the tree becomes one load at `x[c + k + select(16 <= c, -16, 0) + ..., ...]`: branch-free one-level
+selects, computed once for all the window's loads. Values added on the branches are selected the
+same way where both are constants or 0-d loads; other branches stay. Those 0-d inputs are then
+loaded once per thread (`stage_scalars`).
 """
 
 from __future__ import annotations
@@ -77,8 +74,8 @@ def _select(condition, then, other):
 
 
 def _select_index(condition, then, other):
-    """Where two indices are one base plus constants (channels of a concatenation), the base
-    plus an offset chosen by the channel's thresholds (`_staircase`)."""
+    """Where two indices are one base plus constants (a concatenation's channels), the base plus
+    an offset chosen by the channel's thresholds (`_staircase`)."""
     if tvm_ffi.structural_equal(then, other):
         return then
     (base, then_offset), (other_base, other_offset) = _split(then), _split(other)
@@ -88,8 +85,8 @@ def _select_index(condition, then, other):
 
 
 def _split(index):
-    """(base, offset) with index == base + offset and the offset constant but for selects;
-    base None where the whole index is such an offset."""
+    """(base, offset) with index == base + offset, the offset constant but for selects; base None
+    where the whole index is such an offset."""
     if _constant_valued(index):
         return None, index
     if isinstance(index, (Add, Sub)):
@@ -108,10 +105,9 @@ def _constant_valued(expr) -> bool:
 
 
 def _staircase(offset):
-    """A constant-valued offset whose selects all test `t <= e` for one `e` (a concatenation's
-    channel boundaries), as `k + select(t1 <= e, d1, 0) + select(t2 <= e, d2, 0) + ...`: one
-    level of select each, which the compiler computes without branches, once for all the
-    window's loads. Any other offset is returned as it is."""
+    """A constant-valued offset whose selects all test `t <= e` for one `e`, as `k + select(t1 <=
+    e, d1, 0) + select(t2 <= e, d2, 0) + ...` (branch-free); any other offset is returned as it
+    is."""
     found: list[tuple[int, tvm.ir.expr.Expr]] = []  # (t, e) of each `t <= e`
     if not _thresholds(offset, found) or not found:
         return offset
@@ -169,9 +165,8 @@ def _scalar(expr) -> bool:
 
 
 def stage_scalars(sch, block, loop) -> None:
-    """Load each 0-d input of `block` (an inlined prologue's biases) once per iteration of `loop`
-    (per thread), into a register: the window's elements then select between registers, not
-    between loads."""
+    """Load each 0-d input of `block` once per iteration of `loop` (per thread) into a register,
+    so the window's elements select between registers, not loads."""
     names = [r.source.name for r in sch.get(block).reads if not r.source.shape]
     for name in names:
         index = [r.source.name for r in sch.get(block).reads].index(name)

@@ -1,17 +1,15 @@
 """Consecutive elements of the flattened output per thread, as inductor's kernels take them.
 
-Tiling W (`outputs_w`) gives a thread outputs of one row, and where the output width is odd,
-a tile that runs past the row guards its outputs one by one. Flattening the output axes into
-one and splitting that instead gives each thread `k` consecutive elements of the whole tensor:
-only the tensor's end is guarded, and the `k` stores are one vector store where `k` divides
-the element count (each thread's first element is then a multiple of `k`, so aligned).
+Tiling W (`outputs_w`) gives a thread outputs of one row, and where the width is odd a tile running
+past the row guards each output. Splitting the flattened output axes instead gives each thread `k`
+consecutive elements: only the tensor's end is guarded, and the `k` stores are one aligned vector
+store where `k` divides the element count.
 
-The reduction's value and every output that a later output reads (`output_registers`) live in
-flat local buffers: the region a thread computes is then exactly its `k` elements (over a 4-d
-buffer it would be the bounding box of the rows they span), so they stay in registers. Indices
-are the flat index's divisions and remainders by the output's constant extents; where `k`
-divides the output width they fall in one row, and the window loads of a thread's outputs
-share their addresses but for constants.
+The reduction's value and every output a later output reads live in flat local buffers, so a
+thread's region is exactly its `k` elements (over a 4-d buffer it would be the bounding box of their
+rows) and stays in registers. Indices are divisions and remainders by the output's constant extents;
+where `k` divides the width they fall in one row, and a thread's window loads share their addresses
+but for constants.
 """
 
 from __future__ import annotations
@@ -21,12 +19,10 @@ from tvm.tirx import IndexMap
 
 
 def flatten_outputs(sch: s_tir.Schedule, window) -> tuple:
-    """Make the reduction (a `window_reduction.Window`'s) and its output blocks iterate over
-    the flat index of the outputs, and every buffer they write but the function's outputs flat
-    (an output a later one reads is computed into such a buffer: `output_registers`); (the first
-    output's block, the blocks to place after it in order). A reduction whose value is itself a
-    function output is refused (its copy out and the first output would both have to be under
-    the thread's loop before it, and it before them)."""
+    """Make the reduction (a `window_reduction.Window`'s) and its output blocks iterate over the
+    outputs' flat index, and every buffer they write but the function's outputs flat; returns
+    (the first output's block, the blocks to place after it in order). A reduction whose value is
+    itself a function output is refused (it and its copy out would each need to come first)."""
     if _writes_param(sch, window.reduction):
         raise ValueError("outputs_flat: the reduced value is a function output, read by others")
     # The function's index type (int64 from Relax, int32 from TE): the maps must use it.

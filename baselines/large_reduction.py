@@ -1,27 +1,23 @@
 """A GPU rule for reductions with few outputs and many terms: a whole-tensor sum, mean or max, and
 long rows too few to fill the GPU with a block each.
 
-TVM's rules give such a reduction one block or one thread: `Reduction` a block of 1024 threads
-per output (one multiprocessor of an H200's 132 for a whole tensor), `Fallback` a thread per
-output for a whole-tensor max, and for a whole-tensor mean `Reduction` raises
-(apache/tvm#20061: its rfactor of a 0-d sum followed by its epilogue), after which
-`GeneralReduction` gives the kernel grid 1 x block 1: one thread reduces the whole tensor.
+TVM's rules give such a reduction one block or one thread: `Reduction` a block of 1024 threads per
+output (one multiprocessor of an H200's 132 for a whole tensor), `Fallback` a thread per output for
+a whole-tensor max; for a whole-tensor mean `Reduction` raises (apache/tvm#20061) and
+`GeneralReduction` then launches grid 1 x block 1.
 
-Here the reduction is shared across blocks and threads in two stages, as PyTorch's reductions
-are. Stage 1: `parts` blocks of `THREADS` threads per output, each thread reducing every
-(parts x THREADS)-th term serially (consecutive threads read consecutive terms) into a partial
-of its own. Stage 2: a block per output reduces its parts x THREADS partials across `THREADS`
-threads and applies the epilogue (a mean's divide). Where one block is enough (`parts` 1),
-stage 1 alone reduces each output across its threads and applies the epilogue. The two stages
-are two kernels of one function, the partials in global memory between them.
+Here the reduction is shared across blocks and threads in two stages, as PyTorch's are. Stage 1:
+`parts` blocks of `THREADS` threads per output, each thread reducing every (parts x THREADS)-th term
+(consecutive threads, consecutive terms) into its own partial. Stage 2: a block per output reduces
+the partials across `THREADS` threads and applies the epilogue (a mean's divide). With `parts` 1,
+stage 1 alone reduces each output and applies the epilogue. The stages are two kernels of one
+function, the partials in global memory between them.
 
-The rule takes one reduction of one value (not argmax's pair) over constant extents, its
-spatial axes before its reduced ones, followed by elementwise blocks over its outputs (no
-broadcast back along the reduced axes: softmax and layer norm are rows, not this), where the
-outputs are one (a whole tensor) or too few to give every multiprocessor a block
-(`choose_parts` > 1). It declines everything else:
-windows (many outputs, each a few terms), rows a block each fills the GPU with, matmuls.
-The launch depends on the target alone: `THREADS` and the window rule's MULTIPROCESSORS.
+The rule takes one reduction of one value (not argmax's pair) over constant extents, spatial axes
+before reduced ones, followed by elementwise blocks over its outputs (no broadcast back: softmax and
+layer norm are rows), where the outputs are one or too few to give every multiprocessor a block
+(`choose_parts` > 1). It declines windows, rows that fill the GPU a block each, and matmuls. The
+launch depends on the target alone: `THREADS` and the window rule's MULTIPROCESSORS.
 """
 
 from __future__ import annotations
@@ -126,12 +122,10 @@ def schedule_large(sch: s_tir.Schedule, found: Large, parts: int) -> None:
     spatial = sch.fuse(*loops[: found.spatial]) if found.spatial else None
     reduced = sch.fuse(*loops[found.spatial :])
     if parts > 1:
-        # stage 1: each of parts x THREADS threads an output's partial of its strided terms
-        # (consecutive threads, consecutive terms). A partial a thread, not a block: a stage-1
-        # reduction across threads under the guard of an uneven split was lowered to every
-        # thread updating the block's partial in global memory (a race; wrong on the H200).
-        # Every lane has a term to start its partial with: parts > 1 leaves each thread at
-        # least MIN_SHARE of them.
+        # stage 1: each of parts x THREADS threads an output's partial of its strided terms. A
+        # partial per thread, not per block: a cross-thread stage-1 reduction under an uneven
+        # split's guard was lowered to a race on the block's partial in global memory. parts > 1
+        # leaves each thread at least MIN_SHARE terms, so every lane has one to start from.
         _, lane = sch.split(reduced, [None, parts * THREADS])
         partial = sch.rfactor(lane, factor_axis=0)
         *outer, serial, lane = sch.get_loops(partial)

@@ -1,16 +1,13 @@
-"""Loads at clamped indices instead of behind a guard, so that they issue as Triton's masked
-loads do.
+"""Loads at clamped indices instead of behind a guard, so that they issue as Triton's masked loads
+do.
 
-Where a thread's outputs do not divide the output (a split that does not divide its loop: the
-end of the flat index, an odd height under two rows per thread), TVM guards each block of the
-last iterations with its predicate, and the CUDA code branches around the block: the loads of a
-thread's later outputs come after a branch, so they wait on the earlier ones (the PTX of
-`s1-h6` and `s1-96`, reports/h200/README.md). Triton masks each load instead (`@%p ld`), and a
-thread issues all its loads at once. Here a guarded block that writes a register (the window's
-reduction, an output kept in a register) loses its predicate, and each of its loads from memory
-reads at its indices clamped into the buffer (`min(i, extent - 1)`: in bounds, no branch);
-blocks that write memory keep theirs. A thread past the end reduces some element of the input
-into a register that nothing stores.
+Where a thread's outputs do not divide the output (the flat index's end, an odd height under two
+rows per thread), TVM guards each block of the last iterations with its predicate and CUDA branches
+around it, so a thread's later loads wait on the earlier ones (the PTX of `s1-h6` and `s1-96`,
+reports/h200/README.md). Triton masks each load instead (`@%p ld`). Here a guarded block that writes
+a register loses its predicate, and its memory loads read at indices clamped into the buffer
+(`min(i, extent - 1)`); blocks writing memory keep theirs. A thread past the end reduces some input
+element into a register nothing stores.
 """
 
 from __future__ import annotations
@@ -44,8 +41,8 @@ def mask_loads_for(func: tirx.PrimFunc, target: tvm.target.Target) -> tirx.PrimF
 
 
 def mask_loads(func: tirx.PrimFunc) -> tirx.PrimFunc:
-    """`func` (scheduled) with every guarded block that writes a local buffer unguarded, its
-    loads from memory at clamped indices."""
+    """`func` (scheduled) with every guarded block writing a local buffer unguarded, its memory
+    loads at clamped indices."""
     sch = s_tir.Schedule(func)
     for block in _blocks(sch):
         _mask(sch, block)

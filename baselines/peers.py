@@ -1,13 +1,11 @@
-"""Every PyTorch peer, the one place a peer is listed: its name, its label in reports, the one
-function that makes it, how its launches are issued, and the roles it plays.
+"""Every PyTorch peer, the one place a peer is listed: its name, report label, the function that
+makes it, how its launches are issued, and the roles it plays.
 
-A peer is another framework's version of what TVM compiles (a Case's graph, a real network, a
-short-row kernel), checked and timed beside TVM's arms (`torch_peer.py` holds the arm and the
-timers). Everything that lists, defaults or pairs peers reads this table: the command line's
-choices and defaults, the sweep, the model runs, the row bench and the reports' pairing. A new
-peer is one `Peer` in `PEERS` and one function that makes it, as a tuner is one registry entry
-(`tuning/tuners/registry.py`); `tests/test_peers.py` proves it with a toy peer. Nothing here
-imports PyTorch or TVM: the reports read this table without either.
+A peer is another framework's version of what TVM compiles, checked and timed beside TVM's arms
+(`torch_peer.py` holds the arm and timers). Everything that lists, defaults or pairs peers reads
+this table. A new peer is one `Peer` in `PEERS` and one function that makes it
+(`tests/test_peers.py` proves it with a toy peer). Nothing here imports PyTorch or TVM, so the
+reports read it without either.
 """
 
 from __future__ import annotations
@@ -44,9 +42,9 @@ class PeerRole:
 
 @dataclass(frozen=True)
 class Peer:
-    """One peer. `make` turns the graph into what the peer calls (it imports PyTorch itself);
+    """One peer. `make` turns the graph into what the peer calls (importing PyTorch itself);
     `compiles`: its first call compiles with inductor (a build time, a warm-up worth taking
-    early, one of inductor's plain modes in the reports' sources)."""
+    early)."""
 
     name: str
     label: str
@@ -77,7 +75,7 @@ def _compiled(mode: str) -> Callable[[Graph], Graph]:
 
 
 # torch.compile's modes: the default; "reduce-overhead", which replays CUDA graphs itself; and
-# max-autotune, without its CUDA graphs (those come from +capture, as for every other arm).
+# max-autotune without its CUDA graphs (those come from +capture, as for every arm).
 compile_default = _compiled("default")
 compile_reduce_overhead = _compiled("reduce-overhead")
 compile_max_autotune = _compiled("max-autotune-no-cudagraphs")

@@ -1,10 +1,9 @@
-"""The short-row kernels `row_bench` times: softmax and layer norm over rows of at most 64
-elements, at the shapes of the transformers whose flagged kernels the window rule declines as
-not sliding (Swin-T, MaxViT-T, ViT-B/32 at batch 1, and Swin-T's first stage at batch 8).
+"""The short-row kernels `row_bench` times: softmax and layer norm over rows of at most 64 elements,
+at the shapes of the transformers whose flagged kernels the window rule declines as not sliding
+(Swin-T, MaxViT-T, ViT-B/32 at batch 1, and Swin-T's first stage at batch 8).
 
-Each is one Relax operator, so the CUDA pipeline makes it one PrimFunc (FuseOps does not fuse the
-add before a softmax or a layer norm into it) and PyTorch one kernel: like for like. The NumPy
-reference is computed in float64.
+Each is one Relax operator, so the CUDA pipeline makes it one PrimFunc and PyTorch one kernel: like
+for like. The NumPy reference is computed in float64.
 """
 
 from __future__ import annotations
@@ -92,8 +91,8 @@ def torch_function(kernel: RowKernel):
 
 
 def error(got: np.ndarray, want: np.ndarray) -> float:
-    """The largest difference, relative to the reference's largest magnitude (inf where an
-    element was not written or the shapes differ)."""
+    """The largest difference relative to the reference's largest magnitude (inf where an element
+    was not written or shapes differ)."""
     if got.shape != want.shape or np.isnan(got).any():
         return math.inf
     return float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))

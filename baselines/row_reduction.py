@@ -1,18 +1,16 @@
 """A GPU rule for short rows: softmax and layer norm over at most MAX_ROW elements.
 
-GeneralReduction gives every row a block of 256 threads: a Swin or MaxViT window's softmax over
-49 elements leaves 207 idle in each reduction, a 64-channel layer norm 192 (the idle-lane pattern
-of apache/tvm#20401 in rows that do not slide, which the window rule declines). Here a row gets
-`lanes` threads, a warp or fewer, and a block several rows: each reduction is shared among the
-row's lanes (warp shuffles, no barrier), its result broadcast to a register of each lane, which
-then writes its elements of the row. With `registers`, each lane loads its elements once for
-every pass (softmax reads its row three times).
+GeneralReduction gives every row a block of 256 threads: a Swin window's softmax over 49 elements
+leaves 207 idle in each reduction, a 64-channel layer norm 192 (the idle-lane pattern of
+apache/tvm#20401 in rows that do not slide, which the window rule declines). Here a row gets `lanes`
+threads, a warp or fewer, and a block several rows: each reduction is shared among the row's lanes
+(warp shuffles, no barrier) and broadcast to each lane, which then writes its elements. With
+`registers`, each lane loads its elements once for every pass (softmax reads its row three times).
 
-It takes GeneralReduction's form where the reductions run over the trailing axes of one
-iteration space and one block then writes the rows, reading each reduced value at its row:
-softmax and layer norm over the last axes. It declines rows over MAX_ROW elements, symbolic
-extents, reductions between spatial axes and every other form. The launch depends on the target
-alone: lanes from its warp, threads per block as the window rule sizes them.
+It takes GeneralReduction's form where the reductions run over the trailing axes of one iteration
+space and one block then writes the rows, reading each reduced value at its row. It declines rows
+over MAX_ROW elements, symbolic extents, reductions between spatial axes and every other form. The
+launch depends on the target alone.
 """
 
 import math
@@ -37,9 +35,9 @@ UNROLL = 256
 
 
 class RowReduction(GPUScheduleRule):
-    """`lanes` threads per short row (None: the target's choice, `choose_lanes`), several rows
-    per block; with `registers`, each lane loads its elements of the row once, into registers,
-    for every pass over the row (else each pass reads them again, from L1)."""
+    """`lanes` threads per short row (None: `choose_lanes`), several rows per block; with
+    `registers`, each lane loads its elements into registers once for every pass over the row
+    (else each pass reads them again, from L1)."""
 
     def __init__(self, lanes: int | None = None, registers: bool = False):
         self.lanes, self.registers = lanes, registers
@@ -106,8 +104,7 @@ def _reads_at_rows(
     sch: s_tir.Schedule, reductions: list[SBlockInfo], output: SBlockInfo, spatial: int
 ) -> bool:
     """Whether the output block writes at its own iterators (in order) and reads each reduced
-    value at one point that does not move along the row (its trailing iterators): the row's
-    lanes find it in their row."""
+    value at one point that does not move along the row, so the row's lanes find it in their row."""
     block = sch.get(output.block_rv)
     axes = [v.var for v in block.iter_vars]
     along = axes[len(axes) - (len(output.dom()) - spatial) :]
@@ -133,8 +130,8 @@ def _uses(expr, variables: list) -> bool:
 
 
 def choose_lanes(length: int, target: Target) -> int:
-    """A warp per row: each lane reduces two elements or fewer of a row of up to MAX_ROW
-    (shorter rows get the fewest lanes that keep that, down to 4)."""
+    """A warp per row: each lane reduces at most two elements of a row of up to MAX_ROW (shorter
+    rows get the fewest lanes that keep that, down to 4)."""
     warp = max(4, int(target.attrs.get("thread_warp_size", 32)))
     lanes = 4
     while lanes < warp and 2 * lanes < length:
@@ -146,7 +143,7 @@ def schedule_rows(
     sch: s_tir.Schedule, rows: Rows, lanes: int, target: Target
 ) -> s_tir.schedule.LoopRV:
     """`lanes` threads (threadIdx.x) per row, rows side by side in a block (threadIdx.y) of the
-    window rule's size; each reduction shared among the row's lanes. The row loop."""
+    window rule's size, each reduction shared among the row's lanes; returns the row loop."""
     for block in rows.reductions:  # a value per row, indexed by the row: a register each
         for index, write in enumerate(sch.get(block).writes):
             sch.transform_layout(block, ("write", index), _index_map(write.source.shape, 0))
@@ -167,9 +164,9 @@ def schedule_rows(
 
 
 def rows_in_registers(sch: s_tir.Schedule, rows: Rows, lanes: int, row_loop) -> None:
-    """The row the first reduction reads, loaded once by the row's lanes into registers (lane
-    `l` holding elements `l`, `l + lanes`, ..., the last ones padded) and read from there by
-    every pass over the row. Nothing where the row spans several axes."""
+    """The row the first reduction reads, loaded once by its lanes into registers (lane `l`
+    holding elements `l`, `l + lanes`, ..., the last padded) and read from there by every pass.
+    Nothing where the row spans several axes."""
     if len(rows.extents) - rows.spatial != 1:
         return
     readers = [*rows.reductions, rows.output]
@@ -187,8 +184,8 @@ def rows_in_registers(sch: s_tir.Schedule, rows: Rows, lanes: int, row_loop) -> 
 
 
 def _index_map(extents, rows: int, lanes: int = 0) -> tirx.IndexMap:
-    """The leading `rows` of `extents` fused into one row index (all of them where `rows` is
-    0), the rest kept; with `lanes`, the last index split as (lane, element of the lane)."""
+    """The leading `rows` of `extents` fused into one row index (all where `rows` is 0), the rest
+    kept; with `lanes`, the last index split as (lane, element of the lane)."""
 
     def mapped(*indices):
         count = rows or len(indices)
@@ -212,10 +209,9 @@ def _lanes(sch: s_tir.Schedule, loops: list, lanes: int) -> None:
 
 
 def with_row_reduction(rules: list) -> list:
-    """`rules` with RowReduction (a warp per row) right before GeneralReduction, the rule it
-    takes short rows from; the list unchanged where it has no GeneralReduction or has the rule
-    already. The `fixed`
-    list takes it (rules.py), as `row_bench`'s figures on the H200 decided (reports/h200/rows/)."""
+    """`rules` with RowReduction right before GeneralReduction, the rule it takes short rows
+    from; unchanged where it lacks GeneralReduction or has the rule already. The `fixed` list
+    takes it, as `row_bench`'s H200 figures decided (reports/h200/rows/)."""
     names = [type(rule).__name__ for rule in rules]
     if "GeneralReduction" not in names or "RowReduction" in names:
         return list(rules)

@@ -1,28 +1,23 @@
 """The candidate default rules for apache/tvm#20401, and the rule lists the project measures.
 
 `window_reduction.py` is the candidate rule as TVM would ship it: one file, needing only TVM.
-`WholeGraphWindowReduction` here is that rule with the project's one extra, the whole graph as
-one kernel (`whole_graph.py`): where the reduced tensor is computed in the kernel, a
-concatenation's branches become one load at a selected channel and 0-d inputs are loaded once per
-thread (`branch_loads.py`), and an output that a later output reads reaches it in a register
-(`output_registers.py`). On every other kernel it schedules exactly as the shipped rule does, and
-runs record it by that rule's name, WindowReduction (`rule_name`).
+`WholeGraphWindowReduction` here adds the project's one extra, the whole graph as one kernel
+(`whole_graph.py`): a concatenation's branches become one load at a selected channel, 0-d inputs are
+loaded once per thread (`branch_loads.py`), and an output a later output reads reaches it in a
+register (`output_registers.py`). On every other kernel it is the shipped rule, and runs record it
+by that rule's name, WindowReduction (`rule_name`).
 
 The rule lists (`RULE_LISTS`), each the backend's default list changed where it matters:
     default        as the backend has it (the ON arm)
-    fixed          WindowReduction and then LargeReduction (`large_reduction.py`: a whole-tensor
-                   or few-output reduction shared across blocks and threads in two stages, where
-                   Reduction gives one block, or raises on a whole-tensor mean, apache/tvm#20061)
-                   right before Reduction, and RowReduction (`row_reduction.py`: a warp per
-                   softmax or layer-norm row of at most 64 elements) right before
-                   GeneralReduction: the proposal (arm `fixed`)
+    fixed          WindowReduction and then LargeReduction (`large_reduction.py`: few-output
+                   reductions in two stages across blocks and threads) right before Reduction,
+                   and RowReduction (`row_reduction.py`: a warp per short softmax or layer-norm
+                   row) right before GeneralReduction: the proposal (arm `fixed`)
     reduction-fix  Reduction and GeneralReduction given a serial path for small reductions
-                   (`serial_reduction.py`): the alternative, the root cause fixed in place
-                   (arm `reduction-fix`)
+                   (`serial_reduction.py`): the root cause fixed in place (arm `reduction-fix`)
 
-RowReduction is the project's, measured on the H200 against the default and PyTorch
-(`tuning/row_bench.py`, reports/h200/rows/); the upstream patch (tuning/upstream/, the file TVM
-would ship: `window_reduction.py`) holds WindowReduction alone.
+RowReduction is the project's (`tuning/row_bench.py`, reports/h200/rows/); the upstream patch
+(tuning/upstream/) holds WindowReduction alone.
 """
 
 from __future__ import annotations
@@ -47,19 +42,19 @@ from .window_reduction import MAX_WINDOW, _choose_launch, _inline_window, _sched
 
 def rule_hash() -> str:
     """The first 16 hex digits of the SHA-256 of window_reduction.py, the file TVM would ship:
-    every run that measures the rule records it, and PR.md cites only runs of the shipped one."""
+    every run measuring the rule records it, and PR.md cites only runs of the shipped one."""
     return hashlib.sha256(Path(window_reduction.__file__).read_bytes()).hexdigest()[:16]
 
 
 class WholeGraphWindowReduction(GPUScheduleRule):
-    """window_reduction.WindowReduction, and the one kernel of the whole graph; runs record it
-    by the shipped rule's name (`rule_name`), as on every other kernel it is that rule."""
+    """window_reduction.WindowReduction plus the whole graph's one kernel; runs record it by the
+    shipped rule's name (`rule_name`), which it is on every other kernel."""
 
     def apply(
         self, func: tirx.PrimFunc, target: tvm.target.Target, _: bool
     ) -> s_tir.Schedule | None:
         """The window's schedule of `func`, or None where it is no window of up to MAX_WINDOW
-        terms or scheduling it fails (the next rule of the list takes it, as dlight does)."""
+        terms or scheduling fails (the list's next rule takes it, as in dlight)."""
         if not isinstance(func, tirx.PrimFunc) or not self.is_target_available(target):
             return None
         sch = s_tir.Schedule(func)
@@ -82,15 +77,14 @@ def default_rules(target: tvm.target.Target) -> list:
     return list(default_schedule_pass(target).rules)
 
 
-# `WindowReduction` goes right before this rule, which would give a 2x2 average pool one block of
-# 4 threads per output (before 2026-12-01: before `GeneralReduction`; run folders record it).
+# `WindowReduction` goes right before this rule, which would give a 2x2 average pool one block of 4
+# threads per output (earlier runs record `GeneralReduction` here).
 FIXED_RULE_BEFORE = "Reduction"
 
 
 def fixed_rules(target: tvm.target.Target) -> list:
     """The default list with `WindowReduction` and `LargeReduction` right before
-    `FIXED_RULE_BEFORE` and `RowReduction` right before GeneralReduction
-    (`with_row_reduction`)."""
+    `FIXED_RULE_BEFORE` and `RowReduction` right before GeneralReduction."""
     rules = default_rules(target)
     position = [type(rule).__name__ for rule in rules].index(FIXED_RULE_BEFORE)
     ours = [WholeGraphWindowReduction(), LargeReduction()]

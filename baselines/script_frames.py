@@ -1,20 +1,16 @@
-"""TVMScript's parser made fast where its frames have no source file, and TVM's tensor
-intrinsics parsed only for the target that uses them: TVM's, not ours, to fix.
+"""TVMScript's parser made fast where its frames have no source file, and TVM's tensor intrinsics
+parsed only for the target that uses them: TVM's, not ours, to fix.
 
-Each `T.prim_func` and `I.ir_module` calls `inspect.stack()`, and `inspect` looks up the module of
-every frame. A frame whose "file" is a pseudo-file (`<frozen importlib._bootstrap>` while a
-module imports, `<string>` at the bottom of a spawned child, `<ast>` inside the parser's own
-evaluation) is in no module, and `inspect.getmodule` learns that by scanning all of `sys.modules`
-again on every call. MetaSchedule's `TuneContext` and dlight's matmul rule import TVM's tensor
-intrinsics, 248 TVMScript functions parsed at import: 33 to 40 s of CPU on a 2-core machine, 5
-to 6 s once these pseudo-files are known. Seeding `inspect`'s own file-to-module cache with them,
-mapped to a name no module has, makes `getmodule` answer what its scan would (None) at once.
+Each `T.prim_func` and `I.ir_module` calls `inspect.stack()`, which looks up every frame's module. A
+frame of a pseudo-file (`<frozen importlib._bootstrap>`, `<string>`, `<ast>`) is in no module, and
+`inspect.getmodule` learns that by rescanning `sys.modules` on every call. TVM's tensor intrinsics
+(248 TVMScript functions, imported by MetaSchedule's `TuneContext` and dlight's matmul rule) then
+take 33 to 40 s of CPU on 2 cores, 5 to 6 s once `inspect`'s file-to-module cache is seeded with
+these pseudo-files.
 
-Those 248 functions are every target's (CUDA, x86, Arm, ROCm, Hexagon, RISC-V): the package's
-`__init__` imports them all, 8 s of CPU per process on 2 cores even with the frames known. Here
-the package is found with its `__init__` left out, so each target's module is imported (and
-registers its intrinsics) when something asks for it: dlight's matmul rule asks for `.cuda`,
-and MetaSchedule's tuner for the module of the target it tunes for
+Those 248 functions are every target's, all imported by the package's `__init__` (8 s of CPU a
+process even so). Here the package is loaded without its `__init__`, so each target's module is
+imported when asked for: `.cuda` by dlight's matmul rule, the tuned target's by MetaSchedule's tuner
 (`tuning/tuners/metaschedule/tune.py`).
 """
 
@@ -67,8 +63,8 @@ class _IntrinsicsOnDemand(importlib.abc.MetaPathFinder):
 
 
 def intrinsics_on_demand() -> None:
-    """TVM's tensor-intrinsics package imported without its `__init__` from now on: each
-    target's module when asked for (idempotent; no effect where the package is imported)."""
+    """TVM's tensor-intrinsics package imported without its `__init__` from now on, each target's
+    module when asked for (idempotent; no effect where the package is imported already)."""
     if not any(isinstance(finder, _IntrinsicsOnDemand) for finder in sys.meta_path):
         sys.meta_path.insert(0, _IntrinsicsOnDemand())
 
@@ -78,9 +74,9 @@ _EVERY_TARGET = ("cuda", "arm_cpu", "x86", "rocm", "hexagon", "riscv_cpu")
 
 
 def import_intrinsics_for(target) -> None:
-    """Register the tensor intrinsics that MetaSchedule's rules for `target` may ask for:
-    CUDA's for cuda, none for llvm without an `mcpu` (its rules tensorize nothing), else every
-    target's, as the package's `__init__` would."""
+    """Register the tensor intrinsics MetaSchedule's rules for `target` may ask for: CUDA's for
+    cuda, none for llvm without an `mcpu`, else every target's, as the package's `__init__`
+    would."""
     kind = target.kind.name
     plain_llvm = kind == "llvm" and "mcpu" not in target.attrs
     for module in ("cuda",) if kind == "cuda" else () if plain_llvm else _EVERY_TARGET:

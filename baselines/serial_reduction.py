@@ -1,16 +1,13 @@
-"""The alternative to a new rule: Reduction and GeneralReduction with their thread mapping fixed
-for small reductions, the root cause of apache/tvm#20401, in place.
+"""The alternative to a new rule: Reduction and GeneralReduction with their thread mapping fixed for
+small reductions, the root cause of apache/tvm#20401, in place.
 
-Both rules spread a reduction over the threads of a block per output (GeneralReduction 256
-threads, Reduction as many as the extent suggests), which pays for long rows and not for a pool's
-few elements. These subclasses take what their rule takes and schedule it as the rule does, except
-where the reduction has a constant extent of 2 to MAX_WINDOW elements and the block after it (if
-any, after dlight's inlining) is elementwise over its values: there each thread computes one
-output, reducing serially in a register, unrolled, with the window rule's choice of threads per
-block. Against `WindowReduction` they have no two rows per thread and no vector loads, and they
-act on what their rule takes, which is not the same class: small row reductions that do not slide
-(ResNet's 7x7 global average pool, through Reduction) change too. As a patch, this would be one
-early branch in each rule.
+Both rules spread a reduction over a block's threads per output, which pays for long rows, not a
+pool's few elements. These subclasses schedule as their rule does, except where the reduction has a
+constant extent of 2 to MAX_WINDOW and the block after it (if any) is elementwise over its values:
+there each thread computes one output serially in a register, unrolled, with the window rule's
+threads per block. Unlike `WindowReduction` they have no two rows per thread or vector loads, and
+they act on what their rule takes, which includes small non-sliding reductions (ResNet's 7x7 global
+average pool). As a patch, this would be one early branch in each rule.
 """
 
 from __future__ import annotations
@@ -47,9 +44,8 @@ class SerialGeneralReduction(GeneralReduction):
 
 
 def _serial(func: tirx.PrimFunc, target) -> s_tir.Schedule | None:
-    """One thread per reduced value, as the rules' own analysis sees the function (dlight's
-    normal form, contiguous spatial blocks inlined); None unless the reduction is small, or
-    where scheduling fails (the rule's own schedule is then used)."""
+    """One thread per reduced value, on the rules' own normal form of the function; None unless
+    the reduction is small, or where scheduling fails (the rule's own schedule is then used)."""
     try:
         return _schedule_serial(s_tir.Schedule(func), target)
     except Exception:  # pylint: disable=broad-exception-caught

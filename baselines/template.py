@@ -1,15 +1,15 @@
 """A schedule template for the fused pool kernel (MaxPool + elementwise epilogue).
 
 Reads like a dlight rule: one small class, one `apply`. It is the window rule's schedule
-(`window_reduction.py`: its analysis, vector loads and unrolling) with the knobs the tuners turn:
-outputs per thread along W and H or along the flattened output (`flat_outputs.py`), which end of
-the split the threads take, where the pooled value lives, and a CPU schedule. Every point
-parallelizes over outputs and reduces the window inside one thread, which is what the issue says
-the default rule does not do. The issue's SERIAL kernel is one point of it (`SERIAL`).
+(`window_reduction.py`) with the knobs the tuners turn: outputs per thread along W and H or the
+flattened output (`flat_outputs.py`), which end of the split the threads take, where the pooled
+value lives, and a CPU schedule. Every point parallelizes over outputs and reduces the window in one
+thread, which the issue says the default rule does not. The issue's SERIAL kernel is one point
+(`SERIAL`).
 
-It also takes the whole graph as one kernel (`baselines/whole_graph.py`) as the project's
-`rules.WholeGraphWindowReduction` does: a concatenation's branches inlined into the window's
-loads as one load, and every output written by the thread that computes its pooled value.
+It also takes the whole graph as one kernel (`whole_graph.py`), as `rules.WholeGraphWindowReduction`
+does: a concatenation's branches inlined into the window's loads, and every output written by the
+thread that computes its pooled value.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from .output_registers import keep_read_outputs_local
 from .window_reduction import _aligned_vector, _inline_window, _unroll_inside, _vector_loads
 
 POOL_BLOCK = "pool_max"
-# Knobs added after runs were stored, at the values that give the schedules from before them: a
-# point records them only at other values, so a stored point keeps its record and its key.
+# Knobs added after runs were stored, at the values that give the older schedules: a point records
+# them only at other values, so a stored point keeps its record and key.
 ADDED_KNOBS = {"outputs_flat": 1, "outputs_strided": 1, "masked_loads": False}
 
 
@@ -45,17 +45,14 @@ class PoolSchedule:
     vector        vectorize the per-thread input rows (loads) and outputs along W (stores);
                   on CUDA only where the pool reads its input from memory (no prologue)
     pooled_scope  where the pooled value lives between the reduction and the epilogue
-    outputs_flat  consecutive elements of the flattened output per thread, with outputs_w and
-                  outputs_h 1 (`flat_outputs.py`); with `vector`, their stores are vectorized
-                  and no input rows are staged
-    outputs_strided  outputs per thread a block's threads apart (CUDA): thread t of a block
-                  takes t, t + threads, ... of the flat index (with outputs_flat, those
-                  groups), as Triton lays out a block of elements, so that every load and
-                  store a warp makes is coalesced
-    masked_loads  (CUDA) a guarded block that writes a register loads at clamped indices instead
-                  of behind its guard, as Triton masks its loads (`masked_loads.py`); applied to
-                  the scheduled function (`apply`), so MetaSchedule, which replays traces, has
-                  no such choice
+    outputs_flat  consecutive flattened-output elements per thread, outputs_w and outputs_h 1;
+                  with `vector`, stores vectorized and no input rows staged
+    outputs_strided  outputs per thread a block's threads apart (CUDA): thread t takes t,
+                  t + threads, ... (with outputs_flat, those groups), as Triton lays out a
+                  block, so every warp load and store is coalesced
+    masked_loads  (CUDA) a guarded block that writes a register loads at clamped indices
+                  instead of behind its guard, as Triton masks loads (`masked_loads.py`);
+                  applied in `apply`, so MetaSchedule, which replays traces, has no such choice
     """
 
     threads: int = 256
@@ -99,8 +96,8 @@ def recorded(params: dict) -> dict:
 
 
 def _flat(cfg: PoolSchedule) -> bool:
-    """Whether the point tiles the flattened output (a value MetaSchedule samples is one of the
-    flat domain's values above 1)."""
+    """Whether the point tiles the flattened output (a sampled value: one of the flat domain's
+    above 1)."""
     return not isinstance(cfg.outputs_flat, int) or cfg.outputs_flat > 1
 
 
@@ -110,12 +107,11 @@ def _strided(cfg: PoolSchedule) -> bool:
 
 
 def _tile_outputs(sch: s_tir.Schedule, cfg: PoolSchedule):
-    """The window rule's analysis (the prologue inlined into the pool, a concatenation's
-    branches as one load, the epilogue inlined into the outputs, an output read by a later one
-    handed over in a register), then the first output's H and
-    W tiled by outputs per thread (or its flat index, `outputs_flat`); the window, the blocks to
-    place after the first output, the fused outer loop, and the two tile loops (H's None where
-    the output is flat)."""
+    """The window rule's analysis (prologue inlined into the pool, a concatenation's branches as
+    one load, epilogue inlined into the outputs, an output read by a later one handed over in a
+    register), then the first output's H and W tiled by outputs per thread (or its flat index);
+    the window, the blocks to place after the first output, the fused outer loop, and the two
+    tile loops (H's None where the output is flat)."""
     window = _inline_window(sch)
     if window is None:
         raise ValueError("the function is not a sliding-window reduction with elementwise outputs")
@@ -200,9 +196,9 @@ def vector_fits(
 ) -> bool:
     """Whether `vector` can load each thread's input rows with aligned vector instructions.
 
-    A thread loads input columns [w*ow*s, w*ow*s + (ow-1)*s + k): a vector load needs every such
-    start and every row start aligned to its width, and the output tile to divide W so the store
-    of the tile never runs past the row."""
+    A thread loads input columns [w*ow*s, w*ow*s + (ow-1)*s + k): every such start and row start
+    must be aligned to the vector width, and the output tile must divide W so its store stays in
+    the row."""
     columns = (outputs_w - 1) * stride + window
     return _aligned_vector(columns, outputs_w * stride, input_width) and (
         output_width % outputs_w == 0

@@ -1,11 +1,9 @@
 """The same Case in PyTorch: peers the arms are timed against, given every treatment they get.
 
-A peer behaves like a built arm in the harness (outputs for an input, one call, a timer for each
-figure), so it is checked against the NumPy reference and timed in the same interleaved blocks.
-`+capture` peers capture the whole call with `torch.cuda.graph`, as the TVM `+capture` arms are
-captured. `call_timer` and `wall_timer` time any Python-level call (the peers, and the arms
-replayed from a CUDA graph or called from Python). Which peers there are, and how each is made,
-is `peers.py`'s table.
+A peer behaves like a built arm in the harness, so it is checked against the NumPy reference and
+timed in the same interleaved blocks. `+capture` peers capture the whole call with
+`torch.cuda.graph`, as the TVM `+capture` arms are. `call_timer` and `wall_timer` time any
+Python-level call. `peers.py`'s table says which peers there are and how each is made.
 """
 
 from __future__ import annotations
@@ -53,9 +51,8 @@ def torch_graph(case: Case) -> Callable[..., tuple]:
 
 
 def torch_available() -> bool:
-    """Whether PyTorch can be imported here (not in a child started without it:
-    `tuning.base.children.leave_torch_out`, where `find_spec` would raise, nor where an import
-    hook refuses it as an absent module)."""
+    """Whether PyTorch can be imported here (not in a child started without it, where `find_spec`
+    would raise, nor where an import hook refuses it)."""
     if "torch" in sys.modules:
         return sys.modules["torch"] is not None
     try:
@@ -66,7 +63,7 @@ def torch_available() -> bool:
 
 def capture_counterparts(names: list[str], target_kind: str) -> tuple[list[str], dict]:
     """`names` with PyTorch's capture peers added beside any TVM +capture arm on CUDA, and the
-    peers not measured with the reason (PyTorch missing, or no CUDA for a captured peer)."""
+    peers not measured with the reason."""
     if not torch_available():
         return names, {
             p: "PyTorch is not installed; pip install -e '.[torch]'"
@@ -82,9 +79,8 @@ def capture_counterparts(names: list[str], target_kind: str) -> tuple[list[str],
 
 def load_compilers(names) -> None:
     """Import what torch.compile loads for these peers' modes (dynamo, inductor) by making each
-    compiling peer of a function that is never called: nothing is compiled and the GPU is not
-    touched. A trial's process does this while it waits for its trial
-    (`tuning.measure.harness`)."""
+    compiling peer of a function never called: nothing is compiled, the GPU untouched. A trial's
+    process does this while it waits (`tuning.measure.harness`)."""
     makers = {PEERS[name].make for name in names if name in PEERS and PEERS[name].compiles}
     for make in makers:
         make(lambda x: x)
@@ -100,9 +96,8 @@ def peer_arm(name: str, case: Case, target_kind: str) -> PeerArm:
 class PeerArm:
     """A peer in the harness: `call_timer` for its call path, `wall_timer` for `model(x)`.
 
-    `source` is a Case (its graph written with torch ops) or any function of torch tensors
-    returning a tuple of tensors (a real network's module, `tuning/measure/model_workload.py`);
-    an input `x` is one array or a sequence of arrays, one per argument."""
+    `source` is a Case (its graph in torch ops) or any function of torch tensors returning a
+    tuple of tensors (a real network's module); `x` is one array or one per argument."""
 
     def __init__(self, name: str, source: Case | Callable[..., tuple], target_kind: str):
         require_torch(name)
@@ -143,8 +138,8 @@ class PeerArm:
         return self.graph(*source)
 
     def python_timer(self, x, protocol) -> Sampler:
-        """`python_call` inside one `torch.no_grad()`, as inference code runs (grad mode
-        changing between calls would make dynamo recompile)."""
+        """`python_call` inside one `torch.no_grad()`, as inference runs (grad mode changing
+        between calls would make dynamo recompile)."""
         source = self.tensors(x)
         sample = wall_timer(lambda: self.python_call(*source), self.sync, protocol)
 
@@ -156,9 +151,9 @@ class PeerArm:
 
 
 class CapturedPeerArm(PeerArm):
-    """The peer's whole call captured into one CUDA graph, PyTorch's documented recipe: warmed
-    up on a side stream, captured once with a static input and static outputs, replayed; a new
-    input is copied into the static input."""
+    """The peer's whole call captured into one CUDA graph by PyTorch's documented recipe: warmed
+    up on a side stream, captured once with static inputs and outputs, replayed, new inputs
+    copied in."""
 
     WARMUP_CALLS = 3
 
@@ -223,8 +218,8 @@ class CapturedPeerArm(PeerArm):
 
 
 def _sampler(elapsed_s, protocol):
-    """`repeat` samples (us per call) per call of the result; each times `number` calls, raised
-    until a sample lasts `min_repeat_ms`, as `time_evaluator` does."""
+    """`repeat` samples (us per call) per result call; each times `number` calls, raised until a
+    sample lasts `min_repeat_ms`, as `time_evaluator` does."""
     number = protocol.number
 
     def sample() -> float:
@@ -263,8 +258,8 @@ def call_timer(call: Callable[[], object], on_gpu: bool, protocol) -> Sampler:
 
 
 def wall_timer(call: Callable[[], object], sync: Callable[[], None], protocol) -> Sampler:
-    """Times back-to-back calls by the host's clock, from an idle device to the last call's
-    end (`sync`): what a Python caller waits. Needs no PyTorch, on any device."""
+    """Times back-to-back calls by the host's clock, from an idle device to the last call's end:
+    what a Python caller waits. Needs no PyTorch."""
 
     def elapsed_s(count: int) -> float:
         sync()

@@ -1,20 +1,16 @@
 """FuseAroundReduction: one kernel for a reduction, its injective prologue and its elementwise tail.
 
 FuseOps leaves the issue's graph in three kernels, by two of its rules. The legalized pool has
-`op_pattern` 4 (kOutEWiseFusable): FuseOps fuses elementwise consumers into it, but fuses
-injective producers (the prelude's Adds and Concats) only along paths that stay injective, so
-the prelude never joins the pool. And a value that leaves the dataflow block (the first Add, a
-graph output) closes its group, so the second Add stays apart. This pass, run right after
-FuseOps, merges those kernels: the reduction's kernel, every injective kernel it reads back to
-the function's inputs, and every elementwise kernel after it up to the outputs become one
-Primitive function returning every value the rest of the function uses (a tuple where there are
-several). FuseTIR then makes one PrimFunc that reads the graph's input and writes its outputs.
+`op_pattern` 4 (kOutEWiseFusable): elementwise consumers are fused into it, injective producers (the
+prelude's Adds and Concats) only along paths that stay injective, so the prelude never joins. And a
+value leaving the dataflow block (a graph output) closes its group, so the second Add stays apart.
+This pass, right after FuseOps, merges the reduction's kernel, every injective kernel it reads back
+to the inputs, and every elementwise kernel after it into one Primitive function returning every
+value the rest uses; FuseTIR then makes one PrimFunc of it.
 
-A dataflow block that does not fit is left unchanged: no out-elementwise-fusable kernel (the
-pool) or more than one, a producer
-that is not injective or whose value is also used outside the group, a consumer that is not
-elementwise over the reduction's output or that reads another computed value, or nothing to
-merge (FuseOps made one kernel already).
+A block that does not fit is left unchanged: not exactly one out-elementwise-fusable kernel, a
+producer not injective or used outside the group, a consumer not elementwise over the reduction's
+output or reading another computed value, or nothing to merge.
 """
 
 from __future__ import annotations
@@ -75,8 +71,8 @@ def _free_inputs(params):
 
 
 def _producers(bindings, kernels, free, anchor) -> set | None:
-    """Every kernel the anchor reads, back to the function's inputs; None if one is not
-    injective or a value comes from anything but a kernel, a parameter or a constant."""
+    """Every kernel the anchor reads, back to the inputs; None if one is not injective or a value
+    comes from other than a kernel, parameter or constant."""
     found, pending = set(), [anchor]
     while pending:
         for arg in _arguments(bindings[pending.pop()].value):
@@ -91,8 +87,8 @@ def _producers(bindings, kernels, free, anchor) -> set | None:
 
 
 def _consumers(bindings, kernels, users, free, anchor) -> set | None:
-    """Every kernel that uses the anchor's result, transitively; None if one is not elementwise
-    over the anchor's shape or also reads a computed value from outside the group."""
+    """Every kernel using the anchor's result, transitively; None if one is not elementwise over
+    the anchor's shape or reads a computed value from outside the group."""
     shape = bindings[anchor].var.ty
     found, pending = set(), [anchor]
     while pending:

@@ -1,15 +1,12 @@
-"""The census of a zoo (`tune models --zoo`): census.json and census.csv, from models.json and
-each model's own folder (report.json, analysis.json, run.json); no TVM. A model not analysed
-yet (an interrupted census) is a row that says so. census.md is
-`census_md.py`'s.
+"""The census of a zoo (`tune models --zoo`): census.json and census.csv, from models.json and each
+model's folder; no TVM. A model not analysed yet (an interrupted census) is a row saying so.
+census.md is `census_md.py`'s.
 
-Per model of the zoo: its kernels, its flagged kernels (the idle-lane pattern) and their launches
-per call, those the window rule takes under a candidate list, the short softmax and layer-norm
-rows RowReduction takes there (`fixed` since 2026-12-01: a census from before has none), those
-declined with the reason (`baselines/models/declines.py`), the default list's rule of each
-flagged kernel, the
-rule lists that cannot build the model, and on a GPU the flagged kernels' time under every
-list; a model that could not be analysed is a row with its one-line reason.
+Per model: its kernels, its flagged kernels (the idle-lane pattern) and their launches per call,
+those the window rule takes under a candidate list, the short rows RowReduction takes there (none in
+a census older than that rule), those declined with the reason (`declines.py`), the default list's
+rule of each flagged kernel, the rule lists that cannot build the model, and on a GPU the flagged
+kernels' time under every list; a model not analysable is a row with its reason.
 """
 
 from __future__ import annotations
@@ -90,9 +87,9 @@ def _row(name: str, folder: Path, failure: str | None) -> tuple[dict, dict]:
 
 
 def _kernel(kernel: dict, declines: dict[str, Any]) -> dict:
-    """A flagged kernel: its launches, window, rule and launch per list, what the candidate
-    list does with it (the window rule takes it, RowReduction takes it, or the reason it is
-    declined), and its time per list (None: untimed)."""
+    """A flagged kernel: its launches, window, rule and launch per list, what the candidate list
+    does with it (window rule, RowReduction, or the decline reason), and its time per list (None:
+    untimed)."""
     rules = kernel["rules"].values()
     takes = TAKES if WINDOW_RULE in rules else ROW_TAKES if ROW_RULE in rules else None
     return {

@@ -1,11 +1,10 @@
-"""comment.md: a run as a comment for the apache/tvm#20401 thread, in GitHub-flavoured Markdown
-of at most 2,500 characters: what was run, three or four sentences of verdicts, one table, the
-environment folded away, and where the full report is.
+"""comment.md: a run as a comment for the apache/tvm#20401 thread, in GitHub-flavoured Markdown of
+at most 2,500 characters: what was run, three or four verdicts, one table, the environment folded
+away, and where the full report is.
 
-The verdicts are made by the paragraph's helpers (`paragraph.py`, `comparisons.py`), so they
-follow the same rules: each names its figure, and an interval that holds 1 says "cannot be told
-apart". Where the table would take the comment past the limit, the last arms are left to the
-full report, and the comment says how many.
+The verdicts come from the paragraph's helpers (`paragraph.py`, `comparisons.py`), so each names its
+figure and an interval holding 1 says "cannot be told apart". Where the table would pass the limit,
+the last arms are left to the full report, and the comment says how many.
 """
 
 from __future__ import annotations
@@ -32,9 +31,8 @@ LIMIT = 2500
 # How the first verdict, the candidate's, opens (the issue's slowdown goes before it where there
 # is room).
 CANDIDATE_OPENING = f"The candidate rule `{CANDIDATE}`"
-# Like for like against PyTorch, one sentence per treatment: plain by GPU time with calls queued
-# (the host's share aside), captured whole end to end (a replay on both sides), each where the
-# console's paragraph states that figure for the pair (`stated_figures`), else the paragraph's
+# Like for like against PyTorch, a sentence per treatment: plain by queued GPU time, captured end to
+# end, each on the figure the console's paragraph states for the pair (`stated_figures`), else its
 # last figure for it.
 AGAINST_PYTORCH = (
     ("Against PyTorch, plain", (FAIR_PEERS[0], WHOLE_GRAPH_PEERS[0][0]), "gpu_queued"),
@@ -60,10 +58,9 @@ def render_comment(report: Report) -> str:
 
 
 def answer(report: Report) -> tuple[str, list[str], list[list], int]:
-    """The comment, its verdicts, the rows of its table (the arm's name as it is, then its
-    cells, `COLUMNS`) and how many arms it left to the full report: where the table would
-    take the comment past LIMIT, the arms no verdict names leave it first, the last of them
-    first. The console prints the same verdicts and rows as plain text (`console.py`)."""
+    """The comment, its verdicts, its table's rows (arm name, then `COLUMNS` cells) and how many
+    arms it left to the full report: past LIMIT, arms no verdict names leave first, last first.
+    The console prints the same verdicts and rows (`console.py`)."""
     sentences = verdicts(report)
     rows = _rows(report)
     named = {arm for s in sentences for arm in _named_arms(s)}
@@ -83,8 +80,8 @@ def size(text: str) -> int:
 
 
 def _cut(text: str) -> str:
-    """A comment still past LIMIT with every spare arm left out (long names, long reasons): its
-    whole lines up to the limit, so that no fence or fold is left open."""
+    """A comment still past LIMIT with every spare arm left out: its whole lines up to the limit,
+    so no fence or fold is left open."""
     kept: list[str] = []
     for line in text.splitlines():
         if size("\n".join([*kept, line, "…"])) + 1 > LIMIT or line.startswith("<details>"):
@@ -100,8 +97,8 @@ def _named_arms(sentence: str) -> list[str]:
 
 def verdicts(report: Report) -> list[str]:
     """Three or four sentences: the candidate against ON and the tuned optimum, then against
-    PyTorch like for like (the whole graph as one kernel beside it), then what was not measured
-    and the correctness check; the issue's slowdown opens where there is room."""
+    PyTorch like for like, then what was not measured and the correctness check; the issue's
+    slowdown opens where there is room."""
     pairs = [f"{CANDIDATE}/on"]
     optimum = against_fastest_tuned(report, CANDIDATE)
     pairs += [optimum] if optimum else []
@@ -131,8 +128,8 @@ def _peer_verdict(report: Report, pair: str, preferred: str) -> tuple[str, str] 
 
 
 def setting_lines(report: Report, command: bool = True) -> list[str]:
-    """What was run (without `command`, the console's: the command was just typed), where and
-    when; the design and what its intervals are."""
+    """What was run (without `command`, just typed at the console), where and when; the design
+    and what its intervals are."""
     env = report.get("environment") or {}
     method = report.get("ratio_method") or {}
     date = str(env.get("date", ""))[:10]
@@ -212,8 +209,8 @@ COLUMN_NOTES = (
 
 
 def shown_columns(rows: list[list]) -> list[int]:
-    """The columns shown: a column no arm has a figure for (GPU time on a CPU, kernel times
-    without a tuner) is left out rather than shown empty."""
+    """The columns shown: one no arm has a figure for (GPU time on a CPU) is left out, not shown
+    empty."""
     return [0, *(c for c in range(1, len(COLUMNS)) if any(row[c] != MISSING for row in rows))]
 
 

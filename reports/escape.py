@@ -1,16 +1,14 @@
 """Text from outside on its way into markdown meant for GitHub: one escaping for every report,
 comment.md and PR.md.
 
-Whatever a run file, a model spec, a name, an error or the environment holds is written as the
-text it is, never as markup: no HTML (`<script>`, `<img>`, `</details>`), no code fence or
-table cell it could close, no link, no line break, no @mention that would ping someone, and no
-password (`runfolder/redact.py`). Ordinary names (`inception_v3`, `ms-default`,
-`torchvision:x`) are left as they are, so that reports of ordinary runs read the same.
+Whatever a run file, spec, name, error or the environment holds is written as text, never markup: no
+HTML, no code fence or table cell it could close, no link, no line break, no @mention that would
+ping someone, and no password (`runfolder/redact.py`). Ordinary names (`inception_v3`, `ms-default`)
+are left as they are.
 
-`md(text)` is plain text for a paragraph or a table cell; `code(text)` is an inline code span
-(plain text where a span could not hold it); `fenced(lines)` is a code block whose fence no
-line can close. `plain(text)` takes such markdown back to the text it shows, for the console
-(where a backslash or a backtick would be pasted with a command).
+`md(text)` is plain text for a paragraph or table cell; `code(text)` an inline code span (plain text
+where a span could not hold it); `fenced(lines)` a code block no line can close. `plain` takes such
+markdown back to the text it shows, for the console (so commands paste as printed).
 """
 
 from __future__ import annotations
@@ -46,8 +44,8 @@ def md(text: object) -> str:
 
 
 def code(text: object) -> str:
-    """`text` as an inline code span; as `md` text where a span could not hold it (a backtick,
-    a `|` that would split a table's cell, a control character)."""
+    """`text` as an inline code span; as `md` text where a span could not hold it (a backtick, a
+    `|` splitting a table cell, a control character)."""
     plain = redact(str(text))
     if not plain or len(plain) > LONGEST or re.search(r"[`|]", plain) or _UNPRINTABLE.search(plain):
         return md(plain)
@@ -57,8 +55,8 @@ def code(text: object) -> str:
 
 
 def fenced(lines: list[str], info: str = "") -> list[str]:
-    """`lines` in a fenced code block that none of them can close (the fence is longer than any
-    run of backticks in them); unprintable characters shown as spaces, passwords hidden."""
+    """`lines` in a fenced code block none of them can close (the fence outruns any backtick
+    run); unprintable characters shown as spaces, passwords hidden."""
     body = [_UNPRINTABLE.sub(" ", redact(str(line)))[: LONGEST * 4] for line in lines]
     longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -72,8 +70,8 @@ _ENTITY_TEXT = {"amp": "&", "lt": "<", "gt": ">"}
 
 
 def plain(text: str) -> str:
-    """Markdown made by `md` and `code` as the plain text it shows: spans, escapes and entities
-    taken away, so that a command in it can be pasted as printed."""
+    """Markdown made by `md` and `code` as the plain text it shows, so a command in it pastes as
+    printed."""
 
     def unmark(match: re.Match) -> str:
         span, escaped, entity = match.groups()

@@ -1,13 +1,10 @@
-"""The gap by kernel class in a model report: each TVM kernel's time (launches x time alone)
-under the default list, each other list and tuned, beside the PyTorch kernels of the same class
-from the peers' CUPTI profiles (`tuning/measure/profiled.py`), summed by class: matmul,
+"""The gap by kernel class in a model report: TVM's kernel times (launches x time alone) under each
+list and tuned, beside PyTorch's kernels from the peers' CUPTI profiles, summed by class: matmul,
 convolution, window reduction, other reduction, elementwise.
 
-TVM's kernels are classed by what the analysis says of them (their name, the operators FuseOps
-fused, their rule and window); PyTorch's by their kernel's name (cuBLAS, cuDNN, Inductor's
-Triton kernels, ATen's). Matching is by class, not kernel by kernel: Inductor fuses across the
-operators TVM keeps apart and the other way round. A kernel of a name no class claims is
-elementwise (copies, casts, ATen's elementwise kernels).
+TVM's kernels are classed by the analysis (name, fused operators, rule, window), PyTorch's by kernel
+name (cuBLAS, cuDNN, Triton, ATen). Matching is by class, not kernel by kernel, since Inductor and
+TVM fuse differently. A name no class claims is elementwise.
 """
 
 from __future__ import annotations
@@ -31,8 +28,8 @@ _FAST_MATMUL_RULES = ("Matmul", "GEMV")
 
 
 def tvm_class(kernel: dict) -> str:
-    """The class of a TVM kernel of the analysis (name, window, rules, pattern): a convolution
-    Matmul does not take is a depthwise or grouped one, which a reduction rule takes."""
+    """The class of a TVM kernel of the analysis: a convolution Matmul does not take is depthwise
+    or grouped, which a reduction rule takes."""
     name = kernel["name"]
     if "matmul" in name or "dense" in name:
         return "matmul"
@@ -53,8 +50,8 @@ def torch_class(name: str) -> str:
 
 
 def class_rows(report: ModelReport) -> list[dict]:
-    """Per class: ms per call under each TVM column (each list, tuned where tuned) and each
-    profiled peer; None where a column has no time for a kernel of the class."""
+    """Per class: ms per call under each TVM column and each profiled peer; None where a column
+    lacks a kernel's time."""
     lists = [*report["settings"]["rule_lists"]]
     if any(k["kernel_us"].get("tuned") for k in report["kernels"]):
         lists.append("tuned")
@@ -107,8 +104,8 @@ def worst_class(rows: list[dict], peer: str) -> dict | None:
 
 
 def _peer(rows: list[dict]) -> str | None:
-    """The peer the headline holds TVM against: the reports' (torch.compile) where profiled, else
-    the first profiled in the table's order (eager)."""
+    """The peer the headline holds TVM against: torch.compile where profiled, else the first
+    profiled."""
     peers = {peer for row in rows for peer in row["torch_ms"]}
     order = [inductor_peer(), *PEERS]
     return next((p for p in order if p in peers), None)

@@ -1,14 +1,13 @@
-"""A model run's report (`tune model`): report.json, report.md, report.csv and the plots, from
-the run folder alone (no TVM): model.json, analysis.json, kernel_times.json, trials/.
+"""A model run's report (`tune model`): report.json, .md, .csv and the plots, from the run folder
+alone (no TVM).
 
-What it computes from them:
-- per kernel: its rule, launch and time under each rule list (and tuned), its launches per call
-  of the model (`calls`), and the idle-lane pattern flag with the criterion stated once;
-- what the pattern costs: the sum over pattern kernels of launches x time under the default
-  list, against the model's end-to-end GPU time and against all its kernels' sum;
-- what each other list recovers: its end-to-end ratio to the default list with its paired
-  interval (every figure), beside the gain its changed kernels predict;
-- controls: a list that changes no kernel's rule should give a ratio whose interval holds 1.
+What it computes: - per kernel: its rule, launch and time under each rule list (and tuned), its
+launches per call (`calls`), and the idle-lane pattern flag, its criterion stated once; - what the
+pattern costs: the sum over pattern kernels of launches x time under the default list, against the
+model's end-to-end GPU time and all its kernels' sum; - what each other list recovers: its
+end-to-end ratio to the default with its paired interval, beside the gain its changed kernels
+predict; - controls: a list that changes no kernel's rule should give a ratio whose interval holds
+1.
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ TF32 = (
 
 
 def summarize_model_run(run: Run) -> ModelReport:
-    """report.json of a model run, from its folder alone: per kernel its rules, launches and
+    """report.json of a model run from its folder alone: per kernel its rules, launches and
     times, what the pattern costs, what each list recovers, the arms' figures and ratios."""
     meta = run.model_meta
     settings = meta["settings"]
@@ -111,7 +110,7 @@ def _kernel_row(kernel: AnalyzedKernel, lists: list[str], times: dict, tuned: di
 
 def _tuned_us(found: dict | None, base: str | None) -> float | None:
     """The kernel's time in tvm-tuned where the build takes its tuned schedule; None where it
-    keeps the base list's (the tuned one no faster, or none valid), read then as the base's."""
+    keeps the base list's (then read as the base's)."""
     if not found or found.get("used") in (None, base):
         return None
     return found.get("kernel_us")
@@ -151,9 +150,8 @@ def _end_to_end(run: Run, meta: ModelRunMeta) -> dict:
 
 
 def _profiled(trials: list[Trial], names: list[str]) -> dict:
-    """Per arm, over the trials that profiled it (`tuning/measure/profiled.py`): the medians
-    of its kernel sum (CUPTI) and of its captured call, the last reason a capture failed, and
-    the first trial's time per kernel name."""
+    """Per arm, over the trials that profiled it: the medians of its kernel sum (CUPTI) and
+    captured call, the last reason a capture failed, and the first trial's time per kernel name."""
     found = {}
     for name in names:
         records: list[Mapping[str, Any]]
@@ -209,8 +207,8 @@ def _pattern_cost(report: dict[str, Any]) -> dict:
 
 
 def _recovered(report: dict[str, Any], rules: str, arm: str | None = None) -> dict:
-    """A list (or the tuned build) against the default list: the gain its changed kernels
-    predict (launches x time, default minus this) against the end-to-end GPU time's gain."""
+    """A list (or the tuned build) against the default: the gain its changed kernels predict
+    (launches x time, default minus this) against the end-to-end GPU time's gain."""
     arm = arm or arm_of(rules)
     base = arm_of(DEFAULT)
     tuned_base = report["tuned"].get("base")

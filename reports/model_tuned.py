@@ -1,7 +1,7 @@
-"""What `tune model --tune-top` found, in a model run's report.md: per tuned kernel its kind,
-its time as the default and the fixed lists schedule it and each tuner's best (one timer, the
-kernel compiled alone), which tuner won, and a tuner skipped with its reason; in the paragraph,
-`tvm-tuned` end to end against the fixed list and against torch.compile, said plainly."""
+"""What `tune model --tune-top` found, in a model run's report.md: per tuned kernel its kind, its
+time under the default and fixed lists and each tuner's best (one timer), the winner, and any
+tuner skipped with its reason; in the paragraph, `tvm-tuned` end to end against the fixed list
+and torch.compile."""
 
 from __future__ import annotations
 
@@ -73,8 +73,8 @@ def tuned_section(report: ModelReport) -> list[str]:
 
 
 def _spent(report: ModelReport, budget: int) -> list[str]:
-    """What the tuning spent and left, and the tuned network against torch.compile (runs made
-    before the tuning recorded its wall time have none of it)."""
+    """What the tuning spent and left, and the tuned network against torch.compile (none for runs
+    from before the tuning recorded its wall time)."""
     found = report["tuned"]
     if "kernels_chosen" not in found:
         return []
@@ -101,8 +101,8 @@ def _spent(report: ModelReport, budget: int) -> list[str]:
 
 
 def _into_tuned(found: dict) -> str:
-    """Whose schedule of the kernel `tvm-tuned` runs: the best tuner's, or the base list's
-    where the best tuned kernel was no faster."""
+    """Whose schedule of the kernel `tvm-tuned` runs: the best tuner's, or the base list's where
+    the best tuned kernel was no faster."""
     used = found.get("used", found["best"])
     if used is not None and used != found["best"]:
         return f"{md(used)} (the tuned kernel is no faster)"
@@ -123,8 +123,8 @@ def _us(value: float | None) -> str:
 
 
 def tuned_text(report: ModelReport) -> str:
-    """`tvm-tuned` end to end against the list it was built on and against torch.compile, each
-    with its interval; which is ahead of torch.compile, said in words ("" where not timed)."""
+    """`tvm-tuned` end to end against its base list and torch.compile, each with its interval,
+    and which is ahead of torch.compile in words ("" where not timed)."""
     if TUNED not in report["arms"]:
         return ""
     found = report["tuned"]

@@ -25,8 +25,8 @@ COMPILED = inductor_peer()
 FAIR_PEERS = (f"fixed/{COMPILED}", f"fixed{CAPTURE}/{COMPILED}{CAPTURE}")
 PEER_FIGURES = ("python_call", "gpu_queued")
 ONE_KERNEL = ("one-kernel/fixed", "one-kernel+capture/fixed+capture")
-# The whole graph against PyTorch like for like: plain by GPU time against
-# torch.compile's, captured against torch.compile captured, end to end (a replay on both sides).
+# The whole graph against PyTorch like for like: plain by GPU time against torch.compile's, captured
+# against torch.compile captured.
 WHOLE_GRAPH_PEERS = (
     (f"one-kernel/{COMPILED}", ("gpu_queued",), "plain"),
     (f"one-kernel{CAPTURE}/{COMPILED}{CAPTURE}", ("call_path",), "captured"),
@@ -34,8 +34,8 @@ WHOLE_GRAPH_PEERS = (
 
 
 def stated_figures(pair: str) -> tuple[str, ...]:
-    """The figures this paragraph states a comparison with PyTorch on: comment.md states each
-    of its verdicts on one of them, so that the two never disagree."""
+    """The figures this paragraph states PyTorch comparisons on; comment.md states each verdict
+    on one of them, so the two never disagree."""
     return next((f for p, f, _ in WHOLE_GRAPH_PEERS if p == pair), PEER_FIGURES)
 
 
@@ -53,8 +53,8 @@ def headline(report: Report) -> str:
 
 
 def setting(report: Report) -> str:
-    """The first sentence: device, target, trials, and what the intervals are (and what they are
-    blind to, or that there are none), so that every verdict after it can be read."""
+    """The first sentence: device, target, trials, and what the intervals are (and are blind to,
+    or that there are none), so every verdict after it can be read."""
     method, trials = report["ratio_method"], report["trials"]
     notes = []
     if method.get("coverage"):
@@ -119,8 +119,8 @@ def _tuned_alike(report: Report, name: str) -> list[str]:
 
 
 def _against_optimum(report: Report, name: str, end_to_end: bool = True) -> list[str]:
-    """Clauses: `name`'s kernel against the tuners' best of the same kernel (each tuner's find
-    named once), and `name` end to end against the fastest of those tuned arms."""
+    """Clauses: `name`'s kernel against the tuners' best of the same kernel (each find named
+    once), and `name` end to end against the fastest of those tuned arms."""
     arms, tuners = report["arms"], report["tuners"]
     if name not in arms:
         return []
@@ -153,9 +153,8 @@ def _against_optimum(report: Report, name: str, end_to_end: bool = True) -> list
 
 
 def against_fastest_tuned(report: Report, name: str) -> str | None:
-    """`name/T` for the tuned optimum T: the fastest timed tuned arm end to end, whichever kernel
-    its tuner searched (the fused pool kernel or the whole graph's one kernel), where that ratio
-    exists."""
+    """`name/T` for the tuned optimum T, the fastest timed tuned arm end to end whichever kernel
+    its tuner searched, where that ratio exists."""
     arms = report["arms"]
     if name not in arms:
         return None
@@ -190,7 +189,7 @@ def _tuner_find(report: Report, name: str) -> str:
 
 def _best_of(tuner: TunerSummary) -> int:
     """The trials its best trial is numbered among: a tuner of several runs (MetaSchedule's two)
-    counts all its runs' trials, and numbers its best within the run that found it."""
+    counts all their trials and numbers its best within the run that found it."""
     return tuner.get("best_of", tuner["trials"])
 
 
@@ -258,8 +257,8 @@ def correctness(report: Report) -> str:
 
 
 def closing(report: Report) -> str:
-    """The last sentence: what was not measured, then the correctness check (one sentence, so
-    that the paragraph stays within eight)."""
+    """The last sentence: what was not measured, then the correctness check (keeping the
+    paragraph within eight)."""
     clauses = [*not_measured(report), correctness(report)]
     clauses[1:] = [clause[0].lower() + clause[1:] for clause in clauses[1:]]
     return "; ".join(clauses) + "."

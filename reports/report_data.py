@@ -25,9 +25,8 @@ FLOAT_BYTES = 4
 
 def summarize_run(run: Run) -> Report:
     """report.json's data from a run folder: each arm's figures and correctness, the paired
-    ratios per figure with their method, the design, the tuners and the kernel times. A trial
-    file missing, or an arm no trial measured, is a `RunError` that says which: a report is of the
-    whole run, never of what happens to be left."""
+    ratios with their method, the design, the tuners and kernel times. A missing trial file, or
+    an arm no trial measured, is a `RunError` saying which: a report is of the whole run."""
     meta = run.meta
     trials = run.trials()
     require_every_trial(run, meta["protocol"].get("trials", 0), len(trials))
@@ -130,8 +129,8 @@ def _figure_summary(per_trial: list) -> dict:
 
 
 def arm_summary(name: str, trials: list[Trial], samples: dict) -> dict:
-    """One arm across the trials: correctness, its kernels, each figure's summary, and the
-    call-path figure's under the top-level keys earlier reports gave."""
+    """One arm across the trials: correctness, kernels, each figure's summary, and the call-path
+    figure's under the top-level keys earlier reports used."""
     checks = [t["checks"][name] for t in trials if name in t["checks"]]
     errors = [e for c in checks if (e := c.get("max_abs_err")) is not None]
     figures = {
@@ -176,16 +175,16 @@ def _environment(run: Run) -> dict:
 
 
 def require_every_trial(run: Run, trials: int, found: int) -> None:
-    """A report is of the whole run: a trial file missing is named, never silently dropped
-    (`trials`: the protocol's, else the `found` ones)."""
+    """A missing trial file is named, never silently dropped (`trials`: the protocol's, else
+    `found`)."""
     for index in range(trials or found):
         if not run.trial_path(index).exists():
             read_record(run.trial_path(index), Trial)  # says which, and what to do
 
 
 def _require_every_arm(run: Run, arm_names: list[str], trials: list[Trial]) -> None:
-    """Every trial checks every arm of the run (a wrong one too): an arm no trial holds is one
-    this tool never measured, and is said, not reported as wrong nor dropped."""
+    """Every trial checks every arm: an arm no trial holds was never measured, and is said, not
+    reported as wrong or dropped."""
     found = {name for trial in trials for name in trial["checks"]}
     missing = [name for name in arm_names if trials and name not in found]
     if missing:
@@ -206,8 +205,8 @@ def _tuners(run: Run, meta: RunMeta) -> dict[str, TunerSummary]:
 
 
 def fused_kernel_bytes(case: dict, whole: bool = False) -> int:
-    """The fewest bytes the fused pool kernel must move: its input once, its output once; for
-    the one kernel of the whole graph, the graph's input once and each distinct output once."""
+    """The fewest bytes the fused pool kernel must move: input and output once each; for the
+    whole graph's one kernel, its input once and each distinct output once."""
     shape = Case.from_dict(case)
     if whole:
         outputs = 2 if shape.shared_output and shape.tail > 1 else 1
@@ -215,7 +214,7 @@ def fused_kernel_bytes(case: dict, whole: bool = False) -> int:
     return FLOAT_BYTES * (math.prod(shape.pool_input_shape) + math.prod(shape.pool_shape))
 
 
-# What runs written before the tuners stored their `kernel_times` (2026-12-01) declared.
+# What runs written before the tuners stored their `kernel_times` declared.
 _EARLIER_KERNEL_TIMES = {
     "optuna": {
         "on": "default_kernel_us",
@@ -228,8 +227,7 @@ _EARLIER_KERNEL_TIMES = {
 }
 
 
-# What runs written before the tuners stored which rule-made arm theirs is held against
-# (`held_against`, 2026-12-01) declared.
+# What runs written before the tuners stored `held_against` declared.
 _EARLIER_HELD_AGAINST = {
     "optuna": "fixed",
     "metaschedule": "fixed",
@@ -239,7 +237,7 @@ _EARLIER_HELD_AGAINST = {
 
 def held_against(tuners: dict, names: list[str]) -> dict[str, str]:
     """Tuner arm -> the rule-made arm it is held against, as each of the run's tuners (`names`,
-    in the run's order) declared in its summary."""
+    in order) declared in its summary."""
     held = {}
     for name in names:
         if name in tuners:
@@ -248,8 +246,7 @@ def held_against(tuners: dict, names: list[str]) -> dict[str, str]:
 
 
 def kernel_times(tuners: dict) -> dict:
-    """Arm -> its fused kernel's kernel-level time, from the tuner whose summary declares it
-    (`kernel_times`: the tuners time the rules' kernels with their candidates' timer)."""
+    """Arm -> its fused kernel's kernel-level time, from the tuner whose summary declares it."""
     times = {}
     for name, summary in tuners.items():
         fields = summary.get("kernel_times", _EARLIER_KERNEL_TIMES.get(name, {}))

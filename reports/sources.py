@@ -15,9 +15,9 @@ POOL, WHOLE = "pool", "whole"  # the fused pool kernel, the whole graph's one ke
 
 
 def sources(report: Report, tuners: dict[str, str] | None = None) -> list[dict]:
-    """One row per source: `source`, `arm`, `kernel` (which one its kernel time is of), `ran`,
-    `kernel_us` and `gpu_us` (None where the run took no such figure). `tuners`: tuner -> the
-    rule-made arm it is held against (a sweep's record); by default the report's tuners."""
+    """One row per source: `source`, `arm`, `kernel` (whose kernel time), `ran`, `kernel_us` and
+    `gpu_us` (None where not taken). `tuners`: tuner -> the rule-made arm it is held against; by
+    default the report's."""
     arms = report["arms"]
     if tuners is None:
         tuners = held_against(report["tuners"], [t for t in report["tuners"] if t in arms])
@@ -60,9 +60,9 @@ def _row(source: str, arm: str, kernel: str | None, arms: dict, times: dict) -> 
 
 def inductor_ahead(report: Report, rows: list[dict]) -> dict | None:
     """The fastest TVM source by GPU time against inductor's row: their arms and GPU times, the
-    paired ratio tvm/inductor (None where the run has none: then the medians'), who is ahead
-    (`standing`: inductor, tvm, or a tie where the interval holds 1) and by how much (`longer`:
-    the slower's time over the faster's, less 1); None where either lacks a GPU time."""
+    paired ratio tvm/inductor (else the medians'), who is ahead (`standing`: inductor, tvm, or a
+    tie where the interval holds 1) and by how much (`longer`: slower over faster, less 1); None
+    where either lacks a GPU time."""
     tvm = [r for r in rows if r["ran"] and r["source"] != "inductor" and r.get("gpu_us")]
     peer = next((r for r in rows if r["source"] == "inductor" and r["ran"]), None)
     if not tvm or peer is None or not peer.get("gpu_us"):

@@ -25,8 +25,8 @@ OUTPUTS = (SWEEP_JSON, SWEEP_MD, SWEEP_PNG)
 
 
 def render_sweep(out: Path, names: list[str]) -> dict:
-    """The sweep's report from its Cases' own: sweep.json (one row per Case, the Cases where
-    the rule is slower than ON or beyond the goal, the tuners' failures), sweep.md and, with
+    """The sweep's report from its Cases' own: sweep.json (a row per Case, the Cases where the
+    rule is slower than ON or beyond the goal, the tuners' failures), sweep.md and, with
     matplotlib, sweep.png; returns the sweep's data."""
     stored = read_record(
         out / SWEEP_JSON, Sweep
@@ -153,8 +153,8 @@ def _gap(kernels: dict, tuners: dict[str, str], arm: str) -> float | None:
 
 
 def _case_report(folder: Path) -> Report:
-    """A Case's report.json; made again from the Case's measurements where a kept copy of the
-    sweep left it out (it is derived data: a committed archive keeps the samples alone)."""
+    """A Case's report.json, remade from its measurements where a kept copy of the sweep left it
+    out (a committed archive keeps the samples alone)."""
     if not (folder / "report.json").exists():
         return render_run(Run(folder))
     return read_record(folder / "report.json", Report)

@@ -1,12 +1,11 @@
 """A JSON value checked against a record type (`records.py`) by reading the type itself, and the
 record type of each file of a run folder.
 
-A file that is valid JSON of the wrong shape (a list where a record goes, a key missing, text
-where a number goes, a number out of its range) is said in one line naming the key, which the
-reader puts after the file's name, instead of a traceback far from it. The checker follows what
-a type says: a TypedDict's keys (NotRequired ones may be absent; others are left alone),
-`dict[str, X]` (every value an X), `list[X]`, unions (the value fits any one), `Literal`,
-`Annotated[..., Within(low, high)]`, and `float`, `int`, `str`, `bool`, None and `Any`.
+Valid JSON of the wrong shape (a list for a record, a missing key, text for a number, a number out
+of range) is said in one line naming the key, which the reader puts after the file's name. The
+checker follows a TypedDict's keys (NotRequired ones may be absent; unknown ones are left alone),
+`dict[str, X]`, `list[X]`, unions, `Literal`, `Annotated[..., Within(low, high)]`, and `float`,
+`int`, `str`, `bool`, None and `Any`.
 """
 
 from __future__ import annotations
@@ -101,8 +100,8 @@ def problem(value: object, kind: Any, where: str = "") -> str | None:
 
 @functools.cache
 def _keys(record: type) -> dict[str, tuple[Any, bool]]:
-    """A TypedDict's keys in order, each with its type and whether it must be there (read off
-    the annotations: `__required_keys__` is wrong for annotations kept as strings)."""
+    """A TypedDict's keys in order, each with its type and whether required (from the
+    annotations: `__required_keys__` is wrong for string annotations)."""
     found = {}
     for name, hint in get_type_hints(record, include_extras=True).items():
         required = get_origin(hint) is not NotRequired
@@ -204,8 +203,8 @@ _IN_TUNER: dict[str, Any] = {
 
 
 def record_type(path: Path, data: object = None) -> Any:
-    """The record type of the run folder's file at `path` (a report of a model's run by its
-    kind, given its `data`); None for a file of no known type."""
+    """The record type of the run folder's file at `path` (a model run's report by its kind,
+    given its `data`); None for an unknown file."""
     path = Path(path)
     if path.name == "report.json" and isinstance(data, dict) and data.get("kind") == "model":
         return m.ModelReport

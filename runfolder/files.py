@@ -1,19 +1,15 @@
 """The run folder's files, one by one: written atomically, read as untrusted (below `lock` and
 `store`, which both use it).
 
-A run folder may come from elsewhere (a colleague's upload, a crafted archive), so it is read as
-untrusted: a file that is missing, truncated or garbled is named in one line with what to do,
-and every file is written through a fresh temporary file and an atomic replace, which never
-follows a link planted at the name and never leaves half a file (a kill or a full disk mid-write
-keeps the old file, or none).
+A run folder may come from elsewhere (an upload, a crafted archive): a missing, truncated or garbled
+file is named in one line with what to do. Every file is written through a fresh temporary file and
+an atomic replace, which never follows a link planted at the name and never leaves half a file.
 
-Every file the tool reads (of a run folder, a sweep folder, a Cases file) is read by
-`read_bytes` here: opened without blocking and checked to be a regular file before a byte is
-read, since a FIFO would hang the reader (and a thread stuck opening one ignores Ctrl-C) and a
-device would feed it for ever. JSON is read strictly: NaN, Infinity and nesting deeper than a
-file of the run has are damage, said in one line, never a traceback or a "nan us" report. The
-few files written in place rather than replaced (the lock, the appended logs) are opened by
-`open_in_place`, which refuses a link of any kind.
+Every file the tool reads (run folder, sweep folder, Cases file) goes through `read_bytes`: opened
+without blocking and checked to be a regular file first, since a FIFO would hang the reader
+(ignoring Ctrl-C) and a device would feed it for ever. JSON is read strictly: NaN, Infinity and
+excessive nesting are damage, said in one line. The few files written in place (the lock, appended
+logs) are opened by `open_in_place`, which refuses a link of any kind.
 """
 
 from __future__ import annotations
@@ -83,7 +79,7 @@ def write_json(path: Path, data: Any) -> None:
 
 class NotRegular(RunError):
     """A FIFO, socket, device or folder where a file is read or written, or a file too large to
-    be one of a run's; the message names it (callers add what to do)."""
+    be a run's; the message names it (callers add what to do)."""
 
 
 _KINDS = (
@@ -111,8 +107,8 @@ def _not_regular(path: Path, mode: int | None = None) -> NotRegular:
 
 
 def not_regular(path: Path) -> str | None:
-    """What is at `path` where it is there and is not a regular file (a link to one is
-    followed), for a file another library opens: "X is a FIFO, not a regular file"."""
+    """What is at `path` where it is not a regular file (links followed), for a file another
+    library opens: "X is a FIFO, not a regular file"."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -121,10 +117,9 @@ def not_regular(path: Path) -> str | None:
 
 
 def read_bytes(path: Path, largest: int = LARGEST_READ) -> bytes:
-    """The bytes of the regular file at `path` (a link to one is followed), of at most
-    `largest` bytes. Opened without blocking, then checked, then read: a FIFO, socket, device
-    or folder raises NotRegular at once. FileNotFoundError and other OSErrors are the caller's
-    to say."""
+    """The bytes of the regular file at `path` (links followed), at most `largest`. Opened
+    without blocking, then checked, then read: a FIFO, socket, device or folder raises NotRegular
+    at once; other OSErrors are the caller's to say."""
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -150,9 +145,9 @@ def read_text(path: Path, largest: int = LARGEST_READ) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """JSON as the tool writes it: ValueError for NaN, Infinity, a number too large for a
-    float, a key given twice in one object (which Python would keep the last of, silently),
-    and nesting deeper than Python's parser follows (its RecursionError, said as damage)."""
+    """JSON as the tool writes it: ValueError for NaN, Infinity, a number too large for a float,
+    a duplicate key (Python would silently keep the last), and nesting deeper than Python's
+    parser follows."""
     try:
         return json.loads(
             text, parse_constant=_no_constant, parse_float=_finite, object_pairs_hook=_unique
@@ -184,16 +179,16 @@ Record = TypeVar("Record")
 
 
 def read_record(path: Path, kind: type[Record]) -> Record:
-    """The file's data, checked to be a `kind` (a type of `records.py`); RunError naming the
-    file and what to do when it is missing, damaged, not a regular file or not a `kind`."""
+    """The file's data, checked to be a `kind` (of `records.py`); RunError naming the file and
+    what to do when it is missing, damaged, not regular or not a `kind`."""
     path = Path(path)
     data = _load(path)
     return _checked(path, data, problem(data, kind))
 
 
 def read_json(path: Path) -> Any:
-    """The file's data, checked against the type of its name (`checker.record_type`); RunError
-    naming the file and what to do when it is missing, damaged or not a regular file."""
+    """The file's data, checked against its name's type (`checker.record_type`); RunError naming
+    the file and what to do when it is missing, damaged or not regular."""
     path = Path(path)
     data = _load(path)
     return _checked(path, data, file_problem(path, data))
@@ -221,9 +216,8 @@ def _load(path: Path) -> Any:
 
 
 def in_place_problem(path: Path) -> str | None:
-    """Why the run folder's file at `path` must not be written in place (by this tool, TVM or
-    Optuna), if it must not: a link of any kind, or not a regular file. None where it is
-    missing or a regular file of one name."""
+    """Why the file at `path` must not be written in place (by this tool, TVM or Optuna): a link
+    of any kind, or not a regular file. None where it is missing or a regular file of one name."""
     try:
         found = os.lstat(path)
     except FileNotFoundError:
@@ -247,10 +241,10 @@ def check_in_place(path: Path) -> None:
 
 
 def open_in_place(path: Path, flags: int) -> int:
-    """A descriptor to write the run folder's file at `path` in place (append to a log, take
-    the lock), created if missing and never truncated here: a symbolic link (O_NOFOLLOW), a
-    hard link (another name of the same file, which writing would change outside the folder),
-    a FIFO (which would block the open) or any other special file is refused in one line."""
+    """A descriptor to write the file at `path` in place (a log, the lock), created if missing,
+    never truncated; refused in one line: a symbolic link (O_NOFOLLOW), a hard link (writing
+    would change a file outside the folder), a FIFO (the open would block) or another special
+    file."""
     path = Path(path)
     try:
         fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
@@ -278,8 +272,8 @@ def repair_advice(path: Path, missing: bool = False) -> str:
 
 
 def _finishing_command(folder: Path) -> str:
-    """What finishes the run in `folder`: `tune --resume` for the study's; for a model's (which
-    `tune --resume` refuses), the `tune model` command that made it, run again."""
+    """What finishes the run in `folder`: `tune --resume` for a study's; for a model's (which
+    `tune --resume` refuses), its `tune model` command again."""
     try:
         meta = loads(read_bytes(folder / RUN_FILE))
     except (OSError, ValueError, UnicodeDecodeError):

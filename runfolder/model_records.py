@@ -50,9 +50,8 @@ class ModelArmRecord(TypedDict):
 
 
 class ModelTuning(TypedDict):
-    """run.json's `tuning` of --tune-top while it is not done: the commands so far. (Runs of
-    2026-12-07 also wrote the kernels chosen, which nothing read: the choice is made again, the
-    same, from kernel_times.json.)"""
+    """run.json's `tuning` of --tune-top while not done: the commands so far. (Older runs also
+    wrote the kernels chosen, unread: the choice is remade, the same, from kernel_times.json.)"""
 
     commands: Count
     kernels_at_once: NotRequired[Count]  # the most any command tuned side by side
@@ -78,10 +77,9 @@ class ModelRunMeta(TypedDict):
 
 
 class TunedKernel(TypedDict):
-    """tuners/KERNEL/result.json of `tune model --tune-top` (tuning/models/tune_top.py), written
-    as the kernel finishes so that a resume does not tune it again: the kernel's rule-made
-    times, the best tuner and what the tuned build uses; each tuner's own summary under its
-    name beside these."""
+    """tuners/KERNEL/result.json of `tune model --tune-top`, written as the kernel finishes so a
+    resume does not tune it again: its rule-made times, the best tuner and what the tuned build
+    uses; each tuner's summary under its name."""
 
     kernel: str
     kind: str
@@ -188,8 +186,7 @@ class ModelFile(TypedDict):
 
 
 class Models(TypedDict):
-    """models.json, `tune models`' own file (tuning/models/model_series.py): its models are folder
-    names inside it."""
+    """models.json, `tune models`' own file: its models are folder names inside it."""
 
     settings: dict[str, dict[str, Any]]
     models: list[str]
@@ -203,8 +200,8 @@ class Models(TypedDict):
 
 
 class Census(TypedDict):
-    """census.json of a zoo's models folder (`tune models --zoo`, reports/census.py): a row
-    per model of the zoo, from models.json and each model's report."""
+    """census.json of a zoo's models folder (`tune models --zoo`): a row per model, from
+    models.json and each model's report."""
 
     zoo: dict[str, Any]
     device: str | None

@@ -1,17 +1,13 @@
-"""One type per file of a run folder: what the measuring side writes and the reporting side
-reads, and what `checker.py` checks a file against as it is read (`store.read_record`).
+"""One type per file of a run folder: what the measuring side writes and the reporting side reads,
+and what `checker.py` checks a file against as it is read (`store.read_record`).
 
-TypedDict rather than dataclasses: a run-folder file is JSON, and a TypedDict is the parsed JSON
-itself, so reading one is zero-copy (no constructor walking every sample of a trial), writing
-one is `json.dumps` with no converter, and keys the reader does not know (a newer tune's) ride
-along untouched. A key older runs lack is `NotRequired`: the committed H200 runs load as they
-are, with no migration and no default invented for them. A dataclass would need a from-dict and
-a to-dict per type, and would still need this checker to say which key of which file is wrong.
+TypedDict rather than dataclasses: a TypedDict is the parsed JSON itself, so reading costs no copy,
+writing is `json.dumps`, and keys a newer tune writes ride along untouched. A key older runs lack is
+`NotRequired`, so the committed H200 runs load as they are, with no migration or invented default.
 
-A number's range is `Annotated[kind, Within(low, high)]`, from `ranges.py`, the table the command
-line checks the same options with. `float` is any JSON number (an int too), `int` an integer;
-true and false are neither. Keys not named here are left alone. A model's files are in
-`model_records.py`.
+A number's range is `Annotated[kind, Within(low, high)]` from `ranges.py`, the table the command
+line checks with. `float` is any JSON number, `int` an integer; booleans are neither. Unnamed keys
+are left alone. A model's files are in `model_records.py`.
 """
 
 import math
@@ -69,8 +65,7 @@ class TargetRecord(TypedDict):
 
 
 class RunOptions(TypedDict):
-    """The run's options the tuners read (a key absent from an older run takes its default
-    where it is read)."""
+    """The run's options the tuners read (a key an older run lacks takes its default where read)."""
 
     seed: NotRequired[Annotated[int, option("seed")]]  # of the tuners' samplers
     workers: NotRequired[Annotated[int, option("workers")]]  # Optuna processes sharing a study
@@ -219,8 +214,8 @@ TunerTrials = list[Measurement]
 KernelMeasurements = dict[str, Measurement]
 ExhaustiveTimes = dict[str, TimeUs | None]
 
-# A sweep's own file: written with its marker (`kind`) since 2026-12; a sweep.json made before
-# has no marker and is known by its settings.
+# A sweep's own file, written with its marker (`kind`); an older sweep.json has none and is known by
+# its settings.
 SWEEP_KIND = "tune sweep"
 
 
@@ -247,8 +242,8 @@ class Sweep(TypedDict):
     command: NotRequired[str]
     tuners: NotRequired[dict[str, str]]  # tuner -> the rule-made arm its arm is held against
     large_reductions: NotRequired[dict[str, LargeReductionRecord]]
-    # What rendering the sweep adds (`reports/sweep_report.py`): a row per Case, the Cases each
-    # finding holds for
+    # What rendering adds (`reports/sweep_report.py`): a row per Case, the Cases each finding holds
+    # for
     device: NotRequired[str | None]
     cases: NotRequired[list[dict[str, Any]]]
     fixed_slower_than_on: NotRequired[list[str]]

@@ -1,13 +1,11 @@
 """Credentials never reach a file, a log or a message the tool writes.
 
-A storage URL may carry a password in several forms: in its user part
-(`postgresql://user:SECRET@host/db`), in its query (`?password=SECRET`, `&sslpassword=...`), or
-as a file that holds one (`?passfile=PATH`); a password may also come from the environment
-(PGPASSWORD, or the variable `--storage-password-env` names). Wherever a command or an option
-is recorded (run.json, report.json, report.md's Command line, comment.md, PR.md, messages),
-`redact` shows each as `***`, and a password from the environment is hidden wherever its value
-appears; the URL stored for a resume has none of them (`without_password`), and the password
-comes from the environment when needed, as PostgreSQL's own tools take it.
+A storage URL may carry a password in its user part (`postgresql://user:SECRET@host/db`), its query
+(`?password=`, `&sslpassword=`) or a file it names (`?passfile=`); one may also come from the
+environment (PGPASSWORD, or `--storage-password-env`'s variable). Wherever a command or option is
+recorded (run.json, reports, comment.md, PR.md, messages), `redact` shows each as `***`, and an
+environment password is hidden wherever it appears; the URL stored for a resume has none
+(`without_password`), the password coming from the environment as PostgreSQL's tools take it.
 """
 
 from __future__ import annotations
@@ -23,8 +21,8 @@ _USERINFO = re.compile(
     r"(?P<head>\b[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*)"
     r":(?P<password>(?:[^@\s]|@(?=[^\s/]*@))*)@"
 )
-# A query parameter that is, or points to, a secret: password, sslpassword, passfile, and any
-# key naming a secret or a token (`?password=`, `&PassFile=`, `;password=`).
+# A query parameter that is, or points to, a secret: password, sslpassword, passfile, and any key
+# naming a secret or token.
 _QUERY = re.compile(
     r"(?P<head>[?&;](?P<key>[A-Za-z_]*(?:pass(?:word|wd|file)?|secret|token)[A-Za-z_]*)=)"
     r"(?P<value>[^&;#\s'\"]*)",
@@ -47,8 +45,8 @@ def remember_secret(value: str | None) -> None:
 
 
 def redact(text: str) -> str:
-    """`text` with every password of a URL in it (user part, query) and every password this
-    process knows of (typed, or from the environment) shown as ***."""
+    """`text` with every URL password in it and every password this process knows of shown as
+    ***."""
     text = _USERINFO.sub(lambda m: f"{m['head']}:{HIDDEN}@", text)
     text = _QUERY.sub(lambda m: f"{m['head']}{HIDDEN}", text)
     for secret in sorted(_secrets(), key=len, reverse=True):
@@ -73,8 +71,8 @@ def _secrets() -> set[str]:
 
 
 def without_password(url: str) -> str:
-    """The URL with no password at all (user part and query): what is stored, and what libpq
-    completes from PGPASSWORD or ~/.pgpass."""
+    """The URL with no password at all: what is stored, and what libpq completes from PGPASSWORD
+    or ~/.pgpass."""
     bare = _USERINFO.sub(lambda m: f"{m['head']}@", url)
     bare = _QUERY.sub("", bare)
     if "?" not in bare and ("&" in bare or ";" in bare):  # the first parameter went
@@ -95,8 +93,8 @@ def has_password(url: str) -> bool:
 
 
 def with_password(url: str, password: str) -> str:
-    """`url` with `password` put in (percent-encoded); the URL's own password is replaced. A
-    URL without a user part takes it as `?password=`, as it was typed."""
+    """`url` with `password` put in (percent-encoded), replacing its own; a URL without a user
+    part takes it as `?password=`."""
     match = re.match(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@\s]*)(:[^@\s]*)?@", url)
     if match is None:
         if "://" not in url:

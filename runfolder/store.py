@@ -1,8 +1,8 @@
 """The run folder: everything a run measured, written as it is measured, re-readable later.
 
-A run is opened (`Run.open`) only where its run file is whole and no symbolic link or special
-file was planted inside it, and only for the Case, target and device it was made for; its files
-are written and read through `files.py`, one writer at a time (`lock.py`).
+A run is opened (`Run.open`) only where its run file is whole, no link or special file was planted
+in it, and it was made for this Case, target and device; files go through `files.py`, one writer at
+a time (`lock.py`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from .model_records import MODEL_KIND, ModelRunMeta
 from .records import RunMeta, Trial
 
 FORMAT = 1
-# The longest path a run writes below its folder (tuners/ms-default/database_tuning_record.json
-# and its temporary name), so that an --out too long for the file system is refused up front.
+# The longest path a run writes below its folder (with its temporary name), so an --out too long for
+# the file system is refused up front.
 LONGEST_INSIDE = 96
 # The figures a trial records per arm (`block_samples_us`), in the order reports give them.
 FIGURES = ("call_path", "python_call", "gpu_queued")
@@ -87,8 +87,8 @@ def _holds_a_run(path: Path) -> RunError:
 
 
 def unsafe_entries(path: Path) -> list[tuple[Path, str]]:
-    """Symbolic links and special files (FIFOs, sockets, devices) inside a run folder, with
-    what each is: a run writes none, so one was planted."""
+    """Symbolic links and special files inside a run folder, with what each is: a run writes
+    none, so one was planted."""
     found = []
     for root, dirs, files in os.walk(path):
         for name in dirs + files:
@@ -112,8 +112,8 @@ class Run:
 
     @property
     def meta(self) -> RunMeta:
-        """The study's run file; its whole type and Case are checked where the run is opened
-        (`open`), so a reader of a run folder opens it first."""
+        """The study's run file; its type and Case are checked when the run is opened, so readers
+        open it first."""
         return cast(RunMeta, read_json(self.path / RUN_FILE))
 
     @property
@@ -134,9 +134,9 @@ class Run:
 
     @classmethod
     def create(cls, path: Path, meta: dict) -> "Run":
-        """A new run in `path` (missing, or an empty folder), locked, its run file holding
-        `meta`; a folder that holds anything else is refused, and one this call made is
-        removed again where the run file cannot be written."""
+        """A new run in `path` (missing or empty), locked, its run file holding `meta`; a folder
+        holding anything else is refused, and one this call made is removed where the run file
+        cannot be written."""
         path = Path(path)
         check_folder_name(path)
         if path.exists() and any(path.iterdir()):
@@ -161,8 +161,8 @@ class Run:
 
     @classmethod
     def open(cls, path: Path, identity: dict | None = None) -> "Run":
-        """Open an existing run; refuse one made for another Case, target or device, one
-        whose run file is damaged, and one holding a symbolic link."""
+        """Open an existing run; refuse one for another Case, target or device, a damaged run
+        file, or a symbolic link inside."""
         path = Path(path)
         if not os.path.lexists(path / RUN_FILE):
             raise RunError(
@@ -215,8 +215,8 @@ class Run:
             write_json(self.path / RUN_FILE, {**self.fields, **changes})
 
     def add_wall(self, phase: str, seconds: float) -> float:
-        """Add `seconds` to the wall time of `phase` (a tuner, the comparison, the whole run),
-        summed over the resumes that worked on it; that sum."""
+        """Add `seconds` to `phase`'s wall time (a tuner, the comparison, the whole run), summed
+        over resumes; returns the sum."""
         with _META_LOCK:
             meta = self.fields
             walls = meta.get("phase_wall_s", {})

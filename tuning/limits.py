@@ -1,10 +1,10 @@
 """Cases and worker counts the machine can hold, refused up front with their size and the limit.
 
-TVM indexes tensors with int32, so a tensor of more than 2**31 - 1 elements overflows its
-indices; and the trial process holds every arm's tensors at once, so a Case that needs more
-memory than the machine has would be killed (or swap for hours) after minutes of building.
-Each `--workers` worker is a process with TVM, a measuring process and a builder per core, so
-workers beyond the cores only wait on each other, and beyond the memory they swap or are killed.
+TVM indexes tensors with int32, so a tensor over 2**31 - 1 elements overflows; and the trial process
+holds every arm's tensors at once, so a Case needing more memory than the machine has would be
+killed (or swap for hours) after minutes of building. Each `--workers` worker is a process with TVM,
+a measuring process and a builder per core, so workers beyond the cores only wait on each other, and
+beyond the memory they swap or are killed.
 """
 
 from __future__ import annotations
@@ -86,10 +86,9 @@ def slow_case_note(case: Case) -> str | None:
     )
 
 
-# A worker's processes, each with TVM loaded, as measured by tests/fixtures/worker_memory.py
-# (peak PSS over `tune --workers 2 --budget 16` on llvm, the tests' small Case, 2 cores,
-# 2026-12-01): the worker 267 MB, its measuring process 278 MB, multiprocessing's resource
-# tracker 9 MB, and one builder process per core, 262 MB each.
+# A worker's processes with TVM loaded, as tests/fixtures/worker_memory.py measured them (peak PSS,
+# `tune --workers 2 --budget 16` on llvm, 2 cores): the worker 267 MB, its measuring process 278 MB,
+# the resource tracker 9 MB, and a builder per core, 262 MB each.
 WORKER_BASE_BYTES = 554_000_000
 BUILDER_BYTES = 262_000_000
 
@@ -103,8 +102,8 @@ def usable_cores() -> int:
 
 
 def max_workers(cores: int | None = None, available: int | None = None) -> int:
-    """The most `--workers` this machine holds: one per core (each builds on every core), and
-    as many as MEMORY_SHARE of the available memory holds at a worker's measured size."""
+    """The most `--workers` this machine holds: one per core (each builds on every core), and as
+    many as MEMORY_SHARE of the available memory holds."""
     cores = cores or usable_cores()
     if available is None:
         import psutil

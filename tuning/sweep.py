@@ -1,18 +1,15 @@
 """`tune sweep`: the candidate rule (`fixed`) against the default and the tuned optimum, per Case.
 
-Each Case is an ordinary run in its own folder (`DIR/<case>/`, readable with `tune report`):
-arms partial, on, fixed, serial and one-kernel (the whole graph as one kernel), plus Optuna's
-best at a small budget for the fused pool kernel and for the one kernel of the whole graph; on a
-GPU with PyTorch, also fixed and one-kernel captured whole into a CUDA graph. The same command
-again finishes an interrupted sweep without re-measuring. The sweep also records which rule
-schedules each Case's fused kernels (in the Case's run.json) and each kernel of graphs with large
-reductions, under the default and the fixed rules (in sweep.json), so that its report renders
-without TVM (`rule_choice.py`).
+Each Case is an ordinary run in its own folder (`DIR/<case>/`, readable with `tune report`): arms
+partial, on, fixed, serial and one-kernel, plus Optuna's best at a small budget for the fused pool
+kernel and for the whole graph's one kernel; on a GPU with PyTorch, also fixed and one-kernel
+captured into a CUDA graph. The same command finishes an interrupted sweep without re-measuring.
+Which rule schedules each kernel, under the default and fixed rules, is recorded (run.json,
+sweep.json) so the report renders without TVM (`rule_choice.py`).
 
-A sweep writes only into a folder of its own: a new or empty one, or one its sweep.json marks
-as a sweep's (`check_sweep_folder`); a Case is named so that its folder is none of the sweep's
-own files, once, and not as a built-in Case is; and each Case must fit the machine, all checked
-before anything runs.
+A sweep writes only into a folder of its own (new, empty, or marked by its sweep.json,
+`check_sweep_folder`); a Case's name must not clash with the sweep's files or a built-in Case, and
+each Case must fit the machine, all checked before anything runs.
 """
 
 from __future__ import annotations
@@ -60,16 +57,16 @@ SWEEP_CASES = {
 # A Case's name becomes its run folder's name: never one of the files the sweep writes beside.
 CASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 SWEEP_FILES = (*OUTPUTS, LOCK_FILE, DETAILS_LOG)
-# A Cases file is a few tables written by hand: beyond these it is a mistake, refused before
-# it costs minutes to read.
+# A Cases file is a few hand-written tables: beyond these it is a mistake, refused before it costs
+# minutes to read.
 LARGEST_CASES_FILE = 2**20
 MOST_CASES = 1000
 
 
 def sweep_arms(target_kind: str) -> list[str]:
-    """The sweep's arms; on a GPU with PyTorch, the captured arms and the peers of `PeerRole.SWEEP`
-    too: inductor, plain and captured whole (where it fuses a Case into one kernel too,
-    `one-kernel` is held against that kernel by GPU time with calls queued, like for like)."""
+    """The sweep's arms; on a GPU with PyTorch, also the captured arms and `PeerRole.SWEEP`'s
+    peers: inductor, plain and captured (where it fuses a Case into one kernel, `one-kernel` is
+    held against that kernel by queued GPU time)."""
     if target_kind != "cuda":
         return SWEEP_ARMS
     peers = peers_for(PeerRole.SWEEP)
@@ -85,9 +82,9 @@ def sweep_arms(target_kind: str) -> list[str]:
 
 
 def user_cases(path: str | None = None, groups: list[list[str]] | None = None) -> dict:
-    """The user's named Cases: a TOML or JSON file with one table of fields per name, and
-    `--case NAME KEY=VALUE ...` groups. A name given twice (in the file, in the groups, or in
-    both) is refused: the later one would silently replace the earlier."""
+    """The user's named Cases: a TOML or JSON file with one table of fields per name, and `--case
+    NAME KEY=VALUE ...` groups. A name given twice anywhere is refused (the later would silently
+    replace the earlier)."""
     cases = _cases_file(Path(path)) if path else {}
     from_file = set(cases)
     for name, *assignments in groups or []:
@@ -102,9 +99,8 @@ def user_cases(path: str | None = None, groups: list[list[str]] | None = None) -
 
 
 def _cases_file(path: Path) -> dict:
-    """The Cases of a file (read as every file is: a regular file, or one line saying what
-    it is); nesting too deep for the parser, a name given twice and NaN are said as
-    unreadable, never a traceback."""
+    """The Cases of a file (read as every file is); too deep nesting, a name given twice and NaN
+    are said as unreadable, never a traceback."""
     try:
         text = read_text(path, LARGEST_CASES_FILE)
         if path.suffix == ".toml":
@@ -170,8 +166,8 @@ def _checked_name(name: str, where: str) -> str:
 
 
 def check_cases_fit(cases: dict) -> None:
-    """Every Case fits the machine, as `tune --case` checks it (`limits.check_case_fits`); a
-    Case slow to build is said once, as `tune` says it."""
+    """Every Case fits the machine (`limits.check_case_fits`); a Case slow to build is said once,
+    as `tune` says it."""
     for name, case in cases.items():
         try:
             check_case_fits(case)
@@ -183,8 +179,8 @@ def check_cases_fit(cases: dict) -> None:
 
 
 def select_cases(text: str | None, own: dict | None = None) -> dict:
-    """The Cases `--cases` names, among the built-in ones and the user's; by default the
-    user's if there are any, else the built-in ones."""
+    """The Cases `--cases` names, built-in or the user's; by default the user's if any, else the
+    built-in ones."""
     known = {**SWEEP_CASES, **(own or {})}
     given = ",".join(own or SWEEP_CASES) if text is None else text
     names = [n.strip() for n in given.split(",") if n.strip()]
@@ -206,9 +202,9 @@ def run_sweep(
     progress: Progress,
     command: str,
 ) -> dict:
-    """Measure every Case of the sweep in `out` (each Case's run finished where it was left,
-    kept where it is measured), one sweep per folder at a time, its settings stored and
-    checked; the sweep's report (`reports.sweep_report.render_sweep`)."""
+    """Measure every Case of the sweep in `out` (each run finished where left, kept where
+    measured), one sweep per folder at a time, its settings stored and checked; returns the
+    sweep's report."""
     from pool_fusion_tuning.reports.sweep_report import render_sweep
 
     names = list(cases)

@@ -1,9 +1,8 @@
-"""Per kernel of a model, for CUDA without a GPU: the rule that takes it under each rule list,
-the launch that rule gives it, its reduction window, and whether it has the idle-lane pattern.
+"""Per kernel of a model, for CUDA without a GPU: the rule that takes it under each rule list, the
+launch it gives, its reduction window, and whether it has the idle-lane pattern.
 
-It compiles through the backend's passes and the rule lists, and runs nothing: the launch is
-read off the scheduled TIR. The result is plain data (`to_dict`), which a report renders
-without TVM.
+Nothing runs: the launch is read off the scheduled TIR. The result is plain data (`to_dict`), for a
+report rendered without TVM.
 """
 
 from __future__ import annotations
@@ -36,18 +35,18 @@ class KernelLaunch:
 class KernelAnalysis:
     """One kernel (PrimFunc) of the model.
 
-    window        elements reduced into each output by its largest reduction; None when it has
-                  no reduction, or one of non-constant extent
+    window        elements reduced into each output by its largest reduction; None without a
+                  reduction or with a non-constant extent
     outputs       the values that reduction writes
     calls         launches of the kernel per call of the model (layers of one shape share one)
     rules         per rule list, the rule that takes the kernel (None: none does)
-    launches      per rule list, its launch (None: no thread is bound, as on no GPU schedule)
+    launches      per rule list, its launch (None: no thread is bound)
     cross_thread  per rule list, whether a reduction loop is bound to threadIdx
     pattern       CRITERION (pattern.py), under the default list
-    failures      per rule list where a rule raised on the kernel: the rule, TVM's message, the
-                  upstream issue, and the next rule, which `rules` then names (failures.py)
-    declines      per rule list holding the window rule that leaves this kernel (one with a
-                  constant reduction) to another rule: why (declines.py)
+    failures      per rule list where a rule raised: the rule, TVM's message, the upstream
+                  issue, and the next rule, which `rules` then names (failures.py)
+    declines      per rule list holding the window rule that leaves this kernel to another
+                  rule: why (declines.py)
     """
 
     name: str
@@ -95,9 +94,8 @@ class ModelAnalysis:
 def analyze(
     mod: tvm.IRModule, rule_lists: dict[str, list] | None = None, arch: str = "sm_90"
 ) -> ModelAnalysis:
-    """Every kernel of the Relax module `mod` for CUDA `arch`, under each rule list by name
-    (default: "default" and "fixed" from `baselines/rules.py`; "default" is required, as the
-    pattern is a property of its schedule)."""
+    """Every kernel of the Relax module `mod` for CUDA `arch` under each rule list (default:
+    "default" and "fixed"; "default" is required, the pattern being a property of its schedule)."""
     target = make_target("cuda", arch)
     lists = named_rule_lists(target) if rule_lists is None else rule_lists
     return analyze_lowered(unscheduled(mod, target), target, lists)
@@ -144,7 +142,7 @@ def _analyze_kernel(
 
 def reduction_window(func: tirx.PrimFunc) -> tuple[int | None, int | None]:
     """(elements reduced into each output, outputs) of the largest reduction block of the
-    unscheduled `func`; (None, None) without a reduction or when one's extent is not constant."""
+    unscheduled `func`; (None, None) without a reduction or with a non-constant extent."""
     found = []
 
     def visit(block: s_tir.SBlock) -> None:
@@ -167,8 +165,8 @@ def _extent(iter_vars) -> int | None:
 
 
 def reduces_across_threads(func: tirx.PrimFunc) -> bool:
-    """Whether a reduction iterator of some block is bound through a loop on threadIdx: the
-    threads of a block share the reduction of one output."""
+    """Whether some block's reduction iterator is bound to threadIdx: the block's threads share
+    one output's reduction."""
     thread_vars: list[tirx.Var] = []
     realizes: list[s_tir.SBlockRealize] = []
 

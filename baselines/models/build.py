@@ -1,13 +1,11 @@
 """A model's Relax module compiled for a target with a rule list, and run on NumPy inputs.
 
-The build is the backend's own pipeline with its default schedule pass given the rule list, as
-the study's arms are (`baselines/pipeline.py`); only the rule list changes between "default"
-and "fixed". The host (llvm) pipeline has no default schedule pass: there `rules` must be None.
-A tuned build is a rule list's build with some kernels scheduled by a tuner beforehand.
+The build is the backend's own pipeline with its default schedule pass given the rule list, as the
+study's arms are (`baselines/pipeline.py`). The host (llvm) pipeline has no such pass: there `rules`
+must be None. A tuned build is a rule list's build with some kernels tuner-scheduled.
 
-The schedule pass is dlight's, kernel by kernel (`ScheduleEach`), with one difference: a rule
-that raises on a kernel is recorded and the kernel left to the next rule of the list, where
-dlight's pass ends the whole build (`failures.py`). Where no rule raises, the two are the same.
+The schedule pass is dlight's, kernel by kernel (`ScheduleEach`), but a rule that raises is recorded
+and the kernel left to the next rule, where dlight's pass ends the build (`failures.py`).
 """
 
 from __future__ import annotations
@@ -32,11 +30,10 @@ def lower_model(
     replaced: dict[str, tirx.PrimFunc] | None = None,
     failures: dict[str, RuleFailure] | None = None,
 ) -> tvm.IRModule:
-    """`mod` through the backend's passes, its default schedule pass replaced by `ScheduleEach`
-    with `rules` (None: the backend's own list). `replaced`: kernels by name, scheduled already
-    (a tuner's), put in right after FuseTIR, marked scheduled: default scheduling, which
-    follows FuseTIR, skips them (`tuned_kernels`). `failures` (a dict) is given the kernels on
-    which a rule raised, by name."""
+    """`mod` through the backend's passes, the default schedule pass replaced by `ScheduleEach`
+    with `rules` (None: the backend's list). `replaced`: already scheduled kernels by name (a
+    tuner's), put in right after FuseTIR and marked scheduled so default scheduling skips them.
+    `failures` (a dict) receives the kernels a rule raised on, by name."""
     passes = backend_passes(target)
     names = [pass_name(transform) for transform in passes]
     if rules is not None and "ApplyDefaultSchedule" not in names:
@@ -56,9 +53,9 @@ def lower_model(
 
 @tvm.transform.module_pass(opt_level=0, name="ApplyDefaultSchedule")
 class ScheduleEach:
-    """dlight's `ApplyDefaultSchedule` kernel by kernel through `kernels.schedule_kernel`: a
-    rule that raises is recorded in `failures` (kernel name -> RuleFailure), and the kernel is
-    left to the next rule."""
+    """dlight's `ApplyDefaultSchedule` kernel by kernel (`kernels.schedule_kernel`): a rule that
+    raises is recorded in `failures` (kernel name -> RuleFailure) and the kernel left to the next
+    rule."""
 
     def __init__(self, rules: list, failures: dict[str, RuleFailure]):
         self.rules, self.failures = rules, failures
@@ -110,8 +107,8 @@ def tuned_kernels(path: Path) -> dict[str, tirx.PrimFunc]:
 
 
 def run_model(executable, inputs: list[np.ndarray], device) -> list[np.ndarray]:
-    """`main` called on `inputs` in a fresh VM on `device`; every output, flattened in order
-    (a tuple of outputs as PyTorch's outputs flatten)."""
+    """`main` called on `inputs` in a fresh VM on `device`; every output, flattened in order as
+    PyTorch's outputs flatten."""
     vm = relax.VirtualMachine(executable, device)
     result = vm["main"](*[tvm.runtime.tensor(x, device=device) for x in inputs])
     device.sync()

@@ -1,15 +1,12 @@
-"""Why the window rule leaves a kernel to the rules after it: the census of a zoo
-(`tune models --zoo`) says it for every flagged kernel the candidate list does not take.
+"""Why the window rule leaves a kernel to the rules after it, as the census of a zoo (`tune models
+--zoo`) says for every flagged kernel the candidate list does not take.
 
-A kernel a candidate rule takes is not declined: the window rule's, or a short softmax or
-layer-norm row that `fixed` gives RowReduction (`row_reduction.py`, right before
-GeneralReduction); the analysis names that rule. Otherwise `window_reduction.py` declines
-silently (a rule returns None, as dlight's rules do), so the reason is read here off the
-unscheduled kernel, in the order the decline matters most to a reader: a rule placed before the
-window rule took the kernel; a window (or row) over MAX_WINDOW; no reduction that slides along
-the outputs (rows RowReduction does not take, global pools, matmuls: each output reduces a row
-of its own); more than one reduction; else another form the rule does not take (a layout, an
-epilogue, a lone reduction of padded values).
+A kernel a candidate rule takes (the window rule, or RowReduction for a short row) is not declined;
+the analysis names that rule. Otherwise `window_reduction.py` declines silently (a rule returns
+None, as dlight's do), so the reason is read here off the unscheduled kernel, in order of what
+matters most to a reader: an earlier rule took it; a window (or row) over MAX_WINDOW; no reduction
+sliding along the outputs (rows, global pools, matmuls); more than one reduction; else another form
+the rule does not take.
 """
 
 from __future__ import annotations
@@ -42,10 +39,10 @@ REASONS = {
 def decline_reason(
     func: tirx.PrimFunc, window: int | None, rule_names: list[str], rule: str | None
 ) -> str | None:
-    """Why the list of rules `rule_names` does not give `func` (with its largest `window`) to
-    the window rule, where the list holds it and `rule` (the rule that took it) is another;
-    None where the list has no window rule, the window rule or RowReduction takes the kernel,
-    or the kernel has no constant reduction (`window` None: nothing for the rule to take)."""
+    """Why the rule list `rule_names` does not give `func` (largest reduction `window`) to the
+    window rule, where it holds it and `rule` took the kernel; None where the list lacks it, the
+    window rule or RowReduction takes the kernel, or there is no constant reduction (`window`
+    None)."""
     if WINDOW_RULE not in rule_names or rule in (WINDOW_RULE, ROW_RULE) or window is None:
         return None
     if rule in rule_names and rule_names.index(rule) < rule_names.index(WINDOW_RULE):
@@ -70,8 +67,8 @@ def _reductions(func: tirx.PrimFunc) -> list[s_tir.SBlock]:
 
 
 def _slides(block: s_tir.SBlock) -> bool:
-    """Whether some read index of `block` moves with both an output axis (of extent over 1) and
-    a reduction axis: a window sliding along the outputs, as the rule requires."""
+    """Whether some read index of `block` moves with both an output axis (extent over 1) and a
+    reduction axis: a window sliding along the outputs."""
     spatial, reduce = [], []
     for v in block.iter_vars:
         extent = v.dom.extent

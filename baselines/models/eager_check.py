@@ -1,21 +1,17 @@
 """Whether a TVM build computes what PyTorch eager computes, with TF32 off in PyTorch.
 
-The tolerance is relative to the output's magnitude, not elementwise: a network's outputs mix
-large values and values near zero, where elementwise relative error means nothing. Each output
-is correct when
+The tolerance is relative to the output's magnitude, not elementwise (networks mix large values and
+values near zero). Each output is correct when
 
-    max |got - want|  <=  RTOL[dtype] * max |want|  +  ATOL[dtype]
+max |got - want|  <=  RTOL[dtype] * max |want|  +  ATOL[dtype]
 
-and holds no NaN where PyTorch's has none. ATOL is the dtype's smallest normal number: it only
-keeps an all-zero output checkable. It is not an absolute floor, because networks with random
-weights give outputs of any scale, far below 1 or far above (torchvision's mobilenet_v2 and
-inception_v3 among them), and a floor above the scale would pass anything.
-`scale` (max |want|) is recorded beside the error so that a report shows it. A schedule that
-computes the wrong thing misses by the output's own size; another order of accumulation misses
-by rounding errors, which grow with depth but stay orders of magnitude below it. TF32 (on by
-default for PyTorch's CUDA convolutions) rounds the operands to 10 mantissa bits, a difference
-of precision, not of schedule: the reference runs with it off (`tf32(False)`), and
-`tf32_state()` is recorded with any figure of PyTorch's.
+and holds no NaN where PyTorch's has none. ATOL is the dtype's smallest normal number, only to keep
+an all-zero output checkable: random-weight networks give outputs of any scale, and an absolute
+floor above it would pass anything. `scale` (max |want|) is recorded beside the error. A wrong
+schedule misses by the output's own size; another accumulation order by rounding, orders of
+magnitude below. TF32 (on by default for PyTorch's CUDA convolutions) is a difference of precision,
+not schedule: the reference runs with it off (`tf32(False)`), and `tf32_state()` is recorded with
+any figure of PyTorch's.
 """
 
 from __future__ import annotations
@@ -79,9 +75,9 @@ def tf32_state() -> dict:
 
 @contextlib.contextmanager
 def tf32(enabled: bool) -> Iterator[None]:
-    """PyTorch's TF32 switches set to `enabled` inside, restored after. Through the
-    `allow_tf32` flags, not torch 2.9's `fp32_precision`: setting the new flags of only some
-    backends makes later reads of `allow_tf32` (by torch.compile, among others) raise."""
+    """PyTorch's TF32 switches set to `enabled` inside, restored after; through the `allow_tf32`
+    flags, since setting torch 2.9's `fp32_precision` for only some backends makes later
+    `allow_tf32` reads raise."""
     before = tf32_state()
     set_tf32(enabled)
     try:
@@ -91,8 +87,8 @@ def tf32(enabled: bool) -> Iterator[None]:
 
 
 def set_tf32(enabled: bool) -> None:
-    """Both TF32 switches set to `enabled` for the rest of the process: a trial process of a
-    model turns them off before its peers compile, so that PyTorch runs fp32 as TVM does."""
+    """Both TF32 switches set to `enabled` for the rest of the process (a model's trial process
+    turns them off before its peers compile, so PyTorch runs fp32 as TVM does)."""
     _set_flags(enabled, enabled)
 
 
@@ -104,8 +100,8 @@ def _set_flags(cudnn: bool, matmul: bool) -> None:
 
 
 def torch_outputs(module, inputs: list[np.ndarray], device: str = "cpu") -> list[np.ndarray]:
-    """PyTorch eager's outputs of `module` (moved to `device`) for `inputs`, TF32 off,
-    flattened in order by PyTorch's pytree, as `torch.export` flattens them."""
+    """PyTorch eager's outputs of `module` (moved to `device`) for `inputs`, TF32 off, flattened
+    by PyTorch's pytree as `torch.export` does."""
     import torch
     from torch.utils import _pytree
 

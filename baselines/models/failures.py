@@ -2,10 +2,9 @@
 the upstream issue where the message is a known one.
 
 dlight's `ApplyDefaultSchedule` lets a rule's exception end the whole build, so one kernel TVM
-cannot schedule (a whole-tensor `mean` under `Reduction`, apache/tvm#20061) stops a network.
-Here the kernel's failure is recorded and the kernel is left to the next rule of the list
-(`kernels.schedule_kernel`); a list with a failure cannot build the model as TVM ships it, and
-the report says so beside the figures of the list with that kernel left to the next rule.
+cannot schedule (a whole-tensor `mean` under `Reduction`, apache/tvm#20061) stops a network. Here
+the failure is recorded and the kernel left to the next rule (`kernels.schedule_kernel`); the report
+says such a list cannot build the model as TVM ships it.
 
 No torch, no TVM: the report renders these records without either.
 """
@@ -39,8 +38,8 @@ class RuleFailure:
 
 
 def tvm_message(error: BaseException) -> str:
-    """`error`'s first non-blank line, its exception type first, pointer values (which differ
-    from run to run) and a trailing colon left out: `InternalError: Check failed: ...`."""
+    """`error`'s first non-blank line with its exception type first, leaving out pointer values
+    (which vary by run) and a trailing colon: `InternalError: Check failed: ...`."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     text = _POINTERS.sub("", lines[0] if lines else "").rstrip(" :")
     kind = type(error).__name__
@@ -64,8 +63,8 @@ def failure_text(
     name: Callable[[str], str] = lambda n: f"`{n}`",
     text: Callable[[str], str] = str,
 ) -> str:
-    """One line: the list, the kernel, the rule, TVM's message, the issue, the next rule;
-    `name` quotes the names and `text` the rest (a report passes its markdown escaping)."""
+    """One line: the list, kernel, rule, TVM's message, issue and next rule; `name` quotes the
+    names and `text` the rest (a report passes its markdown escaping)."""
     issue = f"; {text(failure['upstream'])}" if failure.get("upstream") else ""
     taken = (
         f"here {name(rules)} leaves that kernel to its next rule, {text(failure['next_rule'])}"

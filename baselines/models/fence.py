@@ -1,15 +1,12 @@
-"""The user's own code (a FILE.py:FUNCTION spec: the file's import and the function's call) run
-fenced, so that whatever it does ends in one line.
+"""The user's own code (a FILE.py:FUNCTION spec's import and call) run fenced, so that whatever it
+does ends in one line.
 
-Inside the fence the file's folder is first on the import path (a module beside it imports as
-it would when the file is run), its printing goes to a bounded buffer instead of the console,
-and `os._exit` raises instead of ending the process. Whatever it does then becomes a
-`UserCodeError`: an exception (its traceback keeps the user's frames, not tune's), a
-`SystemExit`, an `os._exit`; a KeyboardInterrupt becomes a `UserCodeInterrupt`, which stops
-the command as Ctrl-C does but in one line naming the file, exit status 2. On the way out the
-working directory it may have changed, the import path and `os._exit` are put back. The
-traceback and the last of its output are the error's `details`: for details.log, and for the
-console with --verbose.
+Inside the fence the file's folder leads the import path, its printing goes to a bounded buffer, and
+`os._exit` raises. An exception (its traceback keeping the user's frames, not tune's), a
+`SystemExit` or an `os._exit` becomes a `UserCodeError`; a KeyboardInterrupt a `UserCodeInterrupt`,
+which stops the command in one line naming the file, exit status 2. The working directory, import
+path and `os._exit` are put back on the way out. The traceback and the output's end are the error's
+`details` (details.log, and the console with --verbose).
 """
 
 from __future__ import annotations
@@ -41,8 +38,8 @@ class UserCodeError(ModelError):
 
 
 class UserCodeInterrupt(KeyboardInterrupt):
-    """Ctrl-C, or a KeyboardInterrupt the user's code raised, while it ran: the command stops
-    (it is not one model's failure) with `message`, one line naming the file, exit status 2."""
+    """Ctrl-C, or a KeyboardInterrupt from the user's code, while it ran: the command stops (not
+    one model's failure) with `message`, one line naming the file, exit status 2."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

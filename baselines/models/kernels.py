@@ -1,9 +1,8 @@
-"""A model's kernels, one PrimFunc each, as the backend's pipeline makes them: unscheduled (what
-a tuner takes) or scheduled by a rule list (what the default or the candidate rules give), with
-arguments and a reference for timing one alone.
+"""A model's kernels, one PrimFunc each, as the backend's pipeline makes them: unscheduled (what a
+tuner takes) or scheduled by a rule list, with arguments and a reference for timing one alone.
 
-The reference is the unscheduled kernel compiled for the host: a scheduled kernel must compute
-what the kernel computed before any rule touched it, whatever the operators inside it.
+The reference is the unscheduled kernel compiled for the host: a scheduled kernel must compute what
+it computed before any rule touched it.
 """
 
 from __future__ import annotations
@@ -26,9 +25,9 @@ from .failures import RuleFailure, rule_failure
 @dataclass(frozen=True)
 class ScheduledKernel:
     """`func` as the rule list leaves it, marked scheduled as `ApplyDefaultSchedule` marks it;
-    `rule` is the rule's class name, None if no rule of the list takes it (the function then
-    stays as it came, which a GPU build rejects). `failure`: an earlier rule of the list raised
-    on the kernel (dlight's pass would have ended the build there); `rule` is the next one."""
+    `rule` is the rule's class name, None if no rule takes it (a GPU build then rejects it).
+    `failure`: an earlier rule raised on the kernel (dlight's pass would have ended the build);
+    `rule` is the next."""
 
     rule: str | None
     func: tirx.PrimFunc
@@ -36,8 +35,7 @@ class ScheduledKernel:
 
 
 def rule_lists(target: tvm.target.Target, names=("default", "fixed")) -> dict[str, list]:
-    """The rule lists `names` of `baselines/rules.py` (RULE_LISTS: "default", "fixed",
-    "reduction-fix") for `target` (a CUDA target: the lists are dlight's GPU rules)."""
+    """The rule lists `names` of `rules.RULE_LISTS` for the CUDA `target` (dlight's GPU rules)."""
     return {name: rules.RULE_LISTS[name](target) for name in names}
 
 
@@ -57,8 +55,8 @@ def prim_funcs(lowered: tvm.IRModule) -> dict[str, tirx.PrimFunc]:
 
 
 def kernel_calls(lowered: tvm.IRModule) -> dict[str, int]:
-    """How many times `main` of a module after the backend's passes (`unscheduled`) launches
-    each PrimFunc: identical layers share one kernel, called once per layer."""
+    """How many times `main` of an `unscheduled` module launches each PrimFunc: identical layers
+    share one kernel, called once per layer."""
     calls: dict[str, int] = {}
 
     def visit(call: relax.Call) -> None:
@@ -76,10 +74,10 @@ def schedule_kernel(
     func: tirx.PrimFunc, target: tvm.target.Target, rules: list, tried: dict | None = None
 ) -> ScheduledKernel:
     """The first rule of `rules` that schedules `func`, as `dlight.ApplyDefaultSchedule` picks
-    it; a function marked scheduled (a library dispatch's) is left as it is, as there. A rule
-    that raises is recorded (the first such) and the kernel left to the next rule, where dlight
-    would end the whole build (`failures.py`). `tried`, given for one `func` across rule lists,
-    keeps what each rule made of it: the rules the lists share are applied once."""
+    it; a function already marked scheduled is left as it is. A rule that raises is recorded (the
+    first) and the kernel left to the next rule, where dlight would end the build
+    (`failures.py`). `tried`, shared for one `func` across rule lists, keeps each rule's result
+    so shared rules run once."""
     if func.attrs is not None and func.attrs.get("tirx.is_scheduled", False):
         return ScheduledKernel(None, func)
     failure = None
@@ -99,8 +97,8 @@ def schedule_kernel(
 
 
 def _apply(rule, func: tirx.PrimFunc, target) -> tirx.PrimFunc | RuleFailure | None:
-    """What `rule` makes of `func` (call under `target`): the scheduled function, None where
-    the rule does not take it, or its failure."""
+    """What `rule` makes of `func` under `target`: the scheduled function, None where the rule
+    does not take it, or its failure."""
     try:
         space = rule.apply(func, target, False)
     except Exception as error:  # TVM's InternalError among them: a finding, not a crash
@@ -112,8 +110,8 @@ def _apply(rule, func: tirx.PrimFunc, target) -> tirx.PrimFunc | RuleFailure | N
 
 
 def _rule_key(rule) -> tuple:
-    """One key for rules that schedule alike: dlight's rules are stateless and deterministic,
-    so two of one class and settings give one result (one without __dict__ is its own)."""
+    """One key for rules that schedule alike (dlight's rules are stateless and deterministic: one
+    class and settings, one result; one without __dict__ is its own)."""
     state = getattr(rule, "__dict__", None)
     if state is None:
         return (id(rule),)
@@ -135,8 +133,7 @@ def scheduled_kernels(
 
 
 def output_positions(func: tirx.PrimFunc) -> list[int]:
-    """Positions of the parameters `func` writes (its outputs; the last ones for kernels made
-    by FuseTIR, as `call_tir` passes them)."""
+    """Positions of the parameters `func` writes (its outputs, last for FuseTIR's kernels)."""
     written: list[tirx.Buffer] = []
 
     def visit(block: s_tir.SBlock) -> None:
@@ -148,8 +145,7 @@ def output_positions(func: tirx.PrimFunc) -> list[int]:
 
 def kernel_arguments(func: tirx.PrimFunc, seed: int) -> list[np.ndarray]:
     """One call's arguments: floating inputs drawn from N(0, 1) by `seed`, other inputs zero (no
-    draw is known to be valid for indices), outputs NaN (or zero) so an element never written
-    shows."""
+    draw is known valid for indices), outputs NaN (or zero) so an element never written shows."""
     rng, outputs, arguments = np.random.default_rng(seed), output_positions(func), []
     for position, param in enumerate(func.params):  # in TIRx, parameters are the buffers
         shape, dtype = [int(extent) for extent in param.shape], str(param.dtype)
@@ -164,14 +160,14 @@ def kernel_arguments(func: tirx.PrimFunc, seed: int) -> list[np.ndarray]:
 
 
 def kernel_module(func: tirx.PrimFunc) -> tvm.IRModule:
-    """`func` alone as the public `main` of a module (fused kernels are private): what
-    `tvm.compile` takes to build one kernel for timing."""
+    """`func` alone as the public `main` of a module (fused kernels are private), for
+    `tvm.compile`."""
     return tvm.IRModule({"main": func.with_attr("global_symbol", "main")})
 
 
 def kernel_reference(func: tirx.PrimFunc, arguments: list[np.ndarray]) -> list[np.ndarray]:
-    """What the unscheduled `func` writes for `arguments`, computed on the host (llvm); one
-    array per output, in parameter order."""
+    """What the unscheduled `func` writes for `arguments`, computed on the host (llvm); one array
+    per output."""
     return kernel_references(func, [arguments])[0]
 
 

@@ -1,9 +1,8 @@
 """The PyTorch side of a spec: the module in eval mode and its example inputs.
 
-Weights are random (torchvision `weights=None`, timm `pretrained=False`) and drawn after
-`torch.manual_seed(WEIGHT_SEED)`, so every process that loads a spec gets the same model: a
-trial process's PyTorch peer computes what the TVM build of another process was made from.
-Nothing is downloaded. torch, torchvision and timm are imported here, when a spec needs them.
+Weights are random (no download) and drawn after `torch.manual_seed(WEIGHT_SEED)`, so every process
+loading a spec gets the same model. torch, torchvision and timm are imported here, when a spec needs
+them.
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ class LoadedModel:
 
     def random_inputs(self, seed: int) -> list[np.ndarray]:
         """Inputs for a check or a timing: floating ones drawn from N(0, 1) by `seed`; others
-        (indices, masks) are the example's, since no draw is known to be valid for them."""
+        (indices, masks) the example's, as no draw is known valid for them."""
         rng = np.random.default_rng(seed)
         return [
             rng.standard_normal(x.shape).astype(str(x.dtype).removeprefix("torch."))
@@ -73,7 +72,7 @@ def require(package: str, needed_by: str) -> ModuleType:
 
 def load_model(spec: ModelSpec, options: ModelOptions) -> LoadedModel:
     """The spec's module with seeded random weights, in `options.dtype` and eval mode, and its
-    example inputs: a hub model's one image batch drawn from N(0, 1), a FILE spec's own."""
+    example inputs: a hub model's one image batch from N(0, 1), a FILE spec's own."""
     torch = require("torch", spec.text)
     dtype = getattr(torch, options.dtype)
     torch.manual_seed(WEIGHT_SEED)
@@ -112,11 +111,10 @@ def _check_name(spec: ModelSpec, names: list[str]) -> None:
 
 
 def _torchvision_size(torchvision, spec: ModelSpec, model=None) -> int:
-    """The size a vision transformer was built for (its `image_size`: vit_h_14 built without
-    weights takes 224, where its default weights crop 518); for any other model the crop size
-    of its default weights' transforms (299 for inception_v3), read from the weights'
-    description, which loads nothing. Detection and optical-flow weights have no crop size:
-    theirs is DEFAULT_SIZE."""
+    """The size a vision transformer was built for (its `image_size`: vit_h_14 takes 224 without
+    weights), else the crop size of the default weights' transforms (299 for inception_v3), read
+    without loading anything; DEFAULT_SIZE for detection and optical-flow weights, which have
+    none."""
     built_for = getattr(model, "image_size", None)
     if isinstance(built_for, int):
         return built_for

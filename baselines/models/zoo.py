@@ -1,15 +1,15 @@
 """A library's models as specs: what `tune models --zoo` takes a census of, one model run each.
 
-    torchvision   `torchvision.models.list_models(module=torchvision.models)`: the classification
-                  models, one image batch in and logits out, as `load.py` builds them. Detection,
-                  segmentation, video and optical-flow models are left out: they take lists of
-                  images, clips or image pairs, or return dicts, which neither the loading nor
-                  the check against PyTorch builds; the quantized ones need a quantized backend.
+    torchvision   `torchvision.models.list_models(module=torchvision.models)`: the
+                  classification models (one image batch in, logits out). Detection,
+                  segmentation, video and optical-flow models take lists, clips or pairs, or
+                  return dicts, which loading and checking do not handle; quantized ones need
+                  a quantized backend.
     timm          `timm.list_models()`: every architecture (all image classification)
     FILE.py       the file's own `list_models()`: names of its functions, each returning
                   (module, example inputs) as for a FILE.py:FUNCTION spec (a user's own zoo)
 
-The filters are model-name globs (`fnmatch`), comma-separated: `--only resnet*,vit_*`, `--skip
+The filters are comma-separated model-name globs (`fnmatch`): `--only resnet*,vit_*`, `--skip
 vit_h_14`. Nothing here imports torch or TVM; a library is imported when its zoo is listed.
 """
 
@@ -91,8 +91,8 @@ def globs(text: str | None) -> list[str]:
 
 
 def pick(names: list[str], only: list[str], skip: list[str]) -> list[str]:
-    """The names that match a glob of `only` (all, without any) and none of `skip`, in order.
-    A glob that matches no name is refused in one line (a typo would silently pick nothing)."""
+    """The names matching a glob of `only` (all, without any) and none of `skip`, in order; a
+    glob matching nothing is refused in one line (a typo would silently pick nothing)."""
     for option, patterns in (("--only", only), ("--skip", skip)):
         for glob in patterns:
             if not any(fnmatch.fnmatchcase(name, glob) for name in names):

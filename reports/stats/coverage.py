@@ -1,12 +1,11 @@
 """Does the ratio interval keep its promise? Simulated studies with a known true ratio.
 
-The noise has the H200's structure (reports/h200/README.md): the host-bound arms (the VM's short
-arms, PyTorch called from Python) share a shift per process and move together between blocks,
-each with some noise of its own, and vary a little within a call; a GPU-bound arm (ON) barely
-moves at all. Each simulated study goes through the project's own estimator
-(`paired.paired_log_interval`, which the report uses), and the share of studies whose interval
-holds the true ratio is its coverage. CI checks it; the report states it for the run's
-own numbers of trials, blocks and samples.
+The noise has the H200's structure (reports/h200/README.md): host-bound arms (the VM's short arms,
+PyTorch from Python) share a per-process shift and move together between blocks, each with some
+noise of its own and a little within a call; a GPU-bound arm (ON) barely moves. Each simulated study
+goes through the report's estimator (`paired.paired_log_interval`), and the share of intervals
+holding the true ratio is its coverage. CI checks it; the report states it for the run's own numbers
+of trials, blocks and samples.
 """
 
 from __future__ import annotations
@@ -23,9 +22,9 @@ STUDIES = 2000
 
 @dataclass(frozen=True)
 class NoiseModel:
-    """Standard deviations of log time per level, as measured on the H200 (2026-11-29/30):
-    host-bound arms' per-trial medians 10 to 14 %, blocks 8 to 13 %, within a call 2 to 4 %;
-    ON's CV 0.04 to 0.07 % at every level."""
+    """Standard deviations of log time per level, as measured on the H200: host-bound arms'
+    per-trial medians 10 to 14 %, blocks 8 to 13 %, within a call 2 to 4 %; ON's CV 0.04 to 0.07
+    % at every level."""
 
     shared_process: float = 0.10
     own_process: float = 0.03
@@ -57,8 +56,8 @@ def simulate(
     model: NoiseModel = H200,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Samples (studies, trials, blocks, samples) of a host-bound numerator and a denominator
-    that is "host"-bound too (it shares the numerator's process and block shifts) or
-    "gpu"-bound, or of two GPU-bound arms ("gpu-time"); the true ratio is exp(log_ratio)."""
+    that is "host"-bound too (sharing its process and block shifts) or "gpu"-bound, or of two
+    GPU-bound arms ("gpu-time"); the true ratio is exp(log_ratio)."""
     studies, trials, blocks, _ = shape
     gpu = (model.gpu_bound,) * 3
     if denominator == "gpu-time":

@@ -1,12 +1,11 @@
 """Ratios of two arms from samples paired within blocks, with Student-t intervals over trials.
 
-Two arms timed in the same block share that moment's host: what moves the whole block mostly
-cancels in their ratio. So per block the estimator takes the log of the ratio of the two arms'
-block medians, per trial the mean of those over its blocks, and over trials a Student-t interval
-on the per-trial means (df = trials - 1). A process-level shift (one process's host slower than
-another's) moves a trial's mean as a whole; the t interval stays exact under such shifts when
-they are normal, whatever their size, where a percentile bootstrap over three trials covers
-about 75 % instead of 95 %. `reports/stats/coverage.py` checks the coverage by simulation.
+Two arms timed in one block share that moment's host, so what moves the block mostly cancels in
+their ratio. Per block the estimator takes the log ratio of the arms' block medians, per trial the
+mean over its blocks, and over trials a Student-t interval on those means (df = trials - 1). A
+process-level shift moves a trial's mean as a whole; the t interval stays exact under normal shifts
+of any size, where a percentile bootstrap over three trials covers about 75 %, not 95 %.
+`reports/stats/coverage.py` checks the coverage by simulation.
 
 Every function takes arrays shaped (..., trials, blocks, samples), so a simulation can pass
 thousands of studies at once; `paired_ratio` is the report's entry, for one study's ragged lists.
@@ -48,8 +47,8 @@ def as_blocks(per_trial: list, trials: int | None = None, blocks: int | None = N
 
 
 def nan_quiet(function: Callable[..., np.ndarray], *args: Any, **kwargs: Any) -> np.ndarray:
-    """numpy's nan-functions warn on an all-NaN slice (an arm missing from a block); the NaN
-    they return is what is meant."""
+    """numpy's nan-functions warn on an all-NaN slice (an arm missing from a block); the NaN is
+    meant."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return function(*args, **kwargs)

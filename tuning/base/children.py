@@ -1,17 +1,15 @@
 """Child processes that never outlive the run that started them.
 
-Every child (builder pool, measuring process, trial process, `--workers` worker, RPC runner
-worker) calls `die_with_parent` first, with the pid its parent gave it: Linux kills it when its
-parent exits, however the parent ends (SIGKILL included), and a child that starts after its
-parent died exits at once. It ignores Ctrl-C, which the terminal sends to the whole process
-group: the parent alone handles that, stops its children and prints one line.
-The parent stops its children itself on an exception (`kill_pool`, `stop`), without waiting
-for the work in flight, since a child that ignores Ctrl-C would otherwise finish it first.
+Every child (builder pool, measuring process, trial process, `--workers` worker, RPC runner worker)
+calls `die_with_parent` first: Linux kills it when its parent exits, however it ends (SIGKILL
+included), and one started after its parent died exits at once. It ignores Ctrl-C, which the
+terminal sends to the whole group: the parent alone stops its children and prints one line. On an
+exception the parent stops its children itself (`kill_pool`, `stop`), not waiting for work in
+flight.
 
-A child that runs no PyTorch (a builder, a measuring process without a GPU) starts without it
-(`leave_torch_out`): TVM's FFI imports PyTorch wherever it is installed, 3.5 s of CPU of each
-child's start on a 2-core machine, half of it. Every process of ours imports TVM without
-ml_dtypes (`import_tvm`), which TVM's FFI also imports at once.
+A child running no PyTorch starts without it (`leave_torch_out`): TVM's FFI imports PyTorch wherever
+installed, half of a child's start (3.5 s of CPU on 2 cores). Every process of ours imports TVM
+without ml_dtypes (`import_tvm`), which TVM's FFI also imports at once.
 """
 
 from __future__ import annotations
@@ -31,9 +29,8 @@ _PR_SET_PDEATHSIG = 1
 
 
 def module_command(module: str, *args: str) -> list[str]:
-    """`python -m MODULE ARGS` for a child, without the current folder on its import path
-    (`python -m` puts it first): a `tuning.py` or `tuning/` in the folder the user runs from
-    would be imported in place of the installed package. PYTHONPATH is kept."""
+    """`python -m MODULE ARGS` for a child without the current folder on its import path, so a
+    local `tuning.py` or `tuning/` cannot shadow the installed package. PYTHONPATH is kept."""
     if sys.version_info >= (3, 11):
         return [sys.executable, "-P", "-m", module, *args]
     start = f"import runpy, sys; del sys.path[0]; runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"  # noqa: E501
@@ -41,12 +38,12 @@ def module_command(module: str, *args: str) -> list[str]:
 
 
 def die_with_parent(parent_pid: int) -> None:
-    """In a child: be killed when the parent (`parent_pid`, as the parent gave it: the child's
-    own view may already be whoever adopted it) exits, and leave Ctrl-C to the parent.
+    """In a child: be killed when the parent exits (`parent_pid` as the parent gave it, the child's
+    own view may already be its adopter's), and leave Ctrl-C to the parent.
 
-    Linux sends the signal when the thread that started the child ends: the main thread, or a
-    tuner's thread, which closes its children before it ends. Where prctl is missing (not
-    Linux), a thread watches the parent's pid."""
+    Linux signals when the thread that started the child ends (the main thread, or a tuner's
+    thread, which closes its children first). Without prctl (not Linux), a thread watches the
+    parent's pid."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if not _set_parent_death_signal(signal.SIGKILL):
         threading.Thread(target=_watch, args=(parent_pid,), daemon=True).start()
@@ -74,18 +71,16 @@ def leave_torch_out() -> None:
     sys.modules.setdefault("torch", None)  # type: ignore[arg-type]
 
 
-# Imported by TVM's FFI at its start, and by `export_library` (through tvm.contrib.tvmjs), for
-# NumPy's bfloat16 and float8 types: about 1 s of CPU of each process on a 2-core machine.
-# Nothing here makes such arrays (baselines/models/model_spec.py's DTYPES); `relax.const`, which
-# wants it, imports it when called.
+# Imported by TVM's FFI at its start, and by `export_library`, for NumPy's bfloat16 and float8
+# types: about 1 s of CPU a process on 2 cores. Nothing here makes such arrays; `relax.const`
+# imports it when called.
 IMPORTED_WHEN_USED = ("ml_dtypes",)
 
 
 def import_tvm(without_torch: bool = False) -> None:
-    """TVM imported with ml_dtypes (and `without_torch`, PyTorch) marked absent, then the marks
-    taken away: TVM's FFI goes without them, a later import of either imports it, and a library
-    that looks for PyTorch among the imported modules (SciPy's array API does) finds none
-    rather than the mark."""
+    """TVM imported with ml_dtypes (and `without_torch`, PyTorch) marked absent, then unmarked:
+    TVM's FFI goes without them, a later import still works, and a library looking for PyTorch
+    among imported modules (SciPy's array API) finds none rather than the mark."""
     left_out = (*IMPORTED_WHEN_USED, *(("torch",) if without_torch else ()))
     marked = [name for name in left_out if sys.modules.setdefault(name, None) is None]  # type: ignore[arg-type]
     import tvm  # noqa: F401

@@ -1,12 +1,9 @@
 """Build many candidates in parallel on the CPU cores, measure them one at a time on the device.
 
-Shared by both tuners: a candidate is a schedule (`baselines.protocols.Schedule`); its
-outcome is a record (`outcome.Outcome`) with its `status`, the `reason` it failed, `kernel_us`,
-`build_s`, `run_s`.
-Each candidate is measured as soon as it is built, so the device never waits for a batch's
-slowest build; tuners running side by side (in threads) take turns on the device (`DEVICE`,
-first asked first served), and a kernel already measured in the run, by any tuner, is not timed
-again (`KernelCache`).
+Shared by both tuners: a candidate is a schedule (`baselines.protocols.Schedule`), its outcome an
+`outcome.Outcome`. Each candidate is measured as soon as it is built, so the device never waits for
+a batch's slowest build; tuners side by side take turns on the device (`DEVICE`, first come first
+served), and a kernel any tuner measured in the run is not timed again (`KernelCache`).
 """
 
 from __future__ import annotations
@@ -60,9 +57,9 @@ def stop_all() -> None:
 
 
 class CandidateEvaluator:
-    """Parallel builders and one replaceable measuring process, for one kernel task and target:
-    a Case's fused pool kernel (with `whole`, the one kernel of the whole graph instead), or any
-    `task.KernelTask` (a real network's kernel)."""
+    """Parallel builders and one replaceable measuring process, for one kernel task and target: a
+    Case's fused pool kernel (with `whole`, the whole graph's one kernel), or any
+    `task.KernelTask`."""
 
     def __init__(
         self,
@@ -83,8 +80,8 @@ class CandidateEvaluator:
         self._pool_lock = threading.Lock()  # the pool is renewed from the measuring thread
         self._pool = self._new_pool()
         self._tmp = tempfile.TemporaryDirectory(prefix="pool-tuning-")
-        # `submit`'s candidates are measured here as they are built, one at a time, while the
-        # thread that submitted them goes on (asking for the next points, storing results).
+        # `submit`'s candidates are measured here as they are built, while the submitting thread
+        # goes on.
         self._measuring = ThreadPoolExecutor(1, thread_name_prefix="measuring")
         self._pending: set[Future] = set()  # outcomes of `submit` not yet known
         _LIVE.add(self)
@@ -92,9 +89,9 @@ class CandidateEvaluator:
     def evaluate(
         self, schedules: Sequence[Schedule], each: Callable[[int], None] | None = None
     ) -> list[Outcome]:
-        """Build all in parallel; check and time each one as soon as it is built. The records
-        come back in the order of `schedules`; `each(done)` follows each one's (a progress bar
-        moves with every candidate of a batch, not once the whole batch is done)."""
+        """Build all in parallel; check and time each as soon as it is built. Records come back
+        in the order of `schedules`; `each(done)` follows each one (a progress bar moves per
+        candidate)."""
         futures = self._submit(schedules)
         records: list[Outcome] = [{}] * len(futures)
         for done, future in enumerate(as_completed(futures), 1):
@@ -108,9 +105,9 @@ class CandidateEvaluator:
         return records
 
     def submit(self, schedule: Schedule) -> Future:
-        """Start building one candidate; the future's result is its outcome, checked and timed
-        by the measuring thread as soon as it is built. A search keeps the builders busy this
-        way, and asks for its next points while candidates build and measure."""
+        """Start building one candidate; the future's result is its outcome, checked and timed by
+        the measuring thread once built, so a search asks for its next points while candidates
+        build."""
         ((built, (_, path)),) = self._submit([schedule]).items()
         outcome: Future = Future()
         pool = self._pool
@@ -146,8 +143,8 @@ class CandidateEvaluator:
                 outcome.set_exception(error)
 
     def build(self, schedules: Sequence[Schedule]) -> list[Outcome]:
-        """Build all in parallel; a built record's `path` is its library, the caller's to
-        delete (what is left goes with the evaluator's folder on close)."""
+        """Build all in parallel; a built record's `path` is its library, the caller's to delete
+        (what is left goes with the evaluator's folder on close)."""
         futures = self._submit(schedules)
         records = [self._built(future, path) for future, (_, path) in futures.items()]
         self._renew_pool_if_broken(records)

@@ -1,12 +1,11 @@
 """What the tuners tune: one kernel, the arguments of a check, and the reference it must match.
 
-A kernel task gives the unscheduled PrimFunc for a target (`function`), one check's arguments on
-a device (inputs drawn by seed, outputs poisoned with NaN so that an element never written shows:
-`upload`), the outputs the kernel must write for them (`expected`), and whether an output is
-right (`matches`). Builders, the measuring process and both tuners take a task, so the same
-search runs on the study's fused pool kernel (`PoolKernel`, against the NumPy reference) and on
-any kernel of a real network (`ModelKernel`, against the unscheduled kernel compiled for the
-host). Tasks are picklable: builder and measuring processes take them.
+A kernel task gives the unscheduled PrimFunc for a target (`function`), one check's arguments on a
+device (`upload`: inputs by seed, outputs NaN so an unwritten element shows), the outputs the kernel
+must write (`expected`), and whether an output is right (`matches`). Builders, the measuring process
+and both tuners take a task, so one search runs on the study's fused pool kernel (`PoolKernel`,
+NumPy reference) and any network kernel (`ModelKernel`, the unscheduled kernel on the host). Tasks
+are picklable.
 """
 
 from __future__ import annotations
@@ -75,9 +74,8 @@ _REFERENCES: dict = {}  # (kernel name, seed) -> its reference, once per process
 
 @dataclass(frozen=True)
 class ModelKernel:
-    """One kernel of a real network (`baselines/models/kernels.py`): arguments drawn by
-    `kernel_arguments`, the reference its unscheduled self on the host, an output right within
-    the model check's tolerance (relative to the output's magnitude)."""
+    """One kernel of a real network: arguments by `kernel_arguments`, the reference its
+    unscheduled self on the host, an output right within the model check's relative tolerance."""
 
     name: str
     func: tvm.tirx.PrimFunc

@@ -33,8 +33,8 @@ def tuner_names(text: str) -> list[str]:
 
 
 def run_tuners(text: str | None, budget: int, target_kind: str = "llvm") -> list[str]:
-    """The tuners a run with `budget` uses: those `text` names, or where it names none (None)
-    the default ones of the target (`registry.default_tuners`); none without a budget."""
+    """The tuners a run with `budget` uses: those `text` names, else (None) the target's defaults
+    (`registry.default_tuners`); none without a budget."""
     names = default_tuners(target_kind) if text is None else tuner_names(text)
     if not names and budget > 0:
         raise UsageError(
@@ -94,12 +94,10 @@ def arm_names(text: str) -> list[str]:
 
 
 def default_arms(target_kind: str) -> list[str]:
-    """The arms of a run that names none: the issue's four and the candidate fix (`fixed`); on
-    CUDA also the whole graph as one kernel (`one-kernel`), the project's best answer; on CUDA
-    with PyTorch, both candidates captured whole and PyTorch's peers, so that the report
-    compares like with like (the +capture peers come with the +capture arms); on a CPU with
-    PyTorch, the peers of `PeerRole.CPU_DEFAULT` (torch.compile builds its C++ kernel there with the
-    machine's compiler; captured peers need CUDA)."""
+    """The arms of a run that names none: the issue's four and `fixed`; on CUDA also
+    `one-kernel`, the project's best answer, and with PyTorch both candidates captured whole and
+    PyTorch's peers, so the report compares like with like; on a CPU with PyTorch,
+    `PeerRole.CPU_DEFAULT`'s peers (captured peers need CUDA)."""
     if target_kind != "cuda":
         return [*DEFAULT_ARM_NAMES, *(peers_for(PeerRole.CPU_DEFAULT) if torch_available() else ())]
     extra = cuda_torch_arm_names() if torch_available() else CUDA_ARM_NAMES
@@ -131,9 +129,9 @@ def resolve_target(kind: str, say: Callable[[str], None] = print) -> TargetSpec:
 
 
 def check_stored_names(meta: RunMeta, run_file: Path) -> None:
-    """A run.json from elsewhere may name a tuner, an arm or a sampler this tune does not know:
-    said in one line, never a KeyError in a tuner's thread nor an arm dropped without a word.
-    (An arm may be a tuner's: `optuna` is the arm its tuner found.)"""
+    """A run.json from elsewhere may name a tuner, arm or sampler this tune does not know: said
+    in one line, never a KeyError in a tuner's thread or an arm silently dropped. (An arm may be
+    a tuner's.)"""
     stored = [
         ("tuner", meta["tuners"], list(TUNERS)),
         (

@@ -140,16 +140,14 @@ def _user_details(error: Exception, argv: list[str]) -> None:
 
 
 def _stop_on_sigterm(signum, frame):
-    """`kill PID` stops the run as Ctrl-C does: children stopped, one line, resumable. A second
-    signal while it stops is ignored: the first is being acted on."""
+    """`kill PID` stops the run as Ctrl-C does; a second signal while it stops is ignored."""
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
 def _runs_no_pytorch(argv: list[str]) -> bool:
-    """A study, sweep or Optuna worker on `--target llvm` naming no PyTorch arm: TVM is
-    imported without PyTorch, which its FFI would import for nothing (3.5 s of CPU); the arms,
-    the references and the tuners there are TVM's and NumPy's alone."""
+    """A study, sweep or Optuna worker on `--target llvm` naming no PyTorch arm: TVM is then
+    imported without PyTorch, which its FFI would import for nothing (3.5 s of CPU)."""
     first = argv[0] if argv else "-"
     if first not in ("sweep", "worker") and not first.startswith("-"):
         return False
@@ -161,8 +159,8 @@ def _runs_no_pytorch(argv: list[str]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """`tune ARGS`: the subcommand run with the working folder checked first (libraries fail far
-    from the cause when it is gone), SIGTERM taken as Ctrl-C, builders' temporary files and every
-    lock released however it ends; returns the exit status."""
+    from the cause when it is gone), SIGTERM taken as Ctrl-C, builders' temporary files and locks
+    released however it ends; returns the exit status."""
     command = argv is None  # the `tune` command itself, not a caller in this process
     argv = sys.argv[1:] if argv is None else argv
     try:
@@ -189,10 +187,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _end_interrupted(code: int) -> None:
-    """End an interrupted command at once, its line said, its files closed and its locks
-    released: a tuner's thread may still be inside TVM or a measurement, and the interpreter's
-    finalization around it crashed (a segmentation fault, `terminate called without an active
-    exception`) after the line had told the user the run was kept."""
+    """End an interrupted command at once, its line said, files closed and locks released: a
+    tuner's thread may still be inside TVM, and interpreter finalization around it crashed
+    (segmentation fault, `terminate called without an active exception`) after the user was told
+    the run was kept."""
     if threading.active_count() == 1:
         return
     for stream in (sys.stdout, sys.stderr):

@@ -1,11 +1,10 @@
-"""The options of `tune`: the parser, the ranges its numbers must fall in, and what a resume
-may change. All is checked before anything is measured; bad input is one line, exit code 2.
+"""The options of `tune`: the parser, the ranges its numbers must fall in, and what a resume may
+change. All is checked before anything is measured; bad input is one line, exit code 2.
 
-Numbers are typed in ASCII digits (as a Case value is: `--blocks ٣` is refused, not taken as 3)
-and fall in the ranges the stored run is checked against too (`runfolder/ranges.py`). A text
-option is never empty or blank where it names something (`--resume ""`, from an unset `$DIR`
-in a script, must not start a new study), and no option holds a control character (a newline
-in `--out` would split every one-line message that names the folder).
+Numbers are ASCII digits (`--blocks ٣` is refused) in the ranges the stored run is checked against
+too (`runfolder/ranges.py`). A text option naming something is never empty or blank (`--resume ""`
+from an unset `$DIR` must not start a new study), and no option holds a control character (a newline
+in `--out` would split every message naming the folder).
 
 What a resume may change is `run_options.py`'s.
 """
@@ -47,8 +46,8 @@ _DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 
 
 def number(text: str) -> float:
-    """A number option (argparse `type`): ASCII digits, a point, an exponent; float() would
-    also take other digits, "inf" and "nan" (the ranges refuse what overflows)."""
+    """A number option (argparse `type`): ASCII digits, a point, an exponent; float() would also
+    take other digits, "inf" and "nan"."""
     if not _DECIMAL.fullmatch(text):
         raise argparse.ArgumentTypeError(f"takes a number in digits 0-9, got {text!r}")
     return float(text)
@@ -78,8 +77,7 @@ def protocol_of(args, base: Protocol) -> Protocol:
     )
 
 
-# Options that name something (a folder, a file, a URL, a name, a list of names), by argparse
-# name: what to name where one is given empty or blank.
+# Options that name something, by argparse name: what to name where one is given empty or blank.
 NAMING = {
     "out": "a folder",
     "resume": "the folder of a run",
@@ -101,8 +99,8 @@ DEFAULT_ARM_NAMES = (*(arm.name for arm in DEFAULT_ARMS), "fixed")
 # The project's best answer, the whole graph as one kernel, is a GPU arm (on llvm it is a CPU
 # loop nest that says nothing about the issue).
 CUDA_ARM_NAMES = ("one-kernel",)
-# With PyTorch: both candidates captured whole, and the peers they are held against like for
-# like (`PeerRole.CUDA_DEFAULT`; the captured peers come with the +capture arms).
+# With PyTorch: both candidates captured whole, and their like-for-like peers
+# (`PeerRole.CUDA_DEFAULT`).
 CUDA_TORCH_TVM_ARM_NAMES = ("fixed+capture", "one-kernel", "one-kernel+capture")
 
 
@@ -115,8 +113,8 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def parser(description: str) -> Parser:
-    """The parser of `tune` (a run, or --resume of one); the run-defining options default to
-    None, so that a resume tells one given from one left out (`run_options.py`)."""
+    """The parser of `tune` (a run, or --resume of one); run-defining options default to None, so
+    a resume tells one given from one left out."""
     p = Parser(prog="tune", description=description)
     p.add_argument(
         "--budget",
@@ -223,8 +221,8 @@ def parser(description: str) -> Parser:
 
 def add_processes(p: argparse.ArgumentParser, default: int | None, help: str) -> None:
     """--processes N: the fresh processes that time the arms end to end (the protocol's
-    `trials`, argparse's name for it). Its old spelling --trials, which Optuna and tvmc use for
-    tuning trials, is still taken, with one line saying so."""
+    `trials`). The old spelling --trials, which Optuna and tvmc use for tuning trials, still
+    works, with a note."""
     p.add_argument(
         "--processes", dest="trials", type=integer, default=default, metavar="N", help=help
     )

@@ -46,8 +46,8 @@ def recorded_command(prefix: str, argv: list[str]) -> str:
 
 
 def new_default_folder(target_kind: str, runs: Path = Path("runs")) -> Path:
-    """runs/<date>-<target>, or where an earlier run of the day has it, the first of its -2,
-    -3, ... not taken: a second `tune` of a day is a new run (`--resume DIR` finishes one)."""
+    """runs/<date>-<target>, or the first free -2, -3, ... after it: a second `tune` of a day is
+    a new run (`--resume DIR` finishes one)."""
     first = runs / f"{datetime.date.today()}-{target_kind}"
     path, count = first, 1
     while os.path.lexists(path):  # a dangling link is taken too: creating through it fails
@@ -57,9 +57,9 @@ def new_default_folder(target_kind: str, runs: Path = Path("runs")) -> Path:
 
 
 def start_run(args, argv: list[str]) -> Run:
-    """A new run from the command line: every option checked (the Case fits the machine, the
-    tuners, arms and target are known, a --storage opens) before its folder is created with
-    the plan and the environment."""
+    """A new run from the command line: every option checked (the Case fits, tuners, arms and
+    target are known, a --storage opens) before its folder is created with the plan and
+    environment."""
     with_defaults(args)
     case = parse_case(args.case)
     check_case_fits(case)
@@ -117,9 +117,9 @@ def _say_what_a_cpu_run_is(target: TargetSpec) -> None:
 
 
 def _open_studies_first(plan: RunPlan) -> None:
-    """A storage given with --storage holds the run's studies: opened (each study created, or
-    checked to be this run's) before the run folder exists, so that a storage that cannot be
-    used leaves nothing that would refuse the same command once it is fixed."""
+    """A --storage holds the run's studies: opened (each created, or checked to be this run's)
+    before the run folder exists, so an unusable storage leaves nothing that would refuse the
+    same command once fixed."""
     storage = plan.options.get("storage")
     if storage is None:  # the run's studies live in its folder
         return
@@ -201,10 +201,9 @@ def _given(args, meta: RunMeta) -> dict:
 
 
 def _storage_now(args, run: Run, options: RunOptions) -> RunOptions:
-    """--storage and --storage-password-env given with --resume replace the stored ones. A
-    stored storage outside the run folder (a file elsewhere, a server) is used only when
-    given again now: a run folder from elsewhere must not make a resume write to a file it
-    names, or send a password to a server it names."""
+    """--storage and --storage-password-env given with --resume replace the stored ones. A stored
+    storage outside the run folder is used only when given again: a run folder from elsewhere
+    must not make a resume write to a file it names or send a password to a server it names."""
     changes: RunOptions = {}
     if args.storage is not None:  # with its password variable given now, or none
         changes["storage"] = storage_checks().remember_password(args.storage)

@@ -1,9 +1,8 @@
 """The TVM arms' libraries for the final comparison, built in parallel while the tuners run.
 
-Each arm is lowered, built and exported once, in a pool of fresh processes, into a folder of
-this process's own (outside the run folder, which may come from elsewhere: no library is ever
-loaded from it); every trial then loads the same machine code. The first trial's record keeps
-what building found (`with_builds`), as when that trial built the arms itself.
+Each arm is built and exported once, by a pool of fresh processes, into this process's own folder
+(never the run folder, which may come from elsewhere); every trial then loads the same machine code.
+The first trial's record keeps what building found (`with_builds`).
 """
 
 from __future__ import annotations
@@ -40,9 +39,9 @@ TUNING_BUILDERS = 2
 
 
 class ArmLibraries:
-    """A temporary folder of arms' libraries and the pool that builds them. `start` may be
-    called as arms become known, from the thread that entered the `with` block only (a pool
-    process dies when the thread that started it ends); `built` waits for every build."""
+    """A temporary folder of arms' libraries and the pool building them. `start` may be called as
+    arms become known, only from the thread that entered the `with` block (a pool process dies
+    with its starting thread); `built` waits for every build."""
 
     def __init__(
         self,
@@ -64,9 +63,9 @@ class ArmLibraries:
 
     @classmethod
     def for_run(cls, run, plan) -> "ArmLibraries":
-        """Builds only where a trial is left to measure; the IR dumped if trial 0 is. Beside
-        tuners, two builders: the arms wait for the tuners anyway, and each builder process
-        is one more TVM import taking cores from the tuners' own builders."""
+        """Builds only where a trial is left; the IR dumped if trial 0 is. Two builders beside
+        the tuners: the arms wait for the tuners anyway, and each builder takes cores from the
+        tuners' builders."""
         left = [i for i in range(plan.protocol.trials) if not run.trial_path(i).exists()]
         ir_dir = run.path / "ir" if 0 in left else None
         workers = TUNING_BUILDERS if plan.tuners else None
@@ -93,8 +92,8 @@ class ArmLibraries:
             self._builds[arm.name] = future
 
     def built(self) -> dict:
-        """Every arm's findings (`build_arm`), once all are built; a failed build fails the run.
-        The builders end here: none is left idle beside the trials' timing."""
+        """Every arm's findings, once all are built (a failed build fails the run); the builders
+        end here, none left idle beside the trials' timing."""
         found = {}
         for name, future in self._builds.items():
             try:

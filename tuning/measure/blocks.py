@@ -1,18 +1,17 @@
 """A trial's timing: every arm's figures, in interleaved blocks whose order is a Williams design.
 
-Three figures per arm, each named for what it is:
+Three figures per arm:
 
     call_path    end to end through the arm's own call path: the VM's `time_evaluator` of
-                 `invoke_stateful` (a C++ loop), a captured graph's replay, a PyTorch peer's
-                 compiled function in a Python loop (CUDA events around back-to-back calls)
-    python_call  end to end as a Python user calls it: `vm["main"](x)`, `model(x)`, or for a
-                 captured graph, the input copied in and the graph replayed (host clock, from an
-                 idle device to the last call's end)
-    gpu_queued   GPU time of one call with calls queued behind a sleeping kernel (CUDA only):
-                 the end-to-end time without the host's share
+                 `invoke_stateful`, a captured graph's replay, a PyTorch peer's compiled
+                 function in a Python loop (CUDA events around back-to-back calls)
+    python_call  end to end as a Python user calls it: `vm["main"](x)`, `model(x)`, or a
+                 captured graph's input copy and replay (host clock, idle device to last end)
+    gpu_queued   GPU time of one call, calls queued behind a sleeping kernel (CUDA only): the
+                 end-to-end time without the host's share
 
-Within a block each arm takes all its figures in turn, so every ratio pairs two arms' samples
-of the same block. Every sample and every block's order goes into the trial's record.
+Within a block each arm takes all its figures in turn, so every ratio pairs samples of one block.
+Every sample and block order goes into the trial's record.
 """
 
 from __future__ import annotations
@@ -43,8 +42,8 @@ def _timers(
 
 
 def _warm_up(built, timers, order, protocol, index, say) -> None:
-    """Calls, then every figure's timer in turn for `warmup_s`: clocks up, caches, allocator
-    pools and (for the GPU figure) the length of the sleep settle before the first block."""
+    """Calls, then every figure's timer in turn for `warmup_s`, so clocks, caches, allocator
+    pools and the GPU figure's sleep settle before the first block."""
     for name in order:
         say(f"trial {index}: warming up {name}")
         for _ in range(protocol.warmup_calls):
@@ -69,9 +68,8 @@ def measure_blocks(
     spent: dict | None = None,
 ) -> dict:
     """Time every arm of `built` (name -> built arm) in one trial; its record's timing part.
-    `case`: a Case or a workload (`workload.py`), whose draw 0 is the timed input. `spent` gets
-    where the time went: `warmup_s`, and `timing_by_arm_s` (each arm's figures over all
-    blocks)."""
+    `case`: a Case or workload, whose draw 0 is timed. `spent` gets `warmup_s` and
+    `timing_by_arm_s`."""
     spent = {} if spent is None else spent
     names = sorted(built)
     blocks = protocol.blocks or auto_blocks(len(names))

@@ -1,20 +1,16 @@
 """GPU time per call without the host's launch overhead: CUDA events behind a sleeping kernel.
 
-A sleeping kernel holds the stream while the host queues calls, so the events between them time
-the calls' kernels back to back on the GPU. Two things keep the host from getting ahead, and the
-queue is sized for both (`plan_queue`, `resized`):
-- the host's time to queue the calls must be shorter than the sleep: the sleep is sized from
-  the host time of one call, measured before the first repeat;
-- every launch of the queued calls must fit in the GPU's queue of pending launches (about a
-  thousand): past it a launch waits for the GPU, here for the sleep to end. A network of a few
-  hundred kernels fills it in a few calls (densenet121's 248 launches a call, 5 calls queued,
-  never gave a figure on the H200), so a repeat in which the GPU caught up halves the calls
-  before it lengthens the sleep.
-A repeat in which the GPU caught up is dropped. Where even one call behind the longest sleep
-lets the GPU catch up, there is no figure, and `QueuedGpuTimer.reason` says why.
+A sleeping kernel holds the stream while the host queues calls, so the events between them time the
+calls' kernels back to back. The queue is sized (`plan_queue`, `resized`) so the host stays ahead: -
+queuing the calls must take less host time than the sleep, which is sized from one call's host time,
+measured before the first repeat; - every queued launch must fit in the GPU's queue of pending
+launches (about a thousand), past which a launch waits for the sleep to end. A network of a few
+hundred kernels fills it in a few calls, so a repeat in which the GPU caught up halves the calls
+before lengthening the sleep. A repeat in which the GPU caught up is dropped. Where even one call
+behind the longest sleep lets it catch up, there is no figure, and `QueuedGpuTimer.reason` says why.
 
-Needs PyTorch and a GPU, imported when timed; without them the timers return None and the
-caller keeps its host-side figure.
+Needs PyTorch and a GPU, imported when timed; without them the timers return None and the caller
+keeps its host-side figure.
 """
 
 from __future__ import annotations
@@ -44,9 +40,9 @@ class QueuePlan:
 
 
 def plan_queue(host_ms: float, calls: int, max_sleep_ms: float = MAX_SLEEP_MS) -> QueuePlan | None:
-    """The calls to queue (at most `calls`) and the sleep that covers their host time: the
-    calls' `host_ms` each, times SLEEP_MARGIN, within [MIN_SLEEP_MS, `max_sleep_ms`]; None
-    where the longest sleep cannot cover even one call."""
+    """The calls to queue (at most `calls`) and the sleep covering their host time: `host_ms` a
+    call times SLEEP_MARGIN, within [MIN_SLEEP_MS, `max_sleep_ms`]; None where the longest sleep
+    cannot cover one call."""
     host_ms = max(host_ms, 0.0)
     fit = calls if host_ms == 0 else math.floor(max_sleep_ms / (SLEEP_MARGIN * host_ms))
     calls = min(calls, fit)
@@ -57,9 +53,8 @@ def plan_queue(host_ms: float, calls: int, max_sleep_ms: float = MAX_SLEEP_MS) -
 
 
 def calls_for_repeat(repeat_ms: float, call_ms: float, most: int) -> int:
-    """The calls a repeat queues where it should last about `repeat_ms` of GPU time and one call
-    takes `call_ms` (at least one, at most `most`): a candidate of milliseconds (a tuner's bad
-    matmul) is timed in a few calls, not in `most`."""
+    """The calls a repeat queues to last about `repeat_ms` of GPU time at `call_ms` a call (from
+    1 to `most`), so a candidate of milliseconds is timed in a few calls."""
     if call_ms <= 0:
         return most
     return max(1, min(most, math.ceil(repeat_ms / call_ms)))
@@ -68,10 +63,10 @@ def calls_for_repeat(repeat_ms: float, call_ms: float, most: int) -> int:
 def resized(
     plan: QueuePlan, host_ms: float, max_sleep_ms: float = MAX_SLEEP_MS
 ) -> QueuePlan | None:
-    """The plan after a repeat in which the GPU caught up, where queuing took `host_ms` a call:
-    half the calls (their launches may not have fit in the GPU's queue) under a sleep at least
-    as long; with one call, the sleep doubled; None where one call behind the longest sleep
-    was caught up."""
+    """The plan after a repeat in which the GPU caught up, queuing having taken `host_ms` a call:
+    half the calls (their launches may not have fit the GPU's queue) under a sleep at least as
+    long; with one call, the sleep doubled; None where one call behind the longest sleep was
+    caught up."""
     if plan.calls == 1 and plan.sleep_ms >= max_sleep_ms:
         return None
     calls = max(1, plan.calls // 2)
@@ -87,20 +82,18 @@ def gpu_time_us(
     launches: int = LAUNCHES_PER_REPEAT,
     repeat_ms: float | None = None,
 ) -> list[float] | None:
-    """GPU time per call of `function`, without the host's launch overhead (as nvbench does);
-    with `repeat_ms`, fewer calls a repeat where `launches` of them would last longer.
-    None where PyTorch (events, sleep) or a GPU is missing, or where the host never got ahead
-    of the GPU; the caller keeps its host-side figure. See `QueuedGpuTimer`."""
+    """GPU time per call of `function` without the host's launch overhead (as nvbench does); with
+    `repeat_ms`, fewer calls a repeat where `launches` would last longer. None where PyTorch or a
+    GPU is missing, or the host never got ahead; see `QueuedGpuTimer`."""
     return QueuedGpuTimer(function, args, launches, repeat_ms)(repeat)
 
 
 class QueuedGpuTimer:
-    """Up to `launches` calls queued behind a sleep, sized from the host time of one call the
-    first time it is called and resized where the GPU caught up (the module's docstring). The
-    plan is kept between calls of the timer, so an arm timed in many blocks finds it once.
-    `reason`: why the last call gave no figure (None where it gave one). With `repeat_ms`, a
-    repeat queues at most the calls that last about that long on the GPU (`calls_for_repeat`,
-    from one call timed on an idle GPU)."""
+    """Up to `launches` calls queued behind a sleep, sized from one call's host time on first use
+    and resized where the GPU caught up (see the module). The plan is kept between calls, so an
+    arm timed in many blocks finds it once. `reason`: why the last call gave no figure (None
+    where it gave one). With `repeat_ms`, a repeat queues at most the calls lasting that long
+    (`calls_for_repeat`)."""
 
     def __init__(
         self,
@@ -172,9 +165,8 @@ class QueuedGpuTimer:
         return samples
 
     def _host_ms(self, torch) -> tuple[float, float]:
-        """The host time of one call on an idle GPU and the time from its start to its
-        kernels' end (the least of HOST_CALLS calls each), and torch.cuda._sleep's clock,
-        measured once a process."""
+        """One call's host time on an idle GPU and the time from its start to its kernels' end
+        (least of HOST_CALLS calls each), and torch.cuda._sleep's clock, measured once a process."""
         if not _CYCLES_PER_MS:
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)

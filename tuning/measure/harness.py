@@ -1,11 +1,9 @@
 """The one end-to-end harness: every arm of the graph, the same protocol, all samples kept.
 
-A trial loads every arm's library (`arm_libraries`) in one fresh process, in an order alternating
-between trials, checks each against its reference (a Case's NumPy reference, a real network's
-PyTorch eager: `workload.py`), then times the correct ones in interleaved blocks whose arm order
-follows a Williams design (`blocks.py`): each arm's three figures in every block.
-
-Each trial runs in a fresh process of its own (`trial_process.py`), started with the run.
+A trial loads every arm's library (`arm_libraries`) in one fresh process (`trial_process.py`), in an
+order alternating between trials, checks each against its reference (`workload.py`), then times the
+correct ones in interleaved blocks ordered by a Williams design (`blocks.py`): each arm's three
+figures in every block.
 """
 
 from __future__ import annotations
@@ -39,12 +37,10 @@ def check(subject, arm: TimedArm, checks: int) -> dict:
 
 @dataclass(frozen=True)
 class TrialJob:
-    """One trial, as it crosses into its process (picklable). `subject`: a Case, or a workload
-    (`workload.py`). `peers` names other frameworks' versions of the graph (`torch-eager`,
-    `torch-compile`, ...), checked and timed with the arms. `ir_dir`: where a build here dumps
-    its IR. `library_dir`: where each arm's compiled library is loaded from (built before the
-    trials by `arm_libraries`); an arm without one there is built here, and its library left
-    there for later trials."""
+    """One trial, as it crosses into its process (picklable). `subject`: a Case or a workload.
+    `peers`: other frameworks' versions of the graph, checked and timed with the arms. `ir_dir`:
+    where a build here dumps its IR. `library_dir`: each arm's prebuilt library
+    (`arm_libraries`); an arm missing there is built here and its library left for later trials."""
 
     subject: Case | Workload
     arms: list
@@ -58,9 +54,9 @@ class TrialJob:
 
 
 def run_trial(job: TrialJob, progress=None, step=None) -> dict:
-    """One trial in the current process: check results, every figure's samples (us) per arm and
-    block, and every block's order. `progress(message)` hears each step, `step(done, blocks)`
-    each block begun."""
+    """One trial in this process: check results, every figure's samples (us) per arm and block,
+    and every block's order. `progress(message)` hears each step, `step(done, blocks)` each block
+    begun."""
     say = progress or (lambda message: None)
     arms, protocol, index, peers = job.arms, job.protocol, job.index, job.peers
     ir_dir, library_dir = job.ir_dir, job.library_dir
@@ -115,8 +111,8 @@ def run_trial(job: TrialJob, progress=None, step=None) -> dict:
         spent["profile_s"] = time.monotonic() - began
     walls = {
         "build_s": build_s,
-        # Loading each arm's library and making its VM here (trial 0's `build_s` is replaced
-        # by the builders' times), and each check's time.
+        # Loading each arm's library and making its VM here (replacing trial 0's `build_s` by the
+        # builders' times), and each check's time.
         "load_s": {a.name: build_s[a.name] for a in arms},
         "peer_s": {name: build_s[name] for name in peers},  # torch.compile's wrappers, ...
         "check_s": check_s,

@@ -1,12 +1,10 @@
-"""A real network as the harness measures it (`workload.Workload`): TVM builds of the model, one
-per rule list (and one with tuned kernels), against PyTorch eager; PyTorch eager and
-torch.compile as peers (`PeerRole.MODEL` of `baselines/peers.py`), timed in the same blocks.
+"""A real network as the harness measures it (`workload.Workload`): TVM builds of the model, one per
+rule list (and one tuned), against PyTorch eager; PyTorch eager and torch.compile as peers
+(`PeerRole.MODEL`), timed in the same blocks.
 
-A trial process loads the model again from its spec: `load_model` seeds the random weights, so
-every process holds the weights the TVM builds were made from. Loading turns PyTorch's TF32
-switches off for the whole process (`check.set_tf32`): the reference and the peers run fp32
-convolutions and matmuls in fp32, as TVM's kernels do; each check records the switches. The
-reference runs on the run's device (PyTorch eager on the GPU, TF32 off), and the tolerance is
+A trial process loads the model again from its spec, with the same seeded random weights the TVM
+builds were made from. Loading turns TF32 off for the whole process (`check.set_tf32`), so the
+reference and peers run fp32 as TVM's kernels do; each check records the switches. The tolerance is
 relative to each output's magnitude (`baselines/models/eager_check.py`).
 """
 
@@ -33,8 +31,8 @@ _LOADED: dict = {}  # (spec, options) -> LoadedModel, once per process
 
 @dataclass(frozen=True)
 class ModelArm:
-    """A TVM build of the model: the backend's pipeline with rule list `rules`, and with the
-    kernels of `tuned` (an IRModule's JSON: kernel name -> its tuned schedule) put in first."""
+    """A TVM build of the model: the backend's pipeline with rule list `rules`, the kernels of
+    `tuned` (an IRModule's JSON: kernel name -> tuned schedule) put in first."""
 
     name: str
     rules: str
@@ -72,8 +70,8 @@ class ModelWorkload:
         return tuple(self.loaded().random_inputs(seed))
 
     def check(self, arm: TimedArm, checks: int) -> dict:
-        """The worst check over `checks` draws (by its error against its bound), the first
-        failing one if any: `check_outputs` against PyTorch eager, TF32 off."""
+        """The worst check over `checks` draws (by error against bound), the first failing one if
+        any."""
         from pool_fusion_tuning.baselines.models.eager_check import (
             check_outputs,
             tf32_state,
@@ -93,7 +91,7 @@ class ModelWorkload:
 
     def build(self, arm: ModelArm, target, ir_dir, library: Path | None, kernels: bool) -> tuple:
         """The model imported afresh, lowered with the arm's rule list (on llvm the host
-        pipeline, which has none) and its tuned kernels, built, exported to `library`."""
+        pipeline) and tuned kernels, built, exported to `library`."""
         from pool_fusion_tuning.baselines.models.build import build_model, tuned_kernels
         from pool_fusion_tuning.baselines.models.importer import prepare_model
         from pool_fusion_tuning.baselines.models.kernels import rule_lists
@@ -108,10 +106,9 @@ class ModelWorkload:
         return executable, {"build_s": time.monotonic() - started}
 
     def peer(self, name: str, target_kind: str) -> TimedArm:
-        """The peer `name` (of `PeerRole.MODEL`) on the module (moved to the device); flattened
-        outputs, as `torch.export` flattens them. Its first call compiles (torch.compile) or
-        warms (eager) here, so that its compile time is the peer's build time in the trial's
-        record."""
+        """The peer `name` on the module (moved to the device), outputs flattened as
+        `torch.export` does. Its first call compiles or warms here, so its compile time is the
+        peer's build time."""
         from torch.utils import _pytree
 
         from pool_fusion_tuning.baselines.torch_peer import PeerArm

@@ -1,12 +1,10 @@
-"""Two figures every arm of a network has on a GPU, where the GPU time with calls queued may have
-none (the host never gets ahead of a small network's kernels, `gpu_timer.py`): the sum of the
-call's kernel times from CUPTI's profile (`torch.profiler`, which sees TVM's launches as it sees
-PyTorch's), and the whole call captured into one CUDA graph and replayed (CUDA events around
-back-to-back replays: the launch gaps gone, for TVM and PyTorch alike).
+"""Two figures every arm of a network has on a GPU, where queued GPU time may have none
+(`gpu_timer.py`): the call's kernel-time sum from CUPTI's profile (`torch.profiler`, which sees
+TVM's launches too), and the whole call captured into one CUDA graph and replayed (launch gaps gone,
+for TVM and PyTorch alike).
 
-A trial takes them after its timed blocks: the captured replays first, the profile last, as
-launches in a process are slower once CUPTI has run there (DESIGN.md). An arm whose capture
-fails keeps its kernel sum and says why in one line.
+A trial takes them after its timed blocks, the profile last, as launches are slower in a process
+once CUPTI has run (DESIGN.md). An arm whose capture fails keeps its kernel sum and says why.
 """
 
 from __future__ import annotations
@@ -21,9 +19,9 @@ PROFILED_CALLS = 20
 
 
 def profile_arms(built: Mapping[str, TimedArm], x, protocol) -> dict:
-    """Per arm (by name): `captured_us` (median of the replays' samples) or
-    `captured_reason`, then `kernel_sum_us` and `kernels_per_call` from the profile, and
-    `kernels_us` (name -> total us per call) for the gap by kernel, or `profile_reason`."""
+    """Per arm: `captured_us` (median of the replays) or `captured_reason`, then `kernel_sum_us`,
+    `kernels_per_call` and `kernels_us` (name -> us per call) from the profile, or
+    `profile_reason`."""
     found: dict[str, dict] = {name: {} for name in built}
     for name, arm in built.items():
         try:

@@ -1,8 +1,8 @@
-"""A trial's fresh process, started before its trial (`TrialProcess`, started with the run): it
-imports TVM, and where the trial has PyTorch peers what torch.compile loads, then waits for its
-trial (`harness.run_trial`) without touching the GPU. Its start-up so overlaps the tuners instead
-of the comparison; the process is as fresh as before where it counts (its own CUDA context,
-allocator, caches). The trial's record says where its time went (`wall_s`).
+"""A trial's fresh process, started with the run (`TrialProcess`): it imports TVM (and what
+torch.compile loads, for PyTorch peers), then waits for its trial (`harness.run_trial`) without
+touching the GPU, so its start-up overlaps the tuners rather than the comparison, and it is still
+fresh where it counts (its own CUDA context, allocator, caches). The trial's record says where its
+time went (`wall_s`).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ def _trial_entry(jobs, replies, warm_peers: tuple, torch: bool, parent: int, spa
             load_compilers(warm_peers)
         except Exception:  # only a head start: the trial makes its peers and says what fails
             pass
-    # Whether anything before the trial made a CUDA context (it must not: a waiting process
-    # sits beside the tuners' measurements); the record says so.
+    # Whether anything before the trial made a CUDA context (it must not, beside the tuners'
+    # measurements); the record says so.
     cuda_before_trial = _cuda_initialized()
     ready = time.time()
     job = jobs.get()
@@ -64,8 +64,8 @@ def _trial_entry(jobs, replies, warm_peers: tuple, torch: bool, parent: int, spa
     except BaseException as error:  # reported to the parent, which fails the run loudly
         message = ("error", f"{type(error).__name__}: {error}")
     replies.put(message)
-    # The trial is over once its message is out: the process ends without tearing down
-    # PyTorch, CUDA and TVM, which would hold the next trial back for seconds.
+    # The trial is over once its message is out: ending without tearing down PyTorch, CUDA and TVM
+    # saves the next trial seconds.
     replies.close()
     replies.join_thread()
     os._exit(0)
@@ -77,9 +77,9 @@ def _cuda_initialized() -> bool:
 
 
 class TrialProcess:
-    """A trial's fresh process, started now and given its trial later (`run`). `warm_peers`:
-    the PyTorch peers it will time, whose compiler it imports while it waits; `torch`: whether
-    the trial may run PyTorch at all (peers, or CUDA graphs captured through it)."""
+    """A trial's fresh process, started now and given its trial later (`run`). `warm_peers`: the
+    PyTorch peers it will time, whose compiler it imports while waiting; `torch`: whether the
+    trial may run PyTorch at all."""
 
     def __init__(self, index: int, warm_peers: tuple = (), torch: bool = True):
         context = multiprocessing.get_context("spawn")
@@ -132,9 +132,8 @@ def _ended(process) -> str:
 
 
 class TrialProcesses:
-    """The run's trial processes, one per trial left to measure, started at once (from the
-    thread that will use them: a child dies with the thread that started it); on leaving, any
-    not used is stopped."""
+    """The run's trial processes, one per trial left, started at once from the thread that will
+    use them (a child dies with its starting thread); any unused is stopped on leaving."""
 
     def __init__(self, indices: list[int], warm_peers: tuple = (), torch: bool = True):
         self._torch = torch
@@ -155,8 +154,7 @@ class TrialProcesses:
 def run_trial_process(
     job: TrialJob, say=None, step=None, process: TrialProcess | None = None
 ) -> Trial:
-    """Run one trial in a fresh process (`process`, started earlier, or a new one): an
-    independent CUDA context, allocator and caches. `say` and `step` hear the trial's
-    progress, as `run_trial` gives it."""
+    """Run one trial in a fresh process (`process`, started earlier, or a new one); `say` and
+    `step` hear its progress, as `run_trial` gives it."""
     process = process or TrialProcess(job.index, job.peers)
     return process.run(job, say, step)

@@ -31,8 +31,7 @@ def outputs_of(vm_result) -> list[np.ndarray]:
 
 class VMArm:
     """A built arm in the Relax VM: its outputs for an input, one call, and a timer. An input is
-    one array or a sequence of arrays, one per argument of `main` (a real network may take
-    several)."""
+    one array or one per argument of `main`."""
 
     def __init__(self, vm, device):
         self.vm, self.device = vm, device
@@ -56,8 +55,8 @@ class VMArm:
         return lambda: [float(s) * 1e6 for s in evaluator("main").results]
 
     def python_call(self, *source: tvm.runtime.Tensor) -> object:
-        """`vm["main"](x)`, as a Python user calls the graph: a function lookup, argument
-        passing and fresh outputs every call. `source`: tensors already on the device."""
+        """`vm["main"](x)` as a Python user calls it: function lookup, argument passing and fresh
+        outputs every call. `source`: tensors already on the device."""
         return self.vm["main"](*source)
 
     def python_timer(self, x, protocol: Protocol) -> Sampler:
@@ -72,10 +71,9 @@ class VMArm:
 
 
 class CapturedVMArm(VMArm):
-    """The whole VM call captured once into a CUDA graph and replayed: what Relax's CUDA graph
-    rewriting would give if it also captured the kernels that read the function's input and
-    write its outputs. The input and the outputs live in fixed buffers, as a captured graph
-    needs; a new input is copied into the input buffer."""
+    """The whole VM call captured once into a CUDA graph and replayed: Relax's CUDA graph
+    rewriting as it would be if it also captured the kernels reading the input and writing the
+    outputs. Input and outputs live in fixed buffers; a new input is copied in."""
 
     # After these calls the VM's allocator holds every buffer a call needs, so nothing is
     # allocated inside the capture.
@@ -126,8 +124,8 @@ class CapturedVMArm(VMArm):
         return call_timer(self.call, True, protocol)
 
     def python_call(self, *source: tvm.runtime.Tensor) -> object:
-        """As a captured graph is used from Python: the new input (tensors already on the
-        device) copied into the captured input buffers, the graph replayed."""
+        """As a captured graph is used from Python: the new input (on the device) copied into the
+        captured buffers, the graph replayed."""
         self._copy_in(source)
         self._graph().replay()
         return self.results

@@ -1,10 +1,9 @@
 """What the harness measures: the study's Case, or a real network (`model_workload.py`).
 
-The harness asks four things of it: the input of a draw (`input`), whether a built arm computes
-the right outputs (`check`), how an arm is built (`build`), and the same computation in PyTorch
-(`peer`). A Case answers from its NumPy reference and its graph written with torch ops; a model
-from PyTorch eager and its module. Everything else (processes, blocks, the Williams design, the
-three figures, every sample kept) is the harness's own and the same for both.
+The harness asks four things of it: a draw's input (`input`), whether a built arm's outputs are
+right (`check`), how an arm is built (`build`), and the computation in PyTorch (`peer`). A Case
+answers from its NumPy reference and torch graph, a model from PyTorch eager and its module.
+Everything else is the harness's own, the same for both.
 """
 
 from __future__ import annotations
@@ -52,8 +51,8 @@ def export(executable, library: Path) -> None:
 
 @functools.lru_cache(maxsize=2)
 def _draws(case: Case, checks: int) -> tuple:
-    """The `checks` input draws and the reference's outputs for each: computed once a trial,
-    not once per arm (the arms' checks all read them, none writes them)."""
+    """The `checks` input draws and the reference's outputs for each, computed once a trial for
+    every arm's check."""
     return tuple(
         (x, reference(case, x)) for x in map(lambda s: random_input(case, s), range(checks))
     )
@@ -82,9 +81,9 @@ class CaseWorkload:
         return {"correct": correct, "max_abs_err": worst}
 
     def build(self, arm, target, ir_dir, library: Path | None, kernels: bool) -> tuple:
-        """Lower and build one arm (its IR dumped under `ir_dir/<arm>` if given), export it to
-        `library` if given. What building found: `build_s`, the CUDA kernel table (if
-        `kernels`) and the launches a CUDA graph captures (`cuda_graph` arms)."""
+        """Lower and build one arm (IR dumped under `ir_dir/<arm>` if given), exported to
+        `library` if given. What building found: `build_s`, the CUDA kernel table (if `kernels`)
+        and the launches a CUDA graph captures (`cuda_graph` arms)."""
         started = time.monotonic()
         dump = folder_writer(Path(ir_dir) / arm.name) if ir_dir else None
         mod = lower(self.case, arm, target, dump)

@@ -1,19 +1,14 @@
-"""Every kernel of a model under every rule list: checked, then timed with the tuners' kernel
-timer (`candidates/kernel_check.time_kernel`: on a GPU, CUDA events around launches queued
-behind a sleeping kernel; on a CPU, `time_evaluator`).
+"""Every kernel of a model under every rule list: checked, then timed with the tuners' kernel timer
+(`candidates/kernel_check.time_kernel`).
 
-Each kernel is called from the very library its end-to-end arm loads (a VM executable exports
-every PrimFunc by name), on arguments `kernels.kernel_arguments` draws (floating inputs N(0, 1),
-outputs poisoned with NaN). Before its time counts, each list's kernel is checked:
-- where the rule lists schedule the kernel differently (by rule or launch: what a candidate list
-  changes, windows of at most 64 elements, cheap on a CPU), every list's kernel, the default's
-  included, against the host reference: the unscheduled kernel compiled for llvm
-  (`kernels.kernel_reference`);
-- elsewhere every list has the same schedule: the default list's kernel is timed once and its
-  time stands for each list, checked through the `tvm-default` arm's end-to-end check against
-  PyTorch eager.
-One measuring process calls every kernel, one at a time; kernel_times.json is written after
-each, so an interrupted run keeps what was measured, and a crashed process is replaced.
+Each kernel is called from the very library its end-to-end arm loads, on arguments
+`kernels.kernel_arguments` draws (outputs poisoned with NaN). Before its time counts: - where the
+rule lists schedule the kernel differently (by rule or launch), every list's kernel, the default's
+included, is checked against the host reference (`kernels.kernel_reference`); - elsewhere every list
+has the same schedule: the default list's kernel is timed once for all, checked through the
+`tvm-default` arm's end-to-end check against PyTorch eager. One measuring process calls every kernel
+in turn; kernel_times.json is written after each, so an interrupted run keeps what was measured, and
+a crashed process is replaced.
 """
 
 from __future__ import annotations
@@ -86,8 +81,8 @@ def _measure(job: KernelTimingJob) -> dict:
     checks = job.protocol.checks if job.changed else 1  # one call to time on
     draws = [kernel_arguments(func, seed) for seed in range(checks)]
     references = kernel_references(func, draws) if job.changed else None
-    # A kernel every list schedules alike (same rule, same launch) is the same schedule under
-    # each: timed once, from the default list's library, and that time stands for each list.
+    # A kernel every list schedules alike (same rule and launch) is timed once, from the default
+    # list's library, for each list.
     measured = list(libraries.items()) if job.changed else list(libraries.items())[:1]
     results: dict = {}
     for rules, library in measured:
@@ -147,8 +142,8 @@ def time_kernels(
     progress,
     protocol: KernelProtocol | None = None,
 ) -> dict:
-    """Every kernel of `kernels_file` not yet in the run's kernel_times.json, under each rule
-    list of `libraries` (rule list -> library, the default first); returns the file's data."""
+    """Every kernel of `kernels_file` not yet in kernel_times.json, under each rule list of
+    `libraries` (rule list -> library, default first); returns the file's data."""
     import tvm  # noqa: F401  (unpickling the kernels needs TVM's types)
 
     protocol = protocol or KernelProtocol()

@@ -1,9 +1,8 @@
-"""What a model run measures, as run.json records it: the model (spec and options), the target
-and device, the rule lists compared, the peers, the timing protocol, and the tuning asked for.
+"""What a model run measures, as run.json records it: the model (spec and options), target and
+device, the rule lists compared, the peers, the timing protocol and the tuning asked for.
 
-A model run's run.json has `kind: "model"`; its identity (what a resume must match) is the model,
-the target and the device. The settings are compared whole on a resume: the same command with
-the same --out finishes a run, another setting is refused in one line.
+Its run.json has `kind: "model"`; its identity (what a resume must match) is model, target and
+device. Settings are compared whole on a resume: another setting is refused in one line.
 """
 
 from __future__ import annotations
@@ -23,16 +22,16 @@ KIND = "model"
 TUNED = "tvm-tuned"
 # The tuned arm is the candidate's list with the tuned kernels put in.
 TUNED_BASE = "fixed"
-# A model run's default timing: 3 samples of at least 5 ms per arm, figure and block, each
-# GPU-time sample 5 calls queued (a network's call is milliseconds, not microseconds), warm-up
-# by 10 calls and 0.25 s, 2 checks per arm. `tune model` runs 3 trials, `tune models` 1.
+# A model run's default timing: 3 samples of at least 5 ms per arm, figure and block, each GPU-time
+# sample 5 calls queued (a network's call takes milliseconds), warm-up by 10 calls and 0.25 s, 2
+# checks per arm. `tune model` runs 3 trials, `tune models` 1.
 MODEL_PROTOCOL = Protocol(number=1, warmup_calls=10, checks=2, queued_calls=5)
-# `--kernels`: which kernels --tune-top K takes, the K costliest pattern kernels (the default,
-# what runs made before the option did) or the K costliest whatever their pattern.
+# `--kernels`: which kernels --tune-top K takes: the K costliest pattern kernels (the default, as
+# older runs did) or the K costliest of any kind.
 KERNEL_CHOICES = ("pattern", "any")
 PATTERN_KERNELS = KERNEL_CHOICES[0]
-# `--tune-top all`: every kernel (of --kernels' choice) whose share matters, this share of the
-# network's summed kernel time (launches x time alone under the default list) or more.
+# `--tune-top all`: every kernel whose share of the network's summed kernel time (launches x time
+# alone, default list) is at least this.
 ALL_KERNELS = "all"
 ALL_MIN_SHARE = 0.005
 # What each setting is given by on the command line, where not its own name with dashes.
@@ -68,12 +67,10 @@ class ModelPlan:
     command: str = ""
     kernels: str = PATTERN_KERNELS  # of --tune-top: KERNEL_CHOICES
     time_budget_s: float | None = None  # of --tune-top: tuning wall time, over all commands
-    # Of --tune-top, how many kernels are tuned side by side: how fast, not what is measured
-    # (not a setting; each command may give its own).
+    # Of --tune-top, how many kernels are tuned side by side: how fast, not what (not a setting).
     kernels_at_once: int = 1
-    # --rpc-tracker and --rpc-key of --tune-top, where MetaSchedule measures (the trial rows
-    # name it, `rpc.label`), and --storage, where the kernels' Optuna studies are kept: where,
-    # not what, so no setting (each command gives its own).
+    # --rpc-tracker, --rpc-key (where MetaSchedule measures; `rpc.label` in the trial rows) and
+    # --storage (where the kernels' Optuna studies are kept): where, not what, so no setting.
     where: RunOptions = field(default_factory=lambda: RunOptions())
 
     @property
@@ -83,9 +80,9 @@ class ModelPlan:
 
     @property
     def settings(self) -> dict:
-        """Everything that decides what the run measures (`kernels` only where given, as runs
-        made before the option have it). Not `time_budget_s`: how long to tune, which a later
-        command may raise (the report gives the last command's)."""
+        """Everything that decides what the run measures (`kernels` only where given, as older
+        runs lack it). Not `time_budget_s`, which a later command may raise (the report gives the
+        last one)."""
         return {
             "model": self.identity["model"],
             "target_spec": self.target.to_json(),
@@ -125,9 +122,8 @@ class ModelPlan:
 
 def kernel_options(run: Run, plan: ModelPlan, kernel: str) -> RunOptions:
     """Where a kernel's tuners measure and keep their studies (`KernelJob.options`): the plan's
-    `where`, and with --storage, the kernel's study's name there: the run folder's name, a
-    token no other run has (kept in run.json, so the next command finds the studies again),
-    and the kernel's."""
+    `where`, and with --storage the kernel's study name there, from the run folder's name, a
+    token unique to the run (kept in run.json for the next command) and the kernel's."""
     where: RunOptions = {**plan.where}
     if "storage" in where:
         if "study" not in run.model_meta:
@@ -137,8 +133,8 @@ def kernel_options(run: Run, plan: ModelPlan, kernel: str) -> RunOptions:
 
 
 def settings_difference(stored: dict, given: dict) -> str:
-    """The first setting a run folder's `stored` settings and a command's `given` ones differ
-    in, as the option that sets it: "--budget: 16 in the folder, 32 here"."""
+    """The first setting in which the folder's `stored` and the command's `given` differ, as its
+    option says it: "--budget: 16 in the folder, 32 here"."""
     for key in dict.fromkeys([*stored, *given]):
         there, here = stored.get(key), given.get(key)
         if key in _NESTED and isinstance(there, dict) and isinstance(here, dict):

@@ -52,9 +52,9 @@ def prepare_all(
     prep: Preparation, runs: dict[str, Run], progress, failures: dict | None = None
 ) -> dict[str, Prepared]:
     """Wait for every model's preparation (a bar over the tasks), recording each in its run
-    folder as soon as its tasks have ended (an interrupted `tune models` keeps what is done);
-    by key, in the order of `runs`. A model that cannot be imported raises its ModelError, or
-    with `failures` is left out and its one line kept there (`prepare_failure`)."""
+    folder as soon as its tasks end (an interrupted `tune models` keeps what is done); by key, in
+    the order of `runs`. A model that cannot be imported raises its ModelError, or with
+    `failures` is left out and its one line kept there (`prepare_failure`)."""
     progress.start("preparation")
     prepared = {}
 
@@ -78,11 +78,10 @@ def prepare_all(
 
 
 def prepare_failure(run: Run, error: Exception) -> str:
-    """One line for a model whose preparation failed. Where it failed before its analysis for
-    a reason of the model and the libraries (an exporter's refusal, an operator Relax lacks, a
-    TVM error), the line is kept in its run folder, so that the same command again does not try
-    it again; a missing package, a process that died (memory, a crash) or a failure after the
-    analysis is not, and is tried again."""
+    """One line for a model whose preparation failed. A failure before its analysis for a reason
+    of the model and libraries (an exporter's refusal, an operator Relax lacks, a TVM error) is
+    kept in its run folder, so the same command does not try it again; a missing package, a dead
+    process or a failure after the analysis is tried again."""
     from concurrent.futures.process import BrokenProcessPool
 
     from pool_fusion_tuning.baselines.models.model_errors import MissingPackage
@@ -102,8 +101,8 @@ def prepare_failure(run: Run, error: Exception) -> str:
 
 
 def _said(error: Exception) -> str:
-    """What the error says, in one line: its first line, or its last where the first opens a
-    traceback (TVM's errors may carry theirs in the message)."""
+    """The error in one line: its first, or its last where the first opens a traceback (TVM's
+    errors may carry one in the message)."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
     if not lines:
         return type(error).__name__
@@ -142,9 +141,9 @@ def trials_left(run: Run, plan: ModelPlan) -> list[int]:
 
 
 def submit(prep: Preparation, key: str, run: Run, plan: ModelPlan) -> None:
-    """The model's preparation left to do: the analysis where it is missing or the kernels
-    are still to be timed, the builds where anything is left to time, the compile warm-up
-    where a trial is left with torch.compile on a GPU."""
+    """The model's preparation left to do: the analysis where missing or kernels are left to
+    time, the builds where anything is left to time, the compile warm-up where a torch.compile
+    trial on a GPU is left."""
     timing_left = not plan.analyze_only and not kernel_times_complete(run)
     left = trials_left(run, plan)
     kernels = timing_left or tuning_left(run, plan)  # the kernels, from the analysis' process

@@ -1,15 +1,12 @@
-"""`tune models`: the built-in list (`baselines/models/catalog.py`), the models `--models`
-names, or every model of a zoo (`--zoo`, `baselines/models/zoo.py`), one ordinary model run
-folder each (`DIR/<model>/`, readable with `tune report`), and models.md, models.json and
-models.png across them (`reports/models_report.py`); for a zoo, census.md too (`reports/census.py`).
+"""`tune models`: the built-in list (`baselines/models/catalog.py`), the models `--models` names, or
+every model of a zoo (`--zoo`), one ordinary model run folder each (`DIR/<model>/`), and models.md,
+.json and .png across them (`reports/models_report.py`); for a zoo, census.md too.
 
-Every model's CPU work (import, analysis, builds, torch.compile's first compile) runs first, all
-models at once in one pool of processes, each recorded in its folder as it ends; then each model
-is timed in turn, with nothing else running. The same command again finishes an interrupted run:
-a model whose run is complete is kept as it is and measures nothing. A model that cannot be run
-(a package missing on this machine, a module the exporter refuses, a TVM error) is named in
-models.md in one line and the others go on; where the failure is the model's own, not a missing
-package or a process that died, it is kept in its folder and not tried again.
+Every model's CPU work (import, analysis, builds, first compile) runs first, all models at once in
+one process pool, each recorded as it ends; then each model is timed in turn, alone. The same
+command finishes an interrupted run, a complete model measuring nothing. A model that cannot run is
+named in models.md in one line and the others go on; a failure of the model's own (not a missing
+package or dead process) is kept in its folder and not tried again.
 """
 
 from __future__ import annotations
@@ -37,8 +34,8 @@ GIVEN = "given with --models"
 
 
 def select_models(text: str | None) -> list[CatalogEntry]:
-    """The built-in list, or the models `text` names (comma-separated): a built-in entry by
-    its spec or its model name, or any SPEC; `+decompose` after a name decomposes it."""
+    """The built-in list, or the models `text` names (comma-separated): a built-in entry by spec
+    or model name, or any SPEC; `+decompose` after a name decomposes it."""
     if not text:
         return list(BUILTIN_MODELS)
     entries = []
@@ -67,8 +64,8 @@ def folder_name(entry: CatalogEntry) -> str:
 
 
 def folder_names(entries: list[CatalogEntry]) -> list[str]:
-    """Folder names, one per model: two FILE.py:FUNCTION specs of one FUNCTION name in other
-    files (a.py:build, u.py:build) are told apart by their file's name, then by their place."""
+    """Folder names, one per model: two FILE.py:FUNCTION specs of one FUNCTION name are told
+    apart by their file's name, then by their place."""
     names = [folder_name(e) for e in entries]
     spec_of = [parse_spec(e.spec) for e in entries]
     names = [
@@ -114,9 +111,8 @@ def model_plans(entries: list[CatalogEntry], shared: dict, command: str) -> dict
 
 
 def run_models(out: Path, plans: dict, progress, jobs: int | None = None) -> dict:
-    """Every model's run in `out` (`open_models_folder` first); the summary
-    (`reports.models_report.render_models`). `jobs`: the preparation's processes (default: one per
-    core)."""
+    """Every model's run in `out` (`open_models_folder` first); the summary. `jobs`: the
+    preparation's processes (default: one per core)."""
     from pool_fusion_tuning.reports.model_report import render_model_run
     from pool_fusion_tuning.reports.models_report import render_models
 
@@ -156,9 +152,9 @@ def run_models(out: Path, plans: dict, progress, jobs: int | None = None) -> dic
 
 
 def open_models_folder(out: Path, plans: dict, command: str, zoo: dict | None = None) -> None:
-    """models.json with the settings (and the zoo listed, for a census); a folder holding a
-    model with other settings, or another zoo's census, is refused; one `tune models` per
-    folder at a time. Another choice of models (--only, --skip) goes on in the same folder."""
+    """models.json with the settings (and the zoo, for a census); a folder holding a model with
+    other settings, or another zoo's census, is refused; one `tune models` per folder at a time.
+    Another choice of models (--only, --skip) goes on in the same folder."""
     settings = {name: plan.settings for name, plan in plans.items()}
     path = out / FILE
     stored = read_record(path, Models) if path.exists() else None

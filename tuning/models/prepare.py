@@ -1,12 +1,11 @@
 """The CPU work of model runs before anything is timed, in parallel processes of one pool.
 
-Per model: the import and the per-kernel analysis (one process); one build per rule list (one
-process each, importing the model itself: a CUDA build of inception_v3 takes about 25 s on one
-core); and, on a GPU, torch.compile's first compile of the model (its caches on disk then serve
-the trial processes, whose compile the report shows beside this cold one). `tune models` submits
-every model's work at once and times nothing until all of it is done, so that no timing shares
-the machine with a build. Each task reports its own wall time; the libraries go to a temporary
-folder of this process (never loaded from a run folder, which may come from elsewhere).
+Per model: import and per-kernel analysis (one process); one build per rule list (a process each: a
+CUDA build of inception_v3 takes about 25 s on one core); and on a GPU, torch.compile's first
+compile (its disk caches serve the trial processes). `tune models` submits every model's work at
+once and times nothing until all is done, so no timing shares the machine with a build. Each task
+reports its wall time; libraries go to this process's temporary folder, never loaded from a run
+folder, which may come from elsewhere.
 """
 
 from __future__ import annotations
@@ -30,9 +29,8 @@ COMPILE = "torch.compile warm-up"
 
 
 def _analysis_task(plan: ModelPlan, kernels_file: str) -> dict:
-    """Import the model; analyse its kernels for CUDA (`plan.arch`) under each rule list; keep
-    the run target's unscheduled kernels (what the kernel timing calls) in `kernels_file`,
-    unless the run is an analysis alone."""
+    """Import the model and analyse its kernels for CUDA (`plan.arch`) under each rule list; keep
+    the run target's unscheduled kernels in `kernels_file`, unless the run is an analysis alone."""
     from pool_fusion_tuning.baselines.models.analysis import analyze_lowered
     from pool_fusion_tuning.baselines.models.importer import prepare_model
     from pool_fusion_tuning.baselines.models.kernels import prim_funcs, rule_lists
@@ -108,10 +106,9 @@ class Prepared:
 
 
 class Preparation:
-    """One pool for every model's preparation. `submit` queues a model's tasks, `start` hands
-    them to the pool longest first (torch.compile's compiles, then the builds, then the
-    analyses), `wait(key, ...)` records a model's results in its run folder once its tasks
-    have ended."""
+    """One pool for every model's preparation: `submit` queues a model's tasks, `start` hands
+    them out longest first (compiles, builds, analyses), `wait(key, ...)` records a model's
+    results once its tasks have ended."""
 
     ORDER = (COMPILE, "build", ANALYSIS)
 
@@ -154,9 +151,8 @@ class Preparation:
         return str(Path(self.folder.name) / key)
 
     def wait(self, key: str, run: Run) -> Prepared:
-        """Wait for the model's tasks (started by `start` or `wait_all`); write model.json and
-        analysis.json and the tasks' wall times into its run folder. A model that cannot be
-        imported raises its ModelError."""
+        """Wait for the model's tasks; write model.json, analysis.json and the tasks' wall times
+        into its run folder. A model that cannot be imported raises its ModelError."""
         self.start()
         tasks = self._tasks.pop(key, {})
         wait(tasks.values())
@@ -186,9 +182,8 @@ class Preparation:
         return prepared
 
     def wait_all(self, step=None) -> int:
-        """Until every submitted task has ended; `step(done, total, ended)` hears each one end,
-        with the keys whose tasks have all ended since it last heard (each key once). Returns
-        how many tasks there were."""
+        """Until every submitted task has ended; `step(done, total, ended)` hears each end, with
+        the keys whose tasks have all ended since (each once). Returns the task count."""
         self.start()
         futures = [f for tasks in self._tasks.values() for f in tasks.values()]
         told, heard = -1, set()

@@ -1,23 +1,18 @@
-"""`--tune-top K`: the K pattern kernels that cost the model most under the default list
-(launches per call x time alone; with `--kernels any`, the K costliest kernels whatever they are:
-matmuls, convolutions, ...) tuned with the study's own tuners, side by side, each measuring
-`--budget` candidates: every tuner whose spec takes the role `tune-top` (`tuners/registry.py`:
-Optuna over the schedule template, `baselines/template.py`, and MetaSchedule over the kernel's own
-default space), each through its `tune_kernel` in a folder of its own. `--tune-top all` takes
-every such kernel that matters (`plan.ALL_MIN_SHARE`); each kernel's result is saved as it ends
-(tuners/<kernel>/result.json), so a command stopped by Ctrl-C or SIGTERM loses at most the
-kernel in progress, and `--time-budget` stops starting kernels once the tuning's wall time,
-summed over commands, would pass it. A tuner whose space does not take a kernel (the template,
-on anything but a sliding-window reduction) is skipped for it, its one-line reason in the
-kernel's result; a tuner that raises on a kernel has that error's line there instead (its
-traceback in details.log), and the other kernels are still tuned.
+"""`--tune-top K`: the K pattern kernels that cost the model most under the default list (launches
+per call x time alone; with `--kernels any`, the K costliest of any kind), tuned side by side by
+every tuner whose spec takes the role `tune-top` (`tuners/registry.py`), each measuring `--budget`
+candidates through its `tune_kernel` in a folder of its own. `--tune-top all` takes every kernel
+that matters (`plan.ALL_MIN_SHARE`). Each kernel's result is saved as it ends
+(tuners/<kernel>/result.json), so Ctrl-C or SIGTERM loses at most the kernel in progress, and
+`--time-budget` stops starting kernels once the tuning's wall time, summed over commands, would pass
+it. A tuner whose space does not take a kernel is skipped for it, and one that raises has its
+error's line there (traceback in details.log); the other kernels are still tuned.
 
-Every candidate is checked against the host reference (the unscheduled kernel on llvm) before its
-time counts (`candidates/task.ModelKernel`), and the evaluator also times the kernel as the
-default and the fixed lists schedule it, so that default / rule / tuned compare with one timer.
-The faster tuner's schedule of each kernel goes into `tvm-tuned`: the fixed list's build with
-those kernels put in. Each kernel's work stays in tuners/<kernel>/ (the Optuna study,
-MetaSchedule's database, result.json), and a resume goes on from there.
+Every candidate is checked against the host reference before its time counts
+(`candidates/task.ModelKernel`), and the evaluator also times the default and fixed lists' kernels,
+so default / rule / tuned compare with one timer. The faster tuner's schedule of each kernel goes
+into `tvm-tuned` (the fixed list's build with those kernels put in). A resume goes on from
+tuners/<kernel>/ (Optuna study, MetaSchedule database, result.json).
 """
 
 from __future__ import annotations
@@ -65,8 +60,8 @@ _KINDS = (
 
 def costliest(run: Run, count: int | None, pattern_only: bool = True) -> list[dict]:
     """The analyses of the `count` kernels (pattern kernels only, with `pattern_only`) with the
-    largest launches x default time, timed right; costliest first. With `count` None, every
-    such kernel that takes ALL_MIN_SHARE of the network's summed kernel time or more."""
+    largest launches x default time, costliest first; with `count` None, every such kernel that
+    takes ALL_MIN_SHARE of the network's summed kernel time or more."""
     times = read_record(run.path / "kernel_times.json", KernelTimes)["kernels"]
     costs: list[tuple[float, str, dict]] = []
     for kernel in read_record(run.path / "analysis.json", Analysis)["kernels"]:
@@ -82,9 +77,9 @@ def costliest(run: Run, count: int | None, pattern_only: bool = True) -> list[di
 
 
 def kernel_kind(kernel: dict) -> str:
-    """What a kernel computes, as the report names it: its operator read off TVM's name of the
-    fused function (conv, matmul, pool, norm, softmax), else a reduction or elementwise; ", idle
-    lanes" where it has the pattern."""
+    """What a kernel computes, as the report names it: its operator from TVM's fused-function
+    name (conv, matmul, pool, norm, softmax), else a reduction or elementwise; ", idle lanes"
+    where it has the pattern."""
     name = kernel["name"]
     found = [kind for kind, words in _KINDS if any(word in name for word in words)]
     kind = found[0] if found else "reduction" if kernel.get("window") else "elementwise"
@@ -92,11 +87,10 @@ def kernel_kind(kernel: dict) -> str:
 
 
 def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | None:
-    """Tune (or finish tuning) the costliest kernels (`plan.kernels`: pattern kernels only, or
-    any; `plan.tune_top` of them, or all that matter), `plan.kernels_at_once` at a time, each
-    kernel's result written as it finishes, until all are tuned or `plan.time_budget_s` would
-    be passed; the tuned kernels' file in the run folder, those that beat the base list's
-    (None where no kernel has a valid tuned schedule)."""
+    """Tune (or finish tuning) the costliest kernels of `plan`, `plan.kernels_at_once` at a time,
+    each result written as it finishes, until all are tuned or `plan.time_budget_s` would be
+    passed; the tuned kernels' file in the run folder, those that beat the base list's (None
+    where no kernel has a valid tuned schedule)."""
     count = None if plan.tunes_all else int(plan.tune_top)
     kernels = costliest(run, count, plan.kernels == PATTERN_KERNELS)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
@@ -144,8 +138,8 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
         if func is not None:
             tuned[name] = func
     path = run.path / FILE
-    # tvm-tuned is built where any kernel has a valid tuned schedule, even if none beat the
-    # base list's: it then measures the base list's build again, which the report says.
+    # tvm-tuned is built where any kernel has a valid tuned schedule, even if none beat the base
+    # list's (it then re-measures the base list's build, which the report says).
     found = any(summary.get("best") for summary in ordered.values())
     if found:
         write_text(path, tvm.ir.save_json(tvm.IRModule(tuned)))
@@ -169,10 +163,9 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
 
 
 class _Spent:
-    """The tuning's wall time, summed over the commands that worked on it (the run's
-    `phase_wall_s`, phase "tuning"): added after each kernel and when a command stops, so an
-    interrupted command's time counts too; the commands so far in run.json's `tuning`, the state
-    of a tuning not yet done (`tuned` is the tuning done, which the report reads)."""
+    """The tuning's wall time summed over commands (the run's `phase_wall_s`, phase "tuning"),
+    added after each kernel and when a command stops, so interrupted time counts; the commands so
+    far in run.json's `tuning` (`tuned` marks it done, which the report reads)."""
 
     def __init__(self, run: Run, at_once: int):
         self.run = run
@@ -246,18 +239,17 @@ def _tune_kernel(
                 tuner: functools.partial(TUNERS[tuner].tuner().tune_kernel, job, evaluator)
                 for tuner, job in jobs.items()
             },
-            # A tuner that raises on one kernel (TVM's error on a kernel its space cannot
-            # take) is that tuner's finding for the kernel; an interrupt ends the run, and a
-            # tuner stopped by it leaves the kernel unfinished (no result: the next command
-            # goes on from its study and database).
+            # A tuner that raises on one kernel has that as its finding for the kernel; an interrupt
+            # ends the run and leaves the kernel unfinished (the next command goes on from its study
+            # and database).
             fatal=lambda error: isinstance(error, Stopped) or not isinstance(error, Exception),
         )
     found = {t: _outcome(o) for t, o in outcomes.items()}
     timed = {t: s["best_kernel_us"] for t, s in found.items() if s.get("best_kernel_us")}
     best = min(timed, key=timed.__getitem__) if timed else None
     fixed_us = rules["fixed"].get("kernel_us")
-    # tvm-tuned takes the tuned schedule only where it beats the list it is built on: a search
-    # of a small budget can end slower than the rule (MetaSchedule on a large matmul).
+    # tvm-tuned takes a tuned schedule only where it beats its base list: a small budget can end
+    # slower than the rule (MetaSchedule on a large matmul).
     slower = best is not None and fixed_us is not None and timed[best] >= fixed_us
     summary = {
         "kernel": name,
@@ -284,9 +276,9 @@ def _tune_kernel(
 
 
 def _outcome(outcome) -> dict:
-    """A tuner's summary of a kernel; for a tuner that found nothing, its reason in one line
-    (`skipped`: its space does not take the kernel; `error`: nothing valid was measured, or it
-    raised, its traceback then in details.log)."""
+    """A tuner's summary of a kernel; for one that found nothing, its reason in one line
+    (`skipped`: its space does not take the kernel; `error`: nothing valid measured, or it
+    raised, traceback in details.log)."""
     if isinstance(outcome, OutOfScope):
         return {"skipped": str(outcome)}
     if isinstance(outcome, TuningFailed):

@@ -13,10 +13,10 @@ from pool_fusion_tuning.baselines.case import Case
 from pool_fusion_tuning.baselines.template import SERIAL, PoolSchedule, recorded, vector_fits
 from pool_fusion_tuning.baselines.window_reduction import _inline_window
 
-# Each knob of the template and the values it takes (a categorical distribution to Optuna); the
-# one place they are declared (MetaSchedule's space takes them from here). A knob added later
-# goes last, its value 1 giving the schedules from before it (`template.ADDED_KNOBS`), and an
-# existing domain keeps its values: Optuna refuses to resume a study whose distributions changed.
+# Each knob of the template and its values (a categorical distribution to Optuna), declared only
+# here (MetaSchedule's space reads them). A new knob goes last, its value 1 giving the older
+# schedules (`template.ADDED_KNOBS`), and a domain keeps its values: Optuna refuses to resume a
+# study whose distributions changed.
 Domains = dict[str, list]
 
 GPU_DOMAINS: Domains = {
@@ -39,17 +39,16 @@ CPU_DOMAINS: Domains = {
     "vector": [False, True],
     "outputs_flat": [1, 2, 4],
 }
-# The tiling knobs, which Optuna is asked for first (`Space.suggest`), and what they imply: outputs
-# along the flattened output or a block apart take none along W and H, and outputs a block apart
-# take consecutive threads. Those knobs are then not asked for, so that no ask is spent on a
-# point the constraints reject for them (on the H200 they were 2343 of a 500-trial study's 3889
-# asks, and an ask's time grows with the trials before it).
+# The tiling knobs, asked of Optuna first (`Space.suggest`), and what they imply: flat or
+# block-strided outputs take none along W and H, and block-strided ones take consecutive threads.
+# Implied knobs are not asked, so no ask is spent on a point the constraints reject (over half the
+# asks of a 500-trial study were, and an ask's time grows with the trials before it).
 TILING = ("outputs_flat", "outputs_strided")
 
 
 def completed(params: dict) -> dict:
-    """A point as Optuna recorded it (the knobs its tiling leaves free) with the knobs the
-    tiling implies; a point with every knob is returned as it is."""
+    """A point as Optuna recorded it with the knobs its tiling implies added; a full point is
+    returned as it is."""
     apart = params.get("outputs_strided", 1) > 1
     implied: dict = {}
     if apart or params.get("outputs_flat", 1) > 1:
@@ -69,10 +68,10 @@ CLOSEST_TO_DEFAULT = PoolSchedule(threads=32, pooled_scope="shared")
 def like_inductor(outputs: int) -> list[PoolSchedule]:
     """Inductor's launches of a pointwise kernel of `outputs` elements, as its two configs
     (torch/_inductor/runtime/triton_heuristics.py, `pointwise` and `triton_config`, PyTorch 2.11
-    to 2.13): XBLOCK = max(256, min(N // 128, 1024)) elements a block, N the count rounded up to
-    a power of two, on XBLOCK / 256 warps (at least 4); and XBLOCK / 2 on one warp per 64. Triton
-    stores a thread's elements as vectors of up to 4 where the count is a multiple of 16 (the
-    mask then aligned), and lays the rest a block apart (its 1-D layout)."""
+    to 2.13): XBLOCK = max(256, min(N // 128, 1024)) elements a block, N rounded up to a power of
+    two, on XBLOCK / 256 warps (at least 4); and XBLOCK / 2 on one warp per 64. Triton stores a
+    thread's elements as vectors of up to 4 where the count is a multiple of 16, the rest a block
+    apart."""
     hint = 1 << max(outputs - 1, 0).bit_length()
     block = max(256, min(hint // 128, 1024))
     points = []
@@ -98,9 +97,9 @@ def like_inductor(outputs: int) -> list[PoolSchedule]:
 
 @dataclass(frozen=True)
 class KernelShape:
-    """What the constraints read of the kernel: its outputs' last two extents and their count,
-    whether its window is read through a prologue computed in the kernel (no vector loads from
-    one), and the tiles along W whose aligned vector loads fit (CUDA)."""
+    """What the constraints read of the kernel: its outputs' last two extents and count, whether
+    its window is read through an in-kernel prologue (no vector loads from one), and the tiles
+    along W whose aligned vector loads fit (CUDA)."""
 
     out_h: int
     out_w: int
@@ -121,8 +120,8 @@ class KernelShape:
 
     @classmethod
     def of_function(cls, func) -> "KernelShape":
-        """Any kernel the template takes (a real network's), as the window rule reads it: its
-        vector loads only where the rule's own fit, one output per thread along W."""
+        """Any kernel the template takes (a real network's), as the window rule reads it: vector
+        loads only where the rule's fit, one output per thread along W."""
         window = _inline_window(s_tir.Schedule(func))
         if window is None:
             raise ValueError("the kernel is not a sliding-window reduction the template takes")
@@ -132,9 +131,9 @@ class KernelShape:
 
 
 class Space:
-    """`whole`: the space of the one kernel for the whole graph (arm `one-kernel`), whose
-    prologue, where the Case has a prelude, is inlined into the window's loads. `kernel`: the
-    kernel's shape where it is not the Case's (`for_function`: a real network's kernel)."""
+    """`whole`: the space of the whole graph's one kernel (arm `one-kernel`), any prelude inlined
+    into the window's loads. `kernel`: the kernel's shape where it is not the Case's
+    (`for_function`)."""
 
     def __init__(
         self,
@@ -159,8 +158,8 @@ class Space:
 
     @classmethod
     def for_target(cls, case: Case, target, whole: bool = False) -> "Space":
-        """The space with the target's own limits on threads and shared memory per block (as
-        dlight reads them)."""
+        """The space with the target's limits on threads and shared memory per block (as dlight
+        reads them)."""
         return cls(
             case,
             target.kind.name,
@@ -184,8 +183,8 @@ class Space:
         return PoolSchedule(**params)
 
     def suggest(self, trial) -> dict:
-        """A point asked of Optuna's `trial` (define-by-run): the tiling knobs first, then the
-        knobs it leaves free; the point with every knob, in the domains' order."""
+        """A point asked of Optuna's `trial` (define-by-run): the tiling knobs first, then those
+        it leaves free; the full point, in the domains' order."""
         known = completed(
             {
                 name: trial.suggest_categorical(name, self.domains[name])
@@ -203,8 +202,7 @@ class Space:
 
     def seeds(self) -> list[dict]:
         """Known points measured first: the issue's SERIAL, the closest to the default, and
-        inductor's launches for the kernel (`like_inductor`; stores scalar where a vector does
-        not fit)."""
+        inductor's launches (`like_inductor`; scalar stores where a vector does not fit)."""
         seeds = [self.params(SERIAL)]
         if self.target_kind == "cuda":
             seeds.append(self.params(CLOSEST_TO_DEFAULT))
@@ -259,7 +257,7 @@ class Space:
 
     def _shared_bytes(self, cfg: PoolSchedule) -> int:
         """Shared memory of the pooled value: a block's tiles with the inner binding; with the
-        outer binding a block's outputs are strided, so TVM allocates the whole output."""
+        outer one a block's outputs are strided, so TVM allocates the whole output."""
         if cfg.thread_axis == "outer":
             return 4 * self.kernel.outputs
         tile = cfg.outputs_w * cfg.outputs_h * cfg.outputs_flat * cfg.outputs_strided
@@ -275,7 +273,7 @@ class Space:
 
 
 def key(params: dict) -> str:
-    """A stable name for a point, to find repeats (a point stored before a knob was added has
-    the key it had)."""
+    """A stable name for a point, to find repeats (a point stored before a knob was added keeps
+    its key)."""
     params = recorded(params)
     return ",".join(f"{name}={params[name]}" for name in sorted(params))

@@ -1,13 +1,11 @@
 """What a tuner is (`Tuner`) and how it is declared (`TunerSpec`), beside its own module.
 
-A tuner is one module with three functions (`Tuner`): it tunes the study's task (`tune_run`: the
-run's Case, whose fused pool kernel is its `candidates.task.PoolKernel`, in the run folder, as
-its `TunerPlan` says: it reads nothing back from run.json) and
-any kernel task in a folder of its own (`tune_kernel`: a real network's kernel, a
-`candidates.task.ModelKernel`, for `tune model --tune-top`), and puts a kernel's best schedule
-back (`scheduled`). Its `TunerSpec` says which subcommands run it (`roles`) and what the command
-line must check for it (`storage`, `rpc`), so that the study, `tune sweep`, `--tune-top` and the
-command line all find it through `registry.TUNERS` and none names it.
+A tuner is one module with three functions (`Tuner`): `tune_run` tunes the study's task (the Case's
+fused pool kernel, `candidates.task.PoolKernel`, as its `TunerPlan` says), `tune_kernel` any kernel
+task in a folder of its own (`candidates.task.ModelKernel`, for `tune model --tune-top`), and
+`scheduled` puts a kernel's best schedule back. Its `TunerSpec` says which subcommands run it
+(`roles`) and what the command line checks for it (`storage`, `rpc`), so that every entry point
+finds it through `registry.TUNERS` and none names it.
 """
 
 from __future__ import annotations
@@ -69,10 +67,10 @@ class TunerPlan:
 
 @dataclass(frozen=True)
 class KernelJob:
-    """One kernel task to tune in a folder of its own (`tune model --tune-top`): at most
-    `budget` candidates, each checked against the task's reference; a resume goes on from what
-    `folder` holds. `identity`: what a stored search there must have been made for. `options`:
-    where a tuner that takes them measures (`rpc_tracker`, `rpc_key`), not what it measures."""
+    """One kernel task to tune in `folder` (`tune model --tune-top`): at most `budget`
+    candidates, each checked against the task's reference; a resume goes on from what `folder`
+    holds. `identity`: what a stored search there must have been made for. `options`: where a
+    tuner measures (`rpc_tracker`, `rpc_key`), not what."""
 
     task: KernelTask
     folder: Path
@@ -88,28 +86,26 @@ class Tuner(Protocol):
     """What `TunerSpec.entry` names (a module holding these three functions)."""
 
     def tune_run(self, run: Run, plan: TunerPlan, progress: Progress, **extra: object) -> Arm:
-        """The study's task (`plan`; it reads nothing back from run.json): the Case's kernel, in
-        `run.tuner_dir(...)`, with its spec's `extra` options. It measures at most
-        `plan.budget` candidates (its spec's `budget_counts` says what one is), each checked
-        against the reference before its time counts; it resumes from what its folder holds,
-        never measuring a candidate twice; it writes its summary with
-        `TunerSpec.write_summary` (at least `trials`, `valid`, `failed_by_reason`, `wall_s`,
-        `best_kernel_us`, `best_trial`, and each field its `kernel_times` names); and it
-        returns the arm of its best schedule, or raises `TuningFailed` when it measured nothing
-        valid (the other arms still run)."""
+        """The study's task (`plan`; nothing read back from run.json) in `run.tuner_dir(...)`,
+        with its spec's `extra` options. It measures at most `plan.budget` candidates
+        (`budget_counts` says what one is), each checked against the reference before its time
+        counts, resumes from its folder without measuring a candidate twice, writes its summary
+        with `TunerSpec.write_summary` (at least `trials`, `valid`, `failed_by_reason`, `wall_s`,
+        `best_kernel_us`, `best_trial`, and each field its `kernel_times` names), and returns the
+        arm of its best schedule, or raises `TuningFailed` when nothing measured was valid (the
+        other arms still run)."""
         ...
 
     def tune_kernel(self, job: KernelJob, evaluator: CandidateEvaluator) -> dict:
-        """Any kernel task in `job.folder`, its candidates checked and timed by `evaluator`
-        (the one that timed the rule lists' kernels, with its cache of measured kernels, so
-        that every figure of the kernel comes from one timer): its summary (at least `trials`,
-        `valid`, `failed_by_reason`, `best_kernel_us`), or `TuningFailed` where nothing was
-        valid."""
+        """Any kernel task in `job.folder`, its candidates checked and timed by `evaluator` (the
+        one that timed the rule lists' kernels, so every figure comes from one timer): its
+        summary (at least `trials`, `valid`, `failed_by_reason`, `best_kernel_us`), or
+        `TuningFailed` where nothing was valid."""
         ...
 
     def scheduled(self, job: KernelJob, summary: dict) -> tvm.tirx.PrimFunc | None:
-        """The task's kernel under the best schedule `summary` (its `tune_kernel`'s, perhaps
-        from an earlier command) names; None where it names none."""
+        """The task's kernel under the best schedule `summary` names (perhaps from an earlier
+        command); None where it names none."""
         ...
 
 
@@ -164,11 +160,11 @@ class TunerSpec:
     entry: str  # the module that is its `Tuner`, imported when the tuner runs
     # What one unit of --budget is to it ("{workers}" is filled in where workers share it).
     budget_counts: str
-    # Arm -> the field of this tuner's summary that holds the arm's fused-kernel time (the
-    # tuners time the rules' kernels with the same timer as their candidates).
+    # Arm -> the summary field holding the arm's fused-kernel time (timed with the candidates'
+    # timer).
     kernel_times: dict[str, str]
-    # The rule-made arm its arm is held against (the one scheduling the kernel it searches):
-    # the report gives that ratio from summary.json, naming no tuner itself.
+    # The rule-made arm its arm is held against (the one scheduling the kernel it searches); the
+    # report gives that ratio from summary.json, naming no tuner.
     held_against: str
     extra: dict = field(default_factory=dict)  # the spec's own keyword options to `tune_run`
     roles: frozenset[str] = frozenset({Role.STUDY})
@@ -190,8 +186,8 @@ class TunerSpec:
         return None if self.rpc is None else cast(RpcChecks, _module(self.rpc))
 
     def write_summary(self, run: Run, plan: TunerPlan, summary: dict) -> None:
-        """The tuner's summary.json, with what the report reads of its spec: the report
-        renders from the run folder alone."""
+        """The tuner's summary.json, with what the report reads of its spec (it renders from the
+        run folder alone)."""
         workers = plan.workers
         shared = f", shared by its {workers} workers" if workers > 1 else ""
         counts = self.budget_counts.replace("{workers}", shared)  # filled in, not left literal

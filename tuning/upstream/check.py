@@ -1,17 +1,14 @@
 """`tune upstream --check TVM_TREE`: the patch on a TVM checkout, as a maintainer would try it.
 
-In a scratch clone of the checkout (never the checkout itself), at the base commit the patch
-names where the checkout holds it, else at its HEAD (the nearest tree: no reachable apache/tvm
-main holds the 0.27 release's commit): the patch is applied with `git am`; every `tvm.*` name
-the rule uses (tree_names.py) is looked up in the base's Python tree, the installed TVM's; then
-TVM's dlight tests, the relax tests that build for CUDA and the patch's own test run twice
-against the installed TVM, without the patch and with the patch's three modules, as `git am`
-left them in the clone, registered in place of the installed ones (overlay.py): the rule that
-runs is the shipped file itself. check_report.py says what that shows and what it does not.
-Everything else runs as the clone has it: the tree's own test code runs with the user's rights
-(the report and `--help` say so), in a clone of committed regular files with no remote
-(clone.py), under a HOME of the scratch folder, with no pytest configuration or conftest.py
-from above the clone.
+In a scratch clone of the checkout, at the patch's base commit where the checkout holds it, else at
+its HEAD: the patch is applied with `git am`; every `tvm.*` name the rule uses (tree_names.py) is
+looked up in the installed TVM's Python tree; then TVM's dlight tests, the relax tests that build
+for CUDA and the patch's own test run twice against the installed TVM, without the patch and with
+the patch's three modules as `git am` left them registered in place of the installed ones
+(overlay.py), so the rule that runs is the shipped file. check_report.py says what that shows and
+does not. The tree's own test code runs with the user's rights (the report and `--help` say so), in
+a clone of committed regular files with no remote (clone.py), HOME in the scratch folder, and no
+pytest configuration or conftest.py from above the clone.
 """
 
 from __future__ import annotations
@@ -71,8 +68,7 @@ def apply_patch(clone: Path, patch_text: str) -> str | None:
 
 
 def rule_names_missing(clone: Path) -> tuple[list[str], list[str]]:
-    """(the names the patched rule uses, those the base's Python tree, the installed TVM's,
-    lacks)."""
+    """(the names the patched rule uses, those the installed TVM's Python tree lacks)."""
     source = (clone / RULE).read_text()
     names = used_names(source, "tvm.s_tir.dlight.gpu")
     return names, missing_names(names, Path(tvm.__file__).parents[1])
@@ -99,10 +95,9 @@ def overlay_folder(clone: Path, scratch: Path) -> Path:
 
 
 def run_tests(clone: Path, tests: list[str], overlay: Path | None, report: Path) -> SuiteOutcome:
-    """pytest on `tests` in `clone` against the installed TVM (with the overlay if given): with
-    the clone's own pytest configuration or none (`_pytest_config`), no conftest.py above the
-    clone, HOME in the scratch folder; UsageError with pytest's last lines where it cannot
-    start."""
+    """pytest on `tests` in `clone` against the installed TVM (with the overlay if given), with
+    the clone's own pytest configuration or none, no conftest.py above it, HOME in the scratch
+    folder; UsageError with pytest's last lines where it cannot start."""
     home = report.parent / "home"
     home.mkdir(exist_ok=True)
     env = git_environment(scratch=False) | {
@@ -142,8 +137,8 @@ PYTEST_CONFIGS = (
 
 
 def _pytest_config(clone: Path) -> Path:
-    """The clone's own pytest configuration file, else an empty one beside the clone: given
-    with `-c`, pytest looks for none in the folders above the clone (a planted pytest.ini)."""
+    """The clone's own pytest configuration file, else an empty one beside the clone: given with
+    `-c`, pytest then reads none from above the clone (a planted pytest.ini)."""
     for name, section in PYTEST_CONFIGS:
         path = clone / name
         if path.is_file() and section in clone_text(path):
@@ -174,8 +169,8 @@ def read_junit(path: Path) -> SuiteOutcome:
 
 def check(tree: Path) -> tuple[str, bool]:
     """The report (markdown) of the patch on `tree`, and whether it holds up: it applies at the
-    base commit, the clone has every name the rule uses, no TVM test changes outcome, and the
-    patch's tests fail without it and pass with it."""
+    base, the tree has every name the rule uses, no TVM test changes outcome, and the patch's
+    tests fail without it and pass with it."""
     files = patched_files()
     patch_text = format_patch(files, ("tune upstream --check", "check@example.invalid"))
     with tempfile.TemporaryDirectory(prefix="tune-upstream-check-") as name:

@@ -1,11 +1,10 @@
 """The scratch clone `tune upstream --check` works in, kept apart from the user's checkout.
 
-The clone copies its objects (no hard link to the user's files), has no remote (nothing run in
-it finds the user's tree through `origin`), and holds regular files only: each symbolic link and
-special file the tree commits is removed from the clone before anything reads it, so no read and
-no test collected there follows a link out of the clone or into a device. What the clone leaves
-out of the user's tree (uncommitted edits, untracked files, the links) is said in the report.
-Every git call goes through `git.run_git`.
+The clone copies its objects (no hard link to the user's files), has no remote, and holds regular
+files only: every committed symbolic link and special file is removed before anything reads it, so
+no read or collected test follows a link out of the clone or into a device. What the clone leaves
+out of the user's tree (uncommitted edits, untracked files, the links) is said in the report. Every
+git call goes through `git.run_git`.
 """
 
 from __future__ import annotations
@@ -26,9 +25,8 @@ NAMED = 5
 
 
 def clone_at_base(tree: Path, scratch: Path) -> tuple[Path, str]:
-    """A clone of `tree` under `scratch`, checked out at BASE_COMMIT where `tree` holds it, else
-    at its HEAD; and the commit checked out. UsageError where `tree` is not the top folder of a
-    git checkout of TVM."""
+    """A clone of `tree` under `scratch` at BASE_COMMIT where `tree` holds it, else at its HEAD,
+    and the commit checked out; UsageError where `tree` is not the top of a TVM git checkout."""
     if not (tree / "python" / "tvm").is_dir():
         raise UsageError(f"{tree} is not a TVM source tree (no python/tvm); give a clone")
     top = run_git(["rev-parse", "--show-toplevel"], tree, scratch=False)
@@ -93,8 +91,8 @@ def clone_text(path: Path) -> str:
 
 
 def left_out(tree: Path) -> list[str]:
-    """The tree's uncommitted and untracked files, as `git status` names them (read without
-    taking a lock or writing the index): the clone holds the committed files only."""
+    """The tree's uncommitted and untracked files as `git status` names them (read without taking
+    a lock or writing the index): the clone holds committed files only."""
     done = run_git(
         ["status", "--porcelain", "--untracked-files=all", "--ignored=no"], tree, scratch=False
     )

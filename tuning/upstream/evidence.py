@@ -1,14 +1,11 @@
-"""The PR text's figures, read from the folders the project's own commands wrote: the study
-(`tune`: report.json) and the benchmark of the two candidate fixes (`python3 -m
-baselines.window_bench`: window_bench.json), and where given the sweep (`tune sweep`:
-sweep.json) and real networks (`tune models`: models.json, models_section.py). Every number in
-the PR text comes from one of these files; where --run or --bench is not given, from the H200
-run committed under reports/h200/ (committed.py).
+"""The PR text's figures, read from the folders the project's commands wrote: the study (`tune`:
+report.json), the benchmark of the two candidate fixes (window_bench.json), and where given the
+sweep (sweep.json) and real networks (models.json, models_section.py). Where --run or --bench is not
+given, from the H200 runs committed under reports/h200/ (committed.py).
 
-Each run records the hash of the rule's source it measured (`rule_sha256`, in its
-environment): a run of another rule is refused (one line), and a run that records none (made
-before runs recorded it) is not cited, its section saying so and how to measure again
-(EVIDENCE_COMMAND, one GPU call)."""
+Each run records the hash of the rule source it measured (`rule_sha256`): a run of another rule
+is refused in one line, and one that records none is not cited, its section saying how to measure
+again (EVIDENCE_COMMAND, one GPU call)."""
 
 from __future__ import annotations
 
@@ -120,9 +117,9 @@ def sweep_section(sweep: dict, source: Path, date: str) -> list[str]:
 
 
 def bench_section(bench: dict, source: Path, date: str) -> list[str]:
-    """The two candidate fixes kernel by kernel (median at kernel level, the rule where it is
-    not the list's own), the kernels outside the class that the in-place fix changes, and the
-    kernels wrong under every list (TVM's, not a rule's)."""
+    """The two candidate fixes kernel by kernel (median at kernel level, the rule where not the
+    list's own), the kernels outside the class that the in-place fix changes, and the kernels
+    wrong under every list (TVM's, not a rule's)."""
     rows = bench.get("kernels", [])
     if not rows:
         return [f"{code(source)} holds no kernel."]
@@ -198,8 +195,8 @@ def _wrong(rows: list[dict]) -> str | None:
 
 
 def _verdict(rows: list[dict]) -> str | None:
-    """How often the new rule's median is below the in-place fix's, and where their
-    interquartile ranges overlap (there they cannot be told apart)."""
+    """How often the new rule's median is below the in-place fix's, and where their interquartile
+    ranges overlap (cannot be told apart)."""
     pairs = [
         (row["kernel"], row["lists"]["fixed"], row["lists"]["reduction-fix"])
         for row in rows
@@ -220,8 +217,8 @@ def _verdict(rows: list[dict]) -> str | None:
     )
 
 
-# The one GPU call that measures everything PR.md cites by default, with the shipped rule; then
-# `tune upstream --out DIR --run OUT/run --bench OUT/window` writes the PR text from it.
+# The one GPU call that measures everything PR.md cites by default; `tune upstream --out DIR --run
+# OUT/run --bench OUT/window` then writes the PR text from it.
 EVIDENCE_COMMAND = (
     "python3 -m pool_fusion_tuning --budget 0 --arms on,fixed --processes 3 --out $OUT/run && "
     "python3 -m pool_fusion_tuning.baselines.window_bench $OUT/window"
@@ -231,9 +228,8 @@ EVIDENCE_COMMAND = (
 def gather_figures(
     run: Path | None, sweep: Path | None, models: Path | None, bench: Path | None
 ) -> Figures:
-    """The PR text's sections from the folders given (each a folder or its JSON file); the study
-    and the benchmark from the committed H200 runs where not given, the sweep and the models
-    only where given."""
+    """The PR text's sections from the folders given (each a folder or its JSON file); study and
+    benchmark from the committed H200 runs where not given, sweep and models only where given."""
     return Figures(
         study=_section(run, "report.json", "--run", study_section, fallback=True),
         sweep=_section(sweep, "sweep.json", "--sweep", sweep_section, fallback=False),
@@ -263,7 +259,7 @@ def _section(given: Path | None, name: str, option: str, render, fallback: bool)
 
 def _stamp(data: dict, environments: list, source: Path, option: str) -> str | None:
     """The shipped rule's hash where every stamp the run records is it, None where it records
-    none; refuses (one line) a run that measured another rule."""
+    none; refuses (one line) a run of another rule."""
     recorded = [data.get("environment"), *environments]
     found = [e.get("rule_sha256") for e in recorded if isinstance(e, dict)]
     stamps = {s for s in found if isinstance(s, str) and s}

@@ -1,14 +1,13 @@
-"""The patch to apache/tvm: the files it adds and edits, and one commit as `git format-patch`
-writes it, made against the base's files (tvm_tree.py).
+"""The patch to apache/tvm: the files it adds and edits, and one commit as `git format-patch` writes
+it, made against the base's files (tvm_tree.py).
 
-It adds the rule (rule.py) and its test (tvm_test.py) and the issue's graph to relax's tests of
-the default pipelines, exports the rule from dlight's `gpu` package, lists it in dlight's rule
-catalog (the GPU scheduling tutorial), and puts it right before `Reduction` in the CUDA
-backend's rule list: Reduction would give a 2x2 average pool one block of 4 threads per output.
-The other GPU pipelines and MetaSchedule's fallback list keep theirs (pr_text.py says why).
+It adds the rule (rule.py), its test (tvm_test.py) and the issue's graph to relax's pipeline tests,
+exports the rule from dlight's `gpu` package, lists it in dlight's rule catalog, and puts it right
+before `Reduction` in the CUDA backend's rule list (Reduction would give a 2x2 average pool one
+block of 4 threads per output). Other pipelines keep theirs (pr_text.py says why).
 
-The output depends on its inputs only (the author, the files): no date, no commit hash of this
-machine's, so writing it again gives the same bytes.
+The output depends only on its inputs (author, files): no date or local commit hash, so it is
+reproducible byte for byte.
 """
 
 from __future__ import annotations
@@ -117,8 +116,8 @@ def _git(repo: Path, *args: str, env: dict) -> str:
 
 
 def _identity(author: tuple[str, str]) -> dict:
-    """git's variables for a commit by `author` (name, email); `run_git` leaves the user's
-    and the system's configuration out, so that they cannot change the patch's form."""
+    """git's variables for a commit by `author` (name, email); `run_git` leaves the user's and
+    system's configuration out, so they cannot change the patch's form."""
     env: dict[str, str] = {}
     for role in ("AUTHOR", "COMMITTER"):
         env[f"GIT_{role}_NAME"], env[f"GIT_{role}_EMAIL"] = author
@@ -126,10 +125,9 @@ def _identity(author: tuple[str, str]) -> dict:
 
 
 def format_patch(files: dict[str, str], author: tuple[str, str]) -> str:
-    """One commit by `author` on top of the base's files, as `git format-patch` writes it, with
-    the base named after `---` (where `git am` ignores it) and without a date (`git am` stamps
-    the day it is applied). No `base-commit:` trailer: the release names its commit abbreviated
-    only, and the trailer wants the whole hash."""
+    """One commit by `author` on the base's files as `git format-patch` writes it, the base named
+    after `---` (which `git am` ignores), no date (`git am` stamps its own). No `base-commit:`
+    trailer: the release names its commit abbreviated only."""
     env = _identity(author)
     with tempfile.TemporaryDirectory() as scratch:
         repo = Path(scratch)

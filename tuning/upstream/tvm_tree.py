@@ -1,13 +1,11 @@
 """Where the patch goes in apache/tvm: the tree it is made against and the files it touches.
 
-The base is the Python tree of the 0.27.0.post1 release, the TVM the project installs, measures
-with and tests against: its wheel says it was built from apache/tvm `7b5acb32b`
-(`tvm/_version.py`), a commit newer than any apache/tvm main this project could fetch (the
-newest, 5d4dc87 of 2026-08-22, predates the release's API: `tvm.sym`, `BufferRegion.source`,
-`s_tir.SBlock`). So the rule runs in the base's API as the patch ships it. CI has no network,
-so the two files the patch edits are stored here as the release ships them (`tvm_base/`,
-xz-compressed, copied from the wheel's `tvm/`); the tests check that they are the installed
-TVM's, byte for byte.
+The base is the Python tree of the 0.27.0.post1 release, the TVM the project installs and tests
+against: its wheel was built from apache/tvm `7b5acb32b` (`tvm/_version.py`), newer than any main
+this project could fetch (the newest, 5d4dc87, predates the release's API: `tvm.sym`,
+`BufferRegion.source`, `s_tir.SBlock`), so the rule ships in the base's API. CI has no network, so
+the two files the patch edits are stored here as the release ships them (`tvm_base/`, xz), and the
+tests check they are the installed TVM's, byte for byte.
 """
 
 from __future__ import annotations
@@ -30,10 +28,9 @@ TEST = "tests/python/s_tir/dlight/test_gpu_window_reduction.py"
 DOCS = "docs/deep_dive/tensor_ir/tutorials/dlight_gpu_scheduling.py"
 # Relax's tests of the default pipelines: where the issue's graph through the CUDA one goes.
 PIPELINE_TEST = "tests/python/relax/test_pipeline.py"
-# The files the patch edits, and their copies in the base (the others it adds). The release's
-# wheel holds its Python package, not its docs or tests: dlight's tutorial (its rule catalog)
-# and relax's pipeline tests are the nearest tree's, 5d4dc87's; `--check` applies the patch to
-# that tree.
+# The files the patch edits, and their copies in the base (it adds the others). The wheel holds no
+# docs or tests: dlight's tutorial and relax's pipeline tests are the nearest tree's, 5d4dc87's,
+# which `--check` applies the patch to.
 STORED = {
     CUDA_PIPELINE: Path(__file__).parent / "tvm_base" / "cuda_pipeline.py.txt.xz",
     GPU_INIT: Path(__file__).parent / "tvm_base" / "dlight_gpu_init.py.txt.xz",

@@ -1,12 +1,10 @@
 """MetaSchedule's measurements on remote devices, through TVM's RPC tracker and `RPCRunner`.
 
-Candidates are built here, by the same builder processes as in a local run, into shared
-libraries. RPCRunner sends each to a free server of the key (one connection per server, so all
-of them measure), where `kernel_check.check_and_time` checks it on the task's inputs (the
-study's Case, or a network's kernel: any `candidates.task.KernelTask`) against the reference
-computed here, and times it with `time_evaluator` there. RPCRunner hands back only times or an
-error line, so the whole record comes back in a JSON file beside the library, and a wrong result
-raises: MetaSchedule never learns a time for it.
+Candidates are built here into shared libraries. RPCRunner sends each to a free server of the key
+(one connection per server), where `kernel_check.check_and_time` checks it against the reference
+computed here and times it with `time_evaluator`. RPCRunner hands back only times or an error line,
+so the whole record returns in a JSON file beside the library, and a wrong result raises:
+MetaSchedule never learns a time for it.
 """
 
 from __future__ import annotations
@@ -48,8 +46,8 @@ def free_servers(tracker: str, key: str, timeout_s: float = 10) -> int:
     host, port = parse_tracker(tracker)
     default = socket.getdefaulttimeout()
     try:
-        # TVM retries a refused connection for 60 s, and waits forever on a port that is
-        # not a tracker: a plain connection first, and a timeout on the tracker's socket.
+        # TVM retries a refused connection for 60 s and waits forever on a port that is not a
+        # tracker: a plain connection first, and a timeout on the tracker's socket.
         socket.create_connection((host, port), timeout=timeout_s).close()
         socket.setdefaulttimeout(timeout_s)
         summary = rpc.connect_tracker(host, port).summary()
@@ -113,8 +111,8 @@ def remote_record(path: str, built: dict, ran) -> dict:
     return record
 
 
-# The callables below run in RPCRunner's worker processes, one candidate at a time each, and
-# get only RPCRunner's arguments: the upload notes where the candidate's record goes.
+# These run in RPCRunner's worker processes, a candidate at a time, with only RPCRunner's arguments:
+# the upload notes where the candidate's record goes.
 _CANDIDATE: dict = {}
 
 

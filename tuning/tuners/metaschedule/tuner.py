@@ -1,21 +1,18 @@
 """MetaSchedule tuning of the fused pool kernel: the default space, and a space of the template.
 
-Two runs side by side (in threads), each MetaSchedule's own evolutionary search and XGBoost cost
-model, with a JSON database in the run folder. They share `--budget` as Optuna's one search has
-it: the first gets half of it (rounded down) as `max_trials_global`, the second the rest, so
-that each tuner measures `--budget` candidates in all:
+Two runs side by side (in threads), each MetaSchedule's evolutionary search and XGBoost cost model
+with a JSON database in the run folder. They share `--budget` as Optuna's one search has it: the
+first gets half (rounded down) as `max_trials_global`, the second the rest:
 
-  ms-default  the default space, as a user gets it (PostOrderApply with the target's rules)
-  ms-space    a ScheduleFn space over the schedule template Optuna searches: structural choices
-              are separate designs, threads and outputs per thread are sampled decisions
+ms-default  the default space, as a user gets it (PostOrderApply with the target's rules) ms-space
+a ScheduleFn space over the template Optuna searches: structural choices are separate designs,
+threads and outputs per thread sampled decisions
 
-Candidates are built and measured by the same `CandidateEvaluator` as Optuna's (parallel builds,
-the NumPy check, the same kernel timer), through a MetaSchedule builder and runner pair, so the
-two tuners' figures are comparable and every MetaSchedule candidate passes the correctness gate.
-With `--rpc-tracker`, the builder only builds, and `rpc.py` measures on the tracker's servers.
-Any other kernel task (a real network's, for `tune model --tune-top`) gets the default space
-alone (`tune_kernel`), measured on the servers too where its job's options name a tracker.
-A `spec.Tuner`.
+Candidates are built and measured by Optuna's `CandidateEvaluator` (parallel builds, the NumPy
+check, the same timer) through a MetaSchedule builder and runner pair, so the figures compare and
+every candidate passes the correctness gate. With `--rpc-tracker`, `rpc.py` measures on the
+tracker's servers. Any other kernel task (`tune model --tune-top`) gets the default space alone
+(`tune_kernel`). A `spec.Tuner`.
 """
 
 from __future__ import annotations
@@ -74,12 +71,10 @@ def tune_one(
     say=print,
     workers: int | None = None,
 ) -> dict:
-    """One MetaSchedule run over `subject`'s kernel (a Case's fused pool kernel, or any kernel
-    task), its candidates built by `workers` processes (every core by default); resumes from
-    its JSON database and its trial rows. `step(rows, done)` follows each
-    candidate measured in a round (`done` of it so far) and each round's end (`done` 0: the
-    rows hold the round, and MetaSchedule searches for its next); `say(line)` for each repair
-    of the database."""
+    """One MetaSchedule run over `subject`'s kernel, built by `workers` processes (every core by
+    default), resuming from its JSON database and trial rows. `step(rows, done)` follows each
+    candidate measured in a round and each round's end (`done` 0: MetaSchedule then searches for
+    the next); `say(line)` reports each repair of the database."""
     task = as_task(subject, target)
     func = task.function(target)
     rows_path = directory / "trials.json"
@@ -173,8 +168,7 @@ def _run(run: Run, name: str, plan: TunerPlan, share: int, progress: Progress) -
     def step(rows, done=0):
         times = [row["kernel_us"] for row in rows if row["status"] == Status.OK]
         best = f"best {min(times):.2f} us" if times else ""
-        # Between rounds MetaSchedule searches (its cost model, its evolution) and measures
-        # nothing: the bar says so rather than stand still.
+        # Between rounds MetaSchedule searches and measures nothing: the bar says so.
         doing = "measuring its round" if done else "waiting on its next round"
         progress.step(phase, len(rows) + done, share, f"{best}; {doing}".lstrip("; "))
 
@@ -212,7 +206,7 @@ def _summary(rows, wall_s) -> dict:
 
 
 def _measured(summaries: dict) -> dict:
-    """What the two runs measured together: the arm's trials are both runs' candidates, as
+    """The two runs' measurements together: the arm's trials are both runs' candidates, as
     `--budget` counted them; its best trial is numbered within its source run (`best_of`)."""
     failed: dict[str, int] = {}
     for summary in summaries.values():
@@ -260,8 +254,8 @@ def tune_run(run: Run, plan: TunerPlan, progress: Progress) -> Arm:
 
 def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
     """Tune (or finish tuning) any kernel task over its default space, the database in
-    `job.folder`; its candidates go through an evaluator of its own, with as many builders as
-    `evaluator` and sharing its cache of measured kernels."""
+    `job.folder`, through an evaluator of its own with as many builders as `evaluator`, sharing
+    its cache."""
 
     def step(rows, done=0) -> None:
         job.progress.step(job.phase, len(rows) + done, job.budget)

@@ -1,12 +1,10 @@
 """The ask-and-tell loop of an Optuna search over the schedule template of the fused kernel.
 
 Points are checked against the space's constraints before building (pruned with the reason), a
-repeated point is answered from its first measurement, and failed candidates are FAIL trials
-with their reason. Every measured figure is a trial's user attribute, so a resumed search
-re-measures nothing. The search keeps the evaluator's builders busy: a point is asked for as
-soon as a candidate in flight is measured, not once a whole batch is, and the evaluator measures
-each candidate in its own thread as soon as it is built, so asking overlaps measuring. Where
-the loop's time goes (asks, storage writes, reading the study, waiting) is added to `book`.
+repeated point is answered from its first measurement, and failed candidates are FAIL trials with
+their reason. Every measured figure is a trial's user attribute, so a resume re-measures nothing. A
+point is asked for as soon as a candidate in flight is measured, not once a whole batch is, so
+asking overlaps building and measuring. Where the loop's time goes is added to `book`.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from .samplers import STUCK_AFTER, enqueue_unmeasured, first_points
 
 # Asks allowed per measured trial before the search gives up on new points.
 ASKS_PER_TRIAL = 20
-# How often a search whose budget others' trials in flight complete looks whether they ended.
+# How often a search waits for other processes' trials in flight that complete its budget.
 OTHERS_POLL_S = 0.5
 
 
@@ -60,7 +58,7 @@ class OptunaSearch:
         self._enqueue(first_points(space, study.sampler))
 
     def _enqueue(self, points: list[dict]) -> None:
-        """Queue the points not yet measured, waiting or running. A point whose trial a kill
+        """Queue the points not yet measured, waiting or running; one whose trial a kill
         interrupted is queued again (`skip_if_exists` would count its failed trial as done)."""
         states = (optuna.trial.TrialState.WAITING, optuna.trial.TrialState.RUNNING)
         present = set(self.measured()) | {
@@ -84,12 +82,11 @@ class OptunaSearch:
 
     def run(self, budget: int, own: bool = False, cap: int | None = None) -> None:
         """Measure until `budget` trials are measured (failed ones count) or the space is spent.
-        With `own`, count only this worker's trials: workers with shares of a budget then add
-        up to it exactly. In a shared study, the study's budget counts the trials of every
-        process (`budget`, or with `own`, `cap` where the study has one): a trial asked once
-        the others' measured and in flight fill it is not measured, and a search that is not
-        `own` ends only when the others' trials in flight have ended, so that the study holds
-        the budget whole."""
+        With `own`, count only this worker's trials, so workers' shares add up to the budget
+        exactly. In a shared study the budget counts every process's trials (`budget`, or with
+        `own` the study's `cap`): a trial asked once others' measured and in-flight trials fill
+        it is not measured, and a search not `own` ends only when others' trials in flight have
+        ended, so the study holds the budget whole."""
         if self.shared:
             self._limit = cap if own else budget
         try:
@@ -98,14 +95,14 @@ class OptunaSearch:
             self.heartbeat.stop()
 
     def _run(self, budget: int, own: bool) -> None:
-        """Keep `batch` candidates building: each one measured is told, and the next point is
-        asked for while the others build (TPE's constant liar counts the ones in flight)."""
+        """Keep `batch` candidates building: each measured one is told, and the next point asked
+        while the others build (TPE's constant liar counts those in flight)."""
         points = {key(p): p for p in self.space.valid_points()}
         valid = set(points)
         asks = stuck = 0
         building: dict = {}  # future -> its trial and point
-        # What will be measured: the budget, or the whole space where it is smaller (a worker's
-        # share of a shared study cannot tell what the others will take).
+        # What will be measured: the budget, or the whole space where smaller (a worker's share of a
+        # shared study cannot tell what the others will take).
         total = budget if own else min(budget, len(valid))
         if self.progress and total < budget:
             self.progress.line(
@@ -171,8 +168,8 @@ class OptunaSearch:
         return {key(params): trial for trial, params in building.values()}
 
     def _triage(self, trial, params: dict, measured: dict, batch: dict) -> bool:
-        """Prune impossible points and answer repeats from memory (`batch`: the trials in
-        flight by point); True for a point to measure."""
+        """Prune impossible points and answer repeats from memory (`batch`: trials in flight by
+        point); True for a point to measure."""
         point = key(params)
         with self.book.timing("storage_s"):
             trial.set_user_attr("key", point)
@@ -204,9 +201,9 @@ class OptunaSearch:
         return False
 
     def _no_room(self, number: int, measured: dict, batch: dict) -> str | None:
-        """Why trial `number` is not measured, where the study's budget is filled by the trials
-        measured, this process's in flight (`batch`), and those in flight elsewhere asked before
-        it: of two processes asking for the last trial at once, the later trial gives way."""
+        """Why trial `number` is not measured, where the study's budget is filled by trials
+        measured, this process's in flight (`batch`) and those elsewhere asked before it: of two
+        processes asking for the last trial at once, the later gives way."""
         mine = {t.number for t in batch.values()}
         before = [n for n in self._running_others(mine) if n < number]
         if len(measured) + len(batch) + len(before) < (self._limit or 0):
@@ -214,17 +211,17 @@ class OptunaSearch:
         return "the study's budget is filled by other workers' trials"
 
     def _running_others(self, mine: set[int]) -> list[int]:
-        """The trials in flight in other processes (`mine`: this one's in flight); none where
-        the storage records no heartbeats (a journal), as a trial a dead process left there
-        cannot be told from a live one's and would hold its place in the budget for ever."""
+        """The trials in flight in other processes (`mine`: this one's); none where the storage
+        records no heartbeats (a journal), since a dead process's trial would then hold its
+        budget place for ever."""
         if not self.heartbeat.beats:
             return []
         running = self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
         return [t.number for t in running if t.number not in mine]
 
     def _running_elsewhere(self, number: int, batch: dict) -> dict:
-        """Points other workers asked and have not told yet. Each trial's key is set before
-        this check, so of two workers asking one point at once, at least one sees the other."""
+        """Points other workers asked and have not told yet. Each trial's key is set before this
+        check, so of two workers asking one point at once, at least one sees the other."""
         mine = {t.number for t in batch.values()} | {number}
         running = self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
         return {
@@ -248,7 +245,7 @@ class OptunaSearch:
 
     def exhaustive(self, path) -> dict:
         """Every valid point measured once (earlier measurements reused): the space's optimum.
-        The table is saved after each batch, so a resumed run measures only what is missing."""
+        The table is saved after each batch, so a resume measures only what is missing."""
         table = read_record(path, ExhaustiveTimes) if path.exists() else {}
         table.update({k: recorded_value(measurement(t)) for k, t in self.measured().items()})
         missing = [p for p in self.space.valid_points() if key(p) not in table]

@@ -1,12 +1,11 @@
 """Optuna storages by URL, opened without harm to what they hold.
 
 `sqlite:///PATH` and other SQLAlchemy URLs are RDB storages (with heartbeats, `heartbeat.py`);
-`journal://PATH` is a journal file. A storage file that is damaged is refused in one line
-before Optuna touches it, because Optuna would write to it: a study it cannot find in a
-garbled journal is created anew at its end; so is one that is not a regular file (Optuna would
-hang opening a FIFO), and one in the run folder that is a link of any kind (Optuna would write
-through it). A password is taken from the environment variable
-`password_env` names, so that none is ever stored (`redact.py`).
+`journal://PATH` is a journal file. A damaged storage file is refused in one line before Optuna
+touches it, since Optuna would write to it (a study missing from a garbled journal is created anew
+at its end); so is one that is not a regular file (Optuna would hang on a FIFO) and a link in the
+run folder (Optuna would write through it). A password comes from the environment variable
+`password_env` names, so none is ever stored (`redact.py`).
 """
 
 from __future__ import annotations
@@ -35,12 +34,11 @@ if TYPE_CHECKING:
 
 JOURNAL = "journal://"
 SQLITE = "sqlite:///"
-# How a password typed in a URL reaches `tune worker` processes: their environment, never
-# their command line (which `ps` shows to every user).
+# How a password typed in a URL reaches `tune worker` processes: their environment, never their
+# command line (`ps` shows it to every user).
 CHILD_PASSWORD_ENV = "POOL_TUNING_STORAGE_PASSWORD"
 
-# Passwords typed in a URL on this command line, by the URL without them: used by this process,
-# never stored.
+# Passwords typed in a URL on this command line, keyed by the URL without them; never stored.
 _typed: dict[str, str] = {}
 
 
@@ -83,8 +81,8 @@ def password_for(url: str, password_env: str | None) -> str | None:
 
 
 def default_storage_url(directory, workers: int = 1) -> str:
-    """SQLite in the run folder; a journal file where SQLAlchemy is missing (the GPU machine)
-    or several worker processes write at once (its file lock is safe for that)."""
+    """SQLite in the run folder; a journal file where SQLAlchemy is missing or several worker
+    processes write at once (its file lock is safe for that)."""
     try:
         import sqlalchemy  # noqa: F401  (only whether it is there)
     except ImportError:
@@ -174,9 +172,9 @@ OPTUNA_TABLES = frozenset(
 
 
 def storage_problem(url: str, force: bool = False) -> str | None:
-    """Why a run must not record `url` as its storage, if it must not: SQLite in memory (the
-    run could never be resumed from it), or a SQLite file holding tables that are not Optuna's
-    (Optuna would add its twelve beside them) unless `force`."""
+    """Why a run must not record `url` as its storage: SQLite in memory (never resumable), or,
+    unless `force`, a SQLite file holding tables not Optuna's (Optuna would add its twelve beside
+    them)."""
     if url.startswith("sqlite:") and (
         url.rstrip("/") in ("sqlite:", "sqlite:///:memory:") or "memory" in url.partition("?")[2]
     ):
@@ -220,9 +218,8 @@ def _journal_problem(path: Path) -> str | None:
 
 
 def _sqlite_problem(path: Path) -> str | None:
-    """SQLite's own check, read-only. A journal left by a killed writer (a hot journal) makes
-    a read-only connection fail with OperationalError: that is SQLite's to roll back, not
-    damage."""
+    """SQLite's own check, read-only. A hot journal left by a killed writer fails a read-only
+    connection with OperationalError: SQLite's to roll back, not damage."""
     connection = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
     try:
         rows = connection.execute("PRAGMA quick_check").fetchall()

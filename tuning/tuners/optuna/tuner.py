@@ -1,10 +1,9 @@
-"""Optuna search over the schedule template of the fused pool kernel: the tuner `optuna` (and
-`optuna-one-kernel`, over the one kernel of the whole graph), and of any kernel the template
-takes (`tune_kernel`: a real network's, for `tune model --tune-top`); a `spec.Tuner`.
+"""Optuna search over the schedule template: the tuners `optuna` (the fused pool kernel) and
+`optuna-one-kernel` (the whole graph's one kernel), and any kernel the template takes
+(`tune_kernel`, for `tune model --tune-top`); a `spec.Tuner`.
 
-The study lives in its storage (SQLite in the run folder by default, a journal file where
-SQLAlchemy is missing, or any `--storage` URL; `optuna_study.py`); the loop is `search_loop.py`,
-the workers of `--workers` are `workers.py`.
+The study lives in its storage (`optuna_study.py`); the loop is `search_loop.py`, the workers of
+`--workers` are `workers.py`.
 """
 
 from __future__ import annotations
@@ -45,9 +44,9 @@ RULES = ("default", "fixed")
 
 
 def tune_run(run: Run, plan: TunerPlan, progress: Progress, whole: bool = False) -> Arm:
-    """Tune (or finish tuning) the fused pool kernel; return the arm `optuna` for the graph.
-    With `whole`, the one kernel of the whole graph instead: tuner and arm `optuna-one-kernel`,
-    against the rule's choice for that kernel, at its share of the plan's budget."""
+    """Tune (or finish tuning) the fused pool kernel; return the arm `optuna`. With `whole`, the
+    whole graph's one kernel: tuner and arm `optuna-one-kernel`, against the rule's choice for
+    it, at its share of the budget."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     spec = OPTUNA_ONE_KERNEL if whole else OPTUNA
     budget = one_kernel_budget(plan.budget) if whole else plan.budget  # its `budget_counts`
@@ -75,8 +74,8 @@ def tune_run(run: Run, plan: TunerPlan, progress: Progress, whole: bool = False)
     ) as evaluator:
         search = OptunaSearch(study, space, evaluator, progress, phase=name)
         search.run(budget)
-        # The default rules have no schedule for a kernel with a prologue worth timing; the
-        # rule's one kernel is timed as `one-kernel` compiles it.
+        # The default rules have no schedule worth timing for a kernel with a prologue; the rule's
+        # one kernel is timed as `one-kernel` compiles it.
         rule_kernels = _rule_kernels(
             directory, evaluator, ("fixed",) if whole else RULES, whole and ONE_KERNEL.masked_loads
         )
@@ -103,8 +102,8 @@ def tune_run(run: Run, plan: TunerPlan, progress: Progress, whole: bool = False)
 
 
 def _earlier_spent(path) -> dict | None:
-    """The time a summary written before holds (a finished run resumed), where it is readable:
-    a damaged one is replaced as a resume replaces it."""
+    """The time a readable earlier summary holds (a finished run resumed); a damaged one is
+    replaced as a resume replaces it."""
     try:
         return read_record(path, TunerSummary).get("time_spent") if path.exists() else None
     except RunError:
@@ -121,8 +120,8 @@ def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
     except Exception as error:  # broad: a kernel the window analysis cannot read is not taken
         raise OutOfScope(f"not in the schedule template's space: {first_line(error)}") from error
     job.folder.mkdir(parents=True, exist_ok=True)
-    # With --storage, the study is shared: workers elsewhere join it, and its budget counts
-    # their trials too (`search_loop.py`); else it is the kernel's own, in its folder.
+    # With --storage the study is shared: workers elsewhere join it, and its budget counts their
+    # trials (`search_loop.py`); else it is the kernel's own, in its folder.
     shared = job.options.get("storage")
     name = job.options.get("study", STUDY_NAME) if shared else STUDY_NAME
     study = open_study(
@@ -159,9 +158,9 @@ def scheduled(job: KernelJob, summary: dict):
 def _rule_kernels(
     directory, evaluator: CandidateEvaluator, rule_lists=RULES, masked: bool = False
 ) -> dict:
-    """The kernels of the default rules and of the fixed ones (`masked`: their loads masked),
-    timed once by the same runner (kept across resumes; a run from before masking kept its
-    unmasked one in `fixed_kernel.json`)."""
+    """The default and fixed rules' kernels (`masked`: loads masked), timed once by the same
+    runner and kept across resumes (a run from before masking kept its unmasked one in
+    `fixed_kernel.json`)."""
     kernels = {}
     for rules in rule_lists:
         path = directory / f"{rules}{'-masked' if masked else ''}_kernel.json"
