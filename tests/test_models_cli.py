@@ -274,7 +274,7 @@ def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optun
     ],
 )
 def test_a_tuned_kernel_is_named_for_what_it_computes(kernel, kind):
-    from pool_fusion_tuning.tuning.models.tune_top import kernel_kind
+    from pool_fusion_tuning.tuning.models.kernel_choice import kernel_kind
 
     assert kernel_kind(kernel) == kind
 

@@ -4,6 +4,7 @@
     prepare.py       the CPU work before any timing, in parallel processes: import and
                      analysis, a build per rule list, torch.compile's first compile
     kernel_times.py  every kernel under every rule list: checked, then timed (kernel_times.json)
+    kernel_choice.py which kernels --tune-top takes (the costliest), and their kinds
     tune_top.py      the costliest kernels (pattern ones, or any) tuned by the study's tuners
     model_run.py     one model's run, phase by phase, each skipped where stored (resumable)
     model_series.py  `tune models`: the built-in list, --models or a zoo (--zoo), one run

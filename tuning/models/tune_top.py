@@ -27,12 +27,11 @@ from pathlib import Path
 import tvm
 
 from pool_fusion_tuning.baselines.models.model_errors import first_line
-from pool_fusion_tuning.runfolder.model_records import Analysis, KernelTimes, TunedKernel
+from pool_fusion_tuning.runfolder.model_records import TunedKernel
 from pool_fusion_tuning.runfolder.store import Run, read_record, write_json, write_text
 from pool_fusion_tuning.tuning.base.errors import OutOfScope, TuningFailed
 from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator, Stopped
 from pool_fusion_tuning.tuning.candidates.kernel_cache import KernelCache
-from pool_fusion_tuning.tuning.candidates.outcome import Status
 from pool_fusion_tuning.tuning.candidates.rule_schedule import DefaultSchedule
 from pool_fusion_tuning.tuning.candidates.side_by_side import side_by_side
 from pool_fusion_tuning.tuning.candidates.task import ModelKernel
@@ -40,50 +39,14 @@ from pool_fusion_tuning.tuning.limits import usable_cores
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS, tuners_for
 from pool_fusion_tuning.tuning.tuners.spec import KernelJob, Role
 
-from .model_plan import ALL_MIN_SHARE, PATTERN_KERNELS, TUNED_BASE, ModelPlan, kernel_options
+from .kernel_choice import costliest, kernel_kind
+from .model_plan import PATTERN_KERNELS, TUNED_BASE, ModelPlan, kernel_options
 
 FILE = "tuned_kernels.json"
 # Each tuned kernel's result, in tuners/<kernel>/, written as soon as the kernel is tuned.
 RESULT = "result.json"
 # The run's phase whose wall time the tuning adds to (`Run.add_wall`).
 PHASE = "tuning"
-
-# TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
-_KINDS = (
-    ("conv", ("conv",)),
-    ("matmul", ("matmul", "dense", "linear", "bmm")),
-    ("pool", ("pool",)),
-    ("softmax", ("softmax",)),
-    ("norm", ("norm",)),
-)
-
-
-def costliest(run: Run, count: int | None, pattern_only: bool = True) -> list[dict]:
-    """The analyses of the `count` kernels (pattern kernels only, with `pattern_only`) with the
-    largest launches x default time, costliest first; with `count` None, every such kernel that
-    takes ALL_MIN_SHARE of the network's summed kernel time or more."""
-    times = read_record(run.path / "kernel_times.json", KernelTimes)["kernels"]
-    costs: list[tuple[float, str, dict]] = []
-    for kernel in read_record(run.path / "analysis.json", Analysis)["kernels"]:
-        default = times.get(kernel["name"], {}).get("default")
-        kernel_us = default.get("kernel_us") if default and default["status"] == Status.OK else None
-        if kernel_us is not None:
-            costs.append((kernel["calls"] * kernel_us, kernel["name"], dict(kernel)))
-    total = sum(cost for cost, *_ in costs)
-    if count is None:
-        costs = [c for c in costs if c[0] >= ALL_MIN_SHARE * total]
-    costs = [c for c in costs if c[2]["pattern"] or not pattern_only]
-    return [kernel for *_, kernel in sorted(costs, key=lambda c: c[:2], reverse=True)[:count]]
-
-
-def kernel_kind(kernel: dict) -> str:
-    """What a kernel computes, as the report names it: its operator from TVM's fused-function
-    name (conv, matmul, pool, norm, softmax), else a reduction or elementwise; ", idle lanes"
-    where it has the pattern."""
-    name = kernel["name"]
-    found = [kind for kind, words in _KINDS if any(word in name for word in words)]
-    kind = found[0] if found else "reduction" if kernel.get("window") else "elementwise"
-    return f"{kind}, idle lanes" if kernel.get("pattern") else kind
 
 
 def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | None:

@@ -1,0 +1,47 @@
+"""Which kernels `--tune-top` takes (the costliest under the default list) and what each
+computes, as the report names it."""
+
+from __future__ import annotations
+
+from pool_fusion_tuning.runfolder.model_records import Analysis, KernelTimes
+from pool_fusion_tuning.runfolder.store import Run, read_record
+from pool_fusion_tuning.tuning.candidates.outcome import Status
+
+from .model_plan import ALL_MIN_SHARE
+
+# TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
+_KINDS = (
+    ("conv", ("conv",)),
+    ("matmul", ("matmul", "dense", "linear", "bmm")),
+    ("pool", ("pool",)),
+    ("softmax", ("softmax",)),
+    ("norm", ("norm",)),
+)
+
+
+def costliest(run: Run, count: int | None, pattern_only: bool = True) -> list[dict]:
+    """The analyses of the `count` kernels (pattern kernels only, with `pattern_only`) with the
+    largest launches x default time, costliest first; with `count` None, every such kernel that
+    takes ALL_MIN_SHARE of the network's summed kernel time or more."""
+    times = read_record(run.path / "kernel_times.json", KernelTimes)["kernels"]
+    costs: list[tuple[float, str, dict]] = []
+    for kernel in read_record(run.path / "analysis.json", Analysis)["kernels"]:
+        default = times.get(kernel["name"], {}).get("default")
+        kernel_us = default.get("kernel_us") if default and default["status"] == Status.OK else None
+        if kernel_us is not None:
+            costs.append((kernel["calls"] * kernel_us, kernel["name"], dict(kernel)))
+    total = sum(cost for cost, *_ in costs)
+    if count is None:
+        costs = [c for c in costs if c[0] >= ALL_MIN_SHARE * total]
+    costs = [c for c in costs if c[2]["pattern"] or not pattern_only]
+    return [kernel for *_, kernel in sorted(costs, key=lambda c: c[:2], reverse=True)[:count]]
+
+
+def kernel_kind(kernel: dict) -> str:
+    """What a kernel computes, as the report names it: its operator from TVM's fused-function
+    name (conv, matmul, pool, norm, softmax), else a reduction or elementwise; ", idle lanes"
+    where it has the pattern."""
+    name = kernel["name"]
+    found = [kind for kind, words in _KINDS if any(word in name for word in words)]
+    kind = found[0] if found else "reduction" if kernel.get("window") else "elementwise"
+    return f"{kind}, idle lanes" if kernel.get("pattern") else kind
