@@ -18,8 +18,8 @@ from .options import (
     check_options,
     integer,
     number,
-    protocol_of,
 )
+from .run_options import protocol_of
 
 DEFAULT_RULES = "default,fixed"
 NO_GPU = (

@@ -12,7 +12,6 @@ What a resume may change is `run_options.py`'s.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import re
 import sys
 
@@ -62,19 +61,6 @@ def _blocks(text: str) -> int | str:
             f"takes auto or an integer >= 1 in digits 0-9, got {text!r}"
         )
     return value
-
-
-def protocol_of(args, base: Protocol) -> Protocol:
-    """`base` with the timing options given (--blocks auto: None)."""
-    return dataclasses.replace(
-        base,
-        number=args.number,
-        repeat=args.repeat,
-        min_repeat_ms=args.min_repeat_ms,
-        warmup_s=args.warmup_s,
-        blocks=None if args.blocks == AUTO else args.blocks,
-        trials=args.trials,
-    )
 
 
 # Options that name something, by argparse name: what to name where one is given empty or blank.

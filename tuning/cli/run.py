@@ -36,8 +36,7 @@ from .choices import (
     storage_checks,
     tuner_names,
 )
-from .options import protocol_of
-from .run_options import refuse_changes, with_defaults
+from .run_options import protocol_of, refuse_changes, with_defaults
 
 
 def recorded_command(prefix: str, argv: list[str]) -> str:

@@ -8,6 +8,7 @@ with the value the run has; another value is refused, never silently ignored.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from pool_fusion_tuning.runfolder.records import RunMeta
@@ -40,6 +41,13 @@ PROTOCOL_FIELDS = ("trials", "blocks", "number", "repeat", "min_repeat_ms", "war
 # The options whose flag is not their name: the protocol calls its timing processes trials, and
 # `--trials` read as tuning trials (as Optuna's and tvmc's do), so the flag is --processes.
 _FLAGS = {"trials": "--processes"}
+
+
+def protocol_of(args, base: Protocol) -> Protocol:
+    """`base` with the timing options given (--blocks auto: None)."""
+    given = {name: getattr(args, name) for name in PROTOCOL_FIELDS}
+    given["blocks"] = None if args.blocks == AUTO else args.blocks
+    return dataclasses.replace(base, **given)
 
 
 def flag(name: str) -> str:
