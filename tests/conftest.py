@@ -281,6 +281,23 @@ def within(seconds: int):
         signal.signal(signal.SIGALRM, previous)
 
 
+@contextlib.contextmanager
+def tuners_only(*specs):
+    """The tuner registry holding `specs` alone; put back whole, in its order, afterwards:
+    monkeypatch's undo would reverse it, and the default tuners are listed in the registry's
+    order (the CI run of 2026-12-07 failed three tests that ran after such an undo)."""
+    from pool_fusion_tuning.tuning.tuners.registry import TUNERS
+
+    kept = dict(TUNERS)
+    TUNERS.clear()
+    TUNERS.update({spec.name: spec for spec in specs})
+    try:
+        yield
+    finally:
+        TUNERS.clear()
+        TUNERS.update(kept)
+
+
 def plant(path: Path, kind: str, victim: Path | None = None) -> None:
     """Put a special file or a link at `path`, where the run has (or would have) a file: a FIFO,
     a Unix socket, a folder, a hard or symbolic link to `victim`."""

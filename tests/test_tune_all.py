@@ -7,8 +7,8 @@ import json
 import threading
 
 import pytest
-from conftest import ROOT
-from fixtures.random_tuner import registered_alone
+from conftest import ROOT, tuners_only
+from fixtures.random_tuner import RANDOM
 
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.limits import usable_cores
@@ -30,7 +30,7 @@ def _json(path):
 
 @pytest.fixture(scope="module")
 def random_only():
-    with registered_alone():
+    with tuners_only(RANDOM):
         yield
 
 

@@ -14,7 +14,7 @@ from concurrent.futures import Future
 
 import optuna
 import pytest
-from conftest import ROOT, TUNE
+from conftest import ROOT, TUNE, tuners_only
 
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.tuners.optuna import search_loop
@@ -55,9 +55,11 @@ def shared(tmp_path_factory):
         return search(self, budget, own, cap)
 
     console = io.StringIO()
-    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stderr(console):
-        for name in [n for n in TUNERS if n != "optuna"]:
-            patch.delitem(TUNERS, name)
+    with (
+        tuners_only(TUNERS["optuna"]),
+        pytest.MonkeyPatch.context() as patch,
+        contextlib.redirect_stderr(console),
+    ):
         patch.setattr(search_loop.OptunaSearch, "run", after_a_worker)
         args = ["model", MODEL, *QUICK, "--tune-top", "1", "--budget", str(BUDGET)]
         code = main([*args, "--storage", url, "--out", str(out)])

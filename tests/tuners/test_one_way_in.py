@@ -6,8 +6,8 @@ subcommand names it."""
 import json
 
 import pytest
-from conftest import ROOT
-from fixtures.random_tuner import RANDOM, registered_alone
+from conftest import ROOT, tuners_only
+from fixtures.random_tuner import RANDOM
 
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.tuners.registry import TUNERS, tuners_for
@@ -21,7 +21,7 @@ QUICK = [
 
 @pytest.fixture
 def only_random():
-    with registered_alone():
+    with tuners_only(RANDOM):
         assert tuners_for(Role.SWEEP) == tuners_for(Role.TUNE_TOP) == [RANDOM.name]
         yield
 
@@ -81,6 +81,6 @@ def test_tune_top_runs_the_tuners_that_take_it(tmp_path, only_random, capsys):
 
 def test_the_registry_is_put_back_in_its_order():
     before = list(TUNERS)
-    with registered_alone():
+    with tuners_only(RANDOM):
         assert list(TUNERS) == [RANDOM.name]
     assert list(TUNERS) == before
