@@ -279,6 +279,24 @@ def test_a_tuned_kernel_is_named_for_what_it_computes(kernel, kind):
     assert kernel_kind(kernel) == kind
 
 
+def test_kernels_takes_the_pattern_any_kernel_or_one_class_costliest_first(model_run):
+    from pool_fusion_tuning.reports.kernel_classes import CLASSES
+    from pool_fusion_tuning.runfolder.store import Run
+    from pool_fusion_tuning.tuning.models.kernel_choice import costliest
+    from pool_fusion_tuning.tuning.models.model_plan import KERNEL_CHOICES
+
+    run = Run(model_run[0])
+    taken = {choice: [k["name"] for k in costliest(run, 100, choice)] for choice in KERNEL_CHOICES}
+    everything = taken["any"]
+    assert taken["pattern"] == ["avg_pool2d"] and taken["window-reduction"] == ["avg_pool2d"]
+    assert 1 < len(everything) and len(taken["elementwise"]) < len(everything)
+    # The classes share the kernels out, each in the order of `any` (costliest first).
+    by_class = [taken[name.replace(" ", "-")] for name in CLASSES]
+    assert sorted(sum(by_class, [])) == sorted(everything)
+    assert all(names == [n for n in everything if n in names] for names in by_class)
+    assert costliest(run, 1, "any") == costliest(run, 100, "any")[:1]
+
+
 @pytest.fixture(scope="module")
 def models_run(tmp_path_factory):
     """`tune models` over a pattern block, a control block and a user's two-input module."""
@@ -356,7 +374,8 @@ def _one_line(capsys, argv: list[str]) -> str:
         (["model", DENSE, "--kernels", "any", "--analyze"], "give --tune-top"),
         (
             ["model", DENSE, "--tune-top", "1", "--kernels", "all", "--target", "llvm"],
-            "--kernels must be one of pattern, any, got 'all'",
+            "--kernels must be one of pattern, any, matmul, convolution, window-reduction, "
+            "other-reduction, elementwise, got 'all'",
         ),
         (["model", DENSE, "--processes", "0", "--target", "llvm"], "--processes must be between"),
         (["model", DENSE, "--blocks", "many", "--target", "llvm"], "--blocks must be auto"),

@@ -102,8 +102,9 @@ def model_main(argv: list[str]) -> int:
         default=None,
         metavar="|".join(KERNEL_CHOICES),
         help="which kernels --tune-top takes: the costliest with the idle-lane pattern "
-        "(pattern, the default) or the costliest whatever they are (any: MetaSchedule tunes "
-        "each in its default space, Optuna those its schedule template covers)",
+        "(pattern, the default), the costliest whatever they are (any: MetaSchedule tunes "
+        "each in its default space, Optuna those its schedule template covers) or the "
+        "costliest of one class of the report's gap by kernel class (matmul, ...)",
     )
     parser.add_argument(
         "--budget", type=integer, default=None, help="candidates per tuner and kernel"

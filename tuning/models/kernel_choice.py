@@ -3,11 +3,12 @@ computes, as the report names it."""
 
 from __future__ import annotations
 
+from pool_fusion_tuning.reports.kernel_classes import tvm_class
 from pool_fusion_tuning.runfolder.model_records import Analysis, KernelTimes
 from pool_fusion_tuning.runfolder.store import Run, read_record
 from pool_fusion_tuning.tuning.candidates.outcome import Status
 
-from .model_plan import ALL_MIN_SHARE
+from .model_plan import ALL_MIN_SHARE, ANY_KERNELS, PATTERN_KERNELS
 
 # TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
 _KINDS = (
@@ -19,8 +20,8 @@ _KINDS = (
 )
 
 
-def costliest(run: Run, count: int | None, pattern_only: bool = True) -> list[dict]:
-    """The analyses of the `count` kernels (pattern kernels only, with `pattern_only`) with the
+def costliest(run: Run, count: int | None, kernels: str = PATTERN_KERNELS) -> list[dict]:
+    """The analyses of the `count` kernels that `kernels` (a `--kernels` choice) takes with the
     largest launches x default time, costliest first; with `count` None, every such kernel that
     takes ALL_MIN_SHARE of the network's summed kernel time or more."""
     times = read_record(run.path / "kernel_times.json", KernelTimes)["kernels"]
@@ -33,8 +34,15 @@ def costliest(run: Run, count: int | None, pattern_only: bool = True) -> list[di
     total = sum(cost for cost, *_ in costs)
     if count is None:
         costs = [c for c in costs if c[0] >= ALL_MIN_SHARE * total]
-    costs = [c for c in costs if c[2]["pattern"] or not pattern_only]
+    costs = [c for c in costs if takes(kernels, c[2])]
     return [kernel for *_, kernel in sorted(costs, key=lambda c: c[:2], reverse=True)[:count]]
+
+
+def takes(kernels: str, kernel: dict) -> bool:
+    """Whether the `--kernels` choice `kernels` takes `kernel` (an analysis' kernel)."""
+    if kernels == PATTERN_KERNELS:
+        return bool(kernel["pattern"])
+    return kernels == ANY_KERNELS or tvm_class(kernel) == kernels.replace("-", " ")
 
 
 def kernel_kind(kernel: dict) -> str:

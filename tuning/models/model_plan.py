@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
 from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
 from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.reports.kernel_classes import CLASSES
 from pool_fusion_tuning.runfolder.records import RunOptions
 from pool_fusion_tuning.runfolder.store import Run
 from pool_fusion_tuning.tuning.measure.model_workload import ModelArm, ModelWorkload
@@ -27,9 +28,9 @@ TUNED_BASE = "fixed"
 # checks per arm. `tune model` runs 3 trials, `tune models` 1.
 MODEL_PROTOCOL = Protocol(number=1, warmup_calls=10, checks=2, queued_calls=5)
 # `--kernels`: which kernels --tune-top K takes: the K costliest pattern kernels (the default, as
-# older runs did) or the K costliest of any kind.
-KERNEL_CHOICES = ("pattern", "any")
-PATTERN_KERNELS = KERNEL_CHOICES[0]
+# older runs did), of any kind, or of one class of the report's gap by kernel class.
+KERNEL_CHOICES = ("pattern", "any", *(name.replace(" ", "-") for name in CLASSES))
+PATTERN_KERNELS, ANY_KERNELS = KERNEL_CHOICES[:2]
 # `--tune-top all`: every kernel whose share of the network's summed kernel time (launches x time
 # alone, default list) is at least this.
 ALL_KERNELS = "all"

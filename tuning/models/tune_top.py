@@ -55,7 +55,7 @@ def tune_top(run: Run, plan: ModelPlan, kernels_file: str, progress) -> str | No
     passed; the tuned kernels' file in the run folder, those that beat the base list's (None
     where no kernel has a valid tuned schedule)."""
     count = None if plan.tunes_all else int(plan.tune_top)
-    kernels = costliest(run, count, plan.kernels == PATTERN_KERNELS)
+    kernels = costliest(run, count, plan.kernels)
     funcs = pickle.loads(Path(kernels_file).read_bytes())
     jobs = {k["name"]: _jobs(run, plan, k["name"], funcs[k["name"]], progress) for k in kernels}
     spent = _Spent(run, plan.kernels_at_once)  # saved in `finally` below
