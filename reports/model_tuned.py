@@ -115,7 +115,9 @@ def _tuner_cell(found: dict) -> str:
     if "error" in found:
         return f"none ({md(found['error'])})"
     valid = f"{found.get('valid', 0)} of {found.get('trials', 0)} valid"
-    return f"{_us(found.get('best_kernel_us'))} ({valid})"
+    # Where the best came: late in the budget, a larger one may find more.
+    at = f", best at {found['best_trial']}" if found.get("best_trial") else ""
+    return f"{_us(found.get('best_kernel_us'))} ({valid}{at})"
 
 
 def _us(value: float | None) -> str:

@@ -3,7 +3,7 @@ GPU time where the run has it."""
 
 import pytest
 
-from pool_fusion_tuning.reports.model_tuned import tuned_text
+from pool_fusion_tuning.reports.model_tuned import tuned_section, tuned_text
 
 
 def _ratio(ratio: float, low: float, high: float) -> dict:
@@ -132,3 +132,12 @@ def test_a_kernel_s_tuned_time_is_the_one_tvm_tuned_runs(used, tuned_us):
     if tuned_us is not None:
         [matmul] = class_rows(report | {"tuned": tuned})
         assert matmul["tvm_ms"]["tuned"] == 2 * tuned_us / 1e3
+
+
+def test_each_tuner_s_cell_says_which_candidate_was_its_best():
+    found = {"best_kernel_us": 47.4, "trials": 128, "valid": 127, "best_trial": 97}
+    kernel = {"kind": "matmul", "calls": 9, "default_us": 66.4, "fixed_us": 66.4}
+    kernel |= {"metaschedule": found, "best": "metaschedule", "kernel_us": 47.4, "budget": 128}
+    report = {"tuned": {"base": "fixed", "kernels": {"fused_matmul": kernel}}}
+    row = next(line for line in tuned_section(report) if "fused_matmul" in line)
+    assert "| 47.4 (127 of 128 valid, best at 97) |" in row
