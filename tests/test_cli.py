@@ -554,6 +554,26 @@ def test_a_storage_that_cannot_be_used_leaves_no_run_folder(storage, tmp_path, c
     assert not out.exists()
 
 
+def test_a_storage_whose_package_is_missing_says_which_and_the_way_round(tmp_path):
+    """SQLite goes through SQLAlchemy, which an environment may lack (the GPU machine's did):
+    the line names the package and the journal file, which needs none, not a damaged storage."""
+    out = tmp_path / "run"
+    args = ["--storage", f"sqlite:///{tmp_path}/study.db", "--out", str(out), "--budget", "2"]
+    code = (
+        "import sys; sys.modules['sqlalchemy'] = None\n"  # as if it were not installed
+        "from pool_fusion_tuning.tuning.cli.main import main\n"
+        f"sys.exit(main({[*args, '--tuners', 'optuna', *FAST]!r}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == (
+        "tune: error: this Optuna storage needs the Python package sqlalchemy, which is not "
+        "installed: pip install sqlalchemy, or pass --storage journal:///PATH (a journal file, "
+        "no package needed)"
+    )
+    assert not out.exists()
+
+
 def test_a_worker_joins_only_a_study_its_storage_holds(tmp_path, capsys):
     """A misspelt --study (or storage file) creates nothing: no study, no file."""
     import optuna

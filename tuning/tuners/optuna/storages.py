@@ -235,7 +235,15 @@ def _sqlite_problem(path: Path) -> str | None:
 
 
 def cannot_open(error: Exception) -> RunError:
-    """A storage that failed to open, as the one line a user reads."""
+    """A storage that failed to open, as the one line a user reads: a package missing (SQLite and
+    servers go through SQLAlchemy) is not a damaged storage."""
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        package = error.name.split(".")[0]
+        return RunError(
+            f"this Optuna storage needs the Python package {package}, which is not installed: "
+            f"pip install {package}, or pass --storage {JOURNAL}/PATH (a journal file, no "
+            "package needed)"
+        )
     return RunError(
         f"cannot open the Optuna storage ({said(error)}); it was left as it is: repair it or "
         "pass another --storage"
