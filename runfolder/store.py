@@ -214,6 +214,11 @@ class Run:
         with _META_LOCK:  # tuners in threads update it side by side
             write_json(self.path / RUN_FILE, {**self.fields, **changes})
 
+    def drop_meta(self, *keys: str) -> None:
+        with _META_LOCK:
+            kept = {key: value for key, value in self.fields.items() if key not in keys}
+            write_json(self.path / RUN_FILE, kept)
+
     def add_wall(self, phase: str, seconds: float) -> float:
         """Add `seconds` to `phase`'s wall time (a tuner, the comparison, the whole run), summed
         over resumes; returns the sum."""

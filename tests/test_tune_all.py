@@ -131,11 +131,25 @@ def test_a_spent_time_budget_leaves_kernels_untuned_and_the_report_says_which(
     text = (out / "report.md").read_text()
     said = f"1 tuned of {1 + len(left)} chosen, {len(left)} left (the time budget was spent): "
     assert f"{said}`{left[0]}`" in text
-    # Its tuned arm is timed: more time for it is said to need another folder, not ignored.
+    # More time goes on: the kernel tuned is kept, those left tuned, every arm timed again.
+    first_result = _results(out)[name].stat().st_mtime_ns
+    earlier = _json(out / "trials" / "trial_0.json")
     assert main([*args[:-1], "3600", "--out", str(out)]) == 0
-    assert f"{len(left)} kernel(s) left by its time budget (1 s); --time-budget goes on only" in (
+    said = f"the tuning goes on: {len(left)} kernel(s) left by its time budget (1 s); the arms "
+    assert f"{said}are timed again, the earlier trials kept in trials-superseded-1/" in (
         capfd.readouterr().err
     )
+    tuned = _json(out / "report.json")["tuned"]
+    assert list(tuned["kernels"]) == [name, *left] and tuned["kernels_left"] == []
+    assert tuned["time_budget_s"] == 3600 and tuned["commands"] == 2
+    assert _results(out)[name].stat().st_mtime_ns == first_result
+    assert _json(out / "trials-superseded-1" / "trial_0.json") == earlier
+    assert _json(out / "trials" / "trial_0.json") != earlier
+    assert "2 tuned of 2 chosen, 0 left" in (out / "report.md").read_text()
+    # Done: the same command again measures nothing.
+    stamp = (out / "trials" / "trial_0.json").stat().st_mtime_ns
+    assert main([*args[:-1], "3600", "--out", str(out)]) == 0
+    assert (out / "trials" / "trial_0.json").stat().st_mtime_ns == stamp
 
 
 def test_kernels_at_once_tunes_kernels_side_by_side_the_cores_shared_out(

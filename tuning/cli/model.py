@@ -137,7 +137,7 @@ def model_main(argv: list[str]) -> int:
     progress = Progress(verbose=args.verbose)
     created = not (out / RUN_FILE).exists()
     before = set(out.iterdir()) if out.is_dir() and not out.is_symlink() else None
-    run = open_model_run(out, plan)
+    run = open_model_run(out, plan, progress.line)
     print(f"run folder: {out}", file=sys.stderr)
     try:
         with details_to(out / DETAILS_LOG, progress):

@@ -109,9 +109,9 @@ def _said(error: Exception) -> str:
     return lines[-1] if lines[0].startswith("Traceback") else lines[0]
 
 
-def open_model_run(out: Path, plan: ModelPlan) -> Run:
+def open_model_run(out: Path, plan: ModelPlan, say) -> Run:
     """The model's run folder: created, or opened to finish when it holds this model's run
-    with the same settings."""
+    with the same settings (its tuning reopened where this command gives it more time)."""
     from pool_fusion_tuning.tuning.study import save_environment
 
     # An analysis alone runs on the host, whatever it analyses for.
@@ -131,7 +131,30 @@ def open_model_run(out: Path, plan: ModelPlan) -> Run:
     run = open_run(out, plan.meta(), refuse)
     if not (out / "environment.json").exists():
         save_environment(run, target)
+    _reopen_tuning(run, plan, say)
     return run
+
+
+def _reopen_tuning(run: Run, plan: ModelPlan, say) -> None:
+    """A tuning its time budget ended with kernels left goes on where this command gives a larger
+    --time-budget (or none): the kernels tuned are kept, those left are tuned, and every arm is
+    timed again beside the new `tvm-tuned`, the earlier trials kept in trials-superseded-N/."""
+    found = run.model_meta.get("tuned")
+    if not plan.tune_top or not found or not found["kernels_left"]:
+        return
+    given, before = plan.time_budget_s, found["time_budget_s"]
+    if given is not None and (before is None or given <= before):
+        return
+    kept = None
+    if any((run.path / "trials").glob("trial_*.json")):
+        kept = run.path / f"trials-superseded-{len(list(run.path.glob('trials-superseded-*'))) + 1}"
+        (run.path / "trials").rename(kept)
+    run.drop_meta("tuned")
+    say(
+        f"the tuning goes on: {len(found['kernels_left'])} kernel(s) left by its time budget "
+        f"({before:g} s)"
+        + (f"; the arms are timed again, the earlier trials kept in {kept.name}/" if kept else "")
+    )
 
 
 def trials_left(run: Run, plan: ModelPlan) -> list[int]:
@@ -212,15 +235,14 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
 
 
 def _say_tuning_done(run: Run, plan: ModelPlan, progress) -> None:
-    """A finished tuning is not taken up again (its tuned arm is timed already): where this
-    command gives another time budget and kernels were left, say so rather than ignore it."""
+    """A finished tuning that this command's time budget does not reopen (`_reopen_tuning`):
+    where it gives another, smaller, one and kernels were left, say so rather than ignore it."""
     found = run.model_meta["tuned"]
     left = found["kernels_left"]
     if left and plan.time_budget_s != found["time_budget_s"]:
         progress.line(
             f"the tuning is done, {len(left)} kernel(s) left by its time budget "
-            f"({found['time_budget_s']:g} s); --time-budget goes on only with a tuning not yet "
-            "finished: to tune the kernels left, use another --out"
+            f"({found['time_budget_s']:g} s); a larger --time-budget tunes them"
         )
 
 

@@ -117,7 +117,7 @@ def run_models(out: Path, plans: dict, progress, jobs: int | None = None) -> dic
     from pool_fusion_tuning.reports.models_report import render_models
 
     started = time.monotonic()
-    runs = {name: open_model_run(out / name, plan) for name, plan in plans.items()}
+    runs = {name: open_model_run(out / name, plan, progress.line) for name, plan in plans.items()}
     left = {name: run for name, run in runs.items() if not complete(run, plans[name])}
     failures: dict = {}
     for name in [name for name in runs if name not in left]:
