@@ -146,10 +146,14 @@ def test_a_spent_time_budget_leaves_kernels_untuned_and_the_report_says_which(
     assert _json(out / "trials-superseded-1" / "trial_0.json") == earlier
     assert _json(out / "trials" / "trial_0.json") != earlier
     assert "2 tuned of 2 chosen, 0 left" in (out / "report.md").read_text()
-    # Done: the same command again measures nothing.
+    # Done: the same command again measures nothing; the folder, superseded trials and all,
+    # renders again.
     stamp = (out / "trials" / "trial_0.json").stat().st_mtime_ns
     assert main([*args[:-1], "3600", "--out", str(out)]) == 0
     assert (out / "trials" / "trial_0.json").stat().st_mtime_ns == stamp
+    text = (out / "report.md").read_text()
+    (out / "report.md").unlink()
+    assert main(["report", str(out)]) == 0 and (out / "report.md").read_text() == text
 
 
 def test_kernels_at_once_tunes_kernels_side_by_side_the_cores_shared_out(
