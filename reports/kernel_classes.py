@@ -92,12 +92,13 @@ def kernels_ms(kernels: list[dict], rules: str, base: str | None = None) -> floa
     return sum(k["calls"] * t for k, t in zip(kernels, times)) / 1e3
 
 
-def worst_class(rows: list[dict], peer: str) -> dict | None:
-    """The class where TVM's default list loses most time to `peer`, where it loses any."""
+def worst_class(rows: list[dict], peer: str, column: str = "default") -> dict | None:
+    """The class where TVM's `column` (a list, or "tuned") loses most time to `peer`, where it
+    loses any."""
     gaps = [
-        (row["tvm_ms"]["default"] - row["torch_ms"][peer], row)
+        (row["tvm_ms"][column] - row["torch_ms"][peer], row)
         for row in rows
-        if row["tvm_ms"].get("default") is not None and peer in row["torch_ms"]
+        if row["tvm_ms"].get(column) is not None and peer in row["torch_ms"]
     ]
     gaps = [(gap, row) for gap, row in gaps if gap > 0]
     return max(gaps, key=lambda pair: pair[0])[1] if gaps else None
@@ -112,17 +113,26 @@ def _peer(rows: list[dict]) -> str | None:
 
 
 def class_text(report: ModelReport) -> str:
-    """The headline's sentence: the class where the default list loses most to PyTorch."""
+    """The headline's sentence: the class where the default list loses most to PyTorch, and
+    where tuned kernels are in, the class where the tuned build does."""
     rows = class_rows(report)
     peer = _peer(rows)
     worst = worst_class(rows, peer) if peer else None
     if worst is None:
         return ""
-    return (
+    text = (
         f"By kernel class (launches x time alone, beside {code(peer)}'s kernels in its CUPTI "
         f"profile), TVM's default list loses most in {md(worst['class'])}: "
-        f"{duration(worst['tvm_ms']['default'])} against {duration(worst['torch_ms'][peer])}."
+        f"{_against(worst, 'default', peer)}"
     )
+    tuned = worst_class(rows, peer, "tuned") if peer and "tuned" in rows[0]["tvm_ms"] else None
+    if tuned is not None:
+        text += f"; tuned, in {md(tuned['class'])}: {_against(tuned, 'tuned', peer)}"
+    return text + "."
+
+
+def _against(row: dict, column: str, peer: str) -> str:
+    return f"{duration(row['tvm_ms'][column])} against {duration(row['torch_ms'][peer])}"
 
 
 def class_section(report: ModelReport) -> list[str]:

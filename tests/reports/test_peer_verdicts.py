@@ -153,3 +153,28 @@ def test_the_gap_by_class_sums_both_sides_and_names_the_worst(rendered):
     gaps = {n: r["tvm_ms"]["default"] - r["torch_ms"]["torch-compile"] for n, r in rows.items()}
     worst = max(gaps, key=lambda n: gaps[n])
     assert f"TVM's default list loses most in {worst}:" in report
+
+
+def test_the_headline_names_the_class_the_tuned_build_loses_most_in_too():
+    """The rule wins the window reductions back; tuned, the matmuls are what is left."""
+    from pool_fusion_tuning.reports.kernel_classes import class_text
+
+    def kernel(name, calls, rule, **us):
+        return {"name": name, "calls": calls, "rules": {"default": rule}, "window": 49,
+                "pattern": False, "kernel_us": us}  # fmt: skip
+
+    report = {
+        "settings": {"rule_lists": ["default", "fixed"]},
+        "kernels": [
+            kernel("fused_matmul_add", 2, "Matmul", default=100.0, fixed=100.0, tuned=80.0),
+            kernel("fused_conv2d_add", 1, "GeneralReduction", default=300.0, fixed=10.0),
+        ],
+        "tuned": {"base": "fixed"},
+        "peers": ["torch-compile"],
+        "profiled": {"torch-compile": {"kernels_us": {"sgemm_128x64": 50.0, "depthwise_k": 5.0}}},
+    }
+    said = class_text(report)
+    assert "TVM's default list loses most in window reduction: 300.0 us against 5.0 us" in said
+    assert said.endswith("; tuned, in matmul: 160.0 us against 50.0 us.")
+    del report["kernels"][0]["kernel_us"]["tuned"], report["tuned"]
+    assert class_text(report).endswith("against 5.0 us.")  # without tuned kernels, no tuned part
