@@ -23,10 +23,22 @@ FIGURES = ("gpu_queued", "call_path")
 _NAMED = 8
 
 
+def none_taken(kernels: str | None) -> str:
+    """Why --tune-top tuned nothing: --kernels (None: the default, pattern) took no kernel."""
+    return f"--kernels {kernels or 'pattern'} takes none of the kernels --tune-top considers"
+
+
 def tuned_section(report: ModelReport) -> list[str]:
-    """The tuned kernels' table (none without --tune-top)."""
+    """The tuned kernels' table (none without --tune-top; a line where it took no kernel)."""
     kernels = report["tuned"].get("kernels", {})
     if not kernels:
+        if report["tuned"].get("kernels_chosen") == 0:
+            return [
+                "",
+                "## Tuned kernels",
+                "",
+                f"None: {none_taken(report['tuned'].get('chosen'))}.",
+            ]
         return []
     # Each tuner's summary is a table of its own in a kernel's (`tuning/models/tune_top.py`).
     first = next(iter(kernels.values()))

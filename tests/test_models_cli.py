@@ -297,6 +297,17 @@ def test_kernels_takes_the_pattern_any_kernel_or_one_class_costliest_first(model
     assert costliest(run, 1, "any") == costliest(run, 100, "any")[:1]
 
 
+def test_a_kernels_choice_that_takes_no_kernel_says_so_on_the_console_and_in_the_report(
+    tmp_path,
+):
+    out = tmp_path / "no-matmul"  # the dense block: a convolution, a pool, elementwise
+    args = ["model", DENSE, *QUICK, "--peers", "none", "--tune-top", "1", "--kernels", "matmul"]
+    done = tune(*args, "--out", str(out), check_exit=0)
+    said = "--kernels matmul takes none of the kernels --tune-top considers"
+    assert f"tuning: none: {said}" in done.stderr
+    assert f"## Tuned kernels\n\nNone: {said}." in (out / "report.md").read_text()
+
+
 @pytest.fixture(scope="module")
 def models_run(tmp_path_factory):
     """`tune models` over a pattern block, a control block and a user's two-input module."""

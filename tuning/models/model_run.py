@@ -25,6 +25,7 @@ from pool_fusion_tuning.baselines.models.failures import failure_lines
 from pool_fusion_tuning.baselines.models.model_errors import ModelError
 from pool_fusion_tuning.baselines.peers import compiling
 from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.reports.model_tuned import none_taken
 from pool_fusion_tuning.runfolder.model_records import Analysis, ModelReport
 from pool_fusion_tuning.runfolder.names import member
 from pool_fusion_tuning.runfolder.opener import open_run
@@ -215,6 +216,8 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
         count = len(found["kernels"])  # the model may have fewer than --tune-top
         left = len(found["kernels_left"])
         said = f"{count} kernel(s)" + (f", {left} left by the time budget" if left else "")
+        if not found["kernels_chosen"]:
+            said = f"none: {none_taken(plan.kernels)}"
         progress.finish("tuning", said)  # its wall time is added by tune_top, kernel by kernel
     else:
         _say_tuning_done(run, plan, progress)
