@@ -117,15 +117,15 @@ def class_text(report: ModelReport) -> str:
     where tuned kernels are in, the class where the tuned build does."""
     rows = class_rows(report)
     peer = _peer(rows)
-    worst = worst_class(rows, peer) if peer else None
-    if worst is None:
+    worst = worst_class(rows, peer) if peer is not None else None
+    if peer is None or worst is None:
         return ""
     text = (
         f"By kernel class (launches x time alone, beside {code(peer)}'s kernels in its CUPTI "
         f"profile), TVM's default list loses most in {md(worst['class'])}: "
         f"{_against(worst, 'default', peer)}"
     )
-    tuned = worst_class(rows, peer, "tuned") if peer and "tuned" in rows[0]["tvm_ms"] else None
+    tuned = worst_class(rows, peer, "tuned") if "tuned" in rows[0]["tvm_ms"] else None
     if tuned is not None:
         text += f"; tuned, in {md(tuned['class'])}: {_against(tuned, 'tuned', peer)}"
     return text + "."
