@@ -25,6 +25,9 @@ _TORCH = (
     ("other reduction", ("triton_red", "triton_per", "reduce", "softmax", "norm", "mean")),
 )
 _FAST_MATMUL_RULES = ("Matmul", "GEMV")
+# The classes whose reduction is a multiply-add: 2 x elements reduced x outputs floating-point
+# operations a launch.
+ARITHMETIC = ("matmul", "convolution")
 
 
 def tvm_class(kernel: dict) -> str:
@@ -72,8 +75,19 @@ def class_rows(report: ModelReport) -> list[dict]:
             for peer in peers
         }
         if kernels or any(torch.values()):
-            rows.append({"class": name, "kernels": len(kernels), "tvm_ms": tvm, "torch_ms": torch})
+            row = {"class": name, "kernels": len(kernels), "tvm_ms": tvm, "torch_ms": torch}
+            work = [gflop(k) for k in kernels] if name in ARITHMETIC else [None]
+            if None not in work:  # every kernel's work known
+                row["gflop"] = sum(k["calls"] * w for k, w in zip(kernels, work))
+            rows.append(row)
     return rows
+
+
+def gflop(kernel: dict) -> float | None:
+    """A multiply-add reduction's work in one launch, GFLOP; None where unknown."""
+    if kernel.get("window") is None or kernel.get("outputs") is None:
+        return None
+    return 2 * kernel["window"] * kernel["outputs"] / 1e9
 
 
 def kernel_us(kernel: dict, rules: str, base: str | None = None) -> float | None:
@@ -158,4 +172,20 @@ def class_section(report: ModelReport) -> list[str]:
         cells = [*(row["tvm_ms"][r] for r in lists), *(row["torch_ms"].get(p) for p in peers)]
         shown = [duration(c) if c is not None else "—" for c in cells]
         lines.append(f"| {row['class']} | {row['kernels']} | " + " | ".join(shown) + " |")
+    rates = [_rates(row, lists, peers) for row in rows if row.get("gflop")]
+    if rates:
+        lines += [
+            "",
+            "TFLOP/s (2 x elements reduced x outputs of each TVM launch; PyTorch's kernels of "
+            "the class taken to do the same work): " + "; ".join(rates) + ".",
+        ]
     return lines
+
+
+def _rates(row: dict, lists: list[str], peers: list[str]) -> str:
+    times = {
+        **{f"`{r}`": row["tvm_ms"][r] for r in lists},
+        **{f"`{p}`": row["torch_ms"].get(p) for p in peers},
+    }
+    shown = [f"{name} {row['gflop'] / ms:.1f}" for name, ms in times.items() if ms]
+    return f"{row['class']} ({row['gflop']:.2f} GFLOP a call) " + ", ".join(shown)

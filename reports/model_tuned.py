@@ -12,6 +12,7 @@ from pool_fusion_tuning.runfolder.report_records import Ratio
 from .cells import MISSING, table
 from .comparisons import ratio_text
 from .escape import code, md
+from .kernel_classes import ARITHMETIC, gflop, kernel_us, tvm_class
 from .model_names import TUNED, arm_of
 from .samples import LABELS
 
@@ -43,6 +44,7 @@ def tuned_section(report: ModelReport) -> list[str]:
     # Each tuner's summary is a table of its own in a kernel's (`tuning/models/tune_top.py`).
     first = next(iter(kernels.values()))
     tuners = [key for key, value in first.items() if isinstance(value, dict)]
+    analysed = {row["name"]: row for row in report["kernels"]}
     rows = [
         [
             code(name),
@@ -53,6 +55,7 @@ def tuned_section(report: ModelReport) -> list[str]:
             *(_tuner_cell(found.get(tuner, {})) for tuner in tuners),
             _us(found.get("kernel_us")),
             _into_tuned(found),
+            _rate(analysed.get(name), report["tuned"].get("base")),
         ]
         for name, found in kernels.items()
     ]
@@ -74,6 +77,7 @@ def tuned_section(report: ModelReport) -> list[str]:
                 *(code(t) for t in tuners),
                 "best",
                 "into tvm-tuned",
+                "TFLOP/s in tvm-tuned",
             ],
             rows,
         ),
@@ -110,6 +114,14 @@ def _spent(report: ModelReport, budget: int) -> list[str]:
     if TUNED in report["arms"] and first is not None:
         lines += ["", f"Against {code(COMPILED)}: {_verdicts(report, pair)}. {_ahead(*first)}"]
     return lines
+
+
+def _rate(kernel: dict | None, base: str | None) -> str:
+    """A multiply-add kernel's TFLOP/s in tvm-tuned (`kernel_classes.gflop`)."""
+    if kernel is None or tvm_class(kernel) not in ARITHMETIC:
+        return MISSING
+    work, us = gflop(kernel), kernel_us(kernel, "tuned", base)
+    return MISSING if work is None or not us else f"{work / us * 1e3:.1f}"
 
 
 def _into_tuned(found: dict) -> str:

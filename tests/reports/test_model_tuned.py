@@ -22,6 +22,7 @@ def _report(gpu: dict | None, call_path: dict) -> dict:
         "distinguishable": True,
     }
     return {
+        "kernels": [],
         "arms": {"tvm-tuned": {}, "tvm-fixed": {}, "torch-compile": {}},
         "tuned": {"base": "fixed", "kernels": {"matmul": {"best": "metaschedule"}}},
         "ratios_by_figure": figures,
@@ -134,10 +135,20 @@ def test_a_kernel_s_tuned_time_is_the_one_tvm_tuned_runs(used, tuned_us):
         assert matmul["tvm_ms"]["tuned"] == 2 * tuned_us / 1e3
 
 
-def test_each_tuner_s_cell_says_which_candidate_was_its_best():
+def test_each_tuner_s_cell_says_which_candidate_was_its_best_and_the_row_its_flop_rate():
     found = {"best_kernel_us": 47.4, "trials": 128, "valid": 127, "best_trial": 97}
     kernel = {"kind": "matmul", "calls": 9, "default_us": 66.4, "fixed_us": 66.4}
     kernel |= {"metaschedule": found, "best": "metaschedule", "kernel_us": 47.4, "budget": 128}
-    report = {"tuned": {"base": "fixed", "kernels": {"fused_matmul": kernel}}}
+    # 384 multiply-adds into each of 301056 outputs: 0.231 GFLOP in 47.4 us.
+    analysed = {"name": "fused_matmul", "window": 384, "outputs": 301056, "calls": 9}
+    analysed |= {"rules": {"default": "Matmul"}, "kernel_us": {"fixed": 66.4, "tuned": 47.4}}
+    report = {
+        "kernels": [analysed],
+        "tuned": {"base": "fixed", "kernels": {"fused_matmul": kernel}},
+    }
     row = next(line for line in tuned_section(report) if "fused_matmul" in line)
     assert "| 47.4 (127 of 128 valid, best at 97) |" in row
+    assert row.endswith("| metaschedule | 4.9 |")
+    analysed["window"] = None  # its work unknown: no rate
+    row = next(line for line in tuned_section(report) if "fused_matmul" in line)
+    assert row.endswith("| metaschedule | — |")

@@ -157,7 +157,7 @@ def test_the_gap_by_class_sums_both_sides_and_names_the_worst(rendered):
 
 def test_the_headline_names_the_class_the_tuned_build_loses_most_in_too():
     """The rule wins the window reductions back; tuned, the matmuls are what is left."""
-    from pool_fusion_tuning.reports.kernel_classes import class_text
+    from pool_fusion_tuning.reports.kernel_classes import class_section, class_text
 
     def kernel(name, calls, rule, **us):
         return {"name": name, "calls": calls, "rules": {"default": rule}, "window": 49,
@@ -176,5 +176,13 @@ def test_the_headline_names_the_class_the_tuned_build_loses_most_in_too():
     said = class_text(report)
     assert "TVM's default list loses most in window reduction: 300.0 us against 5.0 us" in said
     assert said.endswith("; tuned, in matmul: 160.0 us against 50.0 us.")
+    # The multiply-add classes' rates: the matmul's 2 x 1200 x 50000 FLOP, twice a call.
+    for kernel in report["kernels"]:
+        kernel |= {"window": 1200, "outputs": 50000}
+    (rates,) = [line for line in class_section(report) if line.startswith("TFLOP/s")]
+    said = (
+        "matmul (0.24 GFLOP a call) `default` 1.2, `fixed` 1.2, `tuned` 1.5, `torch-compile` 4.8."
+    )
+    assert rates.endswith(said) and "convolution" not in rates  # the depthwise one is none
     del report["kernels"][0]["kernel_us"]["tuned"], report["tuned"]
     assert class_text(report).endswith("against 5.0 us.")  # without tuned kernels, no tuned part
