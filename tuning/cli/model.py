@@ -10,6 +10,8 @@
     tune model torchvision:convnext_tiny --tune-top 8 --kernels any --budget 64
                                                  the 8 costliest kernels, matmuls and convs
                                                  too, each against its default schedule
+    tune model torchvision:convnext_tiny --tune-top all --kernels matmul --budget 128
+                                                 every matmul that matters, at a larger budget
     tune model torchvision:convnext_tiny --tune-top 2 --storage postgresql://me@db/tuning
                                                  each kernel's Optuna study on a server, where
                                                  `tune worker --study NAME` (the name it
