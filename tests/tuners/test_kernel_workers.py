@@ -94,6 +94,18 @@ def test_the_main_and_a_worker_measure_the_kernel_s_budget_together_each_point_o
     assert "storage" not in json.dumps(meta["settings"])  # where, not what: no setting
 
 
+@pytest.mark.slow
+def test_a_worker_joining_a_study_whose_budget_is_spent_measures_nothing_and_says_why(shared):
+    url, _, joined, _ = shared
+    worker = _worker(url, joined["name"], "--budget", "2")
+    assert worker.returncode == 0, worker.stderr[-3000:]
+    assert worker.stdout.strip().endswith(
+        "worker measured 0 trials, 0 valid: the study had no room (its budget taken by the "
+        "processes measuring it, or every point of its space measured)"
+    )
+    assert len(_trials(url, joined["name"])) == BUDGET
+
+
 def _one_line(argv, capsys) -> str:
     capsys.readouterr()
     assert main(argv) == 2

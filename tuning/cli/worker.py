@@ -79,5 +79,12 @@ def worker_main(argv: list[str]) -> int:
     )
     valid = [r["kernel_us"] for r in rows if r["status"] == Status.OK]
     best = f"; best {min(valid):.2f} us" if valid else ""
-    print(f"worker measured {len(rows)} trials, {len(valid)} valid{best}")
+    # Not an error, but nothing measured must not read as a worker that did its share.
+    none = (
+        ": the study had no room (its budget taken by the processes measuring it, or every "
+        "point of its space measured)"
+        if not rows
+        else ""
+    )
+    print(f"worker measured {len(rows)} trials, {len(valid)} valid{best}{none}")
     return 0
