@@ -76,8 +76,8 @@ def class_rows(report: ModelReport) -> list[dict]:
         }
         if kernels or any(torch.values()):
             row = {"class": name, "kernels": len(kernels), "tvm_ms": tvm, "torch_ms": torch}
-            work = [gflop(k) for k in kernels] if name in ARITHMETIC else [None]
-            if None not in work:  # every kernel's work known
+            work = [gflop(k) for k in kernels]
+            if name in ARITHMETIC and None not in work:  # every kernel's work known
                 row["gflop"] = sum(k["calls"] * w for k, w in zip(kernels, work))
             rows.append(row)
     return rows

@@ -8,7 +8,7 @@ from pool_fusion_tuning.runfolder.model_records import Analysis, KernelTimes
 from pool_fusion_tuning.runfolder.store import Run, read_record
 from pool_fusion_tuning.tuning.candidates.outcome import Status
 
-from .model_plan import ALL_MIN_SHARE, ANY_KERNELS, PATTERN_KERNELS
+from .model_plan import ALL_MIN_SHARE, ANY_KERNELS, CLASS_CHOICES, PATTERN_KERNELS
 
 # TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
 _KINDS = (
@@ -42,7 +42,7 @@ def takes(kernels: str, kernel: dict) -> bool:
     """Whether the `--kernels` choice `kernels` takes `kernel` (an analysis' kernel)."""
     if kernels == PATTERN_KERNELS:
         return bool(kernel["pattern"])
-    return kernels == ANY_KERNELS or tvm_class(kernel) == kernels.replace("-", " ")
+    return kernels == ANY_KERNELS or tvm_class(kernel) == CLASS_CHOICES.get(kernels)
 
 
 def kernel_kind(kernel: dict) -> str:

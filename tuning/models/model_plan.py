@@ -29,7 +29,8 @@ TUNED_BASE = "fixed"
 MODEL_PROTOCOL = Protocol(number=1, warmup_calls=10, checks=2, queued_calls=5)
 # `--kernels`: which kernels --tune-top K takes: the K costliest pattern kernels (the default, as
 # older runs did), of any kind, or of one class of the report's gap by kernel class.
-KERNEL_CHOICES = ("pattern", "any", *(name.replace(" ", "-") for name in CLASSES))
+CLASS_CHOICES = {name.replace(" ", "-"): name for name in CLASSES}  # --kernels name: class
+KERNEL_CHOICES = ("pattern", "any", *CLASS_CHOICES)
 PATTERN_KERNELS, ANY_KERNELS = KERNEL_CHOICES[:2]
 # `--tune-top all`: every kernel whose share of the network's summed kernel time (launches x time
 # alone, default list) is at least this.
