@@ -16,13 +16,20 @@ from .escape import code, md
 from .model_tables import duration
 
 CLASSES = ("matmul", "convolution", "window reduction", "other reduction", "elementwise")
-# PyTorch's kernel names -> class, first match wins (lower case): convolutions before matmuls
-# (cuDNN's implicit GEMMs say "gemm"), depthwise convolutions and pools before both.
+# PyTorch's kernel names -> class, first match wins (lower case). Depthwise convolutions and pools
+# first; then Inductor's generated kernels by their prefix (poi: pointwise, per/red: reductions),
+# as the rest of the name lists the operators fused in (triton_poi_fused_addmm_gelu is a bias and
+# GELU after cuBLAS's GEMM); convolutions before matmuls (cuDNN's implicit GEMMs say "gemm").
+# cuDNN's depthwise kernel is conv2d_c1_k1_* (one input and one output channel a group); its
+# layout conversions run inside its convolution calls, cuBLAS's epilogue and scaling kernels
+# inside its GEMMs, so each counts with the call that launches it.
 _TORCH = (
-    ("window reduction", ("depthwise", "dwconv", "pool")),
-    ("convolution", ("conv", "fprop", "winograd", "implicit_convolve")),
-    ("matmul", ("gemm", "gemv", "cutlass", "matmul", "triton_tem", "_mm_", "addmm")),
-    ("other reduction", ("triton_red", "triton_per", "reduce", "softmax", "norm", "mean")),
+    ("window reduction", ("depthwise", "dwconv", "pool", "conv2d_c1_k1")),
+    ("elementwise", ("triton_poi",)),
+    ("other reduction", ("triton_per", "triton_red")),
+    ("convolution", ("conv", "fprop", "winograd", "implicit_convolve", "nhwctonchw", "nchwtonhwc")),
+    ("matmul", ("gemm", "gemv", "cutlass", "matmul", "triton_tem", "_mm_", "addmm", "cublas")),
+    ("other reduction", ("reduce", "softmax", "norm", "mean")),
 )
 _FAST_MATMUL_RULES = ("Matmul", "GEMV")
 # The classes whose reduction is a multiply-add: 2 x elements reduced x outputs floating-point
@@ -187,5 +194,15 @@ def _rates(row: dict, lists: list[str], peers: list[str]) -> str:
         **{f"`{r}`": row["tvm_ms"][r] for r in lists},
         **{f"`{p}`": row["torch_ms"].get(p) for p in peers},
     }
-    shown = [f"{name} {row['gflop'] / ms:.1f}" for name, ms in times.items() if ms]
-    return f"{row['class']} ({row['gflop']:.2f} GFLOP a call) " + ", ".join(shown)
+    shown = [f"{name} {rate(row['gflop'] / ms)}" for name, ms in times.items() if ms]
+    return f"{row['class']} ({_digits(row['gflop'], 2)} GFLOP a call) " + ", ".join(shown)
+
+
+def rate(tflops: float) -> str:
+    """TFLOP/s to one decimal, a small network's rate (under 0.1) to two significant digits."""
+    return _digits(tflops, 1)
+
+
+def _digits(value: float, decimals: int) -> str:
+    """`decimals` decimals, or two significant digits where those would show zero."""
+    return f"{value:.{decimals}f}" if value >= 10**-decimals else f"{value:.2g}"

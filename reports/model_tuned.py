@@ -12,7 +12,7 @@ from pool_fusion_tuning.runfolder.report_records import Ratio
 from .cells import MISSING, table
 from .comparisons import ratio_text
 from .escape import code, md
-from .kernel_classes import ARITHMETIC, gflop, kernel_us, tvm_class
+from .kernel_classes import ARITHMETIC, gflop, kernel_us, rate, tvm_class
 from .model_names import TUNED, arm_of
 from .samples import LABELS
 
@@ -121,7 +121,7 @@ def _rate(kernel: dict | None, base: str | None) -> str:
     if kernel is None or tvm_class(kernel) not in ARITHMETIC:
         return MISSING
     work, us = gflop(kernel), kernel_us(kernel, "tuned", base)
-    return MISSING if work is None or not us else f"{work / us * 1e3:.1f}"
+    return MISSING if work is None or not us else rate(work / us * 1e3)
 
 
 def _into_tuned(found: dict) -> str:
