@@ -30,7 +30,8 @@ def gemm_tflop(shape: CublasGemm) -> float:
 
 
 def cublas_rows(report: ModelReport) -> list[dict]:
-    """A row per matmul kernel whose shape was read, in the report's kernel order: its shape,
+    """A row per matmul kernel whose shape was read, costliest first (calls x time in the last
+    column): its shape,
     calls, time under each column (the lists, then "tuned" where tuned) and cuBLAS's (None
     where a time is missing)."""
     found = report.get("cublas")
@@ -54,7 +55,8 @@ def cublas_rows(report: ModelReport) -> list[dict]:
                 "cublas_us": measured.get("kernel_us") if measured.get("status") == "ok" else None,
             }
         )
-    return rows
+    last = columns[-1]
+    return sorted(rows, key=lambda row: -row["calls"] * (row["tvm_us"][last] or 0))
 
 
 def cublas_section(report: ModelReport) -> list[str]:
@@ -99,12 +101,21 @@ def cublas_section(report: ModelReport) -> list[str]:
     samples = found["protocol"].get("repeat")
     lines += [
         "",
-        "cuBLAS: PyTorch eager's GEMM of the same shape alone (`F.linear`, or `torch.bmm` where "
-        "batched), fp32 with TF32 off; epilogue: bias add only, where the kernel fuses one (the "
-        "TVM kernel's other fused operators are not in it). Timed as the TVM kernels are: "
+        "cuBLAS: PyTorch eager's GEMM of the same shape alone (`F.linear`; where batched "
+        "`torch.bmm`, or `torch.baddbmm` with a bias), fp32 with TF32 off; epilogue: bias add "
+        "only, where the kernel fuses one (the TVM kernel's other fused operators are not in "
+        "it). Timed as the TVM kernels are: "
         f"the same GPU timer, the median of {samples} samples; TFLOP/s is 2 x B x M x N x K "
         "over the time.",
     ]
+    failed = [
+        f"{code(name)} ({md(shape['measured'].get('detail'))})"
+        for shape in found["shapes"]
+        if shape.get("measured", {}).get("status", "ok") != "ok"
+        for name in shape["kernels"]
+    ]
+    if failed:
+        lines += ["", f"Not timed in PyTorch: {'; '.join(failed)}."]
     if found["unread"]:
         said = "; ".join(f"{code(name)} ({md(why)})" for name, why in found["unread"].items())
         lines += ["", f"No GEMM shape read: {said}."]
