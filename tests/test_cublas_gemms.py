@@ -16,6 +16,7 @@ from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
 from pool_fusion_tuning.baselines.pipeline import make_target, unscheduled
 from pool_fusion_tuning.runfolder.store import Run, write_json
 from pool_fusion_tuning.tuning.base.progress import Progress
+from pool_fusion_tuning.tuning.measure.gpu_timer import GPU_TIMER
 from pool_fusion_tuning.tuning.models.cublas_gemms import (
     gemm_call,
     gemm_shapes,
@@ -125,3 +126,17 @@ def test_without_a_cuda_device_nothing_is_written(run):
         pytest.skip("a CUDA device is here")
     assert time_cublas_gemms(run, str(run.path / "kernels.pkl"), Progress()) is None
     assert not (run.path / "cublas_gemms.json").exists()
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_each_shape_is_timed_in_eager_with_tf32_off(run):
+    found = time_cublas_gemms(run, str(run.path / "kernels.pkl"), Progress())
+    assert found is not None and found["tf32"] == {
+        "cudnn_allow_tf32": False,
+        "matmul_allow_tf32": False,
+    }
+    for shape in found["shapes"]:
+        measured = shape["measured"]
+        assert measured["status"] == "ok", measured
+        assert len(measured["samples_us"]) == found["protocol"]["repeat"]
+        assert measured["kernel_us"] > 0 and measured["timer"] == GPU_TIMER
