@@ -169,11 +169,11 @@ def trials_left(run: Run, plan: ModelPlan) -> list[int]:
 
 def submit(prep: Preparation, key: str, run: Run, plan: ModelPlan) -> None:
     """The model's preparation left to do: the analysis where missing or kernels are left to
-    time, the builds where anything is left to time, the compile warm-up where a torch.compile
-    trial on a GPU is left."""
+    time, tune or set beside cuBLAS, the builds where anything is left to time, the compile
+    warm-up where a torch.compile trial on a GPU is left."""
     timing_left = not plan.analyze_only and not kernel_times_complete(run)
     left = trials_left(run, plan)
-    # the kernels, from the analysis' process
+    # the kernels come from the analysis' process
     kernels = timing_left or tuning_left(run, plan) or cublas_gemms_left(run, plan)
     analysis = kernels or not (run.path / "analysis.json").exists()
     builds = plan.arms() if timing_left or left else []
