@@ -62,9 +62,7 @@ def torch_class(name: str) -> str:
 def class_rows(report: ModelReport) -> list[dict]:
     """Per class: ms per call under each TVM column and each profiled peer; None where a column
     lacks a kernel's time."""
-    lists = [*report["settings"]["rule_lists"]]
-    if any(k["kernel_us"].get("tuned") for k in report["kernels"]):
-        lists.append("tuned")
+    lists = tvm_columns(report)
     base = report.get("tuned", {}).get("base")
     profiled = report.get("profiled", {})
     peers = [p for p in report["peers"] if profiled.get(p, {}).get("kernels_us")]
@@ -88,6 +86,14 @@ def class_rows(report: ModelReport) -> list[dict]:
                 row["gflop"] = sum(k["calls"] * w for k, w in zip(kernels, work))
             rows.append(row)
     return rows
+
+
+def tvm_columns(report: ModelReport) -> list[str]:
+    """The TVM columns of a report's kernel tables: each rule list, then "tuned" where a kernel
+    was tuned."""
+    lists = [*report["settings"]["rule_lists"]]
+    tuned = any(k["kernel_us"].get("tuned") for k in report["kernels"])
+    return lists + ["tuned"] if tuned else lists
 
 
 def gflop(kernel: dict) -> float | None:

@@ -8,6 +8,7 @@ from pool_fusion_tuning.runfolder.model_records import ModelReport
 
 from . import model_tables as tables
 from .comparisons import verdict
+from .cublas_md import cublas_section
 from .escape import code, md
 from .kernel_classes import class_section, class_text
 from .markdown import closing_sections
@@ -36,6 +37,7 @@ def render(report: ModelReport) -> str:
         lines += tables.arms_section(report)
     lines += peer_section(report)
     lines += class_section(report)
+    lines += cublas_section(report)
     lines += tuned_section(report)
     lines += tables.changes_section(report)
     lines += tables.costliest_section(report)

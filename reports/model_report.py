@@ -22,6 +22,7 @@ from pool_fusion_tuning.baselines.models.failures import failure_rows
 from pool_fusion_tuning.runfolder.model_records import (
     Analysis,
     AnalyzedKernel,
+    CublasGemms,
     KernelTimes,
     ModelFile,
     ModelReport,
@@ -31,6 +32,7 @@ from pool_fusion_tuning.runfolder.records import Trial
 from pool_fusion_tuning.runfolder.redact import redact_data
 from pool_fusion_tuning.runfolder.store import Run, read_json, read_record, write_json, write_text
 
+from .cublas_md import CUBLAS_FILE
 from .kernel_classes import kernels_ms
 from .model_names import AGREEMENT, DEFAULT, TUNED, arm_of
 from .report_data import arm_summary, paired_ratios, ratio_method, require_every_trial
@@ -78,6 +80,8 @@ def summarize_model_run(run: Run) -> ModelReport:
         "tuned": meta.get("tuned", {}),
         "phase_wall_s": meta.get("phase_wall_s", {}),
     }
+    if (run.path / CUBLAS_FILE).exists():  # PyTorch's GEMMs, where timed
+        report["cublas"] = read_record(run.path / CUBLAS_FILE, CublasGemms)
     report.update(_end_to_end(run, meta))
     report["pattern"] = _pattern_cost(report)
     report["recovered"] = {r: _recovered(report, r) for r in lists if r != DEFAULT}

@@ -190,6 +190,7 @@ _BY_NAME: dict[str, Any] = {
     "kernels.json": r.KernelMeasurements,
     "analysis.json": m.Analysis,
     "kernel_times.json": m.KernelTimes,
+    "cublas_gemms.json": m.CublasGemms,
     "model.json": m.ModelFile,
     "models.json": m.Models,
     "census.json": m.Census,

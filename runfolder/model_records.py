@@ -135,6 +135,33 @@ class KernelTimes(TypedDict):
     complete: NotRequired[bool]  # every kernel timed under every list
 
 
+class CublasGemm(TypedDict):
+    """One GEMM shape of cublas_gemms.json: the matmul kernels of that shape (M x N x K, B x
+    where batched, a bias add or not) and PyTorch eager's call of it (`call`), timed alone once
+    for them all (`measured`, absent until timed)."""
+
+    kernels: list[str]
+    batch: Count | None
+    m: Count
+    n: Count
+    k: Count
+    bias: bool
+    call: str
+    measured: NotRequired[Measurement]
+
+
+class CublasGemms(TypedDict):
+    """cublas_gemms.json (`tuning/models/cublas_gemms.py`): each matmul kernel's GEMM in PyTorch
+    eager (cuBLAS, TF32 off), written as each shape is timed; `unread`: the matmul kernels whose
+    GEMM shape could not be read, with why."""
+
+    protocol: dict[str, Any]  # the kernel-level protocol, as kernel_times.json's
+    tf32: dict[str, bool]
+    shapes: list[CublasGemm]
+    unread: dict[str, str]
+    complete: NotRequired[bool]
+
+
 class ModelReport(TypedDict):
     """report.json of kind "model" (`reports/model_report.py`); `tune models` reads each."""
 
@@ -169,6 +196,7 @@ class ModelReport(TypedDict):
     pattern: dict[str, Any]
     recovered: dict[str, Any]
     profiled: NotRequired[dict[str, dict[str, Any]]]
+    cublas: NotRequired[CublasGemms]  # runs that timed PyTorch's GEMMs (cublas_gemms.json)
 
 
 class ModelInput(TypedDict):

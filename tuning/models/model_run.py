@@ -3,6 +3,8 @@
     preparation    import and analysis, a build per rule list, torch.compile's first compile
                    (`prepare.py`, parallel processes; analysis.json, model.json)
     kernel timing  every kernel under every rule list, checked, then timed (kernel_times.json)
+    cuBLAS GEMMs   on CUDA with PyTorch: each matmul kernel's GEMM in PyTorch eager, timed
+                   alone (`cublas_gemms.py`; cublas_gemms.json)
     tuning         with --tune-top K: the K costliest pattern kernels (with --kernels any,
                    the K costliest kernels; with all, every one that matters) tuned
                    (`tune_top.py`), each saved as it ends, within --time-budget over all
@@ -33,6 +35,7 @@ from pool_fusion_tuning.runfolder.store import RUN_FILE, Run, RunError, read_rec
 from pool_fusion_tuning.tuning.measure.harness import TrialJob
 from pool_fusion_tuning.tuning.measure.trial_process import run_trial_process
 
+from .cublas_gemms import cublas_gemms_left, time_cublas_gemms
 from .kernel_times import kernel_times_complete, time_kernels
 from .model_plan import ModelPlan, settings_difference
 from .prepare import Preparation, Prepared
@@ -166,11 +169,12 @@ def trials_left(run: Run, plan: ModelPlan) -> list[int]:
 
 def submit(prep: Preparation, key: str, run: Run, plan: ModelPlan) -> None:
     """The model's preparation left to do: the analysis where missing or kernels are left to
-    time, the builds where anything is left to time, the compile warm-up where a torch.compile
-    trial on a GPU is left."""
+    time, tune or set beside cuBLAS, the builds where anything is left to time, the compile
+    warm-up where a torch.compile trial on a GPU is left."""
     timing_left = not plan.analyze_only and not kernel_times_complete(run)
     left = trials_left(run, plan)
-    kernels = timing_left or tuning_left(run, plan)  # the kernels, from the analysis' process
+    # the kernels come from the analysis' process
+    kernels = timing_left or tuning_left(run, plan) or cublas_gemms_left(run, plan)
     analysis = kernels or not (run.path / "analysis.json").exists()
     builds = plan.arms() if timing_left or left else []
     warm = bool(left) and bool(compiling(plan.peers)) and plan.target.is_cuda
@@ -188,6 +192,8 @@ def measure(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> None:
     run.update_meta(build_errors={**stored, **prepared.build_errors})
     if not kernel_times_complete(run):
         _kernel_times(run, plan, prepared, built, progress)
+    if cublas_gemms_left(run, plan):
+        time_cublas_gemms(run, prepared.kernels_file, progress)
     arms = built + _tuned_arm(run, plan, prepared, progress)
     run.update_meta(
         arms=[a.describe() for a in arms] + [{"name": p, "peer": True} for p in plan.peers]
