@@ -187,20 +187,29 @@ def test_kernels_at_once_tunes_kernels_side_by_side_the_cores_shared_out(
     assert "over 1 command(s), 2 kernels at once." in (out / "report.md").read_text()
 
 
-def test_a_tuner_stopped_by_an_interrupt_leaves_its_kernel_unfinished(tmp_path, random_only):
+@pytest.mark.parametrize("through_tvm", [False, True])
+def test_a_tuner_stopped_by_an_interrupt_leaves_its_kernel_unfinished(
+    tmp_path, random_only, through_tvm
+):
+    """As a tuner's evaluator answers once the run is stopping, or as MetaSchedule hands that
+    answer back through TVM (a RuntimeError: the H100 run of 2026-12-07 evening saved it as both
+    kernels' finding, so the next command measured none of their 1024 candidates)."""
     from fixtures.random_tuner import tuner as random_tuner
 
-    from pool_fusion_tuning.tuning.candidates.evaluator import Stopped
+    from pool_fusion_tuning.tuning.candidates import evaluator
 
-    def stopped(job, evaluator):  # as a tuner's evaluator answers once the run is stopping
-        raise Stopped("the run is stopping")
+    def stopped(job, _):
+        evaluator.STOPPING.set()  # as stop_all() sets it
+        raise (RuntimeError if through_tvm else evaluator.Stopped)("the run is stopping")
 
     out = tmp_path / "stopped"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(random_tuner, "tune_kernel", stopped)
-        with pytest.raises(Stopped):  # in a run, raised behind the interrupt that stopped it
+        # in a run, raised behind the interrupt that stopped it
+        with pytest.raises(RuntimeError if through_tvm else evaluator.Stopped):
             main(["model", TWO_LINEARS, *QUICK, "--tune-top", "1", "--out", str(out)])
     assert _results(out) == {}  # nothing saved as the kernel's finding: tuned again next time
+    assert not evaluator.STOPPING.is_set()  # cleared once the run's tuning has ended
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,12 @@ class Stopped(Exception):
     """The run is stopping (Ctrl-C in the main thread): a tuner's thread ends here."""
 
 
+def stopped_by_the_run(error: BaseException) -> bool:
+    """Whether `error` ended a tuner because the run is stopping, not because of the kernel:
+    MetaSchedule's builder raises `Stopped` inside TVM, which hands it back as a RuntimeError."""
+    return isinstance(error, Stopped) or STOPPING.is_set()
+
+
 # One candidate at a time on the device, whichever tuner's thread measures it, in turn.
 DEVICE = TurnLock()
 # Set by the main thread when the run stops; every evaluator stops at its next candidate.

@@ -30,7 +30,7 @@ from pool_fusion_tuning.baselines.models.model_errors import first_line
 from pool_fusion_tuning.runfolder.model_records import TunedKernel
 from pool_fusion_tuning.runfolder.store import Run, read_record, write_json, write_text
 from pool_fusion_tuning.tuning.base.errors import OutOfScope, TuningFailed
-from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator, Stopped
+from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator, stopped_by_the_run
 from pool_fusion_tuning.tuning.candidates.kernel_cache import KernelCache
 from pool_fusion_tuning.tuning.candidates.rule_schedule import DefaultSchedule
 from pool_fusion_tuning.tuning.candidates.side_by_side import side_by_side
@@ -205,7 +205,7 @@ def _tune_kernel(
             # A tuner that raises on one kernel has that as its finding for the kernel; an interrupt
             # ends the run and leaves the kernel unfinished (the next command goes on from its study
             # and database).
-            fatal=lambda error: isinstance(error, Stopped) or not isinstance(error, Exception),
+            fatal=lambda error: stopped_by_the_run(error) or not isinstance(error, Exception),
         )
     found = {t: _outcome(o) for t, o in outcomes.items()}
     timed = {t: s["best_kernel_us"] for t, s in found.items() if s.get("best_kernel_us")}
