@@ -1,5 +1,6 @@
 import contextlib
 import functools
+import json
 import os
 import re
 import shutil
@@ -44,6 +45,10 @@ QUICK = (
     "--target llvm --processes 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0 --warmup-s 0"
 )
 SMALL = [*QUICK.split(), "--case", "channels=2", "height=12", "width=12", "branches=2"]
+
+
+def read_json(path: Path):
+    return json.loads(path.read_text())
 
 
 def rule_launch(func, target):

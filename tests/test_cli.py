@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, SMALL, one_line, tune
+from conftest import ROOT, SMALL, one_line, read_json, tune
 
 # The issue's four and the candidate fix; with PyTorch, a CPU run times torch.compile too.
 ISSUE_AND_FIX = ["off", "partial", "on", "serial", "fixed"]
@@ -31,7 +31,7 @@ def finished_run(tmp_path_factory):
 
 
 def test_budget_zero_run_writes_the_report(finished_run):
-    report = json.loads((finished_run / "report.json").read_text())
+    report = read_json(finished_run / "report.json")
     assert set(report["arms"]) == set(ISSUE_AND_FIX)
     assert set(report["figures"]) == {"call_path", "python_call"}  # llvm: no GPU time
     for arm in report["arms"].values():
@@ -75,7 +75,7 @@ def test_budget_zero_run_writes_the_report(finished_run):
 def test_all_samples_and_block_orders_are_kept(finished_run):
     trials = sorted((finished_run / "trials").glob("trial_*.json"))
     assert len(trials) == 2
-    records = [json.loads(path.read_text()) for path in trials]
+    records = [read_json(path) for path in trials]
     for record in records:
         assert len(record["block_orders"]) == 2  # --blocks 2
         assert all(
@@ -94,7 +94,7 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
     assert set(records[0]["wall_s"]["build_s"]) == set(records[0]["checks"])
     assert all(seconds > 0 for seconds in records[0]["wall_s"]["build_s"].values())
     assert records[0]["kernels"] == {} and records[0]["cuda_graph_launches"] == {}  # llvm
-    meta = json.loads((finished_run / "run.json").read_text())
+    meta = read_json(finished_run / "run.json")
     walls = meta["phase_wall_s"]
     assert walls["arm builds"] > 0
     # The run's wall time counts from the process's start: its setup (TVM's import) is in it.
@@ -116,17 +116,17 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
 
 
 def test_report_is_rerendered_from_the_stored_run(finished_run):
-    before = json.loads((finished_run / "report.json").read_text())
+    before = read_json(finished_run / "report.json")
     (finished_run / "report.json").unlink()
     tune("report", str(finished_run), check_exit=0)
-    assert json.loads((finished_run / "report.json").read_text())["arms"] == before["arms"]
+    assert read_json(finished_run / "report.json")["arms"] == before["arms"]
 
 
 def test_a_run_recorded_before_blocks_were_kept_still_renders(finished_run, tmp_path):
     old = tmp_path / "old"
     shutil.copytree(finished_run, old)
     for path in (old / "trials").glob("trial_*.json"):
-        record = json.loads(path.read_text())
+        record = read_json(path)
         flat = {
             arm: [s for block in blocks for s in block]
             for arm, blocks in record.pop("block_samples_us")["call_path"].items()
@@ -135,7 +135,7 @@ def test_a_run_recorded_before_blocks_were_kept_still_renders(finished_run, tmp_
             record.pop(key)
         path.write_text(json.dumps({**record, "samples_us": flat, "queued_gpu_us": {}}))
     tune("report", str(old), check_exit=0)
-    report = json.loads((old / "report.json").read_text())
+    report = read_json(old / "report.json")
     assert set(report["figures"]) == {"call_path"}
     assert report["ratios"]["serial/on"]["units"] == 2
 
@@ -242,7 +242,7 @@ def test_resume_of_a_run_for_another_case_is_refused(finished_run):
 
 
 def test_resume_on_another_device_is_refused(finished_run):
-    meta = json.loads((finished_run / "run.json").read_text())
+    meta = read_json(finished_run / "run.json")
     meta["identity"]["device"] = "NVIDIA H200 sm_90"
     (finished_run / "run.json").write_text(json.dumps(meta))
     done = tune("--resume", str(finished_run))
@@ -270,7 +270,7 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
         "1",
         check_exit=0,
     )
-    report = json.loads((out / "report.json").read_text())
+    report = read_json(out / "report.json")
     optuna = report["tuners"]["optuna"]
     assert optuna["trials"] == 6 and optuna["valid"] == 6 and optuna["failed_by_reason"] == {}
     assert optuna["best_kernel_us"] >= optuna["exhaustive_best_kernel_us"] > 0
@@ -287,12 +287,12 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     assert "| asking the sampler (Optuna's ask, with the storage writes it makes) | " in section
     # The tuned arm was built as the tuner returned it, and the trial loaded it with the rest
     # of TVM's arms (a peer, torch-compile where PyTorch is here, loads no library).
-    trial = json.loads((out / "trials" / "trial_0.json").read_text())
-    meta = json.loads((out / "run.json").read_text())
+    trial = read_json(out / "trials" / "trial_0.json")
+    meta = read_json(out / "run.json")
     tvm_arms = [arm["name"] for arm in meta["arms"] if not arm.get("peer")]
     assert "optuna" in tvm_arms
     assert sorted(trial["wall_s"]["libraries_loaded"]) == sorted(tvm_arms)
-    rows = json.loads((out / "tuners" / "optuna" / "trials.json").read_text())
+    rows = read_json(out / "tuners" / "optuna" / "trials.json")
     assert rows[0]["params"]["outputs_w"] == 1 and rows[0]["params"]["outputs_h"] == 1  # SERIAL
     assert (out / "best_so_far.png").exists()
     assert "Exhaustive optimum of the space" in (out / "report.md").read_text()
@@ -322,7 +322,7 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
         main(["--budget", "3", "--tuners", "optuna", "--out", str(out), *FAST, "--processes", "1"])
         == 1
     )
-    report = json.loads((out / "report.json").read_text())
+    report = read_json(out / "report.json")
     assert set(report["arms"]) == CPU_DEFAULT
     assert "measured no valid candidate" in report["tuner_failures"]["optuna"]
     assert "Tuner `optuna` gave no arm" in (out / "report.md").read_text()
@@ -632,7 +632,7 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
 
     out = tmp_path / "run"
     tune("--budget", "0", "--out", str(out), *SMALL, check_exit=0)
-    report = json.loads((out / "report.json").read_text())
+    report = read_json(out / "report.json")
     assert set(report["arms"]) == {*ISSUE_AND_FIX, "torch-compile"}
     peer = report["arms"]["torch-compile"]
     assert peer["correct"] and peer["max_abs_err"] < 1e-5 and peer["median_us"] > 0
@@ -670,7 +670,7 @@ def test_a_cpu_run_without_pytorch_names_every_peer_with_a_command_that_pastes(t
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads((out / "report.json").read_text())
+    report = read_json(out / "report.json")
     assert set(report["arms"]) == set(ISSUE_AND_FIX)
     assert set(report["peers_not_measured"]) == set(PEERS)
     assert "pip install -e '.[torch]')" in done.stdout, done.stdout  # on one line, as typed

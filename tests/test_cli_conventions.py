@@ -7,12 +7,11 @@ import contextlib
 import datetime
 import importlib.metadata
 import io
-import json
 import platform
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SMALL, one_line, python_path, python_without_tvm, tune
+from conftest import ROOT, SMALL, one_line, python_path, python_without_tvm, read_json, tune
 
 from pool_fusion_tuning.tuning.cli.commands import COMMANDS
 
@@ -122,7 +121,7 @@ def test_a_second_run_of_a_day_goes_to_a_new_folder_and_says_which(second_run):
     assert f"run folder: {new}" in lines, done.stderr
     assert sorted(p.name for p in earlier.iterdir()) == ["run.json"]
     assert (earlier / "run.json").read_text() == '{"earlier": true}'
-    meta = json.loads((cwd / new / "run.json").read_text())
+    meta = read_json(cwd / new / "run.json")
     assert meta["protocol"]["trials"] == 1  # --trials 1 taken: the default is 3
     assert [line for line in lines if OLD_SPELLING in line] == [lines[0]]
     assert (cwd / new / "report.md").is_file()

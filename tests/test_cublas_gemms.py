@@ -4,10 +4,10 @@ layouts; cublas_gemms.json written as each shape is timed and reused on a resume
 written where no CUDA device is (CI's CPU PyTorch). The GPU timing itself runs on the GPU
 machine only."""
 
-import json
 import pickle
 
 import pytest
+from conftest import read_json
 
 from pool_fusion_tuning.baselines.models.analysis import analyze_lowered
 from pool_fusion_tuning.baselines.models.importer import prepare_model
@@ -111,7 +111,7 @@ def test_each_shape_is_written_as_timed_and_a_resume_times_only_those_left(run):
     assert times == {FIRST: 64.384, SECOND: 64.096}
     assert found["protocol"]["repeat"] == 5  # the kernel protocol's, as the TVM kernels'
     # interrupted after the first shape: only the second is timed again
-    stored = json.loads((run.path / "cublas_gemms.json").read_text())
+    stored = read_json(run.path / "cublas_gemms.json")
     del stored["complete"], stored["shapes"][1]["measured"]
     write_json(run.path / "cublas_gemms.json", stored)
     again = time_cublas_gemms(run, None, Progress(), measure=other_gemm)  # no kernels needed

@@ -11,7 +11,7 @@ import sys
 import optuna
 import pytest
 import tvm
-from conftest import ROOT, SMALL, WINDOW3, InjectingSpace, tune, tune_killed_when
+from conftest import ROOT, SMALL, WINDOW3, InjectingSpace, read_json, tune, tune_killed_when
 
 from pool_fusion_tuning.baselines.pipeline import make_target
 from pool_fusion_tuning.baselines.target import TargetSpec
@@ -143,7 +143,7 @@ def test_two_runs_given_one_storage_never_share_trials(tmp_path):
             "--budget", "2", "--tuners", "optuna", "--storage", storage,
             "--out", str(tmp_path / name), *SMALL, check_exit=0,
         )  # fmt: skip
-        study = json.loads((tmp_path / name / "run.json").read_text())["options"]["study"]
+        study = read_json(tmp_path / name / "run.json")["options"]["study"]
         kept[study] = _measured(storage, study)
     # The budget counts measured trials; points the template cannot build are pruned trials.
     studies = {s.study_name for s in optuna.get_all_study_summaries(storage)}
@@ -261,7 +261,7 @@ def test_a_run_killed_mid_metaschedule_resumes_with_every_recorded_trial(tmp_pat
     assert not (runs / "metaschedule" / "summary.json").exists()
     tune("--resume", str(out), check_exit=0)
     assert (runs / done / "trials.json").read_text() == before
-    summary = json.loads((runs / "metaschedule" / "summary.json").read_text())
+    summary = read_json(runs / "metaschedule" / "summary.json")
     assert [summary["runs"][name]["trials"] for name in RUNS] == [6, 6]
 
 
@@ -337,6 +337,6 @@ def test_both_optuna_tuners_in_one_given_storage_keep_their_own_studies(tmp_path
         check_exit=0,
     )
     studies = {s.study_name for s in optuna.get_all_study_summaries(storage)}
-    study = json.loads((tmp_path / "run" / "run.json").read_text())["options"]["study"]
+    study = read_json(tmp_path / "run" / "run.json")["options"]["study"]
     assert studies == {study, f"{study}-one-kernel"}
     assert all(len(_measured(storage, name)) == 3 for name in studies)  # the budget, measured

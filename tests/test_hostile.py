@@ -11,7 +11,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TUNE, one_line, python_path
+from conftest import ROOT, TUNE, one_line, python_path, read_json
 
 from pool_fusion_tuning.reports.escape import WORD_JOINER, code, fenced, md
 from pool_fusion_tuning.runfolder.redact import (
@@ -132,7 +132,7 @@ def models_folder(tmp_path_factory):
     with tarfile.open(MODELS) as archive:
         archive.extractall(root)
     out = root / "models"
-    stored = json.loads((out / "models.json").read_text())
+    stored = read_json(out / "models.json")
     for name in stored["models"][1:]:
         shutil.rmtree(out / name)
     kept = stored["models"][0]
@@ -149,7 +149,7 @@ def models_copy(models_folder, tmp_path):
 
 
 def _set_models(folder, value) -> None:
-    stored = json.loads((folder / "models.json").read_text())
+    stored = read_json(folder / "models.json")
     if value is _MISSING:
         del stored["models"]
     else:
@@ -221,10 +221,10 @@ def test_hostile_text_in_a_model_run_is_shown_as_text_in_its_reports(models_copy
     folder = models_copy / "inception_v3"
     spec = "<img src=x onerror=alert(1)>|@octocat\n```"
     for name in ("model.json",):
-        data = json.loads((folder / name).read_text())
+        data = read_json(folder / name)
         data["spec"] = spec
         (folder / name).write_text(json.dumps(data))
-    meta = json.loads((folder / "run.json").read_text())
+    meta = read_json(folder / "run.json")
     meta.update(shows="</details> @apache/tvm-committers", command=f"tune x ?password={SECRET}")
     (folder / "run.json").write_text(json.dumps(meta))
     assert main(["report", str(models_copy)]) == 0
@@ -431,7 +431,7 @@ def _has_matplotlib() -> bool:
 
 def _phase_walls(out) -> dict:
     try:
-        return json.loads((out / "run.json").read_text()).get("phase_wall_s", {})
+        return read_json(out / "run.json").get("phase_wall_s", {})
     except (OSError, ValueError):
         return {}
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import one_line
+from conftest import one_line, read_json
 
 from pool_fusion_tuning.runfolder.checker import problem
 from pool_fusion_tuning.tuning.cli.main import main
@@ -222,7 +222,7 @@ def _stored(tmp_path: Path, archive: str, folder: str) -> Path:
 
 
 def _change(path: Path, keys: list, value) -> None:
-    data = json.loads(path.read_text())
+    data = read_json(path)
     inner = data
     for key in keys[:-1]:
         inner = inner[key] if key != "*" else next(iter(inner.values()))

@@ -4,7 +4,6 @@ and the resume command, with no child's traceback, and a second writer of a run 
 refused."""
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -14,7 +13,7 @@ import time
 import optuna
 import psutil
 import pytest
-from conftest import ROOT, SMALL, TUNE, assert_all_gone
+from conftest import ROOT, SMALL, TUNE, assert_all_gone, read_json
 
 from pool_fusion_tuning.reports.stats.cpu_noise import CPU_NOTE
 from pool_fusion_tuning.tuning.base.faults import INTERRUPT_AFTER_WRITE
@@ -191,7 +190,7 @@ def _tuned(out) -> bool:
     """The tuners are done (run.json has their wall time): the trial processes, started with
     the run, wait for the arms' libraries; a trial itself may then take less than a second."""
     with contextlib.suppress(FileNotFoundError, ValueError):
-        return "tuning" in json.loads((out / "run.json").read_text()).get("phase_wall_s", {})
+        return "tuning" in read_json(out / "run.json").get("phase_wall_s", {})
     return False
 
 

@@ -1,7 +1,6 @@
 """The row rule (row_reduction.py) and row_bench: each schedule right on llvm against NumPy,
 what the rule declines, launches and registers on CUDA (built, nothing run), the tables."""
 
-import json
 import shutil
 import tarfile
 from pathlib import Path
@@ -9,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tvm
+from conftest import read_json
 from tvm.script import tirx as T
 
 from pool_fusion_tuning.baselines.anatomy import cuda_source, launch_configs, ptxas_resources
@@ -187,7 +187,7 @@ def test_the_benchmark_writes_and_renders_its_tables_on_llvm(tmp_path):
     assert (
         main([str(tmp_path), "--target", "llvm", "--kernels", names, "--peers", "torch-eager"]) == 0
     )
-    result = json.loads((tmp_path / "row_bench.json").read_text())
+    result = read_json(tmp_path / "row_bench.json")
     assert [row["kernel"] for row in result["kernels"]] == names.split(",")
     assert list(result["kernels"][0]["schedules"]) == [*SCHEDULES, "torch-eager"]
     text = (tmp_path / "row_bench.md").read_text()

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TUNE, one_line, python_without_tvm, stored_sweep, tune, within
+from conftest import ROOT, TUNE, one_line, python_without_tvm, read_json, stored_sweep, tune, within
 
 from pool_fusion_tuning.reports.sweep_arms import sweep_tuners
 from pool_fusion_tuning.reports.sweep_md import _inductor_table
@@ -30,10 +30,10 @@ def sweep_dir(tmp_path_factory):
 
 
 def test_each_case_is_a_run_with_every_arm_checked(sweep_dir):
-    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    sweep = read_json(sweep_dir / "sweep.json")
     assert [c["case"] for c in sweep["cases"]] == CASES.split(",")
     for case in sweep["cases"]:
-        report = json.loads((sweep_dir / case["case"] / "report.json").read_text())
+        report = read_json(sweep_dir / case["case"] / "report.json")
         assert set(report["arms"]) == {
             "partial",
             "on",
@@ -123,7 +123,7 @@ def test_a_sweep_stored_before_rules_were_recorded_renders_without_tvm(tmp_path)
     stored = ROOT / "reports" / "h200" / "sweep"
     out, names = stored_sweep(tmp_path)
     for name in names:
-        meta = json.loads((out / name / "run.json").read_text())
+        meta = read_json(out / name / "run.json")
         del meta["fused_kernel_rules"]
         (out / name / "run.json").write_text(json.dumps(meta))
     _render_without_tvm(out, names)
@@ -183,7 +183,7 @@ def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp
         )
         == 1
     )
-    sweep = json.loads((out / "sweep.json").read_text())
+    sweep = read_json(out / "sweep.json")
     (case,) = sweep["cases"]
     assert case["kernel_us"]["optuna"] is None and case["fixed_gap"] is None
     assert case["end_to_end_us"]["fixed"] > 0 and case["fixed_correct"]
@@ -218,13 +218,13 @@ def test_the_users_own_cases_from_a_file_and_from_case_groups(tmp_path):
         str(out),
         check_exit=0,
     )
-    sweep = json.loads((out / "sweep.json").read_text())
+    sweep = read_json(out / "sweep.json")
     assert [c["case"] for c in sweep["cases"]] == ["tiny-w3", "tiny-tail1"]
     shapes = {c["case"]: c["shape"] for c in sweep["cases"]}
     assert shapes["tiny-w3"]["window"] == 3 and shapes["tiny-w3"]["prelude"] is False
     assert shapes["tiny-tail1"]["tail"] == 1 and shapes["tiny-tail1"]["width"] == 8
     for name in shapes:
-        report = json.loads((out / name / "report.json").read_text())
+        report = read_json(out / name / "report.json")
         assert all(arm["correct"] for arm in report["arms"].values())
 
 
@@ -261,9 +261,9 @@ def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
     """A Case that ran `torch-compile` (a GPU with PyTorch) gets a row in the inductor table,
     by GPU time with calls queued and captured whole; a slower verdict needs the interval."""
     out, _ = stored_sweep(tmp_path, ("issue",))
-    report = json.loads((out / "issue" / "report.json").read_text())
-    meta = json.loads((out / "issue" / "run.json").read_text())
-    tuners = sweep_tuners(json.loads((out / "sweep.json").read_text()))
+    report = read_json(out / "issue" / "report.json")
+    meta = read_json(out / "issue" / "run.json")
+    tuners = sweep_tuners(read_json(out / "sweep.json"))
     measured = _case_row("issue", report, meta, tuners)["inductor"]
     assert measured["gpu_us"]["torch-compile"] == report["arms"]["torch-compile"]["queued_gpu_us"]
     assert not measured["slower"]
@@ -336,7 +336,7 @@ def test_a_sweep_folder_is_known_by_its_marker_and_an_older_one_by_its_shape(swe
     from pool_fusion_tuning.runfolder.records import SWEEP_KIND
     from pool_fusion_tuning.tuning.sweep import check_sweep_folder
 
-    assert json.loads((sweep_dir / "sweep.json").read_text())["kind"] == SWEEP_KIND
+    assert read_json(sweep_dir / "sweep.json")["kind"] == SWEEP_KIND
     check_sweep_folder(sweep_dir)
     older = tmp_path / "older"  # the H200 sweep without its marker, as sweeps before it
     older.mkdir()
@@ -368,7 +368,7 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
     from pool_fusion_tuning.runfolder.store import RunError
 
     out, names = stored_sweep(tmp_path, ("issue",))
-    report = json.loads((out / names[0] / "report.json").read_text())
+    report = read_json(out / names[0] / "report.json")
     (out / names[0] / "report.json").write_text(json.dumps({**report, "arms": []}))
     with pytest.raises(RunError, match=r"report.json is damaged \(arms should be an object"):
         render_sweep(out, names)
@@ -380,7 +380,7 @@ def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
     from pool_fusion_tuning.reports.sweep_report import render_sweep
 
     out, _ = stored_sweep(tmp_path)
-    recorded = json.loads((out / "sweep.json").read_text())
+    recorded = read_json(out / "sweep.json")
     (out / "sweep.json").write_text(json.dumps({**recorded, "tuners": {"optuna": "fixed"}}))
     sweep = render_sweep(out, recorded["settings"]["cases"])
     assert all(

@@ -2,14 +2,13 @@
 kernels, the vector stores and the read-back gone in CUDA code, and the points stored before
 the knob existed keeping their records, keys and kernels."""
 
-import json
 import re
 import subprocess
 import tarfile
 
 import pytest
 import tvm
-from conftest import CASES, DEFAULT, ROOT
+from conftest import CASES, DEFAULT, ROOT, read_json
 from test_template import CUDA, QUICK, _cuda_source
 
 from pool_fusion_tuning.baselines.anatomy import launch_configs
@@ -116,8 +115,8 @@ def test_points_with_the_knob_at_1_keep_the_records_and_keys_of_points_stored_be
     from the kernel the run tuned (`tuned_task_arm`: ON's, its Add's constant bound)."""
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
         stored.extractall(tmp_path)
-    run = json.loads((tmp_path / "run" / "run.json").read_text())
-    rows = json.loads((tmp_path / "run" / "tuners" / "optuna" / "trials.json").read_text())
+    run = read_json(tmp_path / "run" / "run.json")
+    rows = read_json(tmp_path / "run" / "tuners" / "optuna" / "trials.json")
     for row in rows:
         before = recorded(row["params"])
         assert key(row["params"]) == key(before) == row["key"]

@@ -5,7 +5,6 @@ on llvm against PyTorch, the launch, declining, and ptxas's report of the CUDA k
 
 import ast
 import dataclasses
-import json
 import math
 import re
 import sys
@@ -13,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 import tvm
+from conftest import read_json
 from tvm import relax, s_tir, te
 from tvm.relax import op as R
 
@@ -498,7 +498,7 @@ def test_the_benchmark_writes_its_tables_on_llvm(tmp_path):
     table = (tmp_path / "window_bench.md").read_text()
     assert "| issue-maxpool-add | GeneralReduction 147456x256 | WindowReduction 576x256 |" in table
     assert table.count("Fallback 196x1024 WRONG") == 3  # TVM's own bug in every list: exit 0
-    result = json.loads((tmp_path / "window_bench.json").read_text())
+    result = read_json(tmp_path / "window_bench.json")
     assert [row["kernel"] for row in result["kernels"]] == names.split(",")
     assert list(result["kernels"][0]["lists"]) == list(RULE_LISTS)
 

@@ -8,7 +8,7 @@ import json
 import tarfile
 
 import pytest
-from conftest import ROOT, issue_numbers, python_without_tvm
+from conftest import ROOT, issue_numbers, python_without_tvm, read_json
 from test_report import _check_comment
 
 STORED = ROOT / "reports" / "h200"
@@ -41,7 +41,7 @@ def rendered(request, tmp_path_factory):
 def test_a_committed_run_renders_its_committed_report_again(rendered):
     _, run, committed, digest = rendered
     assert (run / "report.md").read_text() == committed.read_text()
-    assert _digest(json.loads((run / "report.json").read_text())) == digest
+    assert _digest(read_json(run / "report.json")) == digest
 
 
 def test_a_committed_run_gives_a_comment_for_the_thread(rendered):

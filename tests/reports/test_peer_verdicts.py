@@ -9,7 +9,7 @@ import shutil
 import tarfile
 
 import pytest
-from conftest import ROOT, python_without_tvm
+from conftest import ROOT, python_without_tvm, read_json
 
 from pool_fusion_tuning.reports.model_peers import peer_rows
 
@@ -80,7 +80,7 @@ def rendered(tmp_path_factory):
     return {
         name: (
             (run / "report.md").read_text(),
-            json.loads((run / "report.json").read_text()),
+            read_json(run / "report.json"),
             profiles.get(name),
         )
         for name, run in folders.items()
@@ -91,7 +91,7 @@ def _profile(run, drop_tvm_gpu_time):
     """Each arm's kernel sum and captured call, as a trial records them: the kernel sum from the
     arm's call-path median (a stand-in the test reads back), the capture 0.9 of it."""
     path = run / "trials" / "trial_0.json"
-    record = json.loads(path.read_text())
+    record = read_json(path)
     profiled = {}
     for arm in (*TVM, *PEERS):
         blocks = record["block_samples_us"]["call_path"][arm]

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import python_without_tvm
+from conftest import python_without_tvm, read_json
 
 from pool_fusion_tuning.baselines.case import Case
 from pool_fusion_tuning.baselines.target import TargetSpec
@@ -222,9 +222,7 @@ def test_the_report_renders_the_same_without_tvm(peers_run, report):
         f"render_run(Run({str(peers_run.path)!r}))"
     )
     assert (peers_run.path / "report.md").read_text() == render(report)
-    assert json.loads((peers_run.path / "report.json").read_text()) == json.loads(
-        json.dumps(report)
-    )
+    assert read_json(peers_run.path / "report.json") == json.loads(json.dumps(report))
 
 
 # A default-style CUDA run: the issue's arms, `fixed`, and both tuners' arms.

@@ -14,7 +14,7 @@ from concurrent.futures import Future
 
 import optuna
 import pytest
-from conftest import ROOT, TUNE, tuners_only
+from conftest import ROOT, TUNE, read_json, tuners_only
 
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.tuners.optuna import search_loop
@@ -83,12 +83,12 @@ def test_the_main_and_a_worker_measure_the_kernel_s_budget_together_each_point_o
     # Every valid trial, the worker's too, was checked against the kernel's host reference.
     valid = [t for t in trials if measurement(t)["status"] == "ok"]
     assert valid and all(measurement(t)["max_abs_err"] is not None for t in valid)
-    meta = json.loads((out / "run.json").read_text())
+    meta = read_json(out / "run.json")
     kernel = json.loads(optuna.load_study(study_name=name, storage=url).user_attrs["identity"])
     assert name == f"{meta['study']}-{kernel['kernel']}" and name.startswith("run-")
     assert f"Optuna study {name} in {url}" in console  # the kernel's progress line
     # The report's tuned figure is the study's best.
-    tuned = json.loads((out / "report.json").read_text())["tuned"]["kernels"][kernel["kernel"]]
+    tuned = read_json(out / "report.json")["tuned"]["kernels"][kernel["kernel"]]
     assert tuned["optuna"]["study"] == name and tuned["optuna"]["trials"] == BUDGET
     assert tuned["optuna"]["best_kernel_us"] == min(t.value for t in valid)
     assert "storage" not in json.dumps(meta["settings"])  # where, not what: no setting

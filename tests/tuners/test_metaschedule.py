@@ -1,13 +1,12 @@
 """MetaSchedule on llvm with real measurements: both runs, resume, loud failure, apply-back."""
 
 import io
-import json
 import re
 
 import numpy as np
 import pytest
 import tvm
-from conftest import WINDOW3
+from conftest import WINDOW3, read_json
 from tvm import relax
 
 from pool_fusion_tuning.baselines.pipeline import build, make_target
@@ -61,7 +60,7 @@ def test_budget_shares_add_up_to_the_budget():
 
 def test_both_runs_measure_valid_candidates(tuned):
     run, _, _ = tuned
-    summary = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
+    summary = read_json(run.path / "tuners" / "metaschedule" / "summary.json")
     assert set(summary["runs"]) == {"ms-default", "ms-space"}
     # the arm's trials are what both runs measured (the report's row), not its source run's
     runs = summary["runs"].values()
@@ -71,7 +70,7 @@ def test_both_runs_measure_valid_candidates(tuned):
     for name, result in summary["runs"].items():
         assert result["trials"] == 4 and result["valid"] > 0, name
         assert result["best_kernel_us"] > 0
-        rows = json.loads((run.path / "tuners" / name / "trials.json").read_text())
+        rows = read_json(run.path / "tuners" / name / "trials.json")
         assert [r["trial"] for r in rows] == [1, 2, 3, 4]
         assert all(r["status"] in ("ok", "wrong", "failed") for r in rows)
         assert (run.path / "tuners" / name / "database_tuning_record.json").exists()
@@ -139,7 +138,7 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
     from pool_fusion_tuning.baselines.pipeline import fused_pool_function, fused_stage
 
     run, arm, _ = tuned
-    source = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
+    source = read_json(run.path / "tuners" / "metaschedule" / "summary.json")
     target = make_target("llvm")
     mod = fused_stage(WINDOW3, tuned_task_arm(), target)
     gv, func = fused_pool_function(mod)

@@ -8,7 +8,7 @@ import shutil
 import tarfile
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, read_json
 
 from pool_fusion_tuning.baselines.rules import rule_hash
 from pool_fusion_tuning.baselines.window_bench import main as window_bench
@@ -45,7 +45,7 @@ def _stamp(folder, stamp: str | None = None) -> None:
     """Record `stamp` (the shipped rule's hash by default) as the rule every run under `folder`
     measured, as runs made since runs record it do; the committed H200 runs predate that."""
     for path in [*folder.rglob("environment.json"), *folder.rglob("window_bench.json")]:
-        data = json.loads(path.read_text())
+        data = read_json(path)
         where = data["environment"] if "environment" in data else data
         where["rule_sha256"] = stamp or rule_hash()
         path.write_text(json.dumps(data))
@@ -146,7 +146,7 @@ def study(tmp_path_factory):
 
 def test_the_study_section_gives_the_runs_own_figures(tmp_path, study):
     text = _pr(tmp_path, "--run", study)
-    report = json.loads((study / "report.json").read_text())
+    report = read_json(study / "report.json")
     on, fixed = report["arms"]["on"], report["arms"]["fixed"]
     assert f"| fused kernel | {on['kernel_us']:.2f} us | {fixed['kernel_us']:.2f} us |" in text
     assert "blocks x threads" not in text  # the launches are the repro script's (test_pr_repro)
@@ -205,7 +205,7 @@ def test_the_models_section_gives_the_h200_run_s_figures(tmp_path):
         stored.extractall(tmp_path)
     models = tmp_path / "models"
     _stamp(models)
-    data = json.loads((models / "models.json").read_text())
+    data = read_json(models / "models.json")
     text = _pr(tmp_path, "--models", models)
     for row in data["rows"]:
         line = next(line for line in text.splitlines() if line.startswith(f"| {row['label']} |"))
