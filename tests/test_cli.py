@@ -24,8 +24,7 @@ FAST = [
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "run"
-    # the default arms of a CPU without PyTorch, named: with it installed they would add
-    # torch.compile (its own test below)
+    # a CPU's default arms without PyTorch
     tune("--budget", "0", "--out", str(out), *FAST, "--arms", ",".join(ISSUE_AND_FIX), check_exit=0)
     return out
 
@@ -65,7 +64,7 @@ def test_budget_zero_run_writes_the_report(finished_run):
         assert section in markdown
     # The two blocks are part of a cycle of the design, and the report says so.
     assert "not whole cycles of the design" in markdown
-    # This machine has no GPU (and here no PyTorch): the peers that were not measured are named.
+    # No GPU here: the peers not measured are named.
     assert "Not measured: " in markdown and "`torch-compile+capture`" in markdown
     assert (finished_run / "report.csv").read_text().startswith("arm,median_us")
     assert (finished_run / "arms.png").stat().st_size > 0
@@ -87,8 +86,7 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
                 assert [len(block) for block in blocks] == [2, 2]  # blocks x repeat
     # Trials start at different rows of the design.
     assert records[0]["block_orders"][0] != records[1]["block_orders"][0]
-    # Every arm was built before the trials (`arm_libraries`) and every trial loads it; the
-    # first trial's record keeps what building found, as when that trial built the arms.
+    # Arms are built before the trials, each trial loads them; trial 0 keeps the build times.
     for record in records:
         assert sorted(record["wall_s"]["libraries_loaded"]) == sorted(record["checks"])
     assert set(records[0]["wall_s"]["build_s"]) == set(records[0]["checks"])
@@ -100,8 +98,7 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
     # The run's wall time counts from the process's start: its setup (TVM's import) is in it.
     assert walls["setup"] > 0
     assert meta["wall_s"] >= walls["setup"] + walls["tuning"] + walls["comparison"]
-    # Each trial's process start and imports, before its arms load; its process started with
-    # the run and waited for its trial without a CUDA context; where each trial's time went.
+    # Each trial process's start, wait (no CUDA context) and where its time went.
     for record in records:
         walls = record["wall_s"]
         assert walls["startup_s"] > 0 and walls["waited_s"] >= 0
@@ -285,8 +282,7 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     section = (out / "report.md").read_text().split("## Wall time")[1]
     assert "Where each tuner's time went" in section
     assert "| asking the sampler (Optuna's ask, with the storage writes it makes) | " in section
-    # The tuned arm was built as the tuner returned it, and the trial loaded it with the rest
-    # of TVM's arms (a peer, torch-compile where PyTorch is here, loads no library).
+    # The tuned arm is built as returned and loaded with TVM's other arms (peers load none).
     trial = read_json(out / "trials" / "trial_0.json")
     meta = read_json(out / "run.json")
     tvm_arms = [arm["name"] for arm in meta["arms"] if not arm.get("peer")]
@@ -348,8 +344,7 @@ def test_the_default_arms_carry_the_fix_and_on_cuda_the_one_kernel_with_its_fair
         "torch-compile",
         "torch-compile-max-autotune",
     ]
-    # the captured arms bring PyTorch's captured peers with them: the whole graph captured is
-    # held against torch.compile captured, as the fix captured is
+    # captured arms bring PyTorch's captured peers
     from pool_fusion_tuning.baselines import torch_peer
     from pool_fusion_tuning.baselines.peers import PEERS
     from pool_fusion_tuning.reports.comparisons import like_for_like
@@ -383,8 +378,7 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
 
 
 def test_tune_without_a_dependency_says_which_and_how_to_install_it(tmp_path):
-    """Where TVM or Optuna is not installed, `tune` says so in one line and exits 2, instead of
-    a traceback (its error handling itself once imported Optuna)."""
+    """Without TVM or Optuna, `tune` says so in one line and exits 2, no traceback."""
     from conftest import python_without_tvm
 
     code = f"""
@@ -523,8 +517,7 @@ def test_workers_beyond_what_the_machine_holds_are_refused(tmp_path, capsys, mon
     [(2, 100e9, 2), (16, 100e9, 12), (64, 8e9, 1), (8, 0, 1)],
 )
 def test_the_workers_bound_is_the_cores_and_the_memory_they_need(cores, available, most):
-    """At most one per core, and as many as 60 % of the available memory holds at the measured
-    size of a worker with one builder per core (limits.py)."""
+    """At most one per core, and as many as 60 % of free memory holds (limits.py)."""
     from pool_fusion_tuning.baselines.case import CaseError
     from pool_fusion_tuning.tuning.limits import check_workers_fit, max_workers, worker_bytes
 
@@ -555,8 +548,7 @@ def test_a_storage_that_cannot_be_used_leaves_no_run_folder(storage, tmp_path, c
 
 
 def test_a_storage_whose_package_is_missing_says_which_and_the_way_round(tmp_path):
-    """SQLite goes through SQLAlchemy, which an environment may lack (the GPU machine's did):
-    the line names the package and the journal file, which needs none, not a damaged storage."""
+    """Without SQLAlchemy, the line names it and the journal file, not a damaged storage."""
     out = tmp_path / "run"
     args = ["--storage", f"sqlite:///{tmp_path}/study.db", "--out", str(out), "--budget", "2"]
     code = (
@@ -625,9 +617,8 @@ def test_tune_report_comment_prints_the_comment_for_the_thread(finished_run, tmp
 @pytest.mark.torch
 @pytest.mark.slow  # torch.compile builds its C++ kernel in the trial's process: 111 s here
 def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_captured_peers(tmp_path):
-    """After `pip install -e '.[torch]'` the CPU's default run times torch.compile (inductor's
-    C++ kernel) beside the arms, checked against NumPy; the captured peers, which need CUDA,
-    are each named with the reason in the report."""
+    """With PyTorch the CPU's default run times torch.compile, checked against NumPy; the
+    captured peers, which need CUDA, are named in the report with the reason."""
     from pool_fusion_tuning.baselines.peers import captured_peers
 
     out = tmp_path / "run"
@@ -642,8 +633,8 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
     assert "| `torch-compile` |" in text and "needs a CUDA GPU" in text
 
 
-# `tune` as on a machine without PyTorch (the README's first command installs none): every
-# import of torch fails as that of an absent module.
+# `tune` as without PyTorch: every import of torch fails.
+
 _WITHOUT_TORCH = """
 import sys
 class NoTorch:
@@ -657,8 +648,8 @@ sys.exit(main(sys.argv[1:]))
 
 
 def test_a_cpu_run_without_pytorch_names_every_peer_with_a_command_that_pastes(tmp_path):
-    """No row is dropped without a word: each peer is named in the report with the reason, and
-    the console prints the install command as it is typed (no markdown escapes)."""
+    """Each peer is named in the report with the reason; the console prints the install
+    command unescaped."""
     from pool_fusion_tuning.baselines.torch_peer import PEERS
 
     out = tmp_path / "run"
