@@ -1,6 +1,5 @@
-"""Run folders and storages as a hostile but realistic user leaves them: planted links, crafted
-options, damaged files and storages, passwords in URLs. Each gives one line (exit 2) and
-leaves what it names as it was, or is repaired by a resume."""
+"""Hostile run folders and storages: planted links, crafted options, damaged files, passwords
+in URLs; one line (exit 2), what it names left as it was, or repaired by a resume."""
 
 import json
 import os
@@ -170,8 +169,7 @@ def test_a_resume_rebuilds_what_the_storages_and_the_machine_give(copy):
 
 
 def test_a_finished_run_resumed_keeps_every_time_it_spent(copy, capsys):
-    """A resume that measures nothing keeps the summary's totals (it wrote this session's
-    alone, and the report's cost table lost its rows)."""
+    """A resume that measures nothing keeps the summary's totals."""
     summary = copy / "tuners" / "optuna" / "summary.json"
     before = read_json(summary)["time_spent"]
     assert main(["--resume", str(copy)]) == 0
@@ -235,8 +233,7 @@ def test_a_password_never_reaches_a_file_or_a_message_when_the_server_is_away(tm
 @pytest.mark.slow
 @pytest.mark.postgres
 def test_a_password_in_the_storage_url_is_in_no_file_the_run_writes(tmp_path):
-    """The CI server trusts local connections, so any password is accepted: it is used, and
-    searched for in every file of the run folder and in everything printed."""
+    """The CI server takes any password: none is found in the run folder or the output."""
     from pool_fusion_tuning.runfolder.redact import with_password, without_password
 
     secret = "S3CRET-pw-4242"
@@ -275,7 +272,8 @@ def test_a_run_file_of_another_format_is_refused_in_one_line(copy, capsys):
 
 # Round 3: special files, links written through, values out of range, deep nesting.
 
-# The files `tune report` reads (a resume reads these and kernels.json, the tuners' kernels).
+# The files `tune report` reads.
+
 READ_FILES = [
     "run.json",
     "environment.json",
@@ -297,8 +295,7 @@ def test_a_special_file_where_a_run_file_is_read_is_named_in_one_line(copy, caps
 
 @pytest.mark.parametrize("kind", ["fifo", "socket", "folder", "character device"])
 def test_the_reader_opens_nothing_but_a_regular_file_and_never_blocks(tmp_path, kind):
-    """Every read goes through `store.read_bytes`, checked after a non-blocking open (a FIFO
-    with no writer would block a plain open for ever)."""
+    """Every read is `store.read_bytes`, a non-blocking open (a FIFO would block for ever)."""
     from pool_fusion_tuning.runfolder.store import NotRegular, read_bytes, read_json
 
     path = Path("/dev/zero") if kind == "character device" else tmp_path / "kernels.json"
@@ -357,9 +354,7 @@ def test_a_lock_file_is_written_over_its_first_line_only(tmp_path):
 @pytest.mark.parametrize("kind", ["hard link", "fifo"])
 @pytest.mark.parametrize("name", ["details.log", "tuners/optuna/study.db"])
 def test_a_file_appended_in_place_is_never_written_through_a_link(copy, tmp_path, name, kind):
-    """A resume appends to details.log and Optuna writes the study: neither through a hard
-    link (a file outside the folder) or a FIFO (a hang). (A symbolic link anywhere in the
-    folder is refused when it is opened.)"""
+    """Neither details.log nor the study is written through a hard link or a FIFO."""
     victim = tmp_path / "victim.db"
     victim.write_bytes((copy / name).read_bytes())
     kept = victim.read_bytes()
@@ -526,8 +521,7 @@ def test_a_stored_case_too_large_for_the_machine_is_refused_on_resume(copy, caps
 
 
 def test_hostile_text_and_a_password_in_a_run_file_reach_the_reports_as_text(copy):
-    """A crafted run.json and environment.json: HTML, fences, mentions and a query password
-    reach report.md and comment.md as text, and no report file holds the password."""
+    """A crafted run.json and environment.json reach the reports as text, with no password."""
     secret = "S3CRET-pw-4242"
     meta = read_json(copy / "run.json")
     meta["command"] = f"tune --storage 'postgresql://u@h/db?password={secret}' <script>x</script>"
