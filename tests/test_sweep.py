@@ -1,6 +1,4 @@
-"""`tune sweep` on llvm: one run per Case, a table across them, and a resume that re-measures
-nothing. (On llvm `fixed` equals `on`: the rule is a GPU rule; its rule choice is still shown.
-`one-kernel` is one kernel on llvm too, unscheduled.)"""
+"""`tune sweep` on llvm: a run per Case, a table across them, a resume measuring nothing."""
 
 import json
 import os
@@ -118,8 +116,7 @@ def test_the_sweep_and_its_cases_render_the_same_without_tvm(sweep_dir, tmp_path
 
 
 def test_a_sweep_stored_before_rules_were_recorded_renders_without_tvm(tmp_path):
-    """The H200 sweep (reports/h200/sweep/) with its Cases' rules taken out of their run.json,
-    as sweeps before 2026-12-01 stored them: the table says so, every other cell as committed."""
+    """The H200 sweep without its Cases' rules: the table says so, other cells as committed."""
     stored = ROOT / "reports" / "h200" / "sweep"
     out, names = stored_sweep(tmp_path)
     for name in names:
@@ -258,8 +255,7 @@ def test_a_bad_cases_file_is_one_line_and_exit_2(tmp_path, name, text, message):
 
 
 def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
-    """A Case that ran `torch-compile` (a GPU with PyTorch) gets a row in the inductor table,
-    by GPU time with calls queued and captured whole; a slower verdict needs the interval."""
+    """A Case that ran `torch-compile` gets an inductor row; a slower verdict needs the interval."""
     out, _ = stored_sweep(tmp_path, ("issue",))
     report = read_json(out / "issue" / "report.json")
     meta = read_json(out / "issue" / "run.json")
@@ -375,8 +371,7 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
 
 
 def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
-    """The H200 sweep's folders with a sweep.json that records one tuner, held against `fixed`:
-    the tables name that one and give the whole graph's kernel no tuned optimum."""
+    """A sweep.json recording one tuner: the tables name it alone."""
     from pool_fusion_tuning.reports.sweep_report import render_sweep
 
     out, _ = stored_sweep(tmp_path)
@@ -472,8 +467,7 @@ def test_a_cases_file_that_is_a_device_is_one_line(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_sweep_stopped_by_sigterm_leaves_nothing_in_tmpdir(tmp_path):
-    """Builders killed mid-export used to leave tmpXXXX/lib0.o in TMPDIR: every temporary file
-    of the command and its children is in its own folder (`tuning/scratch.py`), removed."""
+    """Every temporary file of the command and its children goes in one folder, removed."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     process = subprocess.Popen(
@@ -497,9 +491,9 @@ def test_a_sweep_stopped_by_sigterm_leaves_nothing_in_tmpdir(tmp_path):
 
 
 def test_the_committed_stride1_cases_file_holds_the_swept_cases_and_they_stay_fit():
-    """reports/h200/stride1/cases.toml, which the committed sweep's command names: it reads as
-    the sweep reads a Cases file, holds every Case the committed sweep.md rows name, and each
-    is a stride-1 Case without the prelude whose graph builds."""
+    """reports/h200/stride1/cases.toml reads, holds every Case sweep.md names, each a
+    stride-1 Case without the prelude whose graph builds."""
+
     import re
 
     from pool_fusion_tuning.baselines.graph import build_graph
