@@ -1,7 +1,5 @@
-"""`tune models --zoo`: the census of a library's models, on a tiny zoo CI can load
-(tests/fixtures/tiny_zoo.py) with the real export and TVM analysis: taken and declined kernels,
-refused models as rows, resuming, --jobs, --only/--skip and the one-line refusals. The whole
-torchvision census is a slow test where torchvision is installed (the GPU machine)."""
+"""`tune models --zoo` on a tiny zoo: kernels taken and declined, refused models as rows,
+resuming, --jobs, --only/--skip, refusals; torchvision's census where installed."""
 
 import re
 import sys
@@ -27,9 +25,8 @@ def _stamps(out: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def census(tmp_path_factory):
-    """The census, two models at a time, killed once a model is analysed, then finished by the
-    same command. While killed, the tiny zoo holds every model but `pool` (TINY_ZOO_HOLD): on a
-    loaded machine (CI's) several analyses were recorded within one look at the folder."""
+    """The census, killed once a model is analysed (the others held: TINY_ZOO_HOLD), then
+    finished by the same command."""
     out = tmp_path_factory.mktemp("zoo") / "census"
     args = ["models", "--zoo", ZOO, "--analyze", "--jobs", "2", "--out", str(out)]
     tune_killed_when(lambda: any(out.glob("*/analysis.json")), *args, env={"TINY_ZOO_HOLD": "1"})
@@ -126,9 +123,8 @@ WHOLE_CENSUS_TIMEOUT_S = 3600
 
 @pytest.mark.slow
 def test_the_whole_census_of_torchvision_has_every_model_a_row(tmp_path):
-    """`tune models --zoo torchvision --analyze`: every classification model of the library a
-    row of one census, analysed or failed with its one-line reason; nothing left to try again.
-    The census stays in pytest's --basetemp folder."""
+    """Every torchvision classification model a census row, analysed or with its reason."""
+
     from pool_fusion_tuning.baselines.models.zoo import list_zoo
 
     try:

@@ -1,7 +1,5 @@
-"""A network kernel's Optuna study in a storage others share: `tune model --tune-top 1 --storage
-sqlite:///...` on llvm (the tiny whole-mean network), joined by one `tune worker` that rebuilds
-the kernel from the study alone; the study's budget is the kernel's, shared by both, and the
-refusals are one line. Optuna is the only tuner here: these tests are of its shared study."""
+"""A network kernel's shared Optuna study: `tune model --storage` joined by a `tune worker`
+rebuilding the kernel from the study, one budget for both, one-line refusals."""
 
 import contextlib
 import io
@@ -41,8 +39,7 @@ def _worker(url: str, name: str, *extra: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
-    """The main tunes the kernel with its study in SQLite; its search starts once a worker
-    has joined the study and measured its share (so which trials are whose is known)."""
+    """The main's search starts once a worker has joined and measured its share."""
     folder = tmp_path_factory.mktemp("shared")
     url, out = f"sqlite:///{folder / 'studies.db'}", folder / "run"
     joined = {}
@@ -175,8 +172,7 @@ class _SlowEvaluator:
 
 
 def test_a_main_and_a_worker_searching_at_once_fill_the_study_s_budget_exactly(tmp_path):
-    """The main counts every process's trials toward its budget, and a worker stops once the
-    study is full: of two trials asked for the last place at once, the later gives way."""
+    """Every process's trials count to the budget; of two racing for the last, the later yields."""
     from fixtures.killed_search import CASE
 
     url = f"sqlite:///{tmp_path / 'study.db'}"
@@ -197,8 +193,8 @@ def test_a_main_and_a_worker_searching_at_once_fill_the_study_s_budget_exactly(t
     main_search = search(0)
     threads = [threading.Thread(target=searching, args=(main_search, 10))]
     threads[0].start()
-    # The worker joins once the main has taken the points it queued first: SQLite has no row
-    # lock, so two processes may both take one queued trial (PostgreSQL locks it).
+    # The worker joins once the main took its queued points (SQLite has no row lock).
+
     while len(main_search.mine) < len(space.seeds()) and threads[0].is_alive():
         time.sleep(0.01)
     worker = search(1)

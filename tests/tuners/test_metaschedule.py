@@ -119,8 +119,7 @@ def test_a_run_that_measured_nothing_fails_loudly(tmp_path, monkeypatch):
 
 
 def test_default_cuda_space_fails_only_through_its_unroll_rule():
-    """Why ms-default candidates fail: the unroll pragma that ParallelizeVectorizeUnroll samples
-    unrolls the loop around the cross-thread reduction, and LowerThreadAllreduce rejects it."""
+    """ms-default's unroll pragma around a cross-thread reduction fails LowerThreadAllreduce."""
     default = default_space_outcomes(WINDOW3.replace(prelude=True), samples=24)
     failures = {k: v for k, v in default.items() if not k.endswith(": built")}
     assert failures and all(
@@ -152,9 +151,7 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
 
 
 def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, capfd):
-    """Other code (pytest 9 does) may attach handlers without a name to MetaSchedule's logger;
-    MetaSchedule's own logger set-up crashes on them. Ours leaves them alone, keeps the console
-    quiet and writes MetaSchedule's logs to the run folder."""
+    """Unnamed handlers on MetaSchedule's logger are left alone; its logs go to the run folder."""
     import io
     import logging
 
@@ -179,9 +176,8 @@ def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, cap
 
 
 def test_every_template_design_replays_from_its_trace_and_builds_right():
-    """ms-space's designs (tiling W and H, flat, and on CUDA a block apart) on a stride-1 kernel of
-    two outputs: each replays from the JSON trace a database stores, and on llvm computes the
-    reference (a pair of flat outputs spans rows: 11 outputs a row)."""
+    """ms-space's designs on a stride-1 kernel replay from their stored traces, right on llvm."""
+
     from tvm import s_tir
 
     from pool_fusion_tuning.tuning.candidates.kernel import kernel_module
