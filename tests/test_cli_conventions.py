@@ -1,7 +1,5 @@
-"""`tune` as command lines go: a mistyped subcommand is refused with the names to choose from,
-`tune --version` says the versions, the bare `tune [options]` stays the study; --trials still
-works, with a line saying so; a second run of a day gets a folder of its own. Through the `tune`
-command, or in process where only the parsing is checked."""
+"""`tune`'s conventions: a mistyped subcommand, --version, bare `tune` as the study, the old
+--trials, a folder per run of a day."""
 
 import contextlib
 import datetime
@@ -101,8 +99,8 @@ ONE_ARM = [*SMALL, "--budget", "0", "--arms", "off"]
 
 @pytest.fixture(scope="module")
 def second_run(tmp_path_factory):
-    """`tune` in a folder where today's default run folder holds an earlier run, with the old
-    spelling --trials 1 (the default is 3): (the folder, the earlier run's, `tune`'s outcome)."""
+    """`tune --trials 1` beside an earlier run of today: (folder, earlier run's, outcome)."""
+
     cwd = tmp_path_factory.mktemp("day")
     earlier = cwd / "runs" / f"{datetime.date.today()}-llvm"
     earlier.mkdir(parents=True)

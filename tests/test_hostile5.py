@@ -1,7 +1,5 @@
-"""Hostile and careless input, round 5 (issue 48): the files `tune upstream`, `tune sweep` and
-`tune models` take from a user, the user's own code, storages, child processes and damaged run
-folders. Each is one line naming what is wrong (exit 2) and nothing of the user's is changed.
-`tune upstream --check` on a hostile tree and environment is tests/upstream/test_check.py."""
+"""Hostile input to `tune upstream`, `sweep` and `models`: user files and code, storages,
+children, damaged runs; one line (exit 2), nothing of the user's changed."""
 
 import json
 import os
