@@ -261,7 +261,8 @@ def test_tune_model_refuses_a_tracker_it_cannot_use_in_one_line(
     assert not out.exists()  # refused before the run folder is made
 
 
-# Runs a kernel that sleeps for 10 minutes on a server through `rpc.remote_runner`, then waits.
+# A kernel sleeping 10 minutes on a server through `rpc.remote_runner`.
+
 MEASURES_A_HANGING_KERNEL = """
 import sys, time
 sys.path.insert(0, "tests")
@@ -283,8 +284,7 @@ with rpc.remote_runner(options, PoolKernel(WINDOW3, bias_count(func)), protocol)
 
 
 def test_the_rpc_runner_s_workers_die_with_the_run_mid_session(tracker, tmp_path):
-    """Killed alone mid-session, the run leaves no RPC worker waiting on the server (the
-    last test here: the session holds one server until the server's time limit)."""
+    """Killed mid-session, the run leaves no RPC worker waiting (last: it holds the server)."""
     import psutil
     from conftest import ROOT, assert_all_gone
 
