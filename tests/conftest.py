@@ -336,6 +336,5 @@ _PROJECT_ISSUE_ONLY = re.compile(_PROJECT_ISSUE, re.IGNORECASE)
 def issue_numbers(text: str, bare: bool = True) -> list[str]:
     """The issue numbers `text` names, each with its context; `bare=False` skips a bare `#N`
     (a quoted upstream commit subject may hold one)."""
-
     pattern = _ISSUE_NUMBER if bare else _PROJECT_ISSUE_ONLY
     return [text[max(0, m.start() - 40) : m.end() + 20] for m in pattern.finditer(text)]

@@ -634,7 +634,6 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
 
 
 # `tune` as without PyTorch: every import of torch fails.
-
 _WITHOUT_TORCH = """
 import sys
 class NoTorch:

@@ -100,7 +100,6 @@ ONE_ARM = [*SMALL, "--budget", "0", "--arms", "off"]
 @pytest.fixture(scope="module")
 def second_run(tmp_path_factory):
     """`tune --trials 1` beside an earlier run of today: (folder, earlier run's, outcome)."""
-
     cwd = tmp_path_factory.mktemp("day")
     earlier = cwd / "runs" / f"{datetime.date.today()}-llvm"
     earlier.mkdir(parents=True)

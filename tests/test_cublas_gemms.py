@@ -50,7 +50,6 @@ def run(tmp_path, kernels):
 
 def fake_gemm(shape, protocol) -> dict:
     """A measurement naming its shape (M + N / 1000 us)."""
-
     us = shape["m"] + shape["n"] / 1000
     return {"measured": {"status": "ok", "kernel_us": us, "timer": "fake"}, "tf32": {"x": False}}
 

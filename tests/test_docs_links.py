@@ -47,7 +47,6 @@ def _without_code_blocks(text: str) -> str:
 
 def _prose(text: str) -> str:
     """`text` without code blocks and with code spans blanked."""
-
     blanked = _CODE_SPAN.sub(lambda match: " " * len(match.group(0)), _without_code_blocks(text))
     return blanked
 

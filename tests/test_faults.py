@@ -33,7 +33,6 @@ from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_for
 from pool_fusion_tuning.tuning.tuners.spec import TunerPlan
 
 # A limit shorter than a runner's start: it counts from when the runner is ready.
-
 QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=2)
 
 

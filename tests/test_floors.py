@@ -14,7 +14,6 @@ PACKAGES = ("tuning", "reports", "runfolder", "baselines")
 # An import statement in Python source held in a string (a script a test runs)
 BARE_IN_SOURCE = re.compile(r"(?:^|\n)\s*(?:from|import) ([\w.]+)")
 # tuning's floors from the top; its top-level modules are "top"
-
 FLOORS = (
     "tuning.cli",
     "top",

@@ -39,7 +39,6 @@ EXAMPLES = {
     ),
 }
 # The folders whose code holds the text the tool shows.
-
 SHIPPED = ("tuning", "reports", "baselines")
 
 

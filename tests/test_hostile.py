@@ -438,7 +438,6 @@ def _written_since(path, since: float) -> bool:
 
 
 # (the phase, and a file this process wrote once there; an older file would signal too early)
-
 MOMENTS = [
     ("setting up", lambda out, since: _written_since(out / "run.json", since)),
     ("tuning", lambda out, since: _written_since(out / "tuners" / "optuna" / "study.db", since)),

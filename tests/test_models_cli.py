@@ -228,7 +228,6 @@ def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optun
     assert summary["optuna"]["skipped"].startswith(skipped)
     assert not (out / "tuners" / name / "optuna").exists()  # no study made for it
     # MetaSchedule's candidates are checked before their time counts.
-
     rows = read_json(out / "tuners" / name / "metaschedule" / "trials.json")
     assert len(rows) == 2 and {r["status"] for r in rows} <= {"ok", "wrong", "failed"}
     assert summary["metaschedule"]["valid"] == sum(r["status"] == "ok" for r in rows) >= 1

@@ -10,7 +10,6 @@ from conftest import ROOT
 PACKAGES = ("tuning", "baselines", "reports")
 # Names that may repeat: `__init__.py`, each tuner's `tuner.py`, a `tuning/cli/` module named
 # for its subcommand beside the module doing the work.
-
 SHARED_NAMES = {"__init__.py", "tuner.py"}
 SUBCOMMANDS = Path("tuning/cli")
 

@@ -231,7 +231,6 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
         f"Finish with: tune --resume {out}"
     )
     # Before it: only ended phases' summary lines and Optuna's note on its small space.
-
     phase_ended = (
         r"(optuna|metaschedule ms-(default|space)): .* \(\d+ s\)"
         r"|optuna: the space holds \d+ distinct points, so \d+ of the \d+ budget will be measured"

@@ -151,7 +151,6 @@ def test_the_fixed_list_builds_a_softmax_row_of_49_for_cuda_and_computes_it_on_l
 @pytest.mark.parametrize("name", ["swin_t-s1-softmax", "maxvit_t-s1-layer_norm"])
 def test_with_registers_each_lane_loads_its_elements_once(name):
     """A warp per row of 49 or 64: two loads per lane, not six (softmax) or eight (layer norm)."""
-
     mod, _ = schedule(KERNELS[name], "cuda")
     loads = {}
     for function in ("warp", "warp_regs"):

@@ -493,7 +493,6 @@ def test_a_sweep_stopped_by_sigterm_leaves_nothing_in_tmpdir(tmp_path):
 def test_the_committed_stride1_cases_file_holds_the_swept_cases_and_they_stay_fit():
     """reports/h200/stride1/cases.toml reads, holds every Case sweep.md names, each a
     stride-1 Case without the prelude whose graph builds."""
-
     import re
 
     from pool_fusion_tuning.baselines.graph import build_graph

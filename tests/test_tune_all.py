@@ -140,7 +140,6 @@ def test_a_spent_time_budget_leaves_kernels_untuned_and_the_report_says_which(
     assert read_json(out / "trials" / "trial_0.json") != earlier
     assert "2 tuned of 2 chosen, 0 left" in (out / "report.md").read_text()
     # Done: the command again measures nothing; the folder renders again.
-
     stamp = (out / "trials" / "trial_0.json").stat().st_mtime_ns
     assert main([*args[:-1], "3600", "--out", str(out)]) == 0
     assert (out / "trials" / "trial_0.json").stat().st_mtime_ns == stamp

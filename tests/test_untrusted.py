@@ -273,7 +273,6 @@ def test_a_run_file_of_another_format_is_refused_in_one_line(copy, capsys):
 # Round 3: special files, links written through, values out of range, deep nesting.
 
 # The files `tune report` reads.
-
 READ_FILES = [
     "run.json",
     "environment.json",

@@ -203,7 +203,6 @@ def test_a_bad_out_from_the_console_is_one_line(tmp_path):
 
 def test_the_numeric_tests_kernels_and_references_agree_on_llvm(monkeypatch, tmp_path):
     """The shipped CUDA numeric test, replayed on the CPU: its NumPy references are right."""
-
     source = tmp_path / "shipped_tvm_test.py"
     source.write_text(shipped_test())
     spec = importlib.util.spec_from_file_location("shipped_tvm_test", source)

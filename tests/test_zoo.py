@@ -124,7 +124,6 @@ WHOLE_CENSUS_TIMEOUT_S = 3600
 @pytest.mark.slow
 def test_the_whole_census_of_torchvision_has_every_model_a_row(tmp_path):
     """Every torchvision classification model a census row, analysed or with its reason."""
-
     from pool_fusion_tuning.baselines.models.zoo import list_zoo
 
     try:

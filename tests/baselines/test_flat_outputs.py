@@ -22,7 +22,6 @@ from pool_fusion_tuning.tuning.candidates.kernel_cache import kernel_key
 from pool_fusion_tuning.tuning.tuners.space import Space, key
 
 # Stride 1, no prelude, two chained Adds returned, an odd width (pairs span rows).
-
 STRIDE1 = Case(
     channels=4, height=12, width=12, window=2, stride=1, prelude=False, tail=2, shared_output=True
 )

@@ -121,7 +121,6 @@ def test_blocks_per_output_fill_the_gpu_and_no_more():
 def test_the_launch_of_each_stage_from_the_cuda_build(name, launches):
     """Stage 1 a block per slice, a partial per thread; the last a block per output, reduced
     by warp shuffles."""
-
     sch = _scheduled(name)
     found = kernel_launches(sch.mod, CUDA)
     assert [(k["grid"], k["block"]) for k in found.values()] == launches

@@ -130,7 +130,6 @@ def test_the_templates_knob_masks_the_scheduled_function_on_cuda_only():
 
 def test_the_rules_one_kernel_is_timed_alone_as_one_kernel_compiles_it(tmp_path):
     """The tuner times `one-kernel` masked, in a record apart from an older unmasked one."""
-
     from pool_fusion_tuning.tuning.candidates.rule_schedule import DefaultSchedule
     from pool_fusion_tuning.tuning.tuners.optuna.tuner import _rule_kernels
 

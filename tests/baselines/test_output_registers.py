@@ -47,7 +47,6 @@ MEASURED = {
     "s1-96": STRIDE1["s1-96"].replace(channels=5, height=96, width=96),
 }
 # The rule's schedule, and template points along W and the flattened output.
-
 POINTS = [
     {"threads": 64, "outputs_w": 2, "unroll": True},
     {"threads": 32, "outputs_h": 2, "thread_axis": "outer"},

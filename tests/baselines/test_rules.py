@@ -128,7 +128,6 @@ def test_fixed_arm_compiles_to_the_chosen_launch(case):
 
 def test_cuda_graph_rewriting_captures_no_launch_of_this_graph(tmp_path):
     """Relax captures only kernels between storage it allocates."""
-
     build(DEFAULT, ARMS["on+graph"], CUDA, folder_writer(tmp_path))
     mod = lower(DEFAULT, ARMS["on+graph"], CUDA)
     assert "cuda_graph_alloc" in [gv.name_hint for gv in mod.functions]

@@ -98,7 +98,6 @@ def test_a_strided_cuda_schedule_computes_every_output_right(case, whole, stride
 @pytest.mark.nvcc
 def test_inductors_launch_on_an_odd_count_stores_each_output_coalesced(tmp_path):
     """`s1-96`'s launch: 128 threads, 4 scalar stores, no load but the window's."""
-
     space = Space.for_target(ODD, CUDA, whole=True)
     params = space.params(like_inductor(space.kernel.outputs)[0])
     assert (params["threads"], params["outputs_strided"]) == (128, 2)  # 2645 outputs: 2 each

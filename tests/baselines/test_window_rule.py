@@ -552,7 +552,6 @@ def test_a_window_over_max_window_is_declined(side, taken):
 
 
 # A 2x2 max pool + 1 over a view: a symbolic offset, offset_factor=1 (the shipped test's too).
-
 _view_pool = tvm.script.from_source(UNALIGNED_VIEW)
 
 

@@ -1,7 +1,5 @@
-"""The committed H200 run (reports/h200/run.tar.xz) renders again without
-TVM to their committed report.md, byte for byte, and to the report.json it rendered on the
-H200 (its digest kept here, the file left out of the archive to keep the tree small), and give
-a comment for the issue thread within its limit, with its table and verdicts."""
+"""The committed H200 run renders without TVM to its report.md byte for byte and to its
+report.json (by digest), with a comment within its limit."""
 
 import hashlib
 import json
@@ -65,8 +63,7 @@ def test_a_committed_run_s_report_names_no_issue_by_its_number(rendered):
 
 
 def _digest(report) -> str:
-    """SHA-256 of the report with every float to 8 significant digits: the same figures, as
-    the last digit of a float may differ by machine."""
+    """SHA-256 of the report, floats to 8 significant digits (last digits vary by machine)."""
 
     def rounded(value):
         if isinstance(value, float):

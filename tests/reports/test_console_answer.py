@@ -75,7 +75,6 @@ def test_a_suggested_command_is_printed_as_it_is_pasted(committed_report):
 
 def test_a_cpu_run_says_it_is_a_smoke_test_and_tells_apart_only_beyond_the_band(tmp_path):
     # on slower than off by half the band, serial than on by three
-
     off = CPU_FIGURES["off"]
     slower = (1 + BAND) / 2
     figures = {

@@ -203,7 +203,6 @@ def test_the_headline_names_the_class_the_tuned_build_loses_most_in_too():
     )
     assert rates.endswith(said) and "convolution" not in rates  # the depthwise one is none
     # A small network's rates keep two significant digits, not 0.
-
     report["kernels"][0] |= {"window": 27, "outputs": 2000}
     (rates,) = [line for line in class_section(report) if line.startswith("TFLOP/s")]
     assert rates.endswith(

@@ -370,7 +370,6 @@ def test_the_report_says_where_the_run_s_time_went():
 
 
 # A CUDA run's default arms with PyTorch, plain and captured; figures of the H200 runs.
-
 WHOLE_FIGURES = {
     **DEFAULT_FIGURES,
     **FIGURES,

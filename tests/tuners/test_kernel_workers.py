@@ -194,7 +194,6 @@ def test_a_main_and_a_worker_searching_at_once_fill_the_study_s_budget_exactly(t
     threads = [threading.Thread(target=searching, args=(main_search, 10))]
     threads[0].start()
     # The worker joins once the main took its queued points (SQLite has no row lock).
-
     while len(main_search.mine) < len(space.seeds()) and threads[0].is_alive():
         time.sleep(0.01)
     worker = search(1)

@@ -177,7 +177,6 @@ def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, cap
 
 def test_every_template_design_replays_from_its_trace_and_builds_right():
     """ms-space's designs on a stride-1 kernel replay from their stored traces, right on llvm."""
-
     from tvm import s_tir
 
     from pool_fusion_tuning.tuning.candidates.kernel import kernel_module

@@ -271,7 +271,6 @@ def test_a_search_whose_sampler_repeats_its_best_point_still_measures_its_budget
 
 def test_a_replay_queues_an_unmeasured_point_where_the_search_would():
     """The sampler comparison's replay queues unmeasured points as the search does: 24 of 24."""
-
     from pool_fusion_tuning.tuning.tuners.optuna.replay import replay
 
     space = Space(Case(channels=2, height=12, width=12, branches=2), "llvm")

@@ -262,7 +262,6 @@ def test_tune_model_refuses_a_tracker_it_cannot_use_in_one_line(
 
 
 # A kernel sleeping 10 minutes on a server through `rpc.remote_runner`.
-
 MEASURES_A_HANGING_KERNEL = """
 import sys, time
 sys.path.insert(0, "tests")

@@ -191,7 +191,6 @@ def test_the_check_on_a_small_tree(small_tree, hostile_environment, capsys):
     assert "What it does not show: the tests are the nearest tree's, not the base's" in report
     # The links to /dev/zero and outside the tree are neither read nor counted.
     # The small relax test and relax's pipeline tests.
-
     assert "`tests/python/s_tir/dlight/` and 2 relax test files" in report
     assert "(test_pipeline.py, test_small_cuda.py)" in report
     assert "TVM's tests whose outcome changed: 1." in report

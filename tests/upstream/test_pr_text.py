@@ -193,7 +193,6 @@ def test_the_verdict_counts_lower_medians_and_overlapping_ranges():
 
 def test_the_models_section_gives_the_h200_run_s_figures(tmp_path):
     """The H200's tune models: a row per model, its pattern kernels and end to end per list."""
-
     with tarfile.open(H200 / "models" / "models.tar.xz") as stored:
         stored.extractall(tmp_path)
     models = tmp_path / "models"

@@ -101,7 +101,6 @@ def test_pool_and_residual_add_fuse_once_decomposed_and_the_window_rule_takes_th
 
 def test_pool_without_epilogue_is_not_flagged():
     # Not decomposed, BatchNorm stays unfused: the MaxPool has no epilogue.
-
     _, analysis = imported("pool_residual")
     pool = kernel(analysis, "max_pool2d")
     assert pool.rules["default"] == "Fallback" and not pool.cross_thread["default"]

@@ -70,7 +70,6 @@ def test_the_analysis_goes_on_and_names_the_failure_per_list(whole_mean):
 
 def test_a_cuda_build_goes_on_with_the_failing_kernel_left_to_the_next_rule(whole_mean):
     """The default list's mean: grid 1 x block 1; the fixed list's: threads share it."""
-
     launches = {}
     for name, rules in rule_lists(CUDA).items():
         failures: dict = {}
