@@ -1,5 +1,6 @@
 import contextlib
 import functools
+import json
 import os
 import re
 import shutil
@@ -12,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-# The committed archives extract with tarfile's "data" filter where this Python has it (3.10.12,
-# 3.11.4 and later, the default from 3.14); Debian 12's 3.11.2 has none, and extracts them as
-# they are (the project's own files).
+# Extract the committed archives with tarfile's "data" filter where Python has one (not 3.11.2).
 if hasattr(tarfile, "data_filter"):
     tarfile.TarFile.extraction_filter = staticmethod(tarfile.data_filter)
 
@@ -46,19 +45,19 @@ QUICK = (
 SMALL = [*QUICK.split(), "--case", "channels=2", "height=12", "width=12", "branches=2"]
 
 
+def read_json(path: Path):
+    return json.loads(path.read_text())
+
+
 def rule_launch(func, target):
     """(window, launch) the window rule reads off `func` and chooses for `target`."""
     window = _inline_window(s_tir.Schedule(func))
     return window, _choose_launch(window, target)
 
 
-# `pytest -n 2` (the README's command) runs the tests on two workers, each given the next unit
-# of work when it is almost out (--dist loadgroup, pyproject.toml). The tests that use a
-# module-scoped fixture (a run folder its tests read and change in turn, a process pool, an RPC
-# tracker) are one unit, run by one worker in their order, so the fixture is built once, as
-# without xdist. A unit holding a `slow` test is slow as a whole (its other tests wait for the
-# same build; `-m "not slow"` leaves them all out) and goes first, so that neither worker is
-# left with a long test at the end while the other waits.
+# Under `pytest -n 2` (--dist loadgroup) the tests sharing a module-scoped fixture are one unit,
+# run by one worker in order, so the fixture is built once; a unit holding a `slow` test goes
+# first, so that no worker is left with a long test at the end.
 
 
 def _module_fixtures(item: pytest.Item) -> list[str]:
@@ -71,8 +70,7 @@ def _module_fixtures(item: pytest.Item) -> list[str]:
 
 
 def _units(items: list[pytest.Item]) -> list[str]:
-    """Each item's unit: the fixtures of its module it uses with the tests that share any of
-    them (one unit per connected set), or the item alone."""
+    """Each item's unit: the connected set of tests sharing module fixtures, or the item alone."""
     parent: dict[str, str] = {}
 
     def root(key: str) -> str:
@@ -101,10 +99,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: order[id(item)])  # stable: the rest keep their order
 
 
-# What a test needs beyond the README's install: a test marked with one of these (markers in
-# pyproject.toml) skips, saying what is missing and how to get it, where the machine lacks it.
-# Decided here only, so that the README's `pytest` passes on a fresh machine with what it installs
-# and `pytest -m torch` runs the PyTorch tests where PyTorch is (.ci/run, docs/testing.md).
+# A test marked with one of these (pyproject.toml) skips, saying what is missing and how to get
+# it, where the machine lacks it: the README's `pytest` passes on a fresh machine.
 def _has_cuda_gpu() -> bool:
     import tvm
 
@@ -142,8 +138,7 @@ TUNE = [sys.executable, "-m", "pool_fusion_tuning"]
 
 
 def python_path(*folders: Path) -> str:
-    """PYTHONPATH with `folders` first and what it already holds after (on the GPU machine, the
-    unpacked TVM: replacing it would leave a child without TVM)."""
+    """PYTHONPATH with `folders` first, then what it holds (the GPU machine's TVM is there)."""
     return os.pathsep.join([*map(str, folders), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 
@@ -153,8 +148,7 @@ def _with(env: dict | None) -> dict | None:
 
 
 def tune(*args, check_exit=None, timeout=900, env=None, cwd=ROOT):
-    """Run the `tune` command as a user would (with `env` added to the environment, in `cwd`);
-    optionally assert its exit code."""
+    """Run `tune` as a user would (`env` added, in `cwd`); optionally assert its exit code."""
     done = subprocess.run(
         [*TUNE, *args],
         cwd=cwd,
@@ -169,8 +163,7 @@ def tune(*args, check_exit=None, timeout=900, env=None, cwd=ROOT):
 
 
 def tune_killed_when(condition, *args, timeout=600, env=None):
-    """Start `tune` (with `env` added to the environment), SIGKILL it (with its worker
-    processes) once `condition()` holds."""
+    """Start `tune` (`env` added); SIGKILL it and its workers once `condition()` holds."""
     process = subprocess.Popen(
         [*TUNE, *args],
         cwd=ROOT,
@@ -191,8 +184,8 @@ GRACE_S = 30
 
 
 def assert_all_gone(children) -> None:
-    """Every process in `children` (psutil processes) ends within GRACE_S (killed here if
-    not, then failed). A zombie has ended: it waits only for whoever adopted it to reap it."""
+    """Every psutil process in `children` ends within GRACE_S (else killed, and the test
+    fails); a zombie counts as ended."""
     import psutil
 
     def running(child) -> bool:
@@ -212,8 +205,7 @@ def assert_all_gone(children) -> None:
 
 
 class InjectingSpace(Space):
-    """The real space, with the points whose (outputs_w, outputs_h) `faults` names replaced by
-    the faulty schedule class it gives."""
+    """The real space, the points `faults` names by (outputs_w, outputs_h) given its class."""
 
     faults: dict = {}
 
@@ -223,9 +215,8 @@ class InjectingSpace(Space):
 
 
 def stored_sweep(tmp_path: Path, reported=()) -> tuple[Path, list[str]]:
-    """The committed H200 sweep's folder (reports/h200/sweep/, its archive) under `tmp_path` and
-    its Cases, the `reported` Cases' report.json rendered from their trials (the archive keeps
-    no reports; `reported=None`: every Case's)."""
+    """The committed H200 sweep extracted under `tmp_path` and its Cases; the `reported` Cases'
+    report.json rendered from their trials (None: every Case's)."""
     import json
 
     from pool_fusion_tuning.reports.render import render_run
@@ -266,8 +257,7 @@ class TookTooLong(Exception):
 
 @contextlib.contextmanager
 def within(seconds: int):
-    """Fail, instead of hanging the test run, where the block takes longer than `seconds`: the
-    alarm interrupts a system call blocked in this (the main) thread."""
+    """Fail, not hang, where the block takes over `seconds` (SIGALRM, main thread)."""
 
     def expire(signum, frame):
         raise TookTooLong(f"still blocked after {seconds} s")
@@ -283,9 +273,8 @@ def within(seconds: int):
 
 @contextlib.contextmanager
 def tuners_only(*specs):
-    """The tuner registry holding `specs` alone; put back whole, in its order, afterwards:
-    monkeypatch's undo would reverse it, and the default tuners are listed in the registry's
-    order (the CI run of 2026-12-07 failed three tests that ran after such an undo)."""
+    """The tuner registry holding `specs` alone, put back whole and in order afterwards
+    (monkeypatch's undo would reverse the order the default tuners follow)."""
     from pool_fusion_tuning.tuning.tuners.registry import TUNERS
 
     kept = dict(TUNERS)
@@ -299,8 +288,7 @@ def tuners_only(*specs):
 
 
 def plant(path: Path, kind: str, victim: Path | None = None) -> None:
-    """Put a special file or a link at `path`, where the run has (or would have) a file: a FIFO,
-    a Unix socket, a folder, a hard or symbolic link to `victim`."""
+    """Put a FIFO, socket, folder, or hard or symbolic link to `victim` at a run file's path."""
     import shutil
     import socket
 
@@ -330,8 +318,7 @@ def plant(path: Path, kind: str, victim: Path | None = None) -> None:
 
 
 def one_line(capsys, code: int, *parts: str) -> str:
-    """`main`'s outcome for bad input: exit code 2 and one line on stderr, no traceback, holding
-    every part; the line."""
+    """Assert `main` exits 2 with one stderr line holding every part, no traceback; the line."""
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
@@ -339,16 +326,15 @@ def one_line(capsys, code: int, *parts: str) -> str:
     return lines[0]
 
 
-# A text a user reads names none of the project's own issues ("issue 22", "(issue 31)") and calls
-# nothing by an upstream issue's bare number ("the #20401 pattern"): a citation of the thread the
-# tool is for, apache/tvm#20401, is no such name.
+# A user's text names none of the project's issues ("issue 22") nor an upstream issue by bare
+# number ("the #20401 pattern"); apache/tvm#20401 is a citation, not such a name.
 _PROJECT_ISSUE = r"\bissue \d+\b|\(issue \d+\)"
 _ISSUE_NUMBER = re.compile(rf"{_PROJECT_ISSUE}|(?<![\w/])#\d+", re.IGNORECASE)
 _PROJECT_ISSUE_ONLY = re.compile(_PROJECT_ISSUE, re.IGNORECASE)
 
 
 def issue_numbers(text: str, bare: bool = True) -> list[str]:
-    """The issue numbers `text` names, each with the words around it (none: an empty list);
-    `bare=False` leaves out a bare `#N`, which an upstream commit's subject quoted may hold."""
+    """The issue numbers `text` names, each with its context; `bare=False` skips a bare `#N`
+    (a quoted upstream commit subject may hold one)."""
     pattern = _ISSUE_NUMBER if bare else _PROJECT_ISSUE_ONLY
     return [text[max(0, m.start() - 40) : m.end() + 20] for m in pattern.finditer(text)]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, SMALL, one_line, tune
+from conftest import ROOT, SMALL, one_line, read_json, tune
 
 # The issue's four and the candidate fix; with PyTorch, a CPU run times torch.compile too.
 ISSUE_AND_FIX = ["off", "partial", "on", "serial", "fixed"]
@@ -24,14 +24,13 @@ FAST = [
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "run"
-    # the default arms of a CPU without PyTorch, named: with it installed they would add
-    # torch.compile (its own test below)
+    # a CPU's default arms without PyTorch
     tune("--budget", "0", "--out", str(out), *FAST, "--arms", ",".join(ISSUE_AND_FIX), check_exit=0)
     return out
 
 
 def test_budget_zero_run_writes_the_report(finished_run):
-    report = json.loads((finished_run / "report.json").read_text())
+    report = read_json(finished_run / "report.json")
     assert set(report["arms"]) == set(ISSUE_AND_FIX)
     assert set(report["figures"]) == {"call_path", "python_call"}  # llvm: no GPU time
     for arm in report["arms"].values():
@@ -65,7 +64,7 @@ def test_budget_zero_run_writes_the_report(finished_run):
         assert section in markdown
     # The two blocks are part of a cycle of the design, and the report says so.
     assert "not whole cycles of the design" in markdown
-    # This machine has no GPU (and here no PyTorch): the peers that were not measured are named.
+    # No GPU here: the peers not measured are named.
     assert "Not measured: " in markdown and "`torch-compile+capture`" in markdown
     assert (finished_run / "report.csv").read_text().startswith("arm,median_us")
     assert (finished_run / "arms.png").stat().st_size > 0
@@ -75,7 +74,7 @@ def test_budget_zero_run_writes_the_report(finished_run):
 def test_all_samples_and_block_orders_are_kept(finished_run):
     trials = sorted((finished_run / "trials").glob("trial_*.json"))
     assert len(trials) == 2
-    records = [json.loads(path.read_text()) for path in trials]
+    records = [read_json(path) for path in trials]
     for record in records:
         assert len(record["block_orders"]) == 2  # --blocks 2
         assert all(
@@ -87,21 +86,19 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
                 assert [len(block) for block in blocks] == [2, 2]  # blocks x repeat
     # Trials start at different rows of the design.
     assert records[0]["block_orders"][0] != records[1]["block_orders"][0]
-    # Every arm was built before the trials (`arm_libraries`) and every trial loads it; the
-    # first trial's record keeps what building found, as when that trial built the arms.
+    # Arms are built before the trials, each trial loads them; trial 0 keeps the build times.
     for record in records:
         assert sorted(record["wall_s"]["libraries_loaded"]) == sorted(record["checks"])
     assert set(records[0]["wall_s"]["build_s"]) == set(records[0]["checks"])
     assert all(seconds > 0 for seconds in records[0]["wall_s"]["build_s"].values())
     assert records[0]["kernels"] == {} and records[0]["cuda_graph_launches"] == {}  # llvm
-    meta = json.loads((finished_run / "run.json").read_text())
+    meta = read_json(finished_run / "run.json")
     walls = meta["phase_wall_s"]
     assert walls["arm builds"] > 0
     # The run's wall time counts from the process's start: its setup (TVM's import) is in it.
     assert walls["setup"] > 0
     assert meta["wall_s"] >= walls["setup"] + walls["tuning"] + walls["comparison"]
-    # Each trial's process start and imports, before its arms load; its process started with
-    # the run and waited for its trial without a CUDA context; where each trial's time went.
+    # Each trial process's start, wait (no CUDA context) and where its time went.
     for record in records:
         walls = record["wall_s"]
         assert walls["startup_s"] > 0 and walls["waited_s"] >= 0
@@ -116,17 +113,17 @@ def test_all_samples_and_block_orders_are_kept(finished_run):
 
 
 def test_report_is_rerendered_from_the_stored_run(finished_run):
-    before = json.loads((finished_run / "report.json").read_text())
+    before = read_json(finished_run / "report.json")
     (finished_run / "report.json").unlink()
     tune("report", str(finished_run), check_exit=0)
-    assert json.loads((finished_run / "report.json").read_text())["arms"] == before["arms"]
+    assert read_json(finished_run / "report.json")["arms"] == before["arms"]
 
 
 def test_a_run_recorded_before_blocks_were_kept_still_renders(finished_run, tmp_path):
     old = tmp_path / "old"
     shutil.copytree(finished_run, old)
     for path in (old / "trials").glob("trial_*.json"):
-        record = json.loads(path.read_text())
+        record = read_json(path)
         flat = {
             arm: [s for block in blocks for s in block]
             for arm, blocks in record.pop("block_samples_us")["call_path"].items()
@@ -135,7 +132,7 @@ def test_a_run_recorded_before_blocks_were_kept_still_renders(finished_run, tmp_
             record.pop(key)
         path.write_text(json.dumps({**record, "samples_us": flat, "queued_gpu_us": {}}))
     tune("report", str(old), check_exit=0)
-    report = json.loads((old / "report.json").read_text())
+    report = read_json(old / "report.json")
     assert set(report["figures"]) == {"call_path"}
     assert report["ratios"]["serial/on"]["units"] == 2
 
@@ -242,7 +239,7 @@ def test_resume_of_a_run_for_another_case_is_refused(finished_run):
 
 
 def test_resume_on_another_device_is_refused(finished_run):
-    meta = json.loads((finished_run / "run.json").read_text())
+    meta = read_json(finished_run / "run.json")
     meta["identity"]["device"] = "NVIDIA H200 sm_90"
     (finished_run / "run.json").write_text(json.dumps(meta))
     done = tune("--resume", str(finished_run))
@@ -270,7 +267,7 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
         "1",
         check_exit=0,
     )
-    report = json.loads((out / "report.json").read_text())
+    report = read_json(out / "report.json")
     optuna = report["tuners"]["optuna"]
     assert optuna["trials"] == 6 and optuna["valid"] == 6 and optuna["failed_by_reason"] == {}
     assert optuna["best_kernel_us"] >= optuna["exhaustive_best_kernel_us"] > 0
@@ -285,14 +282,13 @@ def test_optuna_run_reports_tuner_and_exhaustive_optimum(tmp_path):
     section = (out / "report.md").read_text().split("## Wall time")[1]
     assert "Where each tuner's time went" in section
     assert "| asking the sampler (Optuna's ask, with the storage writes it makes) | " in section
-    # The tuned arm was built as the tuner returned it, and the trial loaded it with the rest
-    # of TVM's arms (a peer, torch-compile where PyTorch is here, loads no library).
-    trial = json.loads((out / "trials" / "trial_0.json").read_text())
-    meta = json.loads((out / "run.json").read_text())
+    # The tuned arm is built as returned and loaded with TVM's other arms (peers load none).
+    trial = read_json(out / "trials" / "trial_0.json")
+    meta = read_json(out / "run.json")
     tvm_arms = [arm["name"] for arm in meta["arms"] if not arm.get("peer")]
     assert "optuna" in tvm_arms
     assert sorted(trial["wall_s"]["libraries_loaded"]) == sorted(tvm_arms)
-    rows = json.loads((out / "tuners" / "optuna" / "trials.json").read_text())
+    rows = read_json(out / "tuners" / "optuna" / "trials.json")
     assert rows[0]["params"]["outputs_w"] == 1 and rows[0]["params"]["outputs_h"] == 1  # SERIAL
     assert (out / "best_so_far.png").exists()
     assert "Exhaustive optimum of the space" in (out / "report.md").read_text()
@@ -322,7 +318,7 @@ def test_a_tuner_that_measured_nothing_fails_the_run_but_keeps_the_arms(tmp_path
         main(["--budget", "3", "--tuners", "optuna", "--out", str(out), *FAST, "--processes", "1"])
         == 1
     )
-    report = json.loads((out / "report.json").read_text())
+    report = read_json(out / "report.json")
     assert set(report["arms"]) == CPU_DEFAULT
     assert "measured no valid candidate" in report["tuner_failures"]["optuna"]
     assert "Tuner `optuna` gave no arm" in (out / "report.md").read_text()
@@ -348,8 +344,7 @@ def test_the_default_arms_carry_the_fix_and_on_cuda_the_one_kernel_with_its_fair
         "torch-compile",
         "torch-compile-max-autotune",
     ]
-    # the captured arms bring PyTorch's captured peers with them: the whole graph captured is
-    # held against torch.compile captured, as the fix captured is
+    # captured arms bring PyTorch's captured peers
     from pool_fusion_tuning.baselines import torch_peer
     from pool_fusion_tuning.baselines.peers import PEERS
     from pool_fusion_tuning.reports.comparisons import like_for_like
@@ -383,8 +378,7 @@ def test_tune_report_renders_a_run_on_a_machine_without_tvm(finished_run, tmp_pa
 
 
 def test_tune_without_a_dependency_says_which_and_how_to_install_it(tmp_path):
-    """Where TVM or Optuna is not installed, `tune` says so in one line and exits 2, instead of
-    a traceback (its error handling itself once imported Optuna)."""
+    """Without TVM or Optuna, `tune` says so in one line and exits 2, no traceback."""
     from conftest import python_without_tvm
 
     code = f"""
@@ -523,8 +517,7 @@ def test_workers_beyond_what_the_machine_holds_are_refused(tmp_path, capsys, mon
     [(2, 100e9, 2), (16, 100e9, 12), (64, 8e9, 1), (8, 0, 1)],
 )
 def test_the_workers_bound_is_the_cores_and_the_memory_they_need(cores, available, most):
-    """At most one per core, and as many as 60 % of the available memory holds at the measured
-    size of a worker with one builder per core (limits.py)."""
+    """At most one per core, and as many as 60 % of free memory holds (limits.py)."""
     from pool_fusion_tuning.baselines.case import CaseError
     from pool_fusion_tuning.tuning.limits import check_workers_fit, max_workers, worker_bytes
 
@@ -555,8 +548,7 @@ def test_a_storage_that_cannot_be_used_leaves_no_run_folder(storage, tmp_path, c
 
 
 def test_a_storage_whose_package_is_missing_says_which_and_the_way_round(tmp_path):
-    """SQLite goes through SQLAlchemy, which an environment may lack (the GPU machine's did):
-    the line names the package and the journal file, which needs none, not a damaged storage."""
+    """Without SQLAlchemy, the line names it and the journal file, not a damaged storage."""
     out = tmp_path / "run"
     args = ["--storage", f"sqlite:///{tmp_path}/study.db", "--out", str(out), "--budget", "2"]
     code = (
@@ -625,14 +617,13 @@ def test_tune_report_comment_prints_the_comment_for_the_thread(finished_run, tmp
 @pytest.mark.torch
 @pytest.mark.slow  # torch.compile builds its C++ kernel in the trial's process: 111 s here
 def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_captured_peers(tmp_path):
-    """After `pip install -e '.[torch]'` the CPU's default run times torch.compile (inductor's
-    C++ kernel) beside the arms, checked against NumPy; the captured peers, which need CUDA,
-    are each named with the reason in the report."""
+    """With PyTorch the CPU's default run times torch.compile, checked against NumPy; the
+    captured peers, which need CUDA, are named in the report with the reason."""
     from pool_fusion_tuning.baselines.peers import captured_peers
 
     out = tmp_path / "run"
     tune("--budget", "0", "--out", str(out), *SMALL, check_exit=0)
-    report = json.loads((out / "report.json").read_text())
+    report = read_json(out / "report.json")
     assert set(report["arms"]) == {*ISSUE_AND_FIX, "torch-compile"}
     peer = report["arms"]["torch-compile"]
     assert peer["correct"] and peer["max_abs_err"] < 1e-5 and peer["median_us"] > 0
@@ -642,8 +633,7 @@ def test_a_cpu_run_with_pytorch_times_torch_compile_and_says_why_not_the_capture
     assert "| `torch-compile` |" in text and "needs a CUDA GPU" in text
 
 
-# `tune` as on a machine without PyTorch (the README's first command installs none): every
-# import of torch fails as that of an absent module.
+# `tune` as without PyTorch: every import of torch fails.
 _WITHOUT_TORCH = """
 import sys
 class NoTorch:
@@ -657,8 +647,8 @@ sys.exit(main(sys.argv[1:]))
 
 
 def test_a_cpu_run_without_pytorch_names_every_peer_with_a_command_that_pastes(tmp_path):
-    """No row is dropped without a word: each peer is named in the report with the reason, and
-    the console prints the install command as it is typed (no markdown escapes)."""
+    """Each peer is named in the report with the reason; the console prints the install
+    command unescaped."""
     from pool_fusion_tuning.baselines.torch_peer import PEERS
 
     out = tmp_path / "run"
@@ -670,7 +660,7 @@ def test_a_cpu_run_without_pytorch_names_every_peer_with_a_command_that_pastes(t
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads((out / "report.json").read_text())
+    report = read_json(out / "report.json")
     assert set(report["arms"]) == set(ISSUE_AND_FIX)
     assert set(report["peers_not_measured"]) == set(PEERS)
     assert "pip install -e '.[torch]')" in done.stdout, done.stdout  # on one line, as typed

@@ -1,18 +1,15 @@
-"""`tune` as command lines go: a mistyped subcommand is refused with the names to choose from,
-`tune --version` says the versions, the bare `tune [options]` stays the study; --trials still
-works, with a line saying so; a second run of a day gets a folder of its own. Through the `tune`
-command, or in process where only the parsing is checked."""
+"""`tune`'s conventions: a mistyped subcommand, --version, bare `tune` as the study, the old
+--trials, a folder per run of a day."""
 
 import contextlib
 import datetime
 import importlib.metadata
 import io
-import json
 import platform
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SMALL, one_line, python_path, python_without_tvm, tune
+from conftest import ROOT, SMALL, one_line, python_path, python_without_tvm, read_json, tune
 
 from pool_fusion_tuning.tuning.cli.commands import COMMANDS
 
@@ -102,8 +99,7 @@ ONE_ARM = [*SMALL, "--budget", "0", "--arms", "off"]
 
 @pytest.fixture(scope="module")
 def second_run(tmp_path_factory):
-    """`tune` in a folder where today's default run folder holds an earlier run, with the old
-    spelling --trials 1 (the default is 3): (the folder, the earlier run's, `tune`'s outcome)."""
+    """`tune --trials 1` beside an earlier run of today: (folder, earlier run's, outcome)."""
     cwd = tmp_path_factory.mktemp("day")
     earlier = cwd / "runs" / f"{datetime.date.today()}-llvm"
     earlier.mkdir(parents=True)
@@ -122,7 +118,7 @@ def test_a_second_run_of_a_day_goes_to_a_new_folder_and_says_which(second_run):
     assert f"run folder: {new}" in lines, done.stderr
     assert sorted(p.name for p in earlier.iterdir()) == ["run.json"]
     assert (earlier / "run.json").read_text() == '{"earlier": true}'
-    meta = json.loads((cwd / new / "run.json").read_text())
+    meta = read_json(cwd / new / "run.json")
     assert meta["protocol"]["trials"] == 1  # --trials 1 taken: the default is 3
     assert [line for line in lines if OLD_SPELLING in line] == [lines[0]]
     assert (cwd / new / "report.md").is_file()

@@ -1,13 +1,10 @@
-"""PyTorch's GEMM beside each TVM matmul kernel (`tuning/models/cublas_gemms.py`), on the CPU: the
-shapes read from a real model's kernels, one per shape shared by kernels; eager's calls in its
-layouts; cublas_gemms.json written as each shape is timed and reused on a resume; nothing
-written where no CUDA device is (CI's CPU PyTorch). The GPU timing itself runs on the GPU
-machine only."""
+"""PyTorch's GEMM beside each TVM matmul kernel, on the CPU: one shape per GEMM, eager's
+layouts, the file written per shape and reused on resume, nothing written without CUDA."""
 
-import json
 import pickle
 
 import pytest
+from conftest import read_json
 
 from pool_fusion_tuning.baselines.models.analysis import analyze_lowered
 from pool_fusion_tuning.baselines.models.importer import prepare_model
@@ -30,8 +27,7 @@ FIRST, SECOND = "fused_matmul_add1", "fused_matmul1_add2"  # convnext_block's tw
 
 @pytest.fixture(scope="module")
 def kernels():
-    """convnext_block's analysis and kernels, with a copy of its first Linear under another
-    name (a kernel of the same GEMM, as FuseOps makes where epilogues differ)."""
+    """convnext_block's analysis and kernels plus a renamed copy of its first Linear."""
     model = prepare_model("tests/fixtures/model_blocks.py:convnext_block", ModelOptions())
     cuda = make_target("cuda")
     lowered = unscheduled(model.mod, cuda)
@@ -53,8 +49,7 @@ def run(tmp_path, kernels):
 
 
 def fake_gemm(shape, protocol) -> dict:
-    """A measurement that names its shape (M + N / 1000 us), for the record's tests: the GPU
-    timing cannot run here."""
+    """A measurement naming its shape (M + N / 1000 us)."""
     us = shape["m"] + shape["n"] / 1000
     return {"measured": {"status": "ok", "kernel_us": us, "timer": "fake"}, "tf32": {"x": False}}
 
@@ -111,7 +106,7 @@ def test_each_shape_is_written_as_timed_and_a_resume_times_only_those_left(run):
     assert times == {FIRST: 64.384, SECOND: 64.096}
     assert found["protocol"]["repeat"] == 5  # the kernel protocol's, as the TVM kernels'
     # interrupted after the first shape: only the second is timed again
-    stored = json.loads((run.path / "cublas_gemms.json").read_text())
+    stored = read_json(run.path / "cublas_gemms.json")
     del stored["complete"], stored["shapes"][1]["measured"]
     write_json(run.path / "cublas_gemms.json", stored)
     again = time_cublas_gemms(run, None, Progress(), measure=other_gemm)  # no kernels needed

@@ -1,9 +1,4 @@
-"""The documentation's links and the README's shape, read off the markdown (no TVM needed).
-
-A reader follows README.md into docs/ and reports/h200/README.md; a relative link there that
-names a missing file, or climbs out of the repository (to a folder a clone does not have), is a
-dead end. Links are what GitHub renders as links: code spans and code blocks are left out.
-"""
+"""The documentation's links (none dead or leaving the repository) and the README's shape."""
 
 import re
 from pathlib import Path
@@ -51,8 +46,7 @@ def _without_code_blocks(text: str) -> str:
 
 
 def _prose(text: str) -> str:
-    """`text` without code blocks and with code spans blanked: what is left to match as links
-    is what markdown renders as links."""
+    """`text` without code blocks and with code spans blanked."""
     blanked = _CODE_SPAN.sub(lambda match: " " * len(match.group(0)), _without_code_blocks(text))
     return blanked
 

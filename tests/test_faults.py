@@ -1,5 +1,4 @@
-"""Faults: candidates that hang or kill their measuring process, runs killed with SIGKILL,
-and storage that is corrupt or belongs to another run. Nothing measured is lost."""
+"""Hanging or crashing candidates, SIGKILLed runs, corrupt or foreign storage: nothing lost."""
 
 import io
 import json
@@ -11,7 +10,7 @@ import sys
 import optuna
 import pytest
 import tvm
-from conftest import ROOT, SMALL, WINDOW3, InjectingSpace, tune, tune_killed_when
+from conftest import ROOT, SMALL, WINDOW3, InjectingSpace, read_json, tune, tune_killed_when
 
 from pool_fusion_tuning.baselines.pipeline import make_target
 from pool_fusion_tuning.baselines.target import TargetSpec
@@ -33,8 +32,7 @@ from pool_fusion_tuning.tuning.tuners.optuna.search_summary import records
 from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_for
 from pool_fusion_tuning.tuning.tuners.spec import TunerPlan
 
-# A time limit shorter than a new measuring process takes to start: the limit counts from the
-# moment the runner is ready, so the candidate measured right after a restart is not charged.
+# A limit shorter than a runner's start: it counts from when the runner is ready.
 QUICK = KernelProtocol(number=1, repeat=1, min_repeat_ms=0, checks=1, time_limit_s=2)
 
 
@@ -134,8 +132,7 @@ def test_corrupt_optuna_storage_is_refused_and_left_alone(tmp_path):
 
 @pytest.mark.slow
 def test_two_runs_given_one_storage_never_share_trials(tmp_path):
-    """Two runs of the same Case given one storage each tune a study of their own (named for
-    the run, in run.json); the first's trials are left as they were."""
+    """Two runs sharing a storage tune a study each; the first's trials are left as they were."""
     storage = f"sqlite:///{tmp_path / 'shared.db'}"
     kept = {}
     for name in ("a", "b"):
@@ -143,7 +140,7 @@ def test_two_runs_given_one_storage_never_share_trials(tmp_path):
             "--budget", "2", "--tuners", "optuna", "--storage", storage,
             "--out", str(tmp_path / name), *SMALL, check_exit=0,
         )  # fmt: skip
-        study = json.loads((tmp_path / name / "run.json").read_text())["options"]["study"]
+        study = read_json(tmp_path / name / "run.json")["options"]["study"]
         kept[study] = _measured(storage, study)
     # The budget counts measured trials; points the template cannot build are pruned trials.
     studies = {s.study_name for s in optuna.get_all_study_summaries(storage)}
@@ -194,8 +191,7 @@ def _cut_last_line(path) -> tuple[bytes, bytes]:
 
 
 def test_a_metaschedule_database_cut_short_mid_line_is_repaired_by_the_resume(tmp_path):
-    """A kill (or a full disk) in the middle of TVM's append leaves half a last line: the
-    resume drops it, keeps the original beside it, says so in one line, and goes on."""
+    """A half last line from a killed append: dropped (original kept), said in one line."""
     directory = tmp_path / "ms-space"
     _metaschedule_database(directory, records=3)
     store.write_json(
@@ -225,8 +221,7 @@ def test_a_metaschedule_database_cut_short_mid_line_is_repaired_by_the_resume(tm
 
 
 def test_a_metaschedule_database_the_repair_cannot_mend_is_put_back_as_it_was(tmp_path):
-    """The workload cut short while records name it: dropping the line would not make the
-    database readable, so it is refused, and both files are left byte for byte."""
+    """A cut workload that records name is refused, both files left byte for byte."""
     directory = tmp_path / "ms-space"
     _metaschedule_database(directory, records=1)
     _, cut = _cut_last_line(directory / "database_workload.json")
@@ -261,7 +256,7 @@ def test_a_run_killed_mid_metaschedule_resumes_with_every_recorded_trial(tmp_pat
     assert not (runs / "metaschedule" / "summary.json").exists()
     tune("--resume", str(out), check_exit=0)
     assert (runs / done / "trials.json").read_text() == before
-    summary = json.loads((runs / "metaschedule" / "summary.json").read_text())
+    summary = read_json(runs / "metaschedule" / "summary.json")
     assert [summary["runs"][name]["trials"] for name in RUNS] == [6, 6]
 
 
@@ -294,9 +289,8 @@ def _records(url):
 
 @pytest.mark.parametrize("storage, kills", [("sqlite", (1, 2, 3, 4)), ("journal", (1, 2))])
 def test_a_kill_after_each_storage_write_of_a_measurement_loses_nothing(tmp_path, storage, kills):
-    """One batch of two measurements is four writes (record, tell, record, tell): the search
-    is killed right after each in turn, then resumed; the resume finishes the budget and keeps
-    every record written before the kill, and a record never told is told its own time."""
+    """Killed after each write of a batch (record, tell, ...), the resume finishes the budget,
+    keeps every record, and tells an untold record its own time."""
     budget = 2
     for kill in kills:
         path = tmp_path / f"kill{kill}.{'db' if storage == 'sqlite' else 'journal'}"
@@ -337,6 +331,6 @@ def test_both_optuna_tuners_in_one_given_storage_keep_their_own_studies(tmp_path
         check_exit=0,
     )
     studies = {s.study_name for s in optuna.get_all_study_summaries(storage)}
-    study = json.loads((tmp_path / "run" / "run.json").read_text())["options"]["study"]
+    study = read_json(tmp_path / "run" / "run.json")["options"]["study"]
     assert studies == {study, f"{study}-one-kernel"}
     assert all(len(_measured(storage, name)) == 3 for name in studies)  # the budget, measured

@@ -1,7 +1,5 @@
-"""The house's floors (docs/contributing.md): no import circle, function-level imports
-included; no arrow up, between the packages or between the floors of `tuning/`; every import of
-the project goes through its one import root. Read off the source with `ast`, so a late import
-cannot hide."""
+"""The floors (docs/contributing.md), read with `ast`: no import circle, none upward, every
+import through the one import root."""
 
 import ast
 import importlib.metadata
@@ -11,12 +9,11 @@ from pathlib import Path
 from conftest import ROOT
 
 ROOT_PACKAGE = "pool_fusion_tuning"
-# The packages from the top: `tuning/` measures and writes the run folder, `reports/` renders it,
-# `runfolder/` is the contract between them, `baselines/` what is compiled
+# The packages from the top
 PACKAGES = ("tuning", "reports", "runfolder", "baselines")
 # An import statement in Python source held in a string (a script a test runs)
 BARE_IN_SOURCE = re.compile(r"(?:^|\n)\s*(?:from|import) ([\w.]+)")
-# tuning's floors from the top; the top-level modules (study.py, sweep.py, plan.py...) are "top"
+# tuning's floors from the top; its top-level modules are "top"
 FLOORS = (
     "tuning.cli",
     "top",
@@ -75,8 +72,7 @@ def _imports(root: Path = ROOT) -> dict[str, set[str]]:
 
 
 def _bare_imports(root: Path = ROOT) -> list[str]:
-    """Imports of a project package by its bare name (`from tuning.x import y`): in a checkout
-    that loads the module a second time, under another name; installed, it fails."""
+    """Imports of a project package by its bare name (`from tuning.x import y`)."""
     return [
         f"{path.relative_to(root)}: {target}"
         for _, path, targets in _walk(root)

@@ -1,7 +1,5 @@
-"""What `tune` tells a user about itself: every subcommand's --help shows its examples as
-written (each command on its line, its explanation on the lines below, not reflowed into one
-paragraph), and no text the tool shows names one of the project's own issues. In process, from
-the parsers `main` builds: a `tune` process takes seconds to start."""
+"""Every subcommand's --help shows its examples unreflowed; no shown text names a project
+issue. In process: a `tune` process takes seconds to start."""
 
 import ast
 
@@ -10,8 +8,7 @@ from conftest import ROOT, issue_numbers
 
 from pool_fusion_tuning.tuning.cli.main import main
 
-# Per subcommand (its words after `tune`), an example of its description: a command and the
-# line that goes on explaining it, each line as its description writes it.
+# Per subcommand, an example command and its explanation's line, as written.
 EXAMPLES = {
     (): (
         "    tune report DIR [--comment]       re-render a run's report (no GPU needed); --comment",
@@ -41,7 +38,7 @@ EXAMPLES = {
         "    tune report DIR --comment   print a study run's comment.md, for the issue thread",
     ),
 }
-# The folders whose code holds the text the tool shows: its messages, descriptions and reports.
+# The folders whose code holds the text the tool shows.
 SHIPPED = ("tuning", "reports", "baselines")
 
 
@@ -65,8 +62,7 @@ def test_help_shows_the_examples_as_written(capsys, words):
 
 
 def test_no_string_the_tool_shows_names_an_issue_of_the_project():
-    """Every string of the shipped code (messages, descriptions, report text, docstrings) is
-    free of a project issue's number; a code comment may still say where a choice came from."""
+    """No string of the shipped code names a project issue (a comment may)."""
     found = []
     for folder in SHIPPED:
         for path in sorted((ROOT / folder).rglob("*.py")):

@@ -1,6 +1,5 @@
-"""Hostile inputs, round 4: paths a report follows, secrets in storage URLs, text
-pasted into GitHub. Each is one line (exit 2) or text shown as it is, never a traceback, never a
-file written outside the folder given. Study runs are in test_untrusted.py (its finished run)."""
+"""Hostile inputs: paths a report follows, secrets in storage URLs, text pasted into GitHub;
+one line (exit 2) or text shown as is, no traceback, no file written outside the folder."""
 
 import json
 import os
@@ -11,7 +10,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TUNE, one_line, python_path
+from conftest import ROOT, TUNE, one_line, python_path, read_json
 
 from pool_fusion_tuning.reports.escape import WORD_JOINER, code, fenced, md
 from pool_fusion_tuning.runfolder.redact import (
@@ -54,8 +53,7 @@ def inert(text: str) -> bool:
 
 
 def inert_span(text: str) -> bool:
-    """Whether `text` is one code span that nothing in it can close or split (HTML, links and
-    mentions are text inside a span), or else `inert` text."""
+    """Whether `text` is one code span nothing in it can close, or else `inert` text."""
     return re.fullmatch(r"`[^`|\n\r\u202e]+`", text) is not None or inert(text)
 
 
@@ -132,7 +130,7 @@ def models_folder(tmp_path_factory):
     with tarfile.open(MODELS) as archive:
         archive.extractall(root)
     out = root / "models"
-    stored = json.loads((out / "models.json").read_text())
+    stored = read_json(out / "models.json")
     for name in stored["models"][1:]:
         shutil.rmtree(out / name)
     kept = stored["models"][0]
@@ -149,7 +147,7 @@ def models_copy(models_folder, tmp_path):
 
 
 def _set_models(folder, value) -> None:
-    stored = json.loads((folder / "models.json").read_text())
+    stored = read_json(folder / "models.json")
     if value is _MISSING:
         del stored["models"]
     else:
@@ -216,15 +214,14 @@ def test_a_models_list_of_the_wrong_shape_is_one_line(models_copy, capsys, value
 
 
 def test_hostile_text_in_a_model_run_is_shown_as_text_in_its_reports(models_copy):
-    """A model spec, its `shows` line and its command, as a crafted run folder holds them,
-    reach report.md and models.md as text."""
+    """A crafted model spec, `shows` line and command reach report.md and models.md as text."""
     folder = models_copy / "inception_v3"
     spec = "<img src=x onerror=alert(1)>|@octocat\n```"
     for name in ("model.json",):
-        data = json.loads((folder / name).read_text())
+        data = read_json(folder / name)
         data["spec"] = spec
         (folder / name).write_text(json.dumps(data))
-    meta = json.loads((folder / "run.json").read_text())
+    meta = read_json(folder / "run.json")
     meta.update(shows="</details> @apache/tvm-committers", command=f"tune x ?password={SECRET}")
     (folder / "run.json").write_text(json.dumps(meta))
     assert main(["report", str(models_copy)]) == 0
@@ -272,8 +269,7 @@ def test_user_code_that_exits_or_raises_is_one_line(tmp_path, monkeypatch, capsy
 
 @pytest.mark.torch
 def test_user_code_that_floods_changes_folder_and_imports_beside_it_runs(tmp_path, capfd):
-    """The file's folder is on the import path; its printing stays off the console; its chdir
-    moves no relative --out."""
+    """Its folder is importable, its printing silent, its chdir moves no relative --out."""
     user = tmp_path / "user"
     user.mkdir()
     (user / "helper.py").write_text("SIZE = 8\n")
@@ -380,8 +376,7 @@ def test_tune_report_help_is_its_usage(capsys):
 
 
 def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path):
-    """Every verdict of comment.md is, word for word, one of report.md's paragraph (the same
-    pair on the same figure), and the comment is within its limit in bytes."""
+    """Each verdict of comment.md is word for word report.md's; the comment is within limit."""
     from pool_fusion_tuning.reports.comment import LIMIT, render_comment
     from pool_fusion_tuning.reports.markdown import headline
     from pool_fusion_tuning.reports.report_data import summarize_run
@@ -401,8 +396,7 @@ def test_the_comment_states_each_verdict_on_the_figure_the_console_does(tmp_path
 
 @pytest.mark.parametrize("unwritable", ["home", "cache"])
 def test_a_home_that_cannot_hold_matplotlib_s_config_prints_no_traceback(tmp_path, unwritable):
-    """HOME a file (or read-only), or only the cache folder unwritable: matplotlib's folder goes
-    inside tune's own temporary folder, and nothing is printed at exit after it is gone."""
+    """HOME or the cache unwritable: matplotlib's folder is tune's temporary one, quiet at exit."""
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
         stored.extractall(tmp_path)
     home = tmp_path / "home"
@@ -431,7 +425,7 @@ def _has_matplotlib() -> bool:
 
 def _phase_walls(out) -> dict:
     try:
-        return json.loads((out / "run.json").read_text()).get("phase_wall_s", {})
+        return read_json(out / "run.json").get("phase_wall_s", {})
     except (OSError, ValueError):
         return {}
 
@@ -443,8 +437,7 @@ def _written_since(path, since: float) -> bool:
         return False
 
 
-# (what the run is doing, when this process has got there: a file it wrote since it started;
-# a file an earlier process left would send the signal before the handler is installed)
+# (the phase, and a file this process wrote once there; an older file would signal too early)
 MOMENTS = [
     ("setting up", lambda out, since: _written_since(out / "run.json", since)),
     ("tuning", lambda out, since: _written_since(out / "tuners" / "optuna" / "study.db", since)),
@@ -458,9 +451,8 @@ MOMENTS = [
 
 
 def test_sigterm_at_any_moment_of_a_study_ends_130_and_the_run_resumes(tmp_path):
-    """One run stopped by SIGTERM while it sets up, while it tunes and while it times the arms,
-    resumed each time: each stop is exit 130 with one line and no crash, and the last resume
-    finishes the run."""
+    """SIGTERM in setup, tuning and timing, resumed each time: exit 130 with one line; the
+    last resume finishes."""
     import signal
     import time
 
@@ -561,8 +553,7 @@ def test_a_stored_budget_count_is_text_not_a_format(tmp_path):
 
 @pytest.mark.parametrize("name", ["../x", "/etc", "a/b", "..", ".", "", 5, None, "a\\b", "x\u202e"])
 def test_a_name_from_a_run_file_is_one_plain_name_inside_its_folder(tmp_path, name):
-    """The one rule for every name a report or a resume reads from a run file (a model of
-    models.json, a Case of sweep.json, a model run's tuned kernels file)."""
+    """One rule for every name a report or resume reads from a run file."""
     from pool_fusion_tuning.runfolder.names import member
     from pool_fusion_tuning.runfolder.store import RunError
 
@@ -575,8 +566,7 @@ def test_a_name_from_a_run_file_is_one_plain_name_inside_its_folder(tmp_path, na
 
 
 def test_pr_md_sections_show_a_stored_file_s_text_as_text(tmp_path):
-    """PR.md's evidence comes from report.json, sweep.json and models.json a user gives:
-    their text reaches it as text."""
+    """Text from a user's report.json, sweep.json and models.json reaches PR.md as text."""
     from pool_fusion_tuning.tuning.upstream.evidence import study_section, sweep_section
     from pool_fusion_tuning.tuning.upstream.models_section import models_section
 

@@ -1,14 +1,12 @@
-"""Hostile and careless input, round 5 (issue 48): the files `tune upstream`, `tune sweep` and
-`tune models` take from a user, the user's own code, storages, child processes and damaged run
-folders. Each is one line naming what is wrong (exit 2) and nothing of the user's is changed.
-`tune upstream --check` on a hostile tree and environment is tests/upstream/test_check.py."""
+"""Hostile input to `tune upstream`, `sweep` and `models`: user files and code, storages,
+children, damaged runs; one line (exit 2), nothing of the user's changed."""
 
 import json
 import os
 from pathlib import Path
 
 import pytest
-from conftest import one_line
+from conftest import one_line, read_json
 
 from pool_fusion_tuning.runfolder.checker import problem
 from pool_fusion_tuning.tuning.cli.main import main
@@ -222,7 +220,7 @@ def _stored(tmp_path: Path, archive: str, folder: str) -> Path:
 
 
 def _change(path: Path, keys: list, value) -> None:
-    data = json.loads(path.read_text())
+    data = read_json(path)
     inner = data
     for key in keys[:-1]:
         inner = inner[key] if key != "*" else next(iter(inner.values()))

@@ -1,6 +1,5 @@
-"""Names that say what a module renders or holds (issue 45, item 7): no two modules of one name
-in different folders, no class defined twice under one name, no `markdown()` that does not say
-what it renders. Read off the source with `ast`, as the floors are."""
+"""Names that say what they hold, read with `ast`: no module or class name twice, no bare
+`markdown()`."""
 
 import ast
 from collections import defaultdict
@@ -9,9 +8,8 @@ from pathlib import Path
 from conftest import ROOT
 
 PACKAGES = ("tuning", "baselines", "reports")
-# Names that may repeat: a package's `__init__.py`; `tuner.py`, the module a tuner's
-# `TunerSpec.entry` names (one per tuner, as the recipe has it); a module of `tuning/cli/`
-# named for the subcommand it parses beside the module that does the work (`tune sweep`).
+# Names that may repeat: `__init__.py`, each tuner's `tuner.py`, a `tuning/cli/` module named
+# for its subcommand beside the module doing the work.
 SHARED_NAMES = {"__init__.py", "tuner.py"}
 SUBCOMMANDS = Path("tuning/cli")
 
@@ -36,8 +34,7 @@ def repeated_modules(root: Path = ROOT) -> dict[str, list[str]]:
 
 
 def repeated_definitions(root: Path = ROOT) -> dict[str, list[str]]:
-    """Top-level classes defined under one name in more than one module, and any top-level
-    function named `markdown` (it does not say what it renders)."""
+    """Top-level classes named alike in several modules, and any top-level `markdown`."""
     where = defaultdict(list)
     for path in _sources(root):
         for node in ast.parse(path.read_text()).body:

@@ -1,10 +1,7 @@
-"""The run's processes: killing the main process alone (SIGKILL or SIGTERM) leaves no child
-alive, `--workers` workers stop with their run, Ctrl-C prints one line naming the run folder
-and the resume command, with no child's traceback, and a second writer of a run folder is
-refused."""
+"""Killing the main process leaves no child alive; workers stop with their run; Ctrl-C prints
+one line naming the resume; a second writer of a run folder is refused."""
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -14,7 +11,7 @@ import time
 import optuna
 import psutil
 import pytest
-from conftest import ROOT, SMALL, TUNE, assert_all_gone
+from conftest import ROOT, SMALL, TUNE, assert_all_gone, read_json
 
 from pool_fusion_tuning.reports.stats.cpu_noise import CPU_NOTE
 from pool_fusion_tuning.tuning.base.faults import INTERRUPT_AFTER_WRITE
@@ -23,9 +20,7 @@ from pool_fusion_tuning.tuning.tuners.optuna.storages import storage_for
 
 
 def _as_in_a_terminal() -> None:
-    """In the child, before exec: SIGINT handled as in a terminal's foreground job. A shell
-    starts a background job (`.ci/run &`) with SIGINT ignored, and Python keeps an ignore it
-    inherits: the Ctrl-C test would reach a process deaf to it."""
+    """Before exec: SIGINT back to default (a background job inherits it ignored)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
@@ -109,8 +104,7 @@ def _spawned(process, since: float = 0) -> int:
 
 
 def _metaschedule_measuring(process, out) -> bool:
-    """MetaSchedule's builder pool and measuring process run: its first batch is under way
-    (its log says when it sent the batch to the builder; each child is started after)."""
+    """MetaSchedule's first batch is under way (its log says so), so its children run."""
     log = out / "tuners" / "ms-default" / "tuning.log"
     if not log.exists() or "to builder" not in log.read_text(errors="replace"):
         return False
@@ -123,8 +117,7 @@ BOTH_TUNERS = ["--tuners", "optuna,metaschedule"]
 
 @pytest.mark.slow
 def test_a_second_writer_is_refused_and_a_killed_main_process_leaves_no_child(tmp_path, start):
-    """Both tuners at once, each in a thread of the main process: the children of both (the
-    builder pools, the measuring processes) and the resource tracker die with it."""
+    """Both tuners' children and the resource tracker die with the main process."""
     out = tmp_path / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
     process = start("--budget", "40", *BOTH_TUNERS, "--out", str(out))
@@ -161,8 +154,7 @@ def test_workers_stop_when_their_run_is_killed(tmp_path, start):
     assert _measured(url) == measured < 40  # nobody measures into the study any more
 
 
-# Starts a builder pool as the evaluator does, gives it a long task, and exits at once: the
-# pool's process is still starting, and reaches its parent-death signal after its parent died.
+# A builder pool given a long task, its parent exiting while the pool still starts.
 STARTS_A_POOL_AND_EXITS = """
 import os, time
 from pool_fusion_tuning.tuning.base.children import process_pool
@@ -188,10 +180,9 @@ def test_a_child_that_starts_after_its_parent_died_exits():
 
 
 def _tuned(out) -> bool:
-    """The tuners are done (run.json has their wall time): the trial processes, started with
-    the run, wait for the arms' libraries; a trial itself may then take less than a second."""
+    """The tuners are done (run.json has their wall time); the trial processes wait."""
     with contextlib.suppress(FileNotFoundError, ValueError):
-        return "tuning" in json.loads((out / "run.json").read_text()).get("phase_wall_s", {})
+        return "tuning" in read_json(out / "run.json").get("phase_wall_s", {})
     return False
 
 
@@ -214,14 +205,12 @@ def _records(url) -> dict:
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_path, start, how):
-    """Ctrl-C mid-search, then the resume, which keeps every measured trial; SIGTERM to the
-    main process alone with both tuners at work, MetaSchedule's children measuring."""
+    """Ctrl-C mid-search, resumed keeping every trial; SIGTERM with both tuners at work."""
     out = tmp_path / "run"
     url = f"sqlite:///{out / 'tuners' / 'optuna' / 'study.db'}"
     if how == "ctrl-c":
-        # SIGINT to the whole process group, as a terminal does, right after the first trial's
-        # tell (its second write): mid-search at an exact point, where waiting for a told trial
-        # raced the small Case's whole search (24 trials in 30 s in a clean-clone CI run).
+        # SIGINT to the process group, as a terminal, right after the first trial's tell
+        # (waiting for a told trial raced the whole small search).
         interrupt = {INTERRUPT_AFTER_WRITE: "2"}
         process = start("--budget", "24", "--tuners", "optuna", "--out", str(out), env=interrupt)
         while process.poll() is None:  # its children, seen while they live
@@ -241,9 +230,7 @@ def test_ctrl_c_or_sigterm_prints_one_line_naming_the_run_and_its_resume(tmp_pat
         f"tune: interrupted; everything measured so far is kept in {out}. "
         f"Finish with: tune --resume {out}"
     )
-    # Before it, only the summary lines of tuners' phases that had ended (with both tuners:
-    # Optuna's, or one of MetaSchedule's two runs, which go side by side), and Optuna's word
-    # that its space is smaller than the budget.
+    # Before it: only ended phases' summary lines and Optuna's note on its small space.
     phase_ended = (
         r"(optuna|metaschedule ms-(default|space)): .* \(\d+ s\)"
         r"|optuna: the space holds \d+ distinct points, so \d+ of the \d+ budget will be measured"

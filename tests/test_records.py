@@ -1,6 +1,5 @@
-"""The run folder's record types (runfolder/records.py) and their checker: every file of
-every committed H200 run is of its type, and a crafted bad value of each kind (a key missing,
-a wrong type, a number out of range, NaN) is one line naming the file and the key."""
+"""Record types and their checker: every committed run's files are of their type; each kind of
+bad value is one line naming the file and key."""
 
 import dataclasses
 import json
@@ -119,8 +118,7 @@ def test_unions_lists_and_maps_are_read_off_the_types():
 
 
 def test_a_tune_top_kernel_result_is_read_as_its_own_type(tmp_path):
-    """tuners/KERNEL/result.json of `tune model --tune-top`, written as the kernel finishes:
-    its path gives its type (a resume reads it back), its tuners' summaries beside its keys."""
+    """tuners/KERNEL/result.json: its path gives its type, its tuners' summaries beside."""
     from pool_fusion_tuning.runfolder.model_records import TunedKernel
 
     path = tmp_path / "tuners" / "avg_pool2d" / "result.json"
@@ -138,7 +136,6 @@ def test_a_tune_top_kernel_result_is_read_as_its_own_type(tmp_path):
 
 
 def test_the_analysis_records_have_the_fields_of_the_analysis_they_record():
-    """analysis.json is `ModelAnalysis` written out (baselines/models/analysis.py): a field added
-    to one and not the other would be lost on the way to the report, or refused on reading."""
+    """analysis.json's type has exactly `ModelAnalysis`'s fields."""
     for written, record in ((KernelAnalysis, AnalyzedKernel), (ModelAnalysis, Analysis)):
         assert [f.name for f in dataclasses.fields(written)] == list(record.__annotations__)

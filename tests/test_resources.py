@@ -96,8 +96,7 @@ def test_a_disk_filled_mid_run_gives_one_line_and_the_run_resumes(small_disk):
     assert len(after) == 6 and all(after[n] == r for n, r in before.items())
 
 
-# Output a library left in stdout's buffer while details.log's disk is full (/dev/full), then
-# the error that stops the run, printed as the command line does.
+# A library's buffered output with details.log on /dev/full, then the run's error.
 FULL_DETAILS = """
 import sys
 from pool_fusion_tuning.tuning.base.progress import Progress, details_to

@@ -1,7 +1,5 @@
-"""The row rule (row_reduction.py) and row_bench: each schedule right on llvm against NumPy,
-what the rule declines, launches and registers on CUDA (built, nothing run), the tables."""
+"""row_reduction.py and row_bench: schedules right on llvm, declines, CUDA launches, tables."""
 
-import json
 import shutil
 import tarfile
 from pathlib import Path
@@ -9,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tvm
+from conftest import read_json
 from tvm.script import tirx as T
 
 from pool_fusion_tuning.baselines.anatomy import cuda_source, launch_configs, ptxas_resources
@@ -72,8 +71,7 @@ def test_pytorch_is_checked_and_timed_beside():
 
 
 def test_launches_on_cuda():
-    """Swin-T's 9408 rows of 49: 8 rows a block with a warp each, 32 with 8 lanes; ViT-B/32's
-    600: blocks halved until each of the H200's 132 multiprocessors gets one."""
+    """Swin-T's 9408 rows: 8 or 32 a block; ViT-B/32's 600: blocks halved to fill 132 SMs."""
     launch = {}
     for name in ("swin_t-s1-softmax", "vit_b_32-softmax"):
         _, entries = schedule(KERNELS[name], "cuda")
@@ -130,9 +128,7 @@ def test_the_fixed_list_has_the_rule_right_before_general_reduction_and_no_other
 
 
 def test_the_fixed_list_builds_a_softmax_row_of_49_for_cuda_and_computes_it_on_llvm():
-    """Six rows of 49 under `fixed`: RowReduction's warp per row (a block each, as few rows
-    leave a multiprocessor each), built for CUDA (nothing run); its schedule less the bindings
-    right on llvm."""
+    """Six rows of 49 under `fixed`: a warp (and block) per row, right on llvm."""
     kernel = SMALL[0]
     func = kernel.function()
     rule, sch = first_rule(func, CUDA, fixed_rules(CUDA))
@@ -154,8 +150,7 @@ def test_the_fixed_list_builds_a_softmax_row_of_49_for_cuda_and_computes_it_on_l
 
 @pytest.mark.parametrize("name", ["swin_t-s1-softmax", "maxvit_t-s1-layer_norm"])
 def test_with_registers_each_lane_loads_its_elements_once(name):
-    """A warp per row of 49 or 64: two loads of the input per lane, against six (max, sum,
-    output: softmax) or eight (sum, variance twice, output: layer norm) without."""
+    """A warp per row of 49 or 64: two loads per lane, not six (softmax) or eight (layer norm)."""
     mod, _ = schedule(KERNELS[name], "cuda")
     loads = {}
     for function in ("warp", "warp_regs"):
@@ -187,7 +182,7 @@ def test_the_benchmark_writes_and_renders_its_tables_on_llvm(tmp_path):
     assert (
         main([str(tmp_path), "--target", "llvm", "--kernels", names, "--peers", "torch-eager"]) == 0
     )
-    result = json.loads((tmp_path / "row_bench.json").read_text())
+    result = read_json(tmp_path / "row_bench.json")
     assert [row["kernel"] for row in result["kernels"]] == names.split(",")
     assert list(result["kernels"][0]["schedules"]) == [*SCHEDULES, "torch-eager"]
     text = (tmp_path / "row_bench.md").read_text()

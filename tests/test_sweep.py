@@ -1,6 +1,4 @@
-"""`tune sweep` on llvm: one run per Case, a table across them, and a resume that re-measures
-nothing. (On llvm `fixed` equals `on`: the rule is a GPU rule; its rule choice is still shown.
-`one-kernel` is one kernel on llvm too, unscheduled.)"""
+"""`tune sweep` on llvm: a run per Case, a table across them, a resume measuring nothing."""
 
 import json
 import os
@@ -12,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, TUNE, one_line, python_without_tvm, stored_sweep, tune, within
+from conftest import ROOT, TUNE, one_line, python_without_tvm, read_json, stored_sweep, tune, within
 
 from pool_fusion_tuning.reports.sweep_arms import sweep_tuners
 from pool_fusion_tuning.reports.sweep_md import _inductor_table
@@ -30,10 +28,10 @@ def sweep_dir(tmp_path_factory):
 
 
 def test_each_case_is_a_run_with_every_arm_checked(sweep_dir):
-    sweep = json.loads((sweep_dir / "sweep.json").read_text())
+    sweep = read_json(sweep_dir / "sweep.json")
     assert [c["case"] for c in sweep["cases"]] == CASES.split(",")
     for case in sweep["cases"]:
-        report = json.loads((sweep_dir / case["case"] / "report.json").read_text())
+        report = read_json(sweep_dir / case["case"] / "report.json")
         assert set(report["arms"]) == {
             "partial",
             "on",
@@ -118,12 +116,11 @@ def test_the_sweep_and_its_cases_render_the_same_without_tvm(sweep_dir, tmp_path
 
 
 def test_a_sweep_stored_before_rules_were_recorded_renders_without_tvm(tmp_path):
-    """The H200 sweep (reports/h200/sweep/) with its Cases' rules taken out of their run.json,
-    as sweeps before 2026-12-01 stored them: the table says so, every other cell as committed."""
+    """The H200 sweep without its Cases' rules: the table says so, other cells as committed."""
     stored = ROOT / "reports" / "h200" / "sweep"
     out, names = stored_sweep(tmp_path)
     for name in names:
-        meta = json.loads((out / name / "run.json").read_text())
+        meta = read_json(out / name / "run.json")
         del meta["fused_kernel_rules"]
         (out / name / "run.json").write_text(json.dumps(meta))
     _render_without_tvm(out, names)
@@ -183,7 +180,7 @@ def test_a_case_whose_tuner_measured_nothing_is_reported_and_the_sweep_fails(tmp
         )
         == 1
     )
-    sweep = json.loads((out / "sweep.json").read_text())
+    sweep = read_json(out / "sweep.json")
     (case,) = sweep["cases"]
     assert case["kernel_us"]["optuna"] is None and case["fixed_gap"] is None
     assert case["end_to_end_us"]["fixed"] > 0 and case["fixed_correct"]
@@ -218,13 +215,13 @@ def test_the_users_own_cases_from_a_file_and_from_case_groups(tmp_path):
         str(out),
         check_exit=0,
     )
-    sweep = json.loads((out / "sweep.json").read_text())
+    sweep = read_json(out / "sweep.json")
     assert [c["case"] for c in sweep["cases"]] == ["tiny-w3", "tiny-tail1"]
     shapes = {c["case"]: c["shape"] for c in sweep["cases"]}
     assert shapes["tiny-w3"]["window"] == 3 and shapes["tiny-w3"]["prelude"] is False
     assert shapes["tiny-tail1"]["tail"] == 1 and shapes["tiny-tail1"]["width"] == 8
     for name in shapes:
-        report = json.loads((out / name / "report.json").read_text())
+        report = read_json(out / name / "report.json")
         assert all(arm["correct"] for arm in report["arms"].values())
 
 
@@ -258,12 +255,11 @@ def test_a_bad_cases_file_is_one_line_and_exit_2(tmp_path, name, text, message):
 
 
 def test_one_kernel_is_held_against_inductor_where_the_sweep_ran_it(tmp_path):
-    """A Case that ran `torch-compile` (a GPU with PyTorch) gets a row in the inductor table,
-    by GPU time with calls queued and captured whole; a slower verdict needs the interval."""
+    """A Case that ran `torch-compile` gets an inductor row; a slower verdict needs the interval."""
     out, _ = stored_sweep(tmp_path, ("issue",))
-    report = json.loads((out / "issue" / "report.json").read_text())
-    meta = json.loads((out / "issue" / "run.json").read_text())
-    tuners = sweep_tuners(json.loads((out / "sweep.json").read_text()))
+    report = read_json(out / "issue" / "report.json")
+    meta = read_json(out / "issue" / "run.json")
+    tuners = sweep_tuners(read_json(out / "sweep.json"))
     measured = _case_row("issue", report, meta, tuners)["inductor"]
     assert measured["gpu_us"]["torch-compile"] == report["arms"]["torch-compile"]["queued_gpu_us"]
     assert not measured["slower"]
@@ -336,7 +332,7 @@ def test_a_sweep_folder_is_known_by_its_marker_and_an_older_one_by_its_shape(swe
     from pool_fusion_tuning.runfolder.records import SWEEP_KIND
     from pool_fusion_tuning.tuning.sweep import check_sweep_folder
 
-    assert json.loads((sweep_dir / "sweep.json").read_text())["kind"] == SWEEP_KIND
+    assert read_json(sweep_dir / "sweep.json")["kind"] == SWEEP_KIND
     check_sweep_folder(sweep_dir)
     older = tmp_path / "older"  # the H200 sweep without its marker, as sweeps before it
     older.mkdir()
@@ -368,19 +364,18 @@ def test_a_case_report_of_the_wrong_shape_is_named_when_the_sweep_renders(tmp_pa
     from pool_fusion_tuning.runfolder.store import RunError
 
     out, names = stored_sweep(tmp_path, ("issue",))
-    report = json.loads((out / names[0] / "report.json").read_text())
+    report = read_json(out / names[0] / "report.json")
     (out / names[0] / "report.json").write_text(json.dumps({**report, "arms": []}))
     with pytest.raises(RunError, match=r"report.json is damaged \(arms should be an object"):
         render_sweep(out, names)
 
 
 def test_the_sweep_s_tables_take_their_tuners_from_what_it_recorded(tmp_path):
-    """The H200 sweep's folders with a sweep.json that records one tuner, held against `fixed`:
-    the tables name that one and give the whole graph's kernel no tuned optimum."""
+    """A sweep.json recording one tuner: the tables name it alone."""
     from pool_fusion_tuning.reports.sweep_report import render_sweep
 
     out, _ = stored_sweep(tmp_path)
-    recorded = json.loads((out / "sweep.json").read_text())
+    recorded = read_json(out / "sweep.json")
     (out / "sweep.json").write_text(json.dumps({**recorded, "tuners": {"optuna": "fixed"}}))
     sweep = render_sweep(out, recorded["settings"]["cases"])
     assert all(
@@ -472,8 +467,7 @@ def test_a_cases_file_that_is_a_device_is_one_line(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_a_sweep_stopped_by_sigterm_leaves_nothing_in_tmpdir(tmp_path):
-    """Builders killed mid-export used to leave tmpXXXX/lib0.o in TMPDIR: every temporary file
-    of the command and its children is in its own folder (`tuning/scratch.py`), removed."""
+    """Every temporary file of the command and its children goes in one folder, removed."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     process = subprocess.Popen(
@@ -497,9 +491,8 @@ def test_a_sweep_stopped_by_sigterm_leaves_nothing_in_tmpdir(tmp_path):
 
 
 def test_the_committed_stride1_cases_file_holds_the_swept_cases_and_they_stay_fit():
-    """reports/h200/stride1/cases.toml, which the committed sweep's command names: it reads as
-    the sweep reads a Cases file, holds every Case the committed sweep.md rows name, and each
-    is a stride-1 Case without the prelude whose graph builds."""
+    """reports/h200/stride1/cases.toml reads, holds every Case sweep.md names, each a
+    stride-1 Case without the prelude whose graph builds."""
     import re
 
     from pool_fusion_tuning.baselines.graph import build_graph

@@ -1,7 +1,5 @@
-"""`tune upstream`: the patch applies to the base's files, which are the installed TVM's, the
-rule ships as the project measures it (the same lines, in the same API), and the command's bad
-inputs. TVM's test of the rule runs without and with the patch in
-tests/upstream/test_check.py (`tune upstream --check`)."""
+"""`tune upstream`: the patch applies to the installed TVM's files, the rule ships as measured,
+and bad inputs."""
 
 import importlib.util
 import os
@@ -63,8 +61,7 @@ def test_writes_the_files_as_tvm_lays_them_out_the_patch_and_the_pr_text(upstrea
 
 @pytest.mark.parametrize("files", ["base", "installed"])
 def test_the_patch_applies_to_the_base_commit_and_to_the_installed_tvm(upstream, tmp_path, files):
-    """`git am` on the base commit's files as stored here (CI has no network), and on the
-    installed TVM's copies; the tree it leaves holds the files tune upstream wrote."""
+    """`git am` on the stored base files and the installed TVM's leaves the files written."""
     assert _git(tmp_path, "init", "-q").returncode == 0
     for path in EDITED:
         source = installed_text if files == "installed" and path in IN_WHEEL else base_text
@@ -85,8 +82,7 @@ def test_the_patch_applies_to_the_base_commit_and_to_the_installed_tvm(upstream,
 
 
 def test_the_base_is_the_installed_release():
-    """The stored base files are the installed wheel's, and the wheel is the base's build: the
-    rule runs in the base's API as it ships."""
+    """The stored base files are the installed wheel's, which is the base's build."""
     assert tvm.__version__ == BASE_RELEASE and installed_commit() == BASE_COMMIT
     for path in IN_WHEEL:
         assert base_text(path) == installed_text(path), path
@@ -105,8 +101,7 @@ def test_the_cuda_list_gets_the_rule_right_before_reduction(upstream):
 
 
 def test_the_issue_s_graph_joins_relax_s_pipeline_tests(upstream):
-    """The issue's graph through the default CUDA pipeline is a test of relax's pipelines, next
-    to the one that already tests the CUDA pipeline's rules, before the file's main block."""
+    """The issue's graph is a relax pipeline test beside the CUDA rules' one."""
     tests = (upstream / PIPELINE_TEST).read_text()
     assert tests.startswith(base_text(PIPELINE_TEST).split("from tvm import relax\n")[0])
     assert "from tvm import relax, tirx\n" in tests
@@ -119,8 +114,7 @@ def test_the_issue_s_graph_joins_relax_s_pipeline_tests(upstream):
 
 
 def test_the_rule_ships_as_the_project_measures_it(upstream):
-    """The shipped file is baselines/window_reduction.py with the ASF header and its dlight
-    imports made relative: every other line the same, in the same order (no re-spelling)."""
+    """The shipped file is window_reduction.py plus the ASF header, imports made relative."""
     shipped = (upstream / RULE).read_text()
     assert shipped == rule_source()
     assert shipped.startswith("# Licensed to the Apache Software Foundation")
@@ -144,8 +138,7 @@ def test_the_checked_in_tvm_test_is_todays_rendering():
 
 
 def test_writing_again_changes_nothing(upstream, capsys):
-    """The output depends on its inputs only: a second run finds every file as it would write
-    it (no date, no commit hash of this machine's)."""
+    """A second run finds every file as it would write it (no date, no local hash)."""
     assert main(["upstream", "--out", str(upstream), *AUTHOR]) == 0
     assert "0 files written, 8 unchanged" in capsys.readouterr().out
 
@@ -209,9 +202,7 @@ def test_a_bad_out_from_the_console_is_one_line(tmp_path):
 
 
 def test_the_numeric_tests_kernels_and_references_agree_on_llvm(monkeypatch, tmp_path):
-    """The shipped file's CUDA numeric test, its kernels scheduled by the rule for CUDA and
-    replayed on the CPU without their thread bindings (window_bench's replay): its NumPy
-    references are right, so on the GPU only the GPU's run can fail it."""
+    """The shipped CUDA numeric test, replayed on the CPU: its NumPy references are right."""
     source = tmp_path / "shipped_tvm_test.py"
     source.write_text(shipped_test())
     spec = importlib.util.spec_from_file_location("shipped_tvm_test", source)

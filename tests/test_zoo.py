@@ -1,16 +1,13 @@
-"""`tune models --zoo`: the census of a library's models, on a tiny zoo CI can load
-(tests/fixtures/tiny_zoo.py) with the real export and TVM analysis: taken and declined kernels,
-refused models as rows, resuming, --jobs, --only/--skip and the one-line refusals. The whole
-torchvision census is a slow test where torchvision is installed (the GPU machine)."""
+"""`tune models --zoo` on a tiny zoo: kernels taken and declined, refused models as rows,
+resuming, --jobs, --only/--skip, refusals; torchvision's census where installed."""
 
-import json
 import re
 import sys
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, one_line, tune, tune_killed_when
+from conftest import ROOT, one_line, read_json, tune, tune_killed_when
 
 from pool_fusion_tuning.baselines.models.model_errors import MissingPackage, ModelError
 from pool_fusion_tuning.baselines.models.zoo import pick
@@ -22,33 +19,28 @@ ZOO = "tests/fixtures/tiny_zoo.py"
 MODELS = ["pool", "attention", "global_pool", "branchy"]
 
 
-def _json(path: Path):
-    return json.loads(path.read_text())
-
-
 def _stamps(out: Path) -> dict:
     return {p: p.stat().st_mtime_ns for p in out.glob("*/analysis.json")}
 
 
 @pytest.fixture(scope="module")
 def census(tmp_path_factory):
-    """The census, two models at a time, killed once a model is analysed, then finished by the
-    same command. While killed, the tiny zoo holds every model but `pool` (TINY_ZOO_HOLD): on a
-    loaded machine (CI's) several analyses were recorded within one look at the folder."""
+    """The census, killed once a model is analysed (the others held: TINY_ZOO_HOLD), then
+    finished by the same command."""
     out = tmp_path_factory.mktemp("zoo") / "census"
     args = ["models", "--zoo", ZOO, "--analyze", "--jobs", "2", "--out", str(out)]
     tune_killed_when(lambda: any(out.glob("*/analysis.json")), *args, env={"TINY_ZOO_HOLD": "1"})
     first = _stamps(out)
     assert len(first) == 1, "the census was not killed in the middle"
     assert main(["report", str(out)]) == 0  # the census so far
-    partial = _json(out / "census.json")
+    partial = read_json(out / "census.json")
     done = tune(*args, check_exit=0)  # the failing model is a row of the census, kept
     return out, args, (first, partial), done
 
 
 def test_the_census_sorts_the_flagged_kernels_and_keeps_the_failure_as_a_row(census):
     out, _, _, done = census
-    rows = {row["model"]: row for row in _json(out / "census.json")["rows"]}
+    rows = {row["model"]: row for row in read_json(out / "census.json")["rows"]}
     assert list(rows) == MODELS
     (pool,) = rows["pool"]["flagged"]
     assert pool["window"] == 4 and pool["window_rule"] == "takes"
@@ -93,7 +85,7 @@ def test_the_interrupted_census_kept_what_it_had_and_a_choice_of_it_analyses_not
     assert done.stderr.count("already measured, kept") == 2
     assert done.stderr.count("failed before, kept") == 1
     assert "preparation" not in done.stderr  # nothing submitted
-    rows = _json(out / "census.json")["rows"]
+    rows = read_json(out / "census.json")["rows"]
     assert [row["model"] for row in rows] == ["pool", "attention", "branchy"]
 
 
@@ -131,9 +123,7 @@ WHOLE_CENSUS_TIMEOUT_S = 3600
 
 @pytest.mark.slow
 def test_the_whole_census_of_torchvision_has_every_model_a_row(tmp_path):
-    """`tune models --zoo torchvision --analyze`: every classification model of the library a
-    row of one census, analysed or failed with its one-line reason; nothing left to try again.
-    The census stays in pytest's --basetemp folder."""
+    """Every torchvision classification model a census row, analysed or with its reason."""
     from pool_fusion_tuning.baselines.models.zoo import list_zoo
 
     try:
@@ -147,7 +137,7 @@ def test_the_whole_census_of_torchvision_has_every_model_a_row(tmp_path):
         timeout=WHOLE_CENSUS_TIMEOUT_S,
     )
     assert "Traceback" not in done.stdout + done.stderr
-    rows = _json(out / "census.json")["rows"]
+    rows = read_json(out / "census.json")["rows"]
     assert [row["model"] for row in rows] == list(zoo.names)
     assert all("failure" in row or row["kernels"] > 0 for row in rows)
     print(done.stdout)  # the census' headline, with its wall time (pytest -s)

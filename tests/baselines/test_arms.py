@@ -1,11 +1,9 @@
 """Every arm compiles the whole graph on llvm and matches the NumPy reference."""
 
-import json
-
 import numpy as np
 import pytest
 import tvm
-from conftest import DEFAULT
+from conftest import DEFAULT, read_json
 from tvm import relax
 
 from pool_fusion_tuning.baselines.arms import DEFAULT_ARMS
@@ -41,7 +39,7 @@ def test_ir_after_fusion_and_scheduling_is_saved(tmp_path):
 
 def test_serial_replaces_only_the_fused_pool_function(tmp_path):
     build(DEFAULT, DEFAULT_ARMS[3], make_target("cuda"), folder_writer(tmp_path))
-    record = json.loads((tmp_path / "intervention.json").read_text())
+    record = read_json(tmp_path / "intervention.json")
     assert record["replaced_function"] == "fused_pool2d_add2"
     assert record["other_functions_unchanged"] is True
     assert set(record["unchanged_functions"]) >= {"add2", "main"}

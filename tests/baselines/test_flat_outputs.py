@@ -1,15 +1,13 @@
-"""Outputs per thread along the flattened output (`outputs_flat`): every point right on both
-kernels, the vector stores and the read-back gone in CUDA code, and the points stored before
-the knob existed keeping their records, keys and kernels."""
+"""`outputs_flat`: every point right, vector stores and no read-back in CUDA, older points
+keeping their records, keys and kernels."""
 
-import json
 import re
 import subprocess
 import tarfile
 
 import pytest
 import tvm
-from conftest import CASES, DEFAULT, ROOT
+from conftest import CASES, DEFAULT, ROOT, read_json
 from test_template import CUDA, QUICK, _cuda_source
 
 from pool_fusion_tuning.baselines.anatomy import launch_configs
@@ -23,8 +21,7 @@ from pool_fusion_tuning.tuning.candidates.kernel import kernel_module
 from pool_fusion_tuning.tuning.candidates.kernel_cache import kernel_key
 from pool_fusion_tuning.tuning.tuners.space import Space, key
 
-# Stride 1 without the prelude, two Adds returned (the first read by the second), an odd
-# output width (pairs of the flattened output span rows) and an even element count (4 x 11 x 11).
+# Stride 1, no prelude, two chained Adds returned, an odd width (pairs span rows).
 STRIDE1 = Case(
     channels=4, height=12, width=12, window=2, stride=1, prelude=False, tail=2, shared_output=True
 )
@@ -44,9 +41,7 @@ def _flat_points(space: Space) -> list[dict]:
     ids=["default-whole", "window3-whole", "odd-whole", "stride1", "stride1-whole"],
 )
 def test_flat_cpu_points_match_the_reference(case, whole):
-    """Every flat point of the stride-1 Case, a third of those of the whole-graph kernels of
-    CASES (either value and vector, unrolled or not). The pool kernel's flat points of CASES
-    are among every valid point test_template builds."""
+    """Every flat point of the stride-1 Case, a third of CASES' whole-graph kernels'."""
     space = Space(case, "llvm", whole=whole)
     points = _flat_points(space)
     assert {p["outputs_flat"] for p in points} == {2, 4} and any(p["vector"] for p in points)
@@ -81,9 +76,7 @@ def _global_accesses(case: Case, params: dict, whole: bool, folder) -> list[str]
 @pytest.mark.nvcc
 @pytest.mark.parametrize("whole", [False, True], ids=["pool", "whole"])
 def test_pairs_of_the_flat_output_store_one_vector_and_read_no_output_back(whole, tmp_path):
-    """Inductor's launch on `s1-32`: 128 threads, a float2 store per output, and no load but the
-    window's (the Add's constant an immediate): each later Add reads the one before from a
-    register. (test_template compiles a spread of the flat points of the default Case.)"""
+    """Inductor's launch on `s1-32`: 128 threads, float2 stores, no load but the window's."""
     space = Space.for_target(S1_32, CUDA, whole)
     seed = space.seeds()[2]
     assert space.config(seed) == PoolSchedule(
@@ -98,8 +91,7 @@ def test_pairs_of_the_flat_output_store_one_vector_and_read_no_output_back(whole
 
 @pytest.mark.nvcc
 def test_a_pair_within_a_row_loads_the_columns_it_shares_once(tmp_path):
-    """32 outputs a row: a thread's pair never spans rows, and its 2x2 windows share a column:
-    6 loads of the input (the Add's constant an immediate), not 8."""
+    """32 outputs a row: a thread's two 2x2 windows share a column: 6 loads, not 8."""
     case = Case(channels=8, height=33, width=33, window=2, stride=1, prelude=False, tail=1)
     seed = Space.for_target(case, CUDA, whole=True).seeds()[2]
     ops = _global_accesses(case, seed, True, tmp_path)
@@ -109,15 +101,12 @@ def test_a_pair_within_a_row_loads_the_columns_it_shares_once(tmp_path):
 def test_points_with_the_knob_at_1_keep_the_records_and_keys_of_points_stored_before_it(
     tmp_path,
 ):
-    """The committed default run (reports/h200/run.tar.xz): every Optuna trial's params (the
-    knobs added later among them) and every arm's schedule read back to the record and key a
-    point without those knobs had (a run stored before them resumes with its keys), and a spread
-    of its measured points compiles to the CUDA code and launch it measured (its kernel key),
-    from the kernel the run tuned (`tuned_task_arm`: ON's, its Add's constant bound)."""
+    """The committed default run: every trial's params and arm's schedule read back to their
+    record and key, and a spread of points compiles to the code and launch it measured."""
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
         stored.extractall(tmp_path)
-    run = json.loads((tmp_path / "run" / "run.json").read_text())
-    rows = json.loads((tmp_path / "run" / "tuners" / "optuna" / "trials.json").read_text())
+    run = read_json(tmp_path / "run" / "run.json")
+    rows = read_json(tmp_path / "run" / "tuners" / "optuna" / "trials.json")
     for row in rows:
         before = recorded(row["params"])
         assert key(row["params"]) == key(before) == row["key"]
@@ -136,8 +125,7 @@ def test_points_with_the_knob_at_1_keep_the_records_and_keys_of_points_stored_be
 
 
 def test_a_te_kernel_of_32_bit_indices_takes_flat_points_and_one_whose_pool_is_returned_not():
-    """Any kernel the template takes (a real network's is made by TE, indices int32): two
-    chained Adds right on llvm; where the pool's value is itself returned, a clear refusal."""
+    """Two chained Adds right on llvm; a returned pool value is refused clearly."""
     import numpy as np
     from tvm import te, topi
 

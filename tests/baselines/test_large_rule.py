@@ -1,7 +1,5 @@
-"""The rule for reductions with few outputs of many terms (large_reduction.py): which kernels it
-takes and declines, the two stages' launches read off the CUDA build without a GPU, every
-schedule's numerics on llvm (the CUDA schedule less its thread bindings) against NumPy, and on a
-GPU against NumPy and PyTorch."""
+"""large_reduction.py: kernels taken and declined, the CUDA launches, numerics on llvm and
+on a GPU."""
 
 import re
 
@@ -83,8 +81,7 @@ def test_the_fixed_list_gives_the_class_the_rule(name):
 
 
 def test_the_default_list_raises_on_a_whole_mean_and_gives_a_whole_sum_one_block():
-    """What TVM's own list does with the class: Reduction's rfactor raises on a whole mean
-    (apache/tvm#20061), a whole sum gets a single block."""
+    """TVM's list: rfactor raises on a whole mean (apache/tvm#20061), a sum gets one block."""
     with pytest.raises(tvm.error.InternalError, match="block_realize == old_block_realize_"):
         first_rule(_func((4, 64, 64), _whole_mean), CUDA, RULE_LISTS["default"](CUDA))
     rule, sch = first_rule(_func((4, 64, 64), topi.sum), CUDA, RULE_LISTS["default"](CUDA))
@@ -122,10 +119,8 @@ def test_blocks_per_output_fill_the_gpu_and_no_more():
     ],
 )
 def test_the_launch_of_each_stage_from_the_cuda_build(name, launches):
-    """Stage 1 a block per slice, each thread writing a partial of its own (its index holds
-    threadIdx.x: no two threads update one value); the last stage a block per output, reducing
-    across its threads (warp shuffles), not one thread per output as TVM's list gives a whole
-    mean."""
+    """Stage 1 a block per slice, a partial per thread; the last a block per output, reduced
+    by warp shuffles."""
     sch = _scheduled(name)
     found = kernel_launches(sch.mod, CUDA)
     assert [(k["grid"], k["block"]) for k in found.values()] == launches

@@ -1,6 +1,4 @@
-"""Loads at clamped indices instead of behind a guard (`masked_loads.py`; arm `one-kernel`, the
-template's `masked_loads`): the same outputs, and in the PTX every window load before the first
-branch, as in Triton's kernels."""
+"""`masked_loads`: the same outputs, every window load before the first branch in the PTX."""
 
 import re
 import subprocess
@@ -57,9 +55,7 @@ def _strided(case: Case):
     ids=["odd-rows", "odd", "prelude", "two-rows-prelude"],
 )
 def test_masked_loads_compute_every_output_right(case, schedule):
-    """The CUDA schedule, masked, its thread bindings dropped, run on the CPU: every output
-    written (they start as NaN) and equal to NumPy's; the masking took effect (the prelude's
-    concatenation reads through `T.if_then_else` and its comparisons, which it rewrites too)."""
+    """The masked CUDA schedule on the CPU writes every output, equal to NumPy's."""
     func, sch = schedule(case)
     guarded = without_bindings(func, sch.trace)
     serial = mask_loads(guarded)
@@ -86,8 +82,7 @@ def test_only_guarded_blocks_writing_registers_lose_their_guard():
 
 @pytest.mark.nvcc
 def test_the_rules_kernel_issues_its_window_loads_before_any_branch(tmp_path):
-    """Unmasked, the second row's loads of `s1-h6`'s kernel sit behind branches; masked, all
-    six come first, then the guarded stores."""
+    """Masked, all six loads of `s1-h6`'s kernel come before the guarded stores."""
     s1_h6 = Case(channels=48, height=20, width=20, window=2, stride=1, prelude=False, tail=1)
     func, sch = _rule(s1_h6)
     scheduled = sch.mod["main"].with_attr("tirx.is_scheduled", True)
@@ -117,8 +112,7 @@ def test_one_kernel_masks_its_loads_and_fixed_is_the_shipped_rule_alone():
 
 
 def test_the_templates_knob_masks_the_scheduled_function_on_cuda_only():
-    """`masked_loads` in a point: `apply` gives the masked function on CUDA (the same as masking
-    the unmasked point's); the CPU schedule has no guards to mask and ignores it."""
+    """A point's `masked_loads` masks on CUDA; the CPU schedule ignores it."""
     _, func = fused_function(ODD_ROWS, CUDA_SPEC, True)
     space = Space.for_target(ODD_ROWS, CUDA, True)
     point = {**space.seeds()[0], "outputs_h": 2, "unroll": True}
@@ -135,8 +129,7 @@ def test_the_templates_knob_masks_the_scheduled_function_on_cuda_only():
 
 
 def test_the_rules_one_kernel_is_timed_alone_as_one_kernel_compiles_it(tmp_path):
-    """The tuner times the rule's one kernel (the report's `one-kernel` alone) masked, as the
-    arm runs it, in its own record: a run from before keeps its unmasked one apart."""
+    """The tuner times `one-kernel` masked, in a record apart from an older unmasked one."""
     from pool_fusion_tuning.tuning.candidates.rule_schedule import DefaultSchedule
     from pool_fusion_tuning.tuning.tuners.optuna.tuner import _rule_kernels
 

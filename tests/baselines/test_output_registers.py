@@ -1,7 +1,5 @@
-"""Stride-1 Cases without the prelude, as inductor's kernel computes them: an output a later
-output reads is handed over in a register (`output_registers`), and the Add's 0-d constant is an
-immediate (`bind_scalars.BindScalarConstants`), in `one-kernel` and in the tuned pool kernel;
-right on llvm, and in the CUDA code no load but the window's."""
+"""Stride-1 Cases as inductor computes them: outputs handed over in registers, the Add's
+constant an immediate; right on llvm, no load but the window's in CUDA."""
 
 import re
 import subprocess
@@ -27,9 +25,7 @@ from pool_fusion_tuning.baselines.reference import random_input, reference
 from pool_fusion_tuning.baselines.rules import WholeGraphWindowReduction
 from pool_fusion_tuning.tuning.measure.vm_arms import outputs_of
 
-# The three stride-1 Cases of issue 30's measurements, smaller: three Adds with the first and
-# last returned (`s1-32`), one Add returned twice (`s1-h6`), two Adds with the last returned
-# (`s1-96`); odd output widths, so 2 rows per thread and pairs that span rows both occur.
+# The measured stride-1 Cases (`s1-32`, `s1-h6`, `s1-96`), smaller, with odd output widths.
 STRIDE1 = {
     "s1-32": Case(channels=4, height=12, width=12, window=2, stride=1, prelude=False, tail=3),
     "s1-h6": Case(channels=6, height=10, width=10, window=2, stride=1, prelude=False, tail=1),
@@ -44,14 +40,13 @@ STRIDE1 = {
         shared_output=False,
     ),
 }
-# The Cases as measured on the H200 (reports/h200/kernel_code): two rows of outputs per thread.
+# The Cases as measured on the H200: two rows of outputs per thread.
 MEASURED = {
     "s1-32": Case(channels=32, height=32, width=32, window=2, stride=1, prelude=False, tail=3),
     "s1-h6": Case(channels=48, height=20, width=20, window=2, stride=1, prelude=False, tail=1),
     "s1-96": STRIDE1["s1-96"].replace(channels=5, height=96, width=96),
 }
-# The rule's own schedule (two rows per thread at these sizes), and template points along W and
-# along the flattened output (inductor's launch).
+# The rule's schedule, and template points along W and the flattened output.
 POINTS = [
     {"threads": 64, "outputs_w": 2, "unroll": True},
     {"threads": 32, "outputs_h": 2, "thread_axis": "outer"},
@@ -73,8 +68,7 @@ def _reads_of_outputs(func: tvm.tirx.PrimFunc) -> list[str]:
 @pytest.mark.parametrize("case", STRIDE1.values(), ids=STRIDE1)
 @pytest.mark.parametrize("whole", [False, True], ids=["pool", "whole"])
 def test_the_tuned_kernels_take_no_constant_and_read_no_output(case, whole):
-    """The tuners' kernel takes the input and its outputs alone, and every schedule of it (the
-    rule's, the template's) reads no output back."""
+    """The tuners' kernel takes the input and outputs alone; no schedule reads an output."""
     _, func = fused_pool_function(fused_stage(case, tuned_task_arm(whole), CUDA))
     assert all(len(p.ty.shape) == 4 for p in func.params), func.params
     with CUDA:
@@ -94,8 +88,7 @@ def test_without_the_handover_the_last_add_reads_the_first_back():
 
 
 def test_the_backend_s_arms_keep_their_kernels():
-    """ON's kernels load their constants (the backend's), and the tuned arms bind them in the
-    pool kernel alone: the rest of the graph is ON's, as an arm that replaces one kernel has it."""
+    """ON's kernels load their constants; tuned arms bind them in the pool kernel alone."""
     case = STRIDE1["s1-32"]
     on = fused_stage(case, ARMS["on"], CUDA)
     tuned = fused_stage(case, tuned_task_arm(), CUDA)
@@ -142,10 +135,8 @@ def _ptx_accesses(case: Case, arm, folder) -> list[str]:
 @pytest.mark.nvcc
 @pytest.mark.parametrize("name", MEASURED)
 def test_one_kernel_loads_the_window_alone(name, tmp_path):
-    """The rule's launch of `one-kernel` on the measured Cases: each thread loads the input
-    columns its windows span, and nothing else: not the constant, not an output it wrote (which
-    nvcc did not forward on `s1-32`: `st.global.f32 [%rd3+124]` then `ld.global.f32 [%rd3+124]`),
-    so every load is non-coherent: the kernel writes none of what it reads."""
+    """`one-kernel` on the measured Cases loads only its windows' input columns, all
+    non-coherent: no constant, no output it wrote."""
     case = MEASURED[name]
     _, launch = rule_launch(
         fused_pool_function(fused_stage(case, ARMS["one-kernel"], CUDA))[1], CUDA

@@ -1,5 +1,4 @@
-"""Which rule each of the project's kernels receives with the candidate `WindowReduction` rule,
-and what it builds (the rule across the whole class of apache/tvm#20401: test_window_rule.py)."""
+"""The rule each of the project's kernels gets with `WindowReduction`, and what it builds."""
 
 import dataclasses
 import math
@@ -49,8 +48,7 @@ def test_the_fused_pool_kernel_gets_the_window_rule_and_nothing_else_changes(cas
 
 @pytest.mark.parametrize("graph", REDUCTION_GRAPHS)
 def test_large_reductions_keep_their_default_rule(graph):
-    """The window rule leaves them all; `fixed` gives the softmax's rows of 64 to RowReduction
-    (short rows, as GeneralReduction gave them a block of 256 threads each), nothing else."""
+    """The window rule leaves them all; `fixed` gives rows of 64 to RowReduction alone."""
     mod = unscheduled(REDUCTION_GRAPHS[graph](), CUDA)
     fixed = rule_assignment(mod, CUDA, fixed_rules(CUDA))
     default = rule_assignment(mod, CUDA, default_rules(CUDA))
@@ -129,8 +127,7 @@ def test_fixed_arm_compiles_to_the_chosen_launch(case):
 
 
 def test_cuda_graph_rewriting_captures_no_launch_of_this_graph(tmp_path):
-    """The first kernel reads the function's input and the last ones write its outputs, and
-    Relax only captures kernels between storage it allocates itself."""
+    """Relax captures only kernels between storage it allocates."""
     build(DEFAULT, ARMS["on+graph"], CUDA, folder_writer(tmp_path))
     mod = lower(DEFAULT, ARMS["on+graph"], CUDA)
     assert "cuda_graph_alloc" in [gv.name_hint for gv in mod.functions]

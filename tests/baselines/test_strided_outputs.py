@@ -1,6 +1,4 @@
-"""Outputs a block apart (`outputs_strided`): thread t of a block takes t, t + threads, ... of the
-flat index, as Triton lays out inductor's kernels where a vector store does not fit (an output
-count that is not a multiple of 16): every warp's loads and stores coalesced."""
+"""`outputs_strided`: thread t takes t, t + threads, ... of the flat index, as Triton does."""
 
 import re
 import subprocess
@@ -28,8 +26,7 @@ ODD = Case(
 
 
 def test_like_inductor_gives_the_launches_inductor_made_on_the_h200():
-    """reports/h200/kernel_code.md: on `s1-32` (30752 outputs) 128 threads with a float2 store
-    each; on `s1-96` (45125 outputs, no vector) 128 threads with 4 scalar stores, 16 loads."""
+    """kernel_code.md: `s1-32` 128 threads, float2 stores; `s1-96` 4 scalar stores, 16 loads."""
     first = like_inductor(32 * 31 * 31)[0]
     assert (first.threads, first.outputs_flat, first.outputs_strided, first.vector) == (
         128,
@@ -100,8 +97,7 @@ def test_a_strided_cuda_schedule_computes_every_output_right(case, whole, stride
 
 @pytest.mark.nvcc
 def test_inductors_launch_on_an_odd_count_stores_each_output_coalesced(tmp_path):
-    """`s1-96`'s launch: 128 threads, 4 outputs a block apart, each stored once (scalar), no
-    load but the window's (4 per output)."""
+    """`s1-96`'s launch: 128 threads, 4 scalar stores, no load but the window's."""
     space = Space.for_target(ODD, CUDA, whole=True)
     params = space.params(like_inductor(space.kernel.outputs)[0])
     assert (params["threads"], params["outputs_strided"]) == (128, 2)  # 2645 outputs: 2 each

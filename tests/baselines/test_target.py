@@ -1,12 +1,11 @@
 """The target in one form: what run.json has stored reads back into a `TargetSpec` and writes
 out the same, the committed H200 run's included; a wrong target is refused on construction."""
 
-import json
 import pickle
 import tarfile
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, read_json
 
 from pool_fusion_tuning.baselines.target import TargetSpec
 from pool_fusion_tuning.tuning.plan import RunPlan
@@ -15,7 +14,7 @@ from pool_fusion_tuning.tuning.plan import RunPlan
 def test_the_committed_h200_run_reads_back_and_writes_the_same_target(tmp_path):
     with tarfile.open(ROOT / "reports" / "h200" / "run.tar.xz") as stored:
         stored.extractall(tmp_path)
-    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    meta = read_json(tmp_path / "run" / "run.json")
     plan = RunPlan.of(meta)
     assert plan.target == TargetSpec("cuda", "sm_90", meta["identity"]["device"])
     assert plan.meta()["target_spec"] == meta["target_spec"]

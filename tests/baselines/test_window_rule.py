@@ -1,11 +1,8 @@
-"""The window rule across the class of apache/tvm#20401 (window_reduction.py), the alternative
-fix beside it (serial_reduction.py), and the benchmark that compares them (window_bench.py,
-window_kernels.py): the rule each kind of kernel gets under each list, every schedule's numerics
-on llvm against PyTorch, the launch, declining, and ptxas's report of the CUDA kernels."""
+"""The window rule over the class of apache/tvm#20401, the serial alternative and their
+benchmark: each kernel's rule per list, numerics on llvm, launch, declining, ptxas's report."""
 
 import ast
 import dataclasses
-import json
 import math
 import re
 import sys
@@ -13,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 import tvm
+from conftest import read_json
 from tvm import relax, s_tir, te
 from tvm.relax import op as R
 
@@ -82,7 +80,7 @@ def _hardswish(emit, value):
     )
 
 
-# The benchmark's kernels at small sizes, and more of the class: every kind the rule must take.
+# The benchmark's kernels, small, and every other kind in the class.
 CLASS = [
     _small("issue-maxpool-add", x=(1, 8, 16, 16)),
     _small("densenet-avgpool-relu", x=(2, 8, 12, 12)),
@@ -158,8 +156,7 @@ CLASS = [
         lambda x: _F().relu(_F().avg_pool3d(x, 2, 2)),
     ),
 ]
-# Kernels outside the class: the fixed list must schedule them exactly as the default list,
-# short rows aside (ROW_RULES).
+# Outside the class: the fixed list schedules as the default, short rows aside (ROW_RULES).
 OUTSIDE = [
     _small("control-global-avgpool", x=(1, 64, 7, 7)),
     _small("control-window1-avgpool", x=(1, 8, 6, 6)),
@@ -186,8 +183,7 @@ OUTSIDE = [
         lambda x: _F().softmax(x, -1),
     ),
 ]
-# The rule each list gives the kernels outside the class (the class: WindowReduction under
-# `fixed`, the default's own rule made serial under `reduction-fix`).
+# The rule each list gives the kernels outside the class.
 OUTSIDE_RULES = {
     "control-global-avgpool": "Reduction",
     "control-window1-avgpool": "Fallback",
@@ -284,8 +280,7 @@ def test_two_rows_per_thread_only_where_the_outputs_still_fill_the_gpu():
 
 
 def test_a_window_larger_than_row_window_takes_one_row_per_thread():
-    """ConvNeXt's 7x7: its windows overlap, but two rows of 49 values per thread lost on the
-    H200 (ROW_WINDOW)."""
+    """ConvNeXt's 7x7 windows overlap, but two rows per thread lost on the H200 (ROW_WINDOW)."""
     large = _small("convnext-dw7-bias", x=(1, 16, 33, 33), weight=(16, 1, 7, 7), bias=(16,))
     assert not _window(large).shares_rows
     assert window_reduction._choose_launch(_window(large), CUDA).rows == 1
@@ -308,8 +303,7 @@ def test_small_outputs_fill_the_h200(outputs):
     "channels, launch", [(32, {"grid": 196, "block": 128}), (64, {"grid": 196, "block": 64})]
 )
 def test_a_small_kernel_is_launched_on_every_multiprocessor(channels, launch):
-    """A 2x2 pool of 28x28 (32 channels) or 14x14 (64) outputs: 256 threads a block would
-    leave the H200's 132 multiprocessors 98 or 49 blocks."""
+    """2x2 pools of 28x28x32 or 14x14x64 outputs: 256 threads a block fill too few of 132 SMs."""
     size = 56 if channels == 32 else 28
     mod = fused(_small("issue-maxpool-add", x=(1, channels, size, size)))
     gv = reduction_function(mod)
@@ -326,8 +320,7 @@ def test_threads_follow_the_target():
 
 
 def test_the_launch_depends_on_the_target_alone(monkeypatch):
-    """No device is asked: the same target gives the same launch on any build host, and
-    targets that differ only in their GPU (which TVM's targets do not describe) share it."""
+    """No device is asked: one target gives one launch on any build host."""
 
     def no_device(*args, **kwargs):
         raise AssertionError("the rule asked for a device")
@@ -405,8 +398,7 @@ def test_symbolic_shapes_are_declined():
 
 
 def test_an_error_while_scheduling_is_raised_by_the_rule(monkeypatch):
-    """A launch of 0 threads makes `split` fail inside the schedule, after the analysis: the
-    rule (as TVM ships it) does not hide it; the project's lists decline the function."""
+    """A launch of 0 threads fails `split` in the shipped rule; the project's lists decline."""
     func = _reduction(CLASS[0])
 
     def no_threads(window, target):
@@ -430,9 +422,8 @@ def test_the_serial_fix_falls_back_to_its_rule_on_an_error(monkeypatch):
 
 
 def test_the_lists_change_the_default_list_where_they_say():
-    """`fixed`: WindowReduction and LargeReduction (few outputs of many terms) right before
-    Reduction, RowReduction (the short rows) right before GeneralReduction; `reduction-fix`:
-    the two serial rules in place."""
+    """`fixed`: Window and LargeReduction before Reduction, RowReduction before
+    GeneralReduction; `reduction-fix`: the two serial rules in place."""
     names = {name: [rule_name(r) for r in rules(CUDA)] for name, rules in RULE_LISTS.items()}
     default = names["default"]
     window, row = default.index("Reduction"), default.index("GeneralReduction")
@@ -472,8 +463,8 @@ def test_the_shipped_rule_needs_only_tvm():
 
 @pytest.mark.nvcc
 def test_the_kernels_of_both_candidates_keep_everything_in_registers():
-    """The benchmark's kernels at their real sizes, as each candidate list schedules them, in
-    one CUDA module: no shared memory, no local memory, no spills."""
+    """The benchmark's kernels at real sizes, per list, in one module: no shared or local
+    memory, no spills."""
     functions = {}
     for name in ("fixed", "reduction-fix"):
         rules = RULE_LISTS[name](CUDA)
@@ -498,7 +489,7 @@ def test_the_benchmark_writes_its_tables_on_llvm(tmp_path):
     table = (tmp_path / "window_bench.md").read_text()
     assert "| issue-maxpool-add | GeneralReduction 147456x256 | WindowReduction 576x256 |" in table
     assert table.count("Fallback 196x1024 WRONG") == 3  # TVM's own bug in every list: exit 0
-    result = json.loads((tmp_path / "window_bench.json").read_text())
+    result = read_json(tmp_path / "window_bench.json")
     assert [row["kernel"] for row in result["kernels"]] == names.split(",")
     assert list(result["kernels"][0]["lists"]) == list(RULE_LISTS)
 
@@ -531,8 +522,7 @@ def _declines(func: tvm.tirx.PrimFunc) -> bool:
 
 
 def test_a_gather_is_declined():
-    """`table[idx[i, k], j]` reduces over k, its index moving with an output axis and k, but
-    read from memory: no window."""
+    """`table[idx[i, k], j]` reduces over k through an index read from memory: no window."""
     table, idx = te.placeholder((32, 8), name="table"), te.placeholder((8, 3), "int32", "idx")
     k = te.reduce_axis((0, 3), "k")
     total = te.compute((8, 8), lambda i, j: te.sum(table[idx[i, k], j], axis=[k]), "total")
@@ -561,8 +551,7 @@ def test_a_window_over_max_window_is_declined(side, taken):
     assert _declines(te.create_prim_func([x, out])) is not taken
 
 
-# A 2x2 max pool + 1 over an input that may start anywhere in its allocation (a view): its offset
-# is symbolic, known a multiple of nothing (offset_factor=1); the shipped test's example too.
+# A 2x2 max pool + 1 over a view: a symbolic offset, offset_factor=1 (the shipped test's too).
 _view_pool = tvm.script.from_source(UNALIGNED_VIEW)
 
 
@@ -584,9 +573,8 @@ def _view_run(kernel, device) -> None:
 
 
 def test_no_vector_load_where_the_offset_is_not_provably_aligned():
-    """The same pool loads its window's rows as 2-lane vectors where the input's offset is a
-    multiple of 2 (offset_factor=2), scalars where it may be anything; the scalar schedule,
-    replayed on the CPU, is right on a view one element in."""
+    """Rows load as 2-lane vectors where the offset is a multiple of 2, else as scalars; the
+    scalar schedule on the CPU is right on a view one element in."""
     schedules = {}
     for factor in (1, 2):
         func = _view_pool if factor == 1 else _with_offset_factor(_view_pool, factor)

@@ -1,5 +1,4 @@
-"""Tuners and MetaSchedule's two runs go side by side in threads: they truly overlap, the first
-fatal error stops the others, and each MetaSchedule run's log holds its own lines only."""
+"""Tuners run side by side in threads: they overlap, a fatal error stops all, logs stay apart."""
 
 import logging
 import threading
@@ -67,8 +66,7 @@ def test_each_run_logs_to_its_own_file_and_the_logger_is_restored(tmp_path):
 
 
 def test_the_run_stops_until_the_outermost_call_ends():
-    """A fatal error in MetaSchedule's runs (nested in a tuner's thread) stops every tuner;
-    the next run in the process (a sweep's next Case, the next test) starts afresh."""
+    """A fatal error in MetaSchedule stops every tuner; the next run starts afresh."""
 
     def nested_fails():
         side_by_side({"ms-default": lambda: 1 / 0, "ms-space": lambda: 2})

@@ -1,9 +1,5 @@
-"""How the GPU timer sizes its queue (`plan_queue`, `resized`): pure functions, tested without a
-GPU. The timer's own behaviour on a GPU is `test_gpu_timer.py`'s.
-
-`_caught_up` models what the GPU timer meets: the GPU catches up when the host's time to queue
-the calls outlasts the sleep, or when the calls' launches overflow the GPU's queue of pending
-launches (past it a launch waits for the sleep to end)."""
+"""How the GPU timer sizes its queue (`plan_queue`, `resized`), without a GPU. `_caught_up`:
+the GPU catches up when queueing outlasts the sleep or launches overflow its queue."""
 
 import itertools
 
@@ -84,8 +80,7 @@ def test_resizing_always_ends(calls, sleep_ms, host_ms):
 @pytest.mark.parametrize(
     ("model", "host_ms", "launches_per_call"),
     [
-        # launches per call from the H200 run's analysis.json (reports/h200/models); host times
-        # of the order the call paths there allow
+        # launches per call from the H200 run's analysis.json; host times of its order
         ("densenet121, TVM", 1.5, 248),
         ("nasnetalarge, TVM", 4.0, 919),
         ("inception_v3, PyTorch eager", 3.0, 320),
@@ -93,8 +88,7 @@ def test_resizing_always_ends(calls, sleep_ms, host_ms):
     ],
 )
 def test_models_whose_calls_overflow_the_queue_get_a_figure(model, host_ms, launches_per_call):
-    """Five calls of these overflow the queue: the old timer (five calls, only the sleep
-    doubled) never got ahead; the resized queue does within a few dropped repeats."""
+    """Five calls overflow the queue; the resized queue gets ahead in a few dropped repeats."""
     old = QueuePlan(5, 1.0)
     while old is not None and _caught_up(old, host_ms, launches_per_call):
         old = QueuePlan(5, old.sleep_ms * 2) if old.sleep_ms < 64 else None

@@ -3,6 +3,7 @@ The arithmetic and the kernel on the CPU; the measurement where there is a CUDA 
 
 import pytest
 import tvm
+from conftest import read_json
 
 from pool_fusion_tuning.baselines.pipeline import make_target
 from pool_fusion_tuning.tuning.launch_floor import gaps, main, one_thread, render
@@ -48,9 +49,8 @@ def test_the_table_gives_each_call_s_figures():
 @pytest.mark.torch
 def test_on_a_gpu_one_kernel_costs_its_launch_and_its_work(tmp_path):
     assert main([str(tmp_path)]) == 0
-    import json
 
-    found = json.loads((tmp_path / "launch_floor.json").read_text())
+    found = read_json(tmp_path / "launch_floor.json")
     floor, ours = found["a one-thread kernel"], found["`one-kernel`, the issue's Case"]
     assert floor["kernels_per_call"] == ours["kernels_per_call"] == 1
     assert floor["queued_gpu_us"] < ours["queued_gpu_us"]

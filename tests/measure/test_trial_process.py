@@ -1,6 +1,5 @@
-"""Trial processes start with the run and wait for their trial: their start-up (TVM, and
-torch.compile's imports where the trial has PyTorch peers) overlaps the tuners, never a CUDA
-context before the trial, and a process left without a trial is stopped."""
+"""Trial processes start with the run and wait, no CUDA context before their trial; one
+without a trial is stopped."""
 
 import time
 
@@ -43,8 +42,7 @@ def test_a_trial_without_a_process_started_for_it_gets_a_fresh_one():
 
 
 def test_a_trial_process_that_dies_is_one_line_saying_how_and_how_to_continue():
-    # As TVM_NUM_THREADS=100000 ends one (abort() in TVM's thread pool): the run says how the
-    # process ended and how to continue, not a traceback.
+    # TVM_NUM_THREADS=100000 aborts one: the run says how it ended and how to go on.
     import os
     import signal
 

@@ -1,14 +1,12 @@
-"""The committed H200 run (reports/h200/run.tar.xz) renders again without
-TVM to their committed report.md, byte for byte, and to the report.json it rendered on the
-H200 (its digest kept here, the file left out of the archive to keep the tree small), and give
-a comment for the issue thread within its limit, with its table and verdicts."""
+"""The committed H200 run renders without TVM to its report.md byte for byte and to its
+report.json (by digest), with a comment within its limit."""
 
 import hashlib
 import json
 import tarfile
 
 import pytest
-from conftest import ROOT, issue_numbers, python_without_tvm
+from conftest import ROOT, issue_numbers, python_without_tvm, read_json
 from test_report import _check_comment
 
 STORED = ROOT / "reports" / "h200"
@@ -41,7 +39,7 @@ def rendered(request, tmp_path_factory):
 def test_a_committed_run_renders_its_committed_report_again(rendered):
     _, run, committed, digest = rendered
     assert (run / "report.md").read_text() == committed.read_text()
-    assert _digest(json.loads((run / "report.json").read_text())) == digest
+    assert _digest(read_json(run / "report.json")) == digest
 
 
 def test_a_committed_run_gives_a_comment_for_the_thread(rendered):
@@ -65,8 +63,7 @@ def test_a_committed_run_s_report_names_no_issue_by_its_number(rendered):
 
 
 def _digest(report) -> str:
-    """SHA-256 of the report with every float to 8 significant digits: the same figures, as
-    the last digit of a float may differ by machine."""
+    """SHA-256 of the report, floats to 8 significant digits (last digits vary by machine)."""
 
     def rounded(value):
         if isinstance(value, float):

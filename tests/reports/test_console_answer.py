@@ -1,6 +1,5 @@
-"""The answer `tune` prints: plain text of at most 25 lines, comment.md's table (the same
-figures), every command pasteable as printed; and a CPU run's verdicts within the between-run
-noise band (`reports/stats/cpu_noise.py`), GPU verdicts unchanged."""
+"""`tune`'s printed answer: at most 25 plain lines, comment.md's figures, commands pasteable;
+CPU verdicts within the noise band, GPU ones unchanged."""
 
 import json
 import lzma
@@ -64,8 +63,7 @@ def test_the_answer_is_comment_md_s_table_in_plain_text(committed_report):
 
 
 def test_a_suggested_command_is_printed_as_it_is_pasted(committed_report):
-    """A peer not measured for want of PyTorch: the command reads as typed, no escapes, and
-    every verdict that does not fit says where the rest are."""
+    """Without PyTorch the command reads as typed; verdicts that do not fit say where they are."""
     reason = "PyTorch is not installed; pip install -e '.[torch]'"
     report = {**committed_report, "peers_not_measured": {"torch-eager": reason}}
     text = console_answer(report, "r.md")
@@ -76,8 +74,7 @@ def test_a_suggested_command_is_printed_as_it_is_pasted(committed_report):
 
 
 def test_a_cpu_run_says_it_is_a_smoke_test_and_tells_apart_only_beyond_the_band(tmp_path):
-    # on slower than off by half the band: beyond the run's interval, within the band; serial
-    # slower than on by three bands
+    # on slower than off by half the band, serial than on by three
     off = CPU_FIGURES["off"]
     slower = (1 + BAND) / 2
     figures = {
@@ -120,8 +117,7 @@ def test_the_band_is_applied_to_the_whole_interval():
 
 
 def test_two_cpu_runs_of_one_study_give_no_opposite_verdicts():
-    """The two runs BAND was measured on (tests/fixtures/cpu_two_runs.json.xz): with the band,
-    every verdict of one is the other's; BAND covers the largest shift of a ratio between them."""
+    """On BAND's two runs every verdict of one is the other's; BAND covers their largest shift."""
     runs = json.loads(
         lzma.decompress((ROOT / "tests" / "fixtures" / "cpu_two_runs.json.xz").read_bytes())
     )["runs"]

@@ -6,7 +6,7 @@ import json
 import tarfile
 
 import pytest
-from conftest import ROOT, python_without_tvm
+from conftest import ROOT, python_without_tvm, read_json
 
 STORED = ROOT / "reports" / "h200" / "models" / "models.tar.xz"
 SECTION = "## Each matmul beside cuBLAS"
@@ -44,7 +44,7 @@ def _rendered(tmp_path, record: dict | None) -> tuple[str, dict]:
         "from pool_fusion_tuning.runfolder.store import Run\n"
         f"render_model_run(Run({str(run)!r}))"
     )
-    return (run / "report.md").read_text(), json.loads((run / "report.json").read_text())
+    return (run / "report.md").read_text(), read_json(run / "report.json")
 
 
 def test_each_matmul_is_shown_beside_cublas_s_gemm_of_its_shape(tmp_path):

@@ -6,7 +6,7 @@ without TVM."""
 import json
 import tarfile
 
-from conftest import ROOT, python_without_tvm
+from conftest import ROOT, python_without_tvm, read_json
 
 STORED = ROOT / "reports" / "h200" / "models" / "models.tar.xz"
 FAILURE = {
@@ -21,11 +21,11 @@ def test_the_reports_give_the_reason_of_a_missing_gpu_time_and_a_rule_failure(tm
     with tarfile.open(STORED) as stored:
         stored.extractall(tmp_path)
     run = tmp_path / "models" / "nasnetalarge"
-    record = json.loads((run / "trials" / "trial_0.json").read_text())
+    record = read_json(run / "trials" / "trial_0.json")
     reasons = record["gpu_queued_reasons"]  # as the H200 run recorded them
     assert set(reasons) == {"torch-eager", "torch-compile"}
     assert all(not block for block in record["block_samples_us"]["gpu_queued"]["torch-eager"])
-    analysis = json.loads((run / "analysis.json").read_text())
+    analysis = read_json(run / "analysis.json")
     analysis["kernels"][0]["failures"] = {"default": FAILURE}
     (run / "analysis.json").write_text(json.dumps(analysis))
     python_without_tvm(

@@ -69,8 +69,7 @@ def test_a_kernel_whose_tuned_schedule_is_no_faster_keeps_the_rule_s_in_tvm_tune
 
 
 def _tuned_all(report: dict) -> dict:
-    """The report's tuned record as `--tune-top all --time-budget 100` leaves it, two kernels
-    left by the budget."""
+    """The tuned record of `--tune-top all --time-budget 100`, two kernels left untuned."""
     kernel = {"best": "metaschedule", "default_us": 9.0, "fixed_us": 8.0, "kernel_us": 5.0}
     report["tuned"].update(
         kernels={"matmul": {**kernel, "kind": "matmul", "calls": 1, "budget": 16}},
@@ -112,9 +111,8 @@ def test_a_run_from_before_the_tuning_kept_its_wall_time_renders_as_it_did():
 
 @pytest.mark.parametrize("used, tuned_us", [("metaschedule", 40.0), ("fixed", None), (None, None)])
 def test_a_kernel_s_tuned_time_is_the_one_tvm_tuned_runs(used, tuned_us):
-    """Where tvm-tuned keeps the base list's schedule (the tuner's best no faster, or none
-    valid), the kernel's tuned time is the base's, not the tuner's slower best: the class
-    table once read 2.79 ms of tuned matmul where tvm-tuned ran 1.49 ms."""
+    """Where tvm-tuned keeps the base schedule, the kernel's tuned time is the base's, not the
+    tuner's slower best."""
     from pool_fusion_tuning.reports.kernel_classes import class_rows
     from pool_fusion_tuning.reports.model_report import _kernel_row
 

@@ -1,15 +1,12 @@
-"""Every model report says where PyTorch stands: each TVM arm against each peer in every figure
-both have (reports/model_peers.py). The committed H200 run of NASNet, whose peers got no GPU time
-with calls queued, rendered again without TVM: as recorded (no profile: the call path compares),
-then with each arm's kernel sum and captured call recorded in its trial as
-`tuning/measure/profiled.py` writes them, and with the TVM arms' queued GPU time taken away."""
+"""Each model report holds each TVM arm against each peer in every shared figure: the H200's
+NASNet run rendered as recorded, profiled, and without the TVM arms' queued GPU time."""
 
 import json
 import shutil
 import tarfile
 
 import pytest
-from conftest import ROOT, python_without_tvm
+from conftest import ROOT, python_without_tvm, read_json
 
 from pool_fusion_tuning.reports.model_peers import peer_rows
 
@@ -25,8 +22,7 @@ TORCH_KERNELS = {
     "triton_red_fused_mean_1": (5.0, "other reduction"),
     "triton_poi_fused_add_relu_0": (50.0, "elementwise"),
     "void at::native::vectorized_elementwise_kernel<4>": (7.0, "elementwise"),
-    # convnext_tiny's, on the H100 (2026-12-07): cuDNN's depthwise kernel, its layout
-    # conversions, cuBLAS's bias epilogue and beta scaling; batch norm stays elementwise
+    # convnext_tiny's on the H100; batch norm stays elementwise
     "conv2d_c1_k1_nhwc": (11.0, "window reduction"),
     "void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false>": (
         3.0,
@@ -52,8 +48,7 @@ TORCH_KERNELS = {
 }
 
 
-# The three runs, rendered in one process without TVM: as recorded, profiled, and profiled
-# with the TVM arms' queued GPU time taken away.
+# The three runs, rendered in one process without TVM.
 RUNS = ("recorded", "profiled", "no-gpu-time")
 
 
@@ -80,7 +75,7 @@ def rendered(tmp_path_factory):
     return {
         name: (
             (run / "report.md").read_text(),
-            json.loads((run / "report.json").read_text()),
+            read_json(run / "report.json"),
             profiles.get(name),
         )
         for name, run in folders.items()
@@ -88,10 +83,9 @@ def rendered(tmp_path_factory):
 
 
 def _profile(run, drop_tvm_gpu_time):
-    """Each arm's kernel sum and captured call, as a trial records them: the kernel sum from the
-    arm's call-path median (a stand-in the test reads back), the capture 0.9 of it."""
+    """Each arm's kernel sum (its call-path median) and captured call (0.9 of it)."""
     path = run / "trials" / "trial_0.json"
-    record = json.loads(path.read_text())
+    record = read_json(path)
     profiled = {}
     for arm in (*TVM, *PEERS):
         blocks = record["block_samples_us"]["call_path"][arm]
@@ -208,7 +202,7 @@ def test_the_headline_names_the_class_the_tuned_build_loses_most_in_too():
         "matmul (0.24 GFLOP a call) `default` 1.2, `fixed` 1.2, `tuned` 1.5, `torch-compile` 4.8."
     )
     assert rates.endswith(said) and "convolution" not in rates  # the depthwise one is none
-    # A small network's work and rates keep two significant digits instead of reading 0.
+    # A small network's rates keep two significant digits, not 0.
     report["kernels"][0] |= {"window": 27, "outputs": 2000}
     (rates,) = [line for line in class_section(report) if line.startswith("TFLOP/s")]
     assert rates.endswith(

@@ -1,13 +1,12 @@
-"""Reports of run folders written with known figures and the H200's noise, rendered as
-`tune report` renders them, on CPU: a CUDA run with the PyTorch peers (the H200's figures), a
-default-style CUDA run with both tuners, and an llvm run where `fixed` is `on`."""
+"""Reports rendered from run folders written with known figures and the H200's noise: CUDA
+runs with the PyTorch peers or both tuners, and an llvm run."""
 
 import json
 import re
 
 import numpy as np
 import pytest
-from conftest import python_without_tvm
+from conftest import python_without_tvm, read_json
 
 from pool_fusion_tuning.baselines.case import Case
 from pool_fusion_tuning.baselines.target import TargetSpec
@@ -82,8 +81,7 @@ def _write_run(
     host_bound=HOST_BOUND,
     seed: int = 0,
 ) -> Run:
-    """A run folder as `tune` leaves it: run.json, environment.json, the trials, and each
-    tuner's summary with its arm (`tuners` maps a tuner to its summary)."""
+    """A run folder as `tune` leaves it; `tuners` maps a tuner to its summary."""
     arms = [*requested, *(name for name in tuners if name in figures)]
     run = Run.create(
         path,
@@ -181,8 +179,7 @@ VERDICT = re.compile(
 
 
 def _check_paragraph(paragraph: str) -> list[tuple]:
-    """Each sentence once, at most eight, and every verdict the one its interval gives; the
-    verdicts found."""
+    """At most eight sentences, none twice, each verdict its interval's; the verdicts."""
     sentences = _sentences(paragraph)
     assert len(sentences) == len(set(sentences)), paragraph
     assert len(sentences) <= 8, sentences
@@ -222,9 +219,7 @@ def test_the_report_renders_the_same_without_tvm(peers_run, report):
         f"render_run(Run({str(peers_run.path)!r}))"
     )
     assert (peers_run.path / "report.md").read_text() == render(report)
-    assert json.loads((peers_run.path / "report.json").read_text()) == json.loads(
-        json.dumps(report)
-    )
+    assert read_json(peers_run.path / "report.json") == json.loads(json.dumps(report))
 
 
 # A default-style CUDA run: the issue's arms, `fixed`, and both tuners' arms.
@@ -285,8 +280,7 @@ def test_the_paragraph_names_fixed_against_on_and_the_tuned_optimum(default_repo
     pairs = [f"{top}/{bottom}" for top, bottom, *_ in verdicts]
     assert pairs.count("fixed/on") == 1 and pairs.count("on/partial") == 1
     assert "The candidate fix `fixed`" in paragraph
-    # The kernel against the best tuned one (2.42 / 2.20), each tuner's find named once, the
-    # best first; end to end against the fastest tuned arm.
+    # The kernel against the best tuned (2.42 / 2.20), each tuner once, best first.
     assert (
         "its kernel takes 2.42 us, 1.10x the best tuned kernel (`optuna` 2.20 us, found at "
         "trial 62 of 500; `metaschedule` 2.34 us, found at trial 98 of 250)"
@@ -298,8 +292,7 @@ def test_the_paragraph_names_fixed_against_on_and_the_tuned_optimum(default_repo
 
 
 def test_a_tuner_of_two_runs_counts_both_and_numbers_its_best_within_its_source(default_report):
-    """MetaSchedule's arm as runs write it now: its trials are both runs' (306 where its source
-    run measured 250), its best trial numbered among its source run's (`best_of`)."""
+    """MetaSchedule's trials are both runs'; its best numbered in its source run (`best_of`)."""
     tuners = {**default_report["tuners"]}
     tuners["metaschedule"] = {**tuners["metaschedule"], "trials": 306, "best_of": 250}
     text = render({**default_report, "tuners": tuners})
@@ -345,8 +338,7 @@ def test_on_a_cpu_fixed_and_on_cannot_be_told_apart(tmp_path):
 
 
 def test_a_tuner_no_report_names_is_held_against_the_arm_its_summary_declares(tmp_path):
-    """The ratios of a tuner's arm come from its summary.json (`held_against`), so a tuner
-    registered after reports/ was written gets its ratio with no edit there."""
+    """A tuner's ratios come from its summary.json (`held_against`), not from reports/."""
     summary = {**OPTUNA, "kernel_times": {"toy": "best_kernel_us"}}
     tuners = {"toy": {**summary, "held_against": "serial"}, "other": summary}
     figures = {**CPU_FIGURES, "toy": (30.0, 35.0), "other": (31.0, 36.0)}
@@ -377,9 +369,7 @@ def test_the_report_says_where_the_run_s_time_went():
     assert "tuning 121 s, arm builds 9 s, comparison 95 s" in text
 
 
-# The default arms of a CUDA run with PyTorch: the issue's four, `fixed` and the one
-# kernel of the whole graph, each plain and captured, both tuners' arms, and PyTorch's peers.
-# Figures from the H200 runs of 2026-11-30 (reports/h200/ and fair/).
+# A CUDA run's default arms with PyTorch, plain and captured; figures of the H200 runs.
 WHOLE_FIGURES = {
     **DEFAULT_FIGURES,
     **FIGURES,
@@ -429,8 +419,7 @@ def whole_report(tmp_path_factory):
 
 
 def test_the_paragraph_states_the_whole_graph_against_pytorch_like_for_like(whole_report):
-    """Plain by GPU time against torch.compile's, captured against captured; still at most
-    eight sentences, every verdict the one its interval gives."""
+    """Plain against torch.compile by GPU time, captured against captured; sentences as above."""
     paragraph = render(whole_report).split("\n\n")[1]
     verdicts = _check_paragraph(paragraph)
     pairs = [f"{top}/{bottom}" for top, bottom, *_ in verdicts]
@@ -463,8 +452,7 @@ def test_what_was_not_measured_joins_the_last_sentence(whole_report):
 
 
 def _check_comment(text: str) -> list[str]:
-    """Within 2,500 characters, verdicts as the paragraph gives them, one table, the
-    environment folded; the table's rows."""
+    """Within 2,500 characters: the paragraph's verdicts, one table, the environment folded."""
     from pool_fusion_tuning.reports.comment import LIMIT
 
     assert len(text.encode()) <= LIMIT, len(text.encode())
@@ -565,8 +553,7 @@ def test_the_wall_time_section_says_where_each_tuner_and_trial_spent_its_time():
 
 
 def test_the_report_names_the_rule_the_run_put_window_reduction_before(default_report):
-    """New runs record it with the fixed arm; a run that recorded nothing ran it before
-    GeneralReduction, as the rule list then did."""
+    """Recorded with the fixed arm; a run recording none ran it before GeneralReduction."""
     from pool_fusion_tuning.baselines.arms import ARMS
 
     assert ARMS["fixed"].describe()["rule_before"] == "Reduction"
@@ -576,8 +563,7 @@ def test_the_report_names_the_rule_the_run_put_window_reduction_before(default_r
 
 
 def test_the_report_says_which_arms_masked_their_loads(tmp_path, whole_report):
-    """A run records the arms whose loads were masked (`one-kernel` now); the report names them
-    in a note, and a run from before, which recorded none, gets no such note."""
+    """The report notes the arms with masked loads; an older run recording none gets no note."""
     from pool_fusion_tuning.baselines.arms import ARMS
 
     note = "after scheduling, each guarded block that writes a register runs unguarded"

@@ -5,7 +5,7 @@ optimum."""
 import json
 import shutil
 
-from conftest import stored_sweep
+from conftest import read_json, stored_sweep
 
 from pool_fusion_tuning.reports import markdown
 from pool_fusion_tuning.reports.render import render_run
@@ -14,7 +14,7 @@ from pool_fusion_tuning.runfolder.store import Run
 
 
 def _change(path, change) -> None:
-    report = json.loads(path.read_text())
+    report = read_json(path)
     change(report)
     path.write_text(json.dumps(report))
 
@@ -68,7 +68,7 @@ def test_a_sweep_without_inductor_takes_every_figure_from_its_cases(tmp_path):
     assert "- Inductor was not run on any Case (it needs PyTorch and a GPU)." in text
     assert "| tail1 | 98.54/105.45 | 2.20/5.84 | wrong, not timed | 2.29/2.34 |" in text
     by_arm = {row["arm"]: row for row in sweep["cases"][0]["sources"]}
-    report = json.loads((out / "issue" / "report.json").read_text())
+    report = read_json(out / "issue" / "report.json")
     tuned = report["tuners"]["optuna-one-kernel"]
     assert by_arm["optuna-one-kernel"]["kernel_us"] == tuned["best_kernel_us"]
     assert by_arm["one-kernel"]["kernel_us"] == tuned["fixed_kernel_us"]

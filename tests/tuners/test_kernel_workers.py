@@ -1,7 +1,5 @@
-"""A network kernel's Optuna study in a storage others share: `tune model --tune-top 1 --storage
-sqlite:///...` on llvm (the tiny whole-mean network), joined by one `tune worker` that rebuilds
-the kernel from the study alone; the study's budget is the kernel's, shared by both, and the
-refusals are one line. Optuna is the only tuner here: these tests are of its shared study."""
+"""A network kernel's shared Optuna study: `tune model --storage` joined by a `tune worker`
+rebuilding the kernel from the study, one budget for both, one-line refusals."""
 
 import contextlib
 import io
@@ -14,7 +12,7 @@ from concurrent.futures import Future
 
 import optuna
 import pytest
-from conftest import ROOT, TUNE, tuners_only
+from conftest import ROOT, TUNE, read_json, tuners_only
 
 from pool_fusion_tuning.tuning.cli.main import main
 from pool_fusion_tuning.tuning.tuners.optuna import search_loop
@@ -41,8 +39,7 @@ def _worker(url: str, name: str, *extra: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
-    """The main tunes the kernel with its study in SQLite; its search starts once a worker
-    has joined the study and measured its share (so which trials are whose is known)."""
+    """The main's search starts once a worker has joined and measured its share."""
     folder = tmp_path_factory.mktemp("shared")
     url, out = f"sqlite:///{folder / 'studies.db'}", folder / "run"
     joined = {}
@@ -83,12 +80,12 @@ def test_the_main_and_a_worker_measure_the_kernel_s_budget_together_each_point_o
     # Every valid trial, the worker's too, was checked against the kernel's host reference.
     valid = [t for t in trials if measurement(t)["status"] == "ok"]
     assert valid and all(measurement(t)["max_abs_err"] is not None for t in valid)
-    meta = json.loads((out / "run.json").read_text())
+    meta = read_json(out / "run.json")
     kernel = json.loads(optuna.load_study(study_name=name, storage=url).user_attrs["identity"])
     assert name == f"{meta['study']}-{kernel['kernel']}" and name.startswith("run-")
     assert f"Optuna study {name} in {url}" in console  # the kernel's progress line
     # The report's tuned figure is the study's best.
-    tuned = json.loads((out / "report.json").read_text())["tuned"]["kernels"][kernel["kernel"]]
+    tuned = read_json(out / "report.json")["tuned"]["kernels"][kernel["kernel"]]
     assert tuned["optuna"]["study"] == name and tuned["optuna"]["trials"] == BUDGET
     assert tuned["optuna"]["best_kernel_us"] == min(t.value for t in valid)
     assert "storage" not in json.dumps(meta["settings"])  # where, not what: no setting
@@ -175,8 +172,7 @@ class _SlowEvaluator:
 
 
 def test_a_main_and_a_worker_searching_at_once_fill_the_study_s_budget_exactly(tmp_path):
-    """The main counts every process's trials toward its budget, and a worker stops once the
-    study is full: of two trials asked for the last place at once, the later gives way."""
+    """Every process's trials count to the budget; of two racing for the last, the later yields."""
     from fixtures.killed_search import CASE
 
     url = f"sqlite:///{tmp_path / 'study.db'}"
@@ -197,8 +193,7 @@ def test_a_main_and_a_worker_searching_at_once_fill_the_study_s_budget_exactly(t
     main_search = search(0)
     threads = [threading.Thread(target=searching, args=(main_search, 10))]
     threads[0].start()
-    # The worker joins once the main has taken the points it queued first: SQLite has no row
-    # lock, so two processes may both take one queued trial (PostgreSQL locks it).
+    # The worker joins once the main took its queued points (SQLite has no row lock).
     while len(main_search.mine) < len(space.seeds()) and threads[0].is_alive():
         time.sleep(0.01)
     worker = search(1)

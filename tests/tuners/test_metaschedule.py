@@ -1,13 +1,12 @@
 """MetaSchedule on llvm with real measurements: both runs, resume, loud failure, apply-back."""
 
 import io
-import json
 import re
 
 import numpy as np
 import pytest
 import tvm
-from conftest import WINDOW3
+from conftest import WINDOW3, read_json
 from tvm import relax
 
 from pool_fusion_tuning.baselines.pipeline import build, make_target
@@ -61,7 +60,7 @@ def test_budget_shares_add_up_to_the_budget():
 
 def test_both_runs_measure_valid_candidates(tuned):
     run, _, _ = tuned
-    summary = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
+    summary = read_json(run.path / "tuners" / "metaschedule" / "summary.json")
     assert set(summary["runs"]) == {"ms-default", "ms-space"}
     # the arm's trials are what both runs measured (the report's row), not its source run's
     runs = summary["runs"].values()
@@ -71,7 +70,7 @@ def test_both_runs_measure_valid_candidates(tuned):
     for name, result in summary["runs"].items():
         assert result["trials"] == 4 and result["valid"] > 0, name
         assert result["best_kernel_us"] > 0
-        rows = json.loads((run.path / "tuners" / name / "trials.json").read_text())
+        rows = read_json(run.path / "tuners" / name / "trials.json")
         assert [r["trial"] for r in rows] == [1, 2, 3, 4]
         assert all(r["status"] in ("ok", "wrong", "failed") for r in rows)
         assert (run.path / "tuners" / name / "database_tuning_record.json").exists()
@@ -120,8 +119,7 @@ def test_a_run_that_measured_nothing_fails_loudly(tmp_path, monkeypatch):
 
 
 def test_default_cuda_space_fails_only_through_its_unroll_rule():
-    """Why ms-default candidates fail: the unroll pragma that ParallelizeVectorizeUnroll samples
-    unrolls the loop around the cross-thread reduction, and LowerThreadAllreduce rejects it."""
+    """ms-default's unroll pragma around a cross-thread reduction fails LowerThreadAllreduce."""
     default = default_space_outcomes(WINDOW3.replace(prelude=True), samples=24)
     failures = {k: v for k, v in default.items() if not k.endswith(": built")}
     assert failures and all(
@@ -139,7 +137,7 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
     from pool_fusion_tuning.baselines.pipeline import fused_pool_function, fused_stage
 
     run, arm, _ = tuned
-    source = json.loads((run.path / "tuners" / "metaschedule" / "summary.json").read_text())
+    source = read_json(run.path / "tuners" / "metaschedule" / "summary.json")
     target = make_target("llvm")
     mod = fused_stage(WINDOW3, tuned_task_arm(), target)
     gv, func = fused_pool_function(mod)
@@ -153,9 +151,7 @@ def test_applied_schedule_is_what_meta_schedule_apply_database_gives(tuned):
 
 
 def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, capfd):
-    """Other code (pytest 9 does) may attach handlers without a name to MetaSchedule's logger;
-    MetaSchedule's own logger set-up crashes on them. Ours leaves them alone, keeps the console
-    quiet and writes MetaSchedule's logs to the run folder."""
+    """Unnamed handlers on MetaSchedule's logger are left alone; its logs go to the run folder."""
     import io
     import logging
 
@@ -180,9 +176,7 @@ def test_two_tunes_in_one_process_with_an_unnamed_handler_attached(tmp_path, cap
 
 
 def test_every_template_design_replays_from_its_trace_and_builds_right():
-    """ms-space's designs (tiling W and H, flat, and on CUDA a block apart) on a stride-1 kernel of
-    two outputs: each replays from the JSON trace a database stores, and on llvm computes the
-    reference (a pair of flat outputs spans rows: 11 outputs a row)."""
+    """ms-space's designs on a stride-1 kernel replay from their stored traces, right on llvm."""
     from tvm import s_tir
 
     from pool_fusion_tuning.tuning.candidates.kernel import kernel_module

@@ -3,10 +3,8 @@ random-search tuner (tests/fixtures/random_tuner), registered so, runs through t
 (`tune`), `tune sweep` and `tune model --tune-top`, on llvm with real builds of tiny graphs; no
 subcommand names it."""
 
-import json
-
 import pytest
-from conftest import ROOT, tuners_only
+from conftest import ROOT, read_json, tuners_only
 from fixtures.random_tuner import RANDOM
 
 from pool_fusion_tuning.tuning.cli.main import main
@@ -26,10 +24,6 @@ def only_random():
         yield
 
 
-def _json(path):
-    return json.loads(path.read_text())
-
-
 def _valid(summary: dict) -> None:
     assert summary["trials"] == 2 and summary["valid"] >= 1 and summary["best_kernel_us"] > 0
 
@@ -39,8 +33,8 @@ def test_the_study_runs_a_registered_tuner_and_compares_its_arm(tmp_path, only_r
     case = ["--case", "channels=2", "height=12", "width=12", "branches=2"]
     args = ["--tuners", "random", "--arms", "serial,fixed", "--out", str(out)]
     assert main([*QUICK, *case, *args]) == 0
-    _valid(_json(out / "tuners" / "random" / "summary.json"))
-    report = _json(out / "report.json")
+    _valid(read_json(out / "tuners" / "random" / "summary.json"))
+    report = read_json(out / "report.json")
     assert set(report["arms"]) == {"serial", "fixed", "random"}
     assert all(arm["correct"] for arm in report["arms"].values())
     # Its ratio against the rule-made arm its spec names, with no edit to reports/.
@@ -54,11 +48,11 @@ def test_the_sweep_runs_the_tuners_that_take_it(tmp_path, only_random):
     args = ["sweep", "--target", "llvm", "--budget", "2", "--processes", "1", "--blocks", "1"]
     assert main([*args, *tiny, "--out", str(out)]) == 0
     run = out / "tiny"
-    assert _json(run / "run.json")["tuners"] == ["random"]
-    _valid(_json(run / "tuners" / "random" / "summary.json"))
-    assert _json(run / "report.json")["arms"]["random"]["correct"]
+    assert read_json(run / "run.json")["tuners"] == ["random"]
+    _valid(read_json(run / "tuners" / "random" / "summary.json"))
+    assert read_json(run / "report.json")["arms"]["random"]["correct"]
     # The sweep's tables take their tuner columns from what the sweep recorded.
-    assert _json(out / "sweep.json")["tuners"] == {"random": "fixed"}
+    assert read_json(out / "sweep.json")["tuners"] == {"random": "fixed"}
     assert "| fixed gap to random |" in (out / "sweep.md").read_text()
 
 
@@ -70,12 +64,12 @@ def test_tune_top_runs_the_tuners_that_take_it(tmp_path, only_random, capsys):
     args = ["model", model, *QUICK, "--peers", "torch-eager", "--tune-top", "3"]
     assert main([*args, "--out", str(out)]) == 0
     assert "1 kernel(s)" in capsys.readouterr().err
-    summary = _json(out / "report.json")["tuned"]["kernels"]["avg_pool2d"]
+    summary = read_json(out / "report.json")["tuned"]["kernels"]["avg_pool2d"]
     _valid(summary["random"])
     assert (
         summary["best"] == "random" and summary["kernel_us"] == summary["random"]["best_kernel_us"]
     )
-    assert _json(out / "report.json")["arms"]["tvm-tuned"]["correct"]
+    assert read_json(out / "report.json")["arms"]["tvm-tuned"]["correct"]
     assert "| `avg_pool2d` |" in (out / "report.md").read_text()
 
 

@@ -146,8 +146,7 @@ class SpaceBeforeFlat(Space):
 def test_a_study_stored_before_a_knob_was_added_resumes_without_measuring_again(
     tmp_path, evaluator
 ):
-    """Its distributions still fit, its points keep their keys (SERIAL is not queued again),
-    and only new points are measured."""
+    """Distributions fit, points keep their keys, only new points are measured."""
     OptunaSearch(_study(tmp_path), SpaceBeforeFlat(WINDOW3, "llvm"), evaluator, batch=3).run(6)
     before = {r["key"] for r in records(_study(tmp_path))}
     assert len(before) == 6 and not any("outputs_flat" in k for k in before)
@@ -191,8 +190,7 @@ def test_a_measurement_recorded_but_not_told_before_a_kill_is_kept(tmp_path, eva
 
 
 def test_a_partial_record_of_the_old_layout_counts_as_not_measured(tmp_path, evaluator):
-    """Runs made before the one-write record kept a field per attribute; a kill between two of
-    them left `measured` and `status` without `kernel_us` (a KeyError on every resume)."""
+    """An old record with `measured` and `status` but no `kernel_us` resumes."""
     space = Space(WINDOW3, "llvm")
     study = _study(tmp_path)
     trial = _asked(study, space)
@@ -204,8 +202,7 @@ def test_a_partial_record_of_the_old_layout_counts_as_not_measured(tmp_path, eva
 
 
 class SlowFirstBuild:
-    """Builds at once, except the first candidate's, which ends only after three later
-    candidates were submitted: a search that waits for whole batches never gets there."""
+    """The first build ends only after three later ones are submitted: no waiting for batches."""
 
     workers = 2
 
@@ -236,9 +233,7 @@ def test_builders_are_kept_busy_while_one_candidate_builds_long(tmp_path):
 
 
 def test_optuna_is_not_asked_for_the_knobs_a_tiling_implies():
-    """Outputs along the flattened output or a block apart take none along W and H (and a block
-    apart, consecutive threads): those knobs are not asked for, so no ask is pruned for them,
-    and the recorded params complete to the point that was measured."""
+    """Flat or block-apart outputs ask no W and H knobs; recorded params complete to the point."""
     from pool_fusion_tuning.baselines.pipeline import make_target
 
     space = Space.for_target(Case(), make_target("cuda"))
@@ -259,9 +254,8 @@ def test_optuna_is_not_asked_for_the_knobs_a_tiling_implies():
 
 
 def test_a_search_whose_sampler_repeats_its_best_point_still_measures_its_budget(tmp_path):
-    """TPE converged on a small space proposes its best point again and again; after
-    STUCK_AFTER asks in a row without a new point the search queues an unmeasured one, so that
-    a budget the space can fill is filled (without it: 20 or 21 of 24 in 480 asks)."""
+    """After STUCK_AFTER asks without a new point, an unmeasured one is queued: a budget the
+    space can fill is filled."""
     from fixtures.killed_search import InstantEvaluator
 
     from pool_fusion_tuning.tuning.tuners.optuna.samplers import STUCK_AFTER
@@ -276,9 +270,7 @@ def test_a_search_whose_sampler_repeats_its_best_point_still_measures_its_budget
 
 
 def test_a_replay_queues_an_unmeasured_point_where_the_search_would():
-    """The sampler comparison replays the search on a table of every point's time: where TPE
-    keeps proposing its best point, the replay queues an unmeasured one as the search does,
-    so that it too reaches the 24 points a budget of 24 asks for."""
+    """The sampler comparison's replay queues unmeasured points as the search does: 24 of 24."""
     from pool_fusion_tuning.tuning.tuners.optuna.replay import replay
 
     space = Space(Case(channels=2, height=12, width=12, branches=2), "llvm")

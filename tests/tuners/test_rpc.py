@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import tvm
-from conftest import WINDOW3, tune
+from conftest import WINDOW3, read_json, tune
 
 from pool_fusion_tuning.baselines.pipeline import make_target
 from pool_fusion_tuning.baselines.target import TargetSpec
@@ -131,7 +131,7 @@ def test_every_candidate_is_measured_on_the_servers(tracker, remote_run):
     out, sessions = remote_run
     measured = 0
     for name in ("ms-default", "ms-space"):
-        rows = json.loads((out / "tuners" / name / "trials.json").read_text())
+        rows = read_json(out / "tuners" / name / "trials.json")
         assert [row["trial"] for row in rows] == list(range(1, 9)), name
         assert {row["runner"] for row in rows} == {f"rpc {tracker[0]} key {KEY}"}
         valid = [row for row in rows if row["status"] == "ok"]
@@ -139,10 +139,10 @@ def test_every_candidate_is_measured_on_the_servers(tracker, remote_run):
         measured += sum(row.get("reason") != "build error" for row in rows)
     assert all(count > 0 for count in sessions)  # both servers measured candidates
     assert sum(sessions) == measured  # one session per measured candidate, none local
-    summary = json.loads((out / "report.json").read_text())["tuners"]["metaschedule"]
+    summary = read_json(out / "report.json")["tuners"]["metaschedule"]
     # the arm's trials: both runs' candidates, as the report's row counts them
     assert summary["trials"] == 16 and summary["best_kernel_us"] > 0
-    assert json.loads((out / "run.json").read_text())["options"]["rpc_key"] == KEY
+    assert read_json(out / "run.json")["options"]["rpc_key"] == KEY
 
 
 def _refused(argv, capsys) -> str:
@@ -159,7 +159,7 @@ def test_resume_checks_the_run_s_own_tracker(remote_run, tmp_path, capsys):
     copy = tmp_path / "run"
     shutil.copytree(remote_run[0], copy)
     (copy / "tuners" / "metaschedule" / "summary.json").unlink()
-    meta = json.loads((copy / "run.json").read_text())
+    meta = read_json(copy / "run.json")
     meta["options"]["rpc_tracker"] = f"127.0.0.1:{_free_port()}"
     (copy / "run.json").write_text(json.dumps(meta))
     assert "cannot reach the RPC tracker" in _refused(["--resume", str(copy)], capsys)
@@ -227,9 +227,9 @@ def test_tune_model_measures_a_network_s_kernel_on_the_servers(tracker, tmp_path
     out, before = tmp_path / "model", [_sessions(log) for log in servers]
     remote = ["--kernels", "any", "--budget", "8", "--rpc-tracker", address, "--rpc-key", KEY]
     tune("model", MATMUL_HEAD, *MODEL_FAST, *remote, "--out", str(out), check_exit=0)
-    report = json.loads((out / "report.json").read_text())
+    report = read_json(out / "report.json")
     ((name, summary),) = report["tuned"]["kernels"].items()
-    rows = json.loads((out / "tuners" / name / "metaschedule" / "trials.json").read_text())
+    rows = read_json(out / "tuners" / name / "metaschedule" / "trials.json")
     assert len(rows) == 8 and {row["runner"] for row in rows} == {f"rpc {address} key {KEY}"}
     measured = sum(row.get("reason") != "build error" for row in rows)
     # one session per measured candidate, none local
@@ -239,7 +239,7 @@ def test_tune_model_measures_a_network_s_kernel_on_the_servers(tracker, tmp_path
     assert summary["kernel_us"] == min(valid) > 0 and report["arms"]["tvm-tuned"]["correct"]
     assert (out / "report.md").exists()
     # Where it measured is no setting: a later command may measure on another tracker.
-    assert "rpc" not in json.dumps(json.loads((out / "run.json").read_text())["settings"])
+    assert "rpc" not in json.dumps(read_json(out / "run.json")["settings"])
 
 
 @pytest.mark.parametrize(
@@ -261,7 +261,7 @@ def test_tune_model_refuses_a_tracker_it_cannot_use_in_one_line(
     assert not out.exists()  # refused before the run folder is made
 
 
-# Runs a kernel that sleeps for 10 minutes on a server through `rpc.remote_runner`, then waits.
+# A kernel sleeping 10 minutes on a server through `rpc.remote_runner`.
 MEASURES_A_HANGING_KERNEL = """
 import sys, time
 sys.path.insert(0, "tests")
@@ -283,8 +283,7 @@ with rpc.remote_runner(options, PoolKernel(WINDOW3, bias_count(func)), protocol)
 
 
 def test_the_rpc_runner_s_workers_die_with_the_run_mid_session(tracker, tmp_path):
-    """Killed alone mid-session, the run leaves no RPC worker waiting on the server (the
-    last test here: the session holds one server until the server's time limit)."""
+    """Killed mid-session, the run leaves no RPC worker waiting (last: it holds the server)."""
     import psutil
     from conftest import ROOT, assert_all_gone
 

@@ -52,8 +52,7 @@ def test_local_workers_share_the_budget_exactly(tmp_path):
 def test_two_workers_on_postgresql_measure_each_trial_once():
     url = os.environ["POOL_TUNING_PG_URL"]
     name = f"ci-{uuid.uuid4().hex[:8]}"
-    # A worker joins a study the storage holds (a misspelt --study creates none): as `tune
-    # --workers` does, the study is made first; the first worker records its run identity.
+    # A worker joins an existing study, made first as `tune --workers` does.
     optuna.create_study(study_name=name, storage=storage_for(None, url))
     command = [
         *TUNE,
@@ -89,8 +88,7 @@ def test_two_workers_on_postgresql_measure_each_trial_once():
 def test_a_trial_left_running_by_a_dead_worker_is_failed_by_its_stopped_heartbeat(
     tmp_path, monkeypatch
 ):
-    """On RDB storages every trial in flight has a heartbeat; a worker sharing the study fails
-    the trials whose heartbeat stopped (their worker died elsewhere) and leaves live ones."""
+    """A worker fails the trials whose heartbeat stopped and leaves live ones."""
     from fixtures.killed_search import CASE, InstantEvaluator
 
     from pool_fusion_tuning.tuning.tuners.optuna import heartbeat

@@ -1,8 +1,5 @@
-"""`tune upstream --check TVM_TREE` (tuning/upstream/check.py, names.py): names looked up in a
-tree's files, and the whole check on a small TVM tree the test builds: the installed TVM's
-Python files (the base's), one dlight test, two relax tests that build for CUDA, one of which
-pins the CUDA rule list and so changes outcome with the patch, and relax's pipeline tests as the
-base has them (the patch adds the issue's graph there)."""
+"""`tune upstream --check TVM_TREE`: names looked up in a tree, and the whole check on a small
+TVM tree of the installed TVM's files with a few dlight and relax tests."""
 
 import os
 import shutil
@@ -108,8 +105,7 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*command, *args], capture_output=True, text=True, check=True, env=env)
 
 
-# A committed conftest.py that looks for the user's tree (through the clone's origin) and HOME,
-# and writes into both where it finds them.
+# A committed conftest.py that writes into the user's tree and HOME where it finds them.
 INTRUDER = """
 import pathlib, subprocess
 done = subprocess.run(["git", "remote", "get-url", "origin"], capture_output=True, text=True)
@@ -121,10 +117,8 @@ if done.returncode == 0:
 
 @pytest.fixture(scope="module")
 def small_tree(tmp_path_factory) -> Path:
-    """A TVM tree of the installed TVM's Python files, one dlight and one relax test, and what a
-    careless or hostile tree holds: a committed conftest.py that writes where it can, a test
-    file linked to /dev/zero and one linked outside the tree, an uncommitted edit and an
-    untracked file."""
+    """A TVM tree with a few tests and hostile parts: a conftest.py that writes where it can,
+    links to /dev/zero and outside, an uncommitted edit, an untracked file."""
     tree = tmp_path_factory.mktemp("tvm")
     shutil.copytree(
         Path(tvm.__file__).parent,
@@ -155,9 +149,8 @@ def small_tree(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def hostile_environment(tmp_path, monkeypatch) -> tuple[Path, str]:
-    """GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE naming a repository of the test's own, HOME a
-    folder of its own, and a pytest.ini and conftest.py planted in the temporary folder the
-    scratch clone is made in; the repository and its `git status`."""
+    """GIT_* variables and HOME of the test's own, pytest files planted where the scratch clone
+    goes; the repository and its `git status`."""
     decoy = tmp_path / "decoy"
     decoy.mkdir()
     _git(decoy, "init", "-q")
@@ -197,7 +190,7 @@ def test_the_check_on_a_small_tree(small_tree, hostile_environment, capsys):
     assert "Missing: none." in report and "`tvm.sym.detect_linear_equation`" in report
     assert "What it does not show: the tests are the nearest tree's, not the base's" in report
     # The links to /dev/zero and outside the tree are neither read nor counted.
-    # The small relax test and relax's pipeline tests as the base has them (the patch edits it).
+    # The small relax test and relax's pipeline tests.
     assert "`tests/python/s_tir/dlight/` and 2 relax test files" in report
     assert "(test_pipeline.py, test_small_cuda.py)" in report
     assert "TVM's tests whose outcome changed: 1." in report

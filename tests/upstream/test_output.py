@@ -1,7 +1,5 @@
-"""`tune upstream --out DIR` into a folder it does not own: links planted at its outputs are
-replaced and their targets left alone, files that hold other text (an edited TVM checkout) are
-not overwritten without --force, and what cannot be replaced is refused in one line with nothing
-written."""
+"""`tune upstream --out DIR` into a folder it does not own: planted links replaced, other text
+kept without --force, the rest refused in one line."""
 
 import os
 import signal
@@ -47,8 +45,7 @@ def test_a_link_planted_at_an_output_is_replaced_and_its_target_untouched(tmp_pa
 
 @pytest.mark.parametrize("force", [[], ["--force"]])
 def test_a_link_at_a_folder_is_refused_and_left(tmp_path, capsys, force):
-    """A checkout's own symbolic link (or a planted one) on the patch's path: neither written
-    through nor replaced, with or without --force."""
+    """A symbolic link on the patch's path is neither written through nor replaced."""
     out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
     (elsewhere / "tvm" / "relax").mkdir(parents=True)
     out.mkdir()

@@ -1,7 +1,5 @@
-"""PR.md's repro script, run as a reviewer runs it: taken out of PR.md, on the installed TVM
-(the base) and then with the patch as `tune upstream` wrote it (its modules registered as TVM
-would import them), it prints the launches PR.md states; and those are the launches of the
-fused kernel in the committed H200 evidence."""
+"""PR.md's repro script, on the base TVM and patched, prints the launches PR.md states, which
+are the committed evidence's."""
 
 import os
 import re
@@ -69,9 +67,7 @@ def test_the_pr_states_what_its_script_prints_before_and_with_the_patch(written,
 
 
 def test_the_script_s_launches_are_the_h200_evidence_s(written, tmp_path):
-    """The launches printed on the CPU are those of the fused kernel the committed H200 run of
-    the shipped rule measured (report.json's fused_kernel, `on` and `fixed`): the launch
-    depends on the target alone."""
+    """The CPU-printed launches are the committed H200 run's fused kernel's."""
     text = (written / PR).read_text()
     report, _, _ = committed("--run")
     kernels = {row["arm"]: (row["grid"], row["block"]) for row in report["fused_kernel"]}

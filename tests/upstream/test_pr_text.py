@@ -1,14 +1,12 @@
-"""PR.md, the pull request's description: what it says without run folders (the committed H200
-evidence, stamped with the rule's hash; a run without the hash is not cited), and the figures it
-takes from the folders given, stamped with the shipped rule's hash, checked against the files
-they come from."""
+"""PR.md: the committed evidence without folders, and figures from the folders given, stamped
+with the shipped rule's hash and checked against their files."""
 
 import json
 import shutil
 import tarfile
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, read_json
 
 from pool_fusion_tuning.baselines.rules import rule_hash
 from pool_fusion_tuning.baselines.window_bench import main as window_bench
@@ -42,10 +40,9 @@ def _pr(tmp_path, *folders) -> str:
 
 
 def _stamp(folder, stamp: str | None = None) -> None:
-    """Record `stamp` (the shipped rule's hash by default) as the rule every run under `folder`
-    measured, as runs made since runs record it do; the committed H200 runs predate that."""
+    """Record `stamp` (default: the shipped rule's hash) in every run under `folder`."""
     for path in [*folder.rglob("environment.json"), *folder.rglob("window_bench.json")]:
-        data = json.loads(path.read_text())
+        data = read_json(path)
         where = data["environment"] if "environment" in data else data
         where["rule_sha256"] = stamp or rule_hash()
         path.write_text(json.dumps(data))
@@ -57,8 +54,7 @@ def _extracted(tmp_path, archive: str):
 
 
 def test_without_folders_the_stamped_h200_evidence_is_cited(tmp_path):
-    """The committed evidence (reports/h200/evidence/, measured with the shipped rule, its hash
-    recorded) is what PR.md cites without folders; the sweep and models are left out."""
+    """Without folders PR.md cites reports/h200/evidence/ alone."""
     text = _pr(tmp_path)
     assert "Not cited" not in text and len(text.encode()) <= 8 * 1024, len(text.encode())
     assert text.count(f"Rule source SHA-256 `{rule_hash()}`, the shipped file's.") == 2
@@ -68,8 +64,7 @@ def test_without_folders_the_stamped_h200_evidence_is_cited(tmp_path):
 
 
 def test_a_committed_run_without_the_rule_s_hash_is_not_cited(tmp_path):
-    """A run made before runs recorded the rule's hash (the study of 2026-12-02) is named and
-    not cited, with the one command that measures it again."""
+    """A run without the rule's hash is named, not cited, with the command to measure again."""
     with tarfile.open(H200 / "run.tar.xz") as archive:
         archive.extractall(tmp_path / "old")
     assert main(["report", str(tmp_path / "old" / "run")]) == 0
@@ -100,8 +95,7 @@ def test_the_text_answers_the_reviewer(tmp_path):
 
 
 def test_the_pr_text_with_every_figure_is_at_most_8_kb(tmp_path, study):
-    """The largest PR.md the default evidence gives: the committed H200 benchmark and study,
-    as if stamped."""
+    """The largest PR.md: the H200 benchmark and study, as if stamped."""
     _extracted(tmp_path, "evidence/window_bench.tar.xz")
     _stamp(tmp_path / "window")
     text = _pr(tmp_path, "--run", study, "--bench", tmp_path / "window")
@@ -124,8 +118,8 @@ def test_a_run_of_another_rule_is_refused_in_one_line(tmp_path, study, capsys):
 
 
 def test_the_benchmark_notes_what_the_in_place_fix_changes_and_what_is_tvms(tmp_path):
-    """From the committed H200 benchmark: a global average pool, outside the class, is
-    rescheduled by the in-place fix only; the 1x1 average pool is wrong under every list."""
+    """A global average pool is rescheduled by the in-place fix only; the 1x1 pool is wrong
+    under every list."""
     _extracted(tmp_path, "evidence/window_bench.tar.xz")
     _stamp(tmp_path / "window")
     text = _pr(tmp_path, "--bench", tmp_path / "window")
@@ -146,7 +140,7 @@ def study(tmp_path_factory):
 
 def test_the_study_section_gives_the_runs_own_figures(tmp_path, study):
     text = _pr(tmp_path, "--run", study)
-    report = json.loads((study / "report.json").read_text())
+    report = read_json(study / "report.json")
     on, fixed = report["arms"]["on"], report["arms"]["fixed"]
     assert f"| fused kernel | {on['kernel_us']:.2f} us | {fixed['kernel_us']:.2f} us |" in text
     assert "blocks x threads" not in text  # the launches are the repro script's (test_pr_repro)
@@ -173,8 +167,7 @@ def test_the_sweep_section_gives_a_row_per_case(tmp_path):
 
 @pytest.mark.torch
 def test_the_bench_section_gives_the_benchmarks_table(tmp_path):
-    """A real (CPU) run of the benchmark: rules and launches, nothing timed, and the text says
-    so; on the GPU the same table carries times (window_bench's own tests)."""
+    """A CPU run of the benchmark: rules and launches, nothing timed, and the text says so."""
     bench = tmp_path / "bench"
     assert window_bench([str(bench), "--target", "llvm", "--kernels", "issue-maxpool-add"]) == 0
     text = _pr(tmp_path, "--bench", bench / "window_bench.json")
@@ -199,13 +192,12 @@ def test_the_verdict_counts_lower_medians_and_overlapping_ranges():
 
 
 def test_the_models_section_gives_the_h200_run_s_figures(tmp_path):
-    """tune models on the H200 (reports/h200/models/): a row per model with its pattern
-    kernels' time and the model end to end under both lists, from models.json."""
+    """The H200's tune models: a row per model, its pattern kernels and end to end per list."""
     with tarfile.open(H200 / "models" / "models.tar.xz") as stored:
         stored.extractall(tmp_path)
     models = tmp_path / "models"
     _stamp(models)
-    data = json.loads((models / "models.json").read_text())
+    data = read_json(models / "models.json")
     text = _pr(tmp_path, "--models", models)
     for row in data["rows"]:
         line = next(line for line in text.splitlines() if line.startswith(f"| {row['label']} |"))

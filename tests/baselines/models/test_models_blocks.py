@@ -1,7 +1,5 @@
-"""Blocks of real networks, each a FILE.py:FUNCTION spec (tests/fixtures/model_blocks.py): imported
-through torch.export, analysed for CUDA without a GPU (the rule of every kernel under both
-lists, its launch, the idle-lane pattern flagged where the issue finds it and nowhere else), and
-built for llvm and checked against PyTorch eager."""
+"""Blocks of real networks: exported, analysed for CUDA (rules, launches, the pattern flagged
+only where the issue finds it), built for llvm and checked against PyTorch."""
 
 import pytest
 import tvm
@@ -102,8 +100,7 @@ def test_pool_and_residual_add_fuse_once_decomposed_and_the_window_rule_takes_th
 
 
 def test_pool_without_epilogue_is_not_flagged():
-    # Not decomposed, BatchNorm stays an operator FuseOps does not fuse into the Add, so the
-    # MaxPool has no epilogue, and Fallback gives it one thread per output.
+    # Not decomposed, BatchNorm stays unfused: the MaxPool has no epilogue.
     _, analysis = imported("pool_residual")
     pool = kernel(analysis, "max_pool2d")
     assert pool.rules["default"] == "Fallback" and not pool.cross_thread["default"]

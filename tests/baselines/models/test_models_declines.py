@@ -1,7 +1,5 @@
-"""What the candidate list does with a flagged kernel, as the model analysis and the census say
-it: a softmax or layer-norm row of at most 64 elements taken by RowReduction (not declined), a
-row over 64 declined with its reason, a global pool still declined as not sliding. Relax modules
-of one operator, analysed for CUDA without a GPU (no PyTorch needed)."""
+"""The fixed list on flagged kernels: rows of at most 64 to RowReduction, longer rows and
+global pools declined with their reasons."""
 
 import pytest
 from tvm import relax

@@ -1,7 +1,5 @@
-"""What a model spec can fail with, each a one-line ModelError: an unknown name (with close
-matches), a missing or broken torchvision or timm, a module torch.export refuses, an operator
-Relax's importer lacks, and FILE.py:FUNCTION specs that work or are malformed. torchvision and
-timm cannot load here, so their lookups run against stand-ins with their interface."""
+"""Each way a model spec fails is a one-line ModelError: unknown names, missing libraries
+(stand-ins here), export or import refusals, FILE.py:FUNCTION specs good and bad."""
 
 import importlib
 import shutil

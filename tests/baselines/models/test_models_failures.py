@@ -1,6 +1,5 @@
-"""A kernel a rule cannot schedule is a finding, not a crash: a whole-tensor `mean`, on which
-dlight's Reduction raises (apache/tvm#20061), is recorded with the rule, TVM's message and the
-issue, and left to the next rule; the analysis, the build and `tune model` go on."""
+"""A kernel a rule cannot schedule (a whole mean, apache/tvm#20061) is a finding recorded with
+the rule and TVM's message, not a crash; analysis, build and `tune model` go on."""
 
 import json
 
@@ -34,8 +33,7 @@ def whole_mean():
 
 
 def test_dlight_cannot_schedule_the_whole_tensor_mean(whole_mean):
-    """The finding itself, as TVM ships it: dlight's pass raises (this test fails the day
-    TVM fixes it, and the table of known messages should then lose its row)."""
+    """dlight's pass raises as TVM ships it (fails the day TVM fixes it)."""
     mod = unscheduled(whole_mean.mod, CUDA)
     with CUDA, pytest.raises(tvm.error.InternalError) as raised:
         dlight.ApplyDefaultSchedule(*rule_lists(CUDA)["default"])(mod)
@@ -43,8 +41,7 @@ def test_dlight_cannot_schedule_the_whole_tensor_mean(whole_mean):
 
 
 def test_the_rule_that_raises_is_recorded_and_the_kernel_left_to_the_next(whole_mean):
-    """TVM's own list: Reduction raises, GeneralReduction takes the kernel (grid 1 x block 1).
-    The project's `fixed` list: LargeReduction takes it before Reduction can raise."""
+    """TVM's list: GeneralReduction takes it after Reduction raises; `fixed`: LargeReduction."""
     mean = unscheduled(whole_mean.mod, CUDA)["mean"]
     lists = rule_lists(CUDA)
     scheduled = schedule_kernel(mean, CUDA, lists["default"])
@@ -72,8 +69,7 @@ def test_the_analysis_goes_on_and_names_the_failure_per_list(whole_mean):
 
 
 def test_a_cuda_build_goes_on_with_the_failing_kernel_left_to_the_next_rule(whole_mean):
-    """The default list's mean: GeneralReduction's grid 1 x block 1; the fixed list's: a block
-    whose threads share the reduction."""
+    """The default list's mean: grid 1 x block 1; the fixed list's: threads share it."""
     launches = {}
     for name, rules in rule_lists(CUDA).items():
         failures: dict = {}
