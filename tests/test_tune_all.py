@@ -103,10 +103,34 @@ def test_the_same_command_again_goes_on_and_tunes_every_kernel_that_matters(resu
 
 def test_another_command_line_on_the_folder_is_refused_saying_what_differs(resumed, capsys):
     out, args, *_ = resumed
-    changed = [*args[:-2], "--budget", "3", "--out", str(out)]
+    changed = [*args[:-2], "--budget", "1", "--out", str(out)]  # a larger one goes on
     assert main(changed) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
-    assert "with other settings (--budget: 2 in the folder, 3 here)" in line
+    assert "with other settings (--budget: 2 in the folder, 1 here)" in line
+
+
+def test_a_larger_budget_goes_on_keeping_what_was_measured(tmp_path, random_only, capfd):
+    out = tmp_path / "more"
+    args = ["model", TWO_LINEARS, *QUICK, "--tune-top", "1", "--out", str(out)]
+    assert main(args) == 0
+    ((name, result),) = _results(out).items()
+    first, earlier = result.read_bytes(), read_json(out / "trials" / "trial_0.json")
+    more = [*args[:-2], "--budget", "4", "--out", str(out)]
+    assert main(more) == 0
+    said = "the tuning goes on: --budget 2 -> 4, 1 kernel(s) tuned at 2 go on from what they "
+    assert f"{said}measured; the arms are timed again, the earlier trials kept in " in (
+        capfd.readouterr().err
+    )
+    assert (out / "tuners" / name / "result-budget-2.json").read_bytes() == first
+    assert read_json(result)["budget"] == 4  # tuned again to the larger budget
+    assert read_json(out / "trials-superseded-1" / "trial_0.json") == earlier
+    assert read_json(out / "run.json")["settings"]["budget"] == 4
+    assert "4 candidates per tuner" in (out / "report.md").read_text()
+    stamp = (out / "trials" / "trial_0.json").stat().st_mtime_ns
+    assert main(more) == 0  # done: the same command again measures nothing
+    assert (out / "trials" / "trial_0.json").stat().st_mtime_ns == stamp
+    assert main(args) == 2  # and the smaller budget is refused
+    assert "(--budget: 4 in the folder, 2 here)" in capfd.readouterr().err
 
 
 def test_a_spent_time_budget_leaves_kernels_untuned_and_the_report_says_which(

@@ -39,6 +39,7 @@ from .cublas_gemms import cublas_gemms_left, time_cublas_gemms
 from .kernel_times import kernel_times_complete, time_kernels
 from .model_plan import ModelPlan, settings_difference
 from .prepare import Preparation, Prepared
+from .reopen import more_budget, reopen_tuning
 
 
 def run_model(run: Run, plan: ModelPlan, progress) -> ModelReport:
@@ -115,7 +116,8 @@ def _said(error: Exception) -> str:
 
 def open_model_run(out: Path, plan: ModelPlan, say) -> Run:
     """The model's run folder: created, or opened to finish when it holds this model's run
-    with the same settings (its tuning reopened where this command gives it more time)."""
+    with the same settings (its tuning reopened where this command gives it more time or a
+    larger --budget: `reopen`)."""
     from pool_fusion_tuning.tuning.study import save_environment
 
     # An analysis alone runs on the host, whatever it analyses for.
@@ -124,7 +126,7 @@ def open_model_run(out: Path, plan: ModelPlan, say) -> Run:
     def refuse(stored: dict) -> str | None:
         # Runs made before 2026-12-07's second session held the time budget as a setting.
         settings = {k: v for k, v in stored["settings"].items() if k != "time_budget_s"}
-        if settings == plan.settings:
+        if settings == plan.settings or more_budget(settings, plan.settings):
             return None
         differs = settings_difference(settings, plan.settings)
         return (
@@ -135,30 +137,8 @@ def open_model_run(out: Path, plan: ModelPlan, say) -> Run:
     run = open_run(out, plan.meta(), refuse)
     if not (out / "environment.json").exists():
         save_environment(run, target)
-    _reopen_tuning(run, plan, say)
+    reopen_tuning(run, plan, say)
     return run
-
-
-def _reopen_tuning(run: Run, plan: ModelPlan, say) -> None:
-    """A tuning its time budget ended with kernels left goes on where this command gives a larger
-    --time-budget (or none): the kernels tuned are kept, those left are tuned, and every arm is
-    timed again beside the new `tvm-tuned`, the earlier trials kept in trials-superseded-N/."""
-    found = run.model_meta.get("tuned")
-    if not plan.tune_top or not found or not found["kernels_left"]:
-        return
-    given, before = plan.time_budget_s, found["time_budget_s"]
-    if given is not None and (before is None or given <= before):
-        return
-    kept = None
-    if any((run.path / "trials").glob("trial_*.json")):
-        kept = run.path / f"trials-superseded-{len(list(run.path.glob('trials-superseded-*'))) + 1}"
-        (run.path / "trials").rename(kept)
-    run.drop_meta("tuned")
-    say(
-        f"the tuning goes on: {len(found['kernels_left'])} kernel(s) left by its time budget "
-        f"({before:g} s)"
-        + (f"; the arms are timed again, the earlier trials kept in {kept.name}/" if kept else "")
-    )
 
 
 def trials_left(run: Run, plan: ModelPlan) -> list[int]:
@@ -244,7 +224,7 @@ def _tuned_arm(run: Run, plan: ModelPlan, prepared: Prepared, progress) -> list:
 
 
 def _say_tuning_done(run: Run, plan: ModelPlan, progress) -> None:
-    """A finished tuning that this command's time budget does not reopen (`_reopen_tuning`):
+    """A finished tuning that this command's time budget does not reopen (`reopen.reopen_tuning`):
     where it gives another, smaller, one and kernels were left, say so rather than ignore it."""
     found = run.model_meta["tuned"]
     left = found["kernels_left"]
