@@ -84,8 +84,23 @@ def tuned_section(report: ModelReport) -> list[str]:
         "",
         f"`{TUNED}` is the {code(report['tuned'].get('base'))} list's build with these "
         "kernels put in.",
+        *_still_improving(kernels, tuners),
         *_spent(report, first["budget"]),
     ]
+
+
+def _still_improving(kernels: dict, tuners: list[str]) -> list[str]:
+    """Tuners whose best came in their trials' last quarter: a larger --budget may find more."""
+    late = [
+        f"{code(name)} ({tuner}, {cell['best_trial']} of {cell['trials']})"
+        for name, found in kernels.items()
+        for tuner in tuners
+        if (cell := found.get(tuner, {})).get("best_trial", 0) > 0.75 * cell.get("trials", 0)
+    ]
+    if not late:
+        return []
+    said = "Best found in the last quarter of the search: " + ", ".join(late)
+    return ["", said + "; a larger --budget on the same --out goes on from there."]
 
 
 def _spent(report: ModelReport, budget: int) -> list[str]:

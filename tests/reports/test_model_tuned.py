@@ -146,6 +146,10 @@ def test_each_tuner_s_cell_says_which_candidate_was_its_best_and_the_row_its_flo
     }
     row = next(line for line in tuned_section(report) if "fused_matmul" in line)
     assert "| 47.4 (127 of 128 valid, best at 97) |" in row
+    late = "last quarter of the search: `fused_matmul` (metaschedule, 97 of 128)"
+    assert late in "\n".join(tuned_section(report))
+    found["best_trial"] = 96  # in the first three quarters: not named
+    assert "last quarter" not in "\n".join(tuned_section(report))
     assert row.endswith("| metaschedule | 4.9 |")
     analysed["window"] = None  # its work unknown: no rate
     row = next(line for line in tuned_section(report) if "fused_matmul" in line)
