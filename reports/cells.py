@@ -10,6 +10,11 @@ def us(value: float | None) -> str:
     return MISSING if value is None else f"{value:.2f}"
 
 
+def tenths(value: float | None) -> str:
+    """A kernel's time in microseconds, to a tenth (the model reports' tables)."""
+    return MISSING if value is None else f"{value:.1f}"
+
+
 def three(value: float | None) -> str:
     """A ratio, to three decimals."""
     return MISSING if value is None else f"{value:.3f}"

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pool_fusion_tuning.runfolder.model_records import CublasGemm, ModelReport
 
-from .cells import MISSING
+from .cells import MISSING, tenths
 from .escape import code, md
-from .kernel_classes import kernel_us, tvm_columns
+from .kernel_classes import kernel_us, rate, tvm_columns
 
 CUBLAS_FILE = "cublas_gemms.json"
 
@@ -91,11 +91,11 @@ def cublas_section(report: ModelReport) -> list[str]:
             code(row["kernel"]),
             md(gemm_label(row["shape"])),
             str(row["calls"]),
-            *(_us(row["tvm_us"][c]) for c in columns),
-            _us(theirs),
+            *(tenths(row["tvm_us"][c]) for c in columns),
+            tenths(theirs),
             f"{ours / theirs:.2f}" if ours and theirs else MISSING,
-            f"{tflop / ours * 1e6:.1f}" if ours else MISSING,
-            f"{tflop / theirs * 1e6:.1f}" if theirs else MISSING,
+            rate(tflop / ours * 1e6) if ours else MISSING,
+            rate(tflop / theirs * 1e6) if theirs else MISSING,
         ]
         lines.append("| " + " | ".join(cells) + " |")
     samples = found["protocol"].get("repeat")
@@ -120,7 +120,3 @@ def cublas_section(report: ModelReport) -> list[str]:
         said = "; ".join(f"{code(name)} ({md(why)})" for name, why in found["unread"].items())
         lines += ["", f"No GEMM shape read: {said}."]
     return lines
-
-
-def _us(value: float | None) -> str:
-    return MISSING if value is None else f"{value:.1f}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pool_fusion_tuning.runfolder.model_records import ModelReport
 from pool_fusion_tuning.runfolder.report_records import Ratio, ReportArm
 
-from .cells import MISSING, table
+from .cells import MISSING, table, tenths
 from .comparisons import ratio_text
 from .escape import code, md
 from .model_names import DEFAULT
@@ -43,8 +43,8 @@ def pattern_section(report: ModelReport) -> list[str]:
                 k["calls"],
                 k["window"],
                 *(_rule_launch(k, rules) for rules in lists),
-                *(_us(k["kernel_us"].get(rules)) for rules in lists),
-                *([_us(k["kernel_us"].get("tuned"))] if tuned else []),
+                *(tenths(k["kernel_us"].get(rules)) for rules in lists),
+                *([tenths(k["kernel_us"].get("tuned"))] if tuned else []),
             ]
         )
     header = [
@@ -69,10 +69,6 @@ def _rule_launch(kernel: dict, rules: str) -> str:
     launch = kernel["launches"].get(rules)
     shape = f"{launch['grid']} x {launch['block']}" if launch else "no launch"
     return f"{kernel['rules'].get(rules) or 'none'}, {shape}"
-
-
-def _us(value: float | None) -> str:
-    return MISSING if value is None else f"{value:.1f}"
 
 
 def arms_section(report: ModelReport) -> list[str]:
@@ -143,7 +139,7 @@ def costliest_section(report: ModelReport) -> list[str]:
         [
             code(k["name"]),
             k["calls"],
-            _us(k["kernel_us"][DEFAULT]),
+            tenths(k["kernel_us"][DEFAULT]),
             ms(k["calls"] * k["kernel_us"][DEFAULT] / 1e3),
             k["rules"].get(DEFAULT),
             "yes" if k["pattern"] else "no",

@@ -9,7 +9,7 @@ from pool_fusion_tuning.baselines.peers import inductor_peer
 from pool_fusion_tuning.runfolder.model_records import ModelReport
 from pool_fusion_tuning.runfolder.report_records import Ratio
 
-from .cells import MISSING, table
+from .cells import MISSING, table, tenths
 from .comparisons import ratio_text
 from .escape import code, md
 from .kernel_classes import ARITHMETIC, gflop, kernel_us, rate, tvm_class
@@ -50,10 +50,10 @@ def tuned_section(report: ModelReport) -> list[str]:
             code(name),
             md(found.get("kind", MISSING)),
             found.get("calls", MISSING),
-            _us(found["default_us"]),
-            _us(found["fixed_us"]),
+            tenths(found["default_us"]),
+            tenths(found["fixed_us"]),
             *(_tuner_cell(found.get(tuner, {})) for tuner in tuners),
-            _us(found.get("kernel_us")),
+            tenths(found.get("kernel_us")),
             _into_tuned(found),
             _rate(analysed.get(name), report["tuned"].get("base")),
         ]
@@ -156,11 +156,7 @@ def _tuner_cell(found: dict) -> str:
     valid = f"{found.get('valid', 0)} of {found.get('trials', 0)} valid"
     # Where the best came: late in the budget, a larger one may find more.
     at = f", best at {found['best_trial']}" if found.get("best_trial") else ""
-    return f"{_us(found.get('best_kernel_us'))} ({valid}{at})"
-
-
-def _us(value: float | None) -> str:
-    return MISSING if value is None else f"{value:.1f}"
+    return f"{tenths(found.get('best_kernel_us'))} ({valid}{at})"
 
 
 def tuned_text(report: ModelReport) -> str:

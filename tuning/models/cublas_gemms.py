@@ -1,22 +1,19 @@
-"""Each TVM matmul kernel's GEMM in PyTorch eager, timed alone on the GPU (cuBLAS, fp32, TF32 off),
-so the report can set every matmul beside what cuBLAS does with the same shape: the class table sums
-kernels by name and Inductor fuses differently, so only the same shape alone answers it.
+"""Each TVM matmul kernel's GEMM in PyTorch eager, timed alone on the GPU (cuBLAS, fp32, TF32 off):
+the class table sums kernels by name, and only the same shape alone says what cuBLAS does with it.
 
-The kernels are those the report classes matmul (`reports/kernel_classes.tvm_class`), their shapes
-read off the run's kernels (`baselines/models/gemm_shape.py`); a shape shared by kernels is timed
-once. Inputs random (torch.manual_seed(0)) in the layouts eager uses: F.linear(x[M, K], w[N, K],
-b[N]) for a Linear, torch.bmm(a[B, M, K], b[B, K, N]) (torch.baddbmm with a bias) for a batched
-matmul. Timed as the TVM kernels are (`kernel_check.time_kernel`'s GPU path): the same GPU timer,
-the kernel protocol kernel_times.json holds, its median. One spawned process times every shape;
-cublas_gemms.json is written after each, so a resume times only those left. Without PyTorch or a
-CUDA device nothing is written, and the report has no section.
+The kernels the report classes matmul (`kernel_classes.tvm_class`), their shapes read off the
+kernels (`baselines/models/gemm_shape.py`); a shape shared by kernels is timed once. Random inputs
+(torch.manual_seed(0)) in eager's layouts: F.linear(x[M, K], w[N, K], b[N]); torch.bmm (baddbmm
+with a bias) where batched. Timed as the TVM kernels are: the same GPU timer, kernel_times.json's
+protocol, its median; cublas_gemms.json written after each shape, so a resume times those left.
+Without PyTorch or a CUDA device nothing is written, and the report has no section.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import pickle
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -30,11 +27,11 @@ from pool_fusion_tuning.runfolder.model_records import (
     KernelTimes,
 )
 from pool_fusion_tuning.runfolder.store import Run, RunError, read_record, write_json
-from pool_fusion_tuning.tuning.base.children import kill_pool, process_pool
 from pool_fusion_tuning.tuning.candidates.outcome import Reason, Status, failed
 from pool_fusion_tuning.tuning.measure.protocol import KernelProtocol
 
 from .kernel_times import FILE as KERNEL_TIMES
+from .kernel_times import measure_in_turn
 
 PHASE = "cuBLAS GEMMs"
 
@@ -162,35 +159,32 @@ def time_cublas_gemms(
     return read_record(path, CublasGemms)
 
 
+class _Absent(Exception):
+    """No PyTorch or CUDA device in the measuring process: nothing can be timed."""
+
+
 def _time_left(
     path: Path, stored: dict, left: list[int], protocol: KernelProtocol, progress, measure
 ) -> str | None:
     """Time the shapes at `left` in one spawned process, the file written after each; why none
     could be timed (no PyTorch or CUDA device there), or None."""
     shapes = stored["shapes"]
-    pool = process_pool(1)
+    done = iter(range(len(shapes) - len(left) + 1, len(shapes) + 1))
+
+    def record(shape: dict, found: dict | None, failure: dict | None) -> None:
+        if found is not None and "absent" in found:
+            raise _Absent(found["absent"])
+        found = found or {"measured": failure}
+        shape["measured"] = found["measured"]
+        stored["tf32"] = found.get("tf32", stored["tf32"])
+        write_json(path, stored)
+        progress.step(PHASE, next(done), len(shapes), ", ".join(shape["kernels"]))
+
     try:
-        for done, index in enumerate(left, len(shapes) - len(left) + 1):
-            try:
-                found = pool.submit(measure, shapes[index], protocol).result()
-            except BrokenProcessPool:
-                found = {"measured": failed(Reason.RUNNER_CRASHED, "the process died")}
-                pool.shutdown(wait=False)
-                pool = process_pool(1)
-            except Exception as error:
-                text = f"{type(error).__name__}: {str(error).strip()[-300:]}"
-                found = {"measured": failed(Reason.RUN_ERROR, text)}
-            if "absent" in found:
-                pool.shutdown()
-                return found["absent"]
-            shapes[index]["measured"] = found["measured"]
-            stored["tf32"] = found.get("tf32", stored["tf32"])
-            write_json(path, stored)
-            progress.step(PHASE, done, len(shapes), ", ".join(shapes[index]["kernels"]))
-    except BaseException:
-        kill_pool(pool)
-        raise
-    pool.shutdown()
+        jobs = [shapes[index] for index in left]
+        measure_in_turn(jobs, functools.partial(measure, protocol=protocol), record)
+    except _Absent as absent:
+        return str(absent)
     return None
 
 

@@ -157,31 +157,50 @@ def time_kernels(
     }
     names = sorted(pickle.loads(Path(kernels_file).read_bytes()))
     left = [name for name in names if name not in stored["kernels"]]
+    jobs = [
+        KernelTimingJob(
+            name, libraries, kernels_file, name in changed, dtype, target_kind, protocol
+        )
+        for name in left
+    ]
+    done = iter(range(len(names) - len(left) + 1, len(names) + 1))
+
+    def record(job: KernelTimingJob, result: dict | None, failure: dict | None) -> None:
+        if failure is not None:  # a kernel that cannot run is recorded under every list
+            result = {rules: dict(failure) for rules in libraries}
+        stored["kernels"][job.name] = result
+        write_json(path, stored)
+        progress.step("kernel timing", next(done), len(names), job.name)
+
+    measure_in_turn(jobs, _measure, record)
+    stored["complete"] = True
+    write_json(path, stored)
+    return stored
+
+
+def measure_in_turn(jobs: list, measure, record) -> None:
+    """Each job measured by `measure(job)` in one spawned process, in turn, handed to
+    `record(job, result, failure)`: `measure`'s result, or a failed measurement where the job
+    killed the process (a fresh one takes the next) or `measure` raised."""
     pool = process_pool(1)
     try:
-        for done, name in enumerate(left, len(names) - len(left) + 1):
-            job = KernelTimingJob(
-                name, libraries, kernels_file, name in changed, dtype, target_kind, protocol
-            )
+        for job in jobs:
+            result, failure = None, None
             try:
-                result = pool.submit(_measure, job).result()
-            except BrokenProcessPool:  # the kernel killed its process (an illegal address)
-                result = {r: failed(Reason.RUNNER_CRASHED, "the process died") for r in libraries}
+                result = pool.submit(measure, job).result()
+            except BrokenProcessPool:
+                failure = failed(Reason.RUNNER_CRASHED, "the process died")
                 pool.shutdown(wait=False)
                 pool = process_pool(1)
-            except Exception as error:  # a kernel that cannot run is recorded, the rest go on
-                text = f"{type(error).__name__}: {str(error).strip()[-300:]}"
-                result = {rules: failed(Reason.RUN_ERROR, text) for rules in libraries}
-            stored["kernels"][name] = result
-            write_json(path, stored)
-            progress.step("kernel timing", done, len(names), name)
+            except Exception as error:
+                failure = failed(
+                    Reason.RUN_ERROR, f"{type(error).__name__}: {str(error).strip()[-300:]}"
+                )
+            record(job, result, failure)
     except BaseException:
         kill_pool(pool)
         raise
     pool.shutdown()
-    stored["complete"] = True
-    write_json(path, stored)
-    return stored
 
 
 def kernel_times_complete(run: Run) -> bool:
