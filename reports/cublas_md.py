@@ -1,9 +1,5 @@
-"""## Each matmul beside cuBLAS: every TVM matmul kernel's time under each list and tuned, beside
-PyTorch eager's GEMM of the same shape timed alone (cublas_gemms.json, `tuning/models/
-cublas_gemms.py`), where the class table (`kernel_classes.py`) can only sum kernels by class.
-
-A report whose run has no such record (no PyTorch or GPU, or a run made before it) has no section.
-"""
+"""## Each matmul beside cuBLAS: each TVM matmul kernel's times beside PyTorch eager's GEMM of the
+same shape alone (cublas_gemms.json); no section where the run has no such record."""
 
 from __future__ import annotations
 
@@ -30,10 +26,8 @@ def gemm_tflop(shape: CublasGemm) -> float:
 
 
 def cublas_rows(report: ModelReport) -> list[dict]:
-    """A row per matmul kernel whose shape was read, costliest first (calls x time in the last
-    column): its shape,
-    calls, time under each column (the lists, then "tuned" where tuned) and cuBLAS's (None
-    where a time is missing)."""
+    """A row per matmul kernel whose shape was read, costliest first: shape, calls, time under
+    each column and cuBLAS's (None where missing)."""
     found = report.get("cublas")
     if not found:
         return []
@@ -60,8 +54,7 @@ def cublas_rows(report: ModelReport) -> list[dict]:
 
 
 def cublas_section(report: ModelReport) -> list[str]:
-    """The section: a row per matmul kernel, the sentence saying what is measured, and the
-    kernels whose GEMM shape was not read."""
+    """The section: a row per matmul kernel, what is measured, the shapes not read."""
     found = report.get("cublas")
     if not found or not (found["shapes"] or found["unread"]):
         return []

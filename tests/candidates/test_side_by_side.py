@@ -115,3 +115,12 @@ def test_tasks_from_an_iterator_run_at_most_at_once_and_each_is_asked_for_after_
     assert outcomes == {name: name for name in "abcde"} and most[0] == 2
     # A third task is asked for only once a first result has been heard.
     assert [len(before) for _, before in asked[:2]] == [0, 0] and len(asked[2][1]) >= 1
+
+
+def test_an_interrupt_before_a_thread_starts_is_raised(monkeypatch):
+    def interrupted(thread):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        side_by_side({"a": lambda: 1})

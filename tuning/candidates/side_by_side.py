@@ -78,7 +78,8 @@ def side_by_side(
     except BaseException:
         stop_all()
         for thread in threads:
-            thread.join(timeout=30)
+            if thread.ident is not None:  # an interrupt may come before start
+                thread.join(timeout=30)
         raise
     finally:
         with _ACTIVE:
