@@ -18,7 +18,7 @@ from .stats import coverage
 from .stats.cpu_noise import within_cpu_noise
 from .stats.medians import combined_median, summarize
 from .stats.noise import noise_levels
-from .stats.paired import CONFIDENCE, METHOD, paired_ratio
+from .stats.paired import CONFIDENCE, METHOD, ONE_TRIAL_METHOD, paired_ratio
 
 FLOAT_BYTES = 4
 
@@ -104,12 +104,14 @@ def paired_ratios(per_arm: dict, pairs: list) -> dict:
 
 
 def ratio_method(trials: list[Trial], protocol: ProtocolRecord) -> dict:
-    """The interval's method, and its coverage simulated at this run's numbers."""
+    """The interval's method (one trial's is over its blocks, as `paired_ratio` takes it), and its
+    coverage simulated at this run's numbers."""
     if not trials:
         return {"method": METHOD, "confidence": CONFIDENCE}
     blocks = [t["design"]["blocks"] for t in trials if "design" in t] or [protocol["blocks"] or 1]
     checked = coverage.verify(len(trials), int(np.median(blocks)), protocol["repeat"])
-    return {"method": METHOD, "confidence": CONFIDENCE, **checked}
+    method = METHOD if len(trials) > 1 else ONE_TRIAL_METHOD
+    return {"method": method, "confidence": CONFIDENCE, **checked}
 
 
 def _figure_summary(per_trial: list) -> dict:

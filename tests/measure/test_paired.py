@@ -4,6 +4,7 @@ with the H200's noise structure, at the default number of trials (CPU, a few sec
 import numpy as np
 import pytest
 
+from pool_fusion_tuning.reports.report_data import ratio_method
 from pool_fusion_tuning.reports.stats import coverage
 from pool_fusion_tuning.reports.stats.paired import paired_log_interval, paired_ratio
 from pool_fusion_tuning.tuning.measure.design import auto_blocks
@@ -52,6 +53,9 @@ def test_one_trial_falls_back_to_its_blocks_and_says_so():
     assert found["unit"] == "blocks" and found["units"] == 6
     assert "does not cover differences between processes" in found["method"]
     assert found["low"] < TRUE < found["high"]
+    # and the report's method line says what the intervals are (`tune models` runs one trial)
+    said = ratio_method([{"design": {"blocks": 6}}], {"blocks": 6, "repeat": 5})
+    assert said["method"] == found["method"] and said["trials"] == 1
 
 
 def test_blocks_and_trials_without_both_arms_are_left_out():
