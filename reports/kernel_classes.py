@@ -1,6 +1,7 @@
-"""The gap by kernel class in a model report: TVM's kernel times (launches x time alone) under each
-list and tuned, beside PyTorch's kernels from the peers' CUPTI profiles, summed by class: matmul,
-convolution, window reduction, other reduction, elementwise.
+"""The gap by kernel class in a model report: TVM's kernels alone (launches x time) per list and
+tuned, and each arm's kernels in its CUPTI profile, summed by class: matmul, convolution, window
+reduction, other reduction, elementwise. Alone, inputs stay warm in L2: the headline compares
+profile with profile.
 
 TVM's kernels are classed by the analysis (name, fused operators, rule, window), PyTorch's by kernel
 name (cuBLAS, cuDNN, Triton, ATen). Matching is by class, not kernel by kernel, since Inductor and
@@ -9,10 +10,14 @@ TVM fuse differently. A name no class claims is elementwise.
 
 from __future__ import annotations
 
+import functools
+import re
+
 from pool_fusion_tuning.baselines.peers import PEERS, inductor_peer
 from pool_fusion_tuning.runfolder.model_records import ModelReport
 
 from .escape import code, md
+from .model_names import arm_of
 from .model_tables import duration
 
 CLASSES = ("matmul", "convolution", "window reduction", "other reduction", "elementwise")
@@ -60,32 +65,40 @@ def torch_class(name: str) -> str:
 
 
 def class_rows(report: ModelReport) -> list[dict]:
-    """Per class: ms per call under each TVM column and each profiled peer; None where a column
-    lacks a kernel's time."""
+    """Per class, ms per call: each TVM column's kernels alone (None where one lacks a time), each
+    profiled TVM arm's kernels (`profiled_ms`, by column) and each profiled peer's."""
     lists = tvm_columns(report)
     base = report.get("tuned", {}).get("base")
-    profiled = report.get("profiled", {})
-    peers = [p for p in report["peers"] if profiled.get(p, {}).get("kernels_us")]
+    found = report.get("profiled", {}).items()
+    profiled = {arm: p["kernels_us"] for arm, p in found if p.get("kernels_us")}
+    peers = [p for p in report["peers"] if p in profiled]
+    ours = [c for c in lists if arm_of(c) in profiled]
+    by_name = {k["name"]: tvm_class(k) for k in report["kernels"]}
+    classed = functools.partial(_profiled_tvm_class, by_name=by_name)
     rows = []
     for name in CLASSES:
         kernels = [k for k in report["kernels"] if tvm_class(k) == name]
         tvm = {rules: kernels_ms(kernels, rules, base) for rules in lists}
-        torch = {
-            peer: sum(
-                us
-                for kernel, us in profiled[peer]["kernels_us"].items()
-                if torch_class(kernel) == name
-            )
-            / 1e3
-            for peer in peers
-        }
-        if kernels or any(torch.values()):
+        torch = {peer: _profiled_ms(profiled[peer], name, torch_class) for peer in peers}
+        in_network = {c: _profiled_ms(profiled[arm_of(c)], name, classed) for c in ours}
+        if kernels or any(torch.values()) or any(in_network.values()):
             row = {"class": name, "kernels": len(kernels), "tvm_ms": tvm, "torch_ms": torch}
+            row["profiled_ms"] = in_network
             work = [gflop(k) for k in kernels]
             if name in ARITHMETIC and None not in work:  # every kernel's work known
                 row["gflop"] = sum(k["calls"] * w for k, w in zip(kernels, work))
             rows.append(row)
     return rows
+
+
+def _profiled_ms(kernels_us: dict, name: str, classed) -> float:
+    return sum(us for kernel, us in kernels_us.items() if classed(kernel) == name) / 1e3
+
+
+def _profiled_tvm_class(kernel: str, by_name: dict) -> str:
+    """A profiled TVM kernel (`<function>_kernel[_N]`) in its function's class."""
+    function = re.sub(r"_kernel(_\d+)?$", "", kernel)
+    return by_name.get(function) or tvm_class({"name": function, "rules": {}})
 
 
 def tvm_columns(report: ModelReport) -> list[str]:
@@ -123,12 +136,18 @@ def worst_class(rows: list[dict], peer: str, column: str = "default") -> dict | 
     """The class where TVM's `column` (a list, or "tuned") loses most time to `peer`, where it
     loses any."""
     gaps = [
-        (row["tvm_ms"][column] - row["torch_ms"][peer], row)
+        (tvm_ms(row, column) - row["torch_ms"][peer], row)
         for row in rows
-        if row["tvm_ms"].get(column) is not None and peer in row["torch_ms"]
+        if tvm_ms(row, column) is not None and peer in row["torch_ms"]
     ]
     gaps = [(gap, row) for gap, row in gaps if gap > 0]
     return max(gaps, key=lambda pair: pair[0])[1] if gaps else None
+
+
+def tvm_ms(row: dict, column: str) -> float | None:
+    """A class's TVM time under `column`: in its arm's profile where profiled, else alone."""
+    found = row.get("profiled_ms", {}).get(column)
+    return found if found is not None else row["tvm_ms"].get(column)
 
 
 def _peer(rows: list[dict]) -> str | None:
@@ -147,9 +166,13 @@ def class_text(report: ModelReport) -> str:
     worst = worst_class(rows, peer) if peer is not None else None
     if peer is None or worst is None:
         return ""
+    basis = (
+        "each arm's kernels in its CUPTI profile"
+        if "default" in worst.get("profiled_ms", {})
+        else f"launches x time alone, beside {code(peer)}'s kernels in its CUPTI profile"
+    )
     text = (
-        f"By kernel class (launches x time alone, beside {code(peer)}'s kernels in its CUPTI "
-        f"profile), TVM's default list loses most in {md(worst['class'])}: "
+        f"By kernel class ({basis}), TVM's default list loses most in {md(worst['class'])}: "
         f"{_against(worst, 'default', peer)}"
     )
     tuned = worst_class(rows, peer, "tuned") if "tuned" in rows[0]["tvm_ms"] else None
@@ -159,7 +182,7 @@ def class_text(report: ModelReport) -> str:
 
 
 def _against(row: dict, column: str, peer: str) -> str:
-    return f"{duration(row['tvm_ms'][column])} against {duration(row['torch_ms'][peer])}"
+    return f"{duration(tvm_ms(row, column))} against {duration(row['torch_ms'][peer])}"
 
 
 def class_section(report: ModelReport) -> list[str]:
@@ -168,24 +191,27 @@ def class_section(report: ModelReport) -> list[str]:
     if not any(row["torch_ms"] for row in rows):
         return []
     lists = list(rows[0]["tvm_ms"])
+    ours = list(rows[0]["profiled_ms"])
     peers = list(dict.fromkeys(peer for row in rows for peer in row["torch_ms"]))
-    head = ["class", "TVM kernels", *(f"`{r}`" for r in lists), *(f"`{p}`" for p in peers)]
+    arms = [arm_of(c) for c in ours] + peers
+    head = ["class", "TVM kernels", *(f"`{c}`" for c in lists + arms)]
     lines = [
         "",
         "## The gap by kernel class",
         "",
-        "Per call, ms: each TVM kernel's time alone times its launches under each list, and the "
-        "PyTorch kernels of the same class in each peer's CUPTI profile (classed by kernel name: "
-        "matched by class, not kernel by kernel, as Inductor fuses across TVM's kernels).",
+        "Per call, ms: under each list (`default`, ...) each TVM kernel's time alone (inputs warm "
+        "in L2) times its launches; under each arm (`tvm-*`, PyTorch's) its kernels of the class "
+        "in the arm's CUPTI profile, which compare like with like (PyTorch's classed by kernel "
+        "name, by class, not kernel by kernel, as Inductor fuses across TVM's kernels).",
         "",
         "| " + " | ".join(head) + " |",
         "|---|" + "---:|" * (len(head) - 1),
     ]
     for row in rows:
-        cells = [*(row["tvm_ms"][r] for r in lists), *(row["torch_ms"].get(p) for p in peers)]
+        cells = [*(row["tvm_ms"][r] for r in lists), *_arm_ms(row, ours, peers).values()]
         shown = [duration(c) if c is not None else "—" for c in cells]
         lines.append(f"| {row['class']} | {row['kernels']} | " + " | ".join(shown) + " |")
-    rates = [_rates(row, lists, peers) for row in rows if row.get("gflop")]
+    rates = [_rates(row, lists, ours, peers) for row in rows if row.get("gflop")]
     if rates:
         lines += [
             "",
@@ -195,12 +221,15 @@ def class_section(report: ModelReport) -> list[str]:
     return lines
 
 
-def _rates(row: dict, lists: list[str], peers: list[str]) -> str:
-    times = {
-        **{f"`{r}`": row["tvm_ms"][r] for r in lists},
-        **{f"`{p}`": row["torch_ms"].get(p) for p in peers},
-    }
-    shown = [f"{name} {rate(row['gflop'] / ms)}" for name, ms in times.items() if ms]
+def _arm_ms(row: dict, ours: list[str], peers: list[str]) -> dict:
+    """arm -> ms of the class in the arm's profile: TVM's arms, then the peers."""
+    found = {arm_of(c): row["profiled_ms"].get(c) for c in ours}
+    return found | {p: row["torch_ms"].get(p) for p in peers}
+
+
+def _rates(row: dict, lists: list[str], ours: list[str], peers: list[str]) -> str:
+    times = {**{r: row["tvm_ms"][r] for r in lists}, **_arm_ms(row, ours, peers)}
+    shown = [f"`{name}` {rate(row['gflop'] / ms)}" for name, ms in times.items() if ms]
     return f"{row['class']} ({_digits(row['gflop'], 2)} GFLOP a call) " + ", ".join(shown)
 
 

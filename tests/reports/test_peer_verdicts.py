@@ -211,3 +211,49 @@ def test_the_headline_names_the_class_the_tuned_build_loses_most_in_too():
     )
     del report["kernels"][0]["kernel_us"]["tuned"], report["tuned"]
     assert class_text(report).endswith("against 5.0 us.")  # without tuned kernels, no tuned part
+
+
+def test_profiled_tvm_arms_are_classed_and_the_headline_compares_profile_with_profile():
+    """Kernels alone run with warm inputs: where TVM's arms were profiled, their kernels there
+    (named `<function>_kernel` as on the H100) are what the headline holds against PyTorch."""
+    from pool_fusion_tuning.reports.kernel_classes import class_rows, class_section, class_text
+
+    def kernel(name, rules, window, **us):
+        return {"name": name, "calls": 9, "rules": rules, "window": window, "kernel_us": us}
+
+    dw = {"default": "GeneralReduction", "fixed": "WindowReduction"}
+    mm, conv = "fused_matmul5_add10", "fused_conv2d7_add11"
+    report = {
+        "settings": {"rule_lists": ["default", "fixed"]},
+        "kernels": [
+            kernel(mm, {"default": "Matmul"}, 1536, default=66.5, fixed=66.5),
+            kernel(conv, dw, 49, default=190.0, fixed=8.0),
+        ],
+        "peers": ["torch-compile"],
+        "profiled": {  # us per call, by the names CUPTI gives
+            "tvm-default": {
+                "kernels_us": {
+                    f"{mm}_kernel": 819.4,
+                    f"{conv}_kernel": 1700.0,
+                    "transpose_kernel": 11.6,
+                }
+            },
+            "tvm-fixed": {"kernels_us": {f"{mm}_kernel": 819.4, f"{conv}_kernel": 80.0}},
+            "torch-compile": {
+                "kernels_us": {
+                    "sm80_xmma_gemm_f32f32_tn_n_cublas": 295.7,
+                    "conv2d_c1_k1_nhwc": 100.0,
+                }
+            },
+        },
+    }
+    rows = {row["class"]: row for row in class_rows(report)}
+    assert rows["matmul"]["tvm_ms"]["default"] == pytest.approx(0.5985)  # 9 x 66.5 us alone
+    assert rows["matmul"]["profiled_ms"] == pytest.approx({"default": 0.8194, "fixed": 0.8194})
+    assert rows["elementwise"]["profiled_ms"]["default"] == pytest.approx(0.0116)  # by name
+    said = class_text(report)
+    assert said.startswith("By kernel class (each arm's kernels in its CUPTI profile)")
+    assert "loses most in window reduction: 1.70 ms against 100.0 us" in said
+    header = [line for line in class_section(report) if line.startswith("| class")]
+    lists, arms = "`default` | `fixed`", "`tvm-default` | `tvm-fixed` | `torch-compile`"
+    assert header == [f"| class | TVM kernels | {lists} | {arms} |"]
