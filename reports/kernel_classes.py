@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 from pool_fusion_tuning.baselines.peers import PEERS, inductor_peer
 from pool_fusion_tuning.runfolder.model_records import ModelReport
@@ -91,7 +92,7 @@ def class_rows(report: ModelReport) -> list[dict]:
     return rows
 
 
-def _profiled_ms(kernels_us: dict, name: str, classed) -> float:
+def _profiled_ms(kernels_us: dict, name: str, classed: Callable[[str], str]) -> float:
     return sum(us for kernel, us in kernels_us.items() if classed(kernel) == name) / 1e3
 
 
