@@ -78,7 +78,7 @@ def class_rows(report: ModelReport) -> list[dict]:
     classed = functools.partial(_profiled_tvm_class, by_name=by_name)
     rows = []
     for name in CLASSES:
-        kernels = [k for k in report["kernels"] if tvm_class(k) == name]
+        kernels = [k for k in report["kernels"] if by_name[k["name"]] == name]
         tvm = {rules: kernels_ms(kernels, rules, base) for rules in lists}
         torch = {peer: _profiled_ms(profiled[peer], name, torch_class) for peer in peers}
         in_network = {c: _profiled_ms(profiled[arm_of(c)], name, classed) for c in ours}
@@ -147,7 +147,7 @@ def worst_class(rows: list[dict], peer: str, column: str = "default") -> dict | 
 
 def tvm_ms(row: dict, column: str) -> float | None:
     """A class's TVM time under `column`: in its arm's profile where profiled, else alone."""
-    found = row.get("profiled_ms", {}).get(column)
+    found = row["profiled_ms"].get(column)
     return found if found is not None else row["tvm_ms"].get(column)
 
 
@@ -169,7 +169,7 @@ def class_text(report: ModelReport) -> str:
         return ""
     basis = (
         "each arm's kernels in its CUPTI profile"
-        if "default" in worst.get("profiled_ms", {})
+        if "default" in worst["profiled_ms"]
         else f"launches x time alone, beside {code(peer)}'s kernels in its CUPTI profile"
     )
     text = (
