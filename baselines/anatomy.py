@@ -14,6 +14,8 @@ import tvm_ffi
 from tvm import relax, tirx
 from tvm.tirx.build import split_host_device_mods
 
+from .kernel_names import device_kernel
+
 _ENTRY = re.compile(r"Compiling entry function '(\w+)'")
 _FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?")
@@ -24,7 +26,7 @@ def launch_configs(mod: tvm.IRModule) -> dict[str, dict]:
     configs = {}
     for gv, func in mod.functions.items():
         if isinstance(func, tirx.PrimFunc) and (extents := _thread_extents(func)):
-            configs[f"{gv.name_hint}_kernel"] = {
+            configs[device_kernel(gv.name_hint)] = {
                 "grid": math.prod(extents.get(f"blockIdx.{axis}", 1) for axis in "xyz"),
                 "block": math.prod(extents.get(f"threadIdx.{axis}", 1) for axis in "xyz"),
             }

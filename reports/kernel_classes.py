@@ -11,9 +11,9 @@ TVM fuse differently. A name no class claims is elementwise.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 
+from pool_fusion_tuning.baselines.kernel_names import function_of
 from pool_fusion_tuning.baselines.peers import PEERS, inductor_peer
 from pool_fusion_tuning.runfolder.model_records import ModelReport
 
@@ -98,7 +98,7 @@ def _profiled_ms(kernels_us: dict, name: str, classed: Callable[[str], str]) -> 
 
 def _profiled_tvm_class(kernel: str, by_name: dict) -> str:
     """A profiled TVM kernel (`<function>_kernel[_N]`) in its function's class."""
-    function = re.sub(r"_kernel(_\d+)?$", "", kernel)
+    function = function_of(kernel)
     return by_name.get(function) or tvm_class({"name": function, "rules": {}})
 
 

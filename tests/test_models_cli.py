@@ -253,11 +253,21 @@ def test_tune_top_any_kernel_tunes_a_matmul_with_metaschedule_and_says_why_optun
 @pytest.mark.parametrize(
     "kernel, kind",
     [
-        ({"name": "fused_conv2d_add_relu", "window": 144, "pattern": False}, "conv"),
-        ({"name": "fused_matmul_add_gelu", "window": 96, "pattern": False}, "matmul"),
-        ({"name": "avg_pool2d", "window": 4, "pattern": True}, "pool, idle lanes"),
-        ({"name": "fused_mean", "window": 49, "pattern": False}, "reduction"),
-        ({"name": "fused_add_multiply", "window": None, "pattern": False}, "elementwise"),
+        (
+            {"name": "fused_conv2d_add_relu", "window": 144, "rules": {"default": "Matmul"}},
+            "convolution",
+        ),
+        (
+            {"name": "fused_conv2d3_add", "window": 49, "rules": {"default": "Reduction"}},
+            "window reduction",
+        ),
+        ({"name": "fused_matmul_add_gelu", "window": 96, "rules": {}}, "matmul"),
+        (
+            {"name": "avg_pool2d", "window": 4, "pattern": True, "rules": {}},
+            "window reduction, idle lanes",
+        ),
+        ({"name": "fused_mean", "window": 49, "rules": {}}, "other reduction"),
+        ({"name": "fused_add_multiply", "window": None, "rules": {}}, "elementwise"),
     ],
 )
 def test_a_tuned_kernel_is_named_for_what_it_computes(kernel, kind):

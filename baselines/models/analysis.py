@@ -15,6 +15,7 @@ import tvm_ffi
 from tvm import s_tir, tirx
 
 from pool_fusion_tuning.baselines.anatomy import launch_configs
+from pool_fusion_tuning.baselines.kernel_names import device_kernel
 from pool_fusion_tuning.baselines.pipeline import make_target, unscheduled
 from pool_fusion_tuning.baselines.rules import rule_name
 
@@ -195,5 +196,5 @@ def _uses_any(expr, variables) -> bool:
 
 def launch(name: str, func: tirx.PrimFunc) -> KernelLaunch | None:
     """Grid and block of the scheduled `func`, from its thread bindings."""
-    found = launch_configs(tvm.IRModule({name: func})).get(f"{name}_kernel")
+    found = launch_configs(tvm.IRModule({name: func})).get(device_kernel(name))
     return None if found is None else KernelLaunch(found["grid"], found["block"])

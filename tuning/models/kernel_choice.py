@@ -10,15 +10,6 @@ from pool_fusion_tuning.tuning.candidates.outcome import Status
 
 from .model_plan import ALL_MIN_SHARE, ANY_KERNELS, CLASS_CHOICES, PATTERN_KERNELS
 
-# TVM's Relax names a fused function for its operators (`fused_conv2d_add_relu`); first match.
-_KINDS = (
-    ("conv", ("conv",)),
-    ("matmul", ("matmul", "dense", "linear", "bmm")),
-    ("pool", ("pool",)),
-    ("softmax", ("softmax",)),
-    ("norm", ("norm",)),
-)
-
 
 def costliest(run: Run, count: int | None, kernels: str = PATTERN_KERNELS) -> list[dict]:
     """The analyses of the `count` kernels that `kernels` (a `--kernels` choice) takes with the
@@ -46,10 +37,7 @@ def takes(kernels: str, kernel: dict) -> bool:
 
 
 def kernel_kind(kernel: dict) -> str:
-    """What a kernel computes, as the report names it: its operator from TVM's fused-function
-    name (conv, matmul, pool, norm, softmax), else a reduction or elementwise; ", idle lanes"
-    where it has the pattern."""
-    name = kernel["name"]
-    found = [kind for kind, words in _KINDS if any(word in name for word in words)]
-    kind = found[0] if found else "reduction" if kernel.get("window") else "elementwise"
+    """What a kernel computes, as the report names it: its class in the report's gap by kernel
+    class, and ", idle lanes" where it has the pattern."""
+    kind = tvm_class(kernel)
     return f"{kind}, idle lanes" if kernel.get("pattern") else kind
