@@ -292,6 +292,9 @@ def test_kernels_takes_the_pattern_any_kernel_or_one_class_costliest_first(model
     assert sorted(sum(by_class, [])) == sorted(everything)
     assert all(names == [n for n in everything if n in names] for names in by_class)
     assert costliest(run, 1, "any") == costliest(run, 100, "any")[:1]
+    # Classes joined by commas take each class's kernels, in the order of `any`.
+    pair = [k["name"] for k in costliest(run, 100, "window-reduction,elementwise")]
+    assert pair == [n for n in everything if n in taken["window-reduction"] + taken["elementwise"]]
 
 
 def test_a_kernels_choice_that_takes_no_kernel_says_so_on_the_console_and_in_the_report(
@@ -383,7 +386,12 @@ def _one_line(capsys, argv: list[str]) -> str:
         (
             ["model", DENSE, "--tune-top", "1", "--kernels", "all", "--target", "llvm"],
             "--kernels must be one of pattern, any, matmul, convolution, window-reduction, "
-            "other-reduction, elementwise, got 'all'",
+            "other-reduction, elementwise, or classes joined by commas (matmul,convolution), "
+            "got 'all'",
+        ),
+        (
+            ["model", DENSE, "--tune-top", "1", "--kernels", "matmul,any", "--target", "llvm"],
+            "got 'matmul,any'",
         ),
         (["model", DENSE, "--processes", "0", "--target", "llvm"], "--processes must be between"),
         (["model", DENSE, "--blocks", "many", "--target", "llvm"], "--blocks must be auto"),

@@ -15,6 +15,7 @@ from pool_fusion_tuning.tuning.models.model_plan import ALL_MIN_SHARE
 pytestmark = pytest.mark.torch
 
 TWO_LINEARS = f"{ROOT / 'tests' / 'fixtures' / 'matmul_head.py'}:two_linears"
+POOL_THEN_LINEAR = f"{ROOT / 'tests' / 'fixtures' / 'matmul_head.py'}:pool_then_linear"
 QUICK = [
     *"--target llvm --processes 1 --blocks 1 --number 1 --repeat 1 --min-repeat-ms 0".split(),
     *"--warmup-s 0 --peers none --budget 2 --kernels any".split(),
@@ -131,6 +132,29 @@ def test_a_larger_budget_goes_on_keeping_what_was_measured(tmp_path, random_only
     assert (out / "trials" / "trial_0.json").stat().st_mtime_ns == stamp
     assert main(args) == 2  # and the smaller budget is refused
     assert "(--budget: 4 in the folder, 2 here)" in capfd.readouterr().err
+
+
+def test_more_kernel_classes_go_on_keeping_the_kernels_tuned(tmp_path, random_only, capfd):
+    out = tmp_path / "wider"
+    quick = [*QUICK[:-2], "--tune-top", "2"]  # on the CPU the pool is below --tune-top all's share
+    args = ["model", POOL_THEN_LINEAR, *quick, "--kernels", "window-reduction", "--out", str(out)]
+    assert main(args) == 0
+    ((pool, result),) = _results(out).items()
+    stamp, earlier = result.stat().st_mtime_ns, read_json(out / "trials" / "trial_0.json")
+    # Listed in any order, the classes are one setting.
+    wider = [*args[:-4], "--kernels", "window-reduction,matmul", "--out", str(out)]
+    assert main(wider) == 0
+    said = "the tuning goes on: --kernels window-reduction -> matmul,window-reduction, the "
+    assert f"{said}kernels tuned before kept; the arms are timed again" in capfd.readouterr().err
+    results = _results(out)
+    assert len(results) == 2 and results[pool].stat().st_mtime_ns == stamp  # not tuned again
+    assert read_json(out / "trials-superseded-1" / "trial_0.json") == earlier
+    assert read_json(out / "run.json")["settings"]["kernels"] == "matmul,window-reduction"
+    assert set(read_json(out / "report.json")["tuned"]["kernels"]) == set(results)
+    assert main(args) == 2  # fewer classes are refused
+    assert "(--kernels: matmul,window-reduction in the folder, window-reduction here)" in (
+        capfd.readouterr().err
+    )
 
 
 def test_a_spent_time_budget_leaves_kernels_untuned_and_the_report_says_which(

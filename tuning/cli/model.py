@@ -57,6 +57,7 @@ def model_main(argv: list[str]) -> int:
     from pool_fusion_tuning.tuning.models.model_plan import (
         ALL_KERNELS,
         ALL_MIN_SHARE,
+        CLASS_CHOICES,
         KERNEL_CHOICES,
         ModelPlan,
     )
@@ -106,7 +107,8 @@ def model_main(argv: list[str]) -> int:
         help="which kernels --tune-top takes: the costliest with the idle-lane pattern "
         "(pattern, the default), the costliest whatever they are (any: MetaSchedule tunes "
         "each in its default space, Optuna those its schedule template covers) or the "
-        "costliest of one class of the report's gap by kernel class (matmul, ...)",
+        "costliest of one class of the report's gap by kernel class, or of several joined by "
+        "commas (matmul,convolution); a later command may add classes to a run's tuning",
     )
     parser.add_argument(
         "--budget", type=integer, default=None, help="candidates per tuner and kernel"
@@ -118,7 +120,7 @@ def model_main(argv: list[str]) -> int:
     spec = parse_spec(args.spec)
     options = ModelOptions(args.batch, args.size, args.dtype, args.decompose)
     budget = _tuning(args)
-    kernels = _kernels(args, KERNEL_CHOICES)
+    kernels = _kernels(args, KERNEL_CHOICES, tuple(CLASS_CHOICES))
     settings = settings_of(args)
     where: RunOptions = {**_rpc(args), **storage_options(args)}
     _check_loads(args.spec, options)
@@ -235,15 +237,21 @@ def _rpc(args):
     return rpc_options(args, tuners_for(Role.TUNE_TOP))
 
 
-def _kernels(args, choices: tuple[str, ...]) -> str:
-    """--kernels checked: one of `choices`, and only with --tune-top."""
+def _kernels(args, choices: tuple[str, ...], classes: tuple[str, ...]) -> str:
+    """--kernels checked: one of `choices` or several `classes` joined by commas (kept in the
+    order of `classes`, so that a run's setting does not depend on how they were listed), and
+    only with --tune-top."""
     if args.kernels is None:
         return choices[0]
-    if args.kernels not in choices:
-        raise UsageError(f"--kernels must be one of {', '.join(choices)}, got {args.kernels!r}")
+    given = args.kernels.split(",")
+    if not (args.kernels in choices or set(given) <= set(classes)):
+        raise UsageError(
+            f"--kernels must be one of {', '.join(choices)}, or classes joined by commas "
+            f"(matmul,convolution), got {args.kernels!r}"
+        )
     if not args.tune_top:
         raise UsageError("--kernels says which kernels --tune-top K tunes; give --tune-top")
-    return args.kernels
+    return ",".join(name for name in classes if name in given) if len(given) > 1 else args.kernels
 
 
 def _check_loads(spec: str, options: ModelOptions) -> None:

@@ -8,7 +8,7 @@ from pool_fusion_tuning.runfolder.model_records import Analysis, KernelTimes
 from pool_fusion_tuning.runfolder.store import Run, read_record
 from pool_fusion_tuning.tuning.candidates.outcome import Status
 
-from .model_plan import ALL_MIN_SHARE, ANY_KERNELS, CLASS_CHOICES, PATTERN_KERNELS
+from .model_plan import ALL_MIN_SHARE, PATTERN_KERNELS, chosen_classes
 
 
 def costliest(run: Run, count: int | None, kernels: str = PATTERN_KERNELS) -> list[dict]:
@@ -31,9 +31,8 @@ def costliest(run: Run, count: int | None, kernels: str = PATTERN_KERNELS) -> li
 
 def takes(kernels: str, kernel: dict) -> bool:
     """Whether the `--kernels` choice `kernels` takes `kernel` (an analysis' kernel)."""
-    if kernels == PATTERN_KERNELS:
-        return bool(kernel["pattern"])
-    return kernels == ANY_KERNELS or tvm_class(kernel) == CLASS_CHOICES.get(kernels)
+    classes = chosen_classes(kernels)
+    return bool(kernel["pattern"]) if classes is None else tvm_class(kernel) in classes
 
 
 def kernel_kind(kernel: dict) -> str:

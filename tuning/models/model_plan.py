@@ -29,6 +29,8 @@ TUNED_BASE = "fixed"
 MODEL_PROTOCOL = Protocol(number=1, warmup_calls=10, checks=2, queued_calls=5)
 # `--kernels`: which kernels --tune-top K takes: the K costliest pattern kernels (the default, as
 # older runs did), of any kind, or of one class of the report's gap by kernel class.
+# Classes may be given together ("matmul,convolution"), and a later command may add classes to a
+# run's tuning (`reopen`).
 CLASS_CHOICES = {name.replace(" ", "-"): name for name in CLASSES}  # --kernels name: class
 KERNEL_CHOICES = ("pattern", "any", *CLASS_CHOICES)
 PATTERN_KERNELS, ANY_KERNELS = KERNEL_CHOICES[:2]
@@ -46,6 +48,16 @@ _OPTIONS = {
 }
 # Settings that hold options of their own: a difference is said by the option inside.
 _NESTED = ("model", "options", "protocol")
+
+
+def chosen_classes(kernels: str) -> set[str] | None:
+    """The classes a --kernels choice takes (every class for `any`; None for `pattern`, which is
+    no class)."""
+    if kernels == PATTERN_KERNELS:
+        return None
+    if kernels == ANY_KERNELS:
+        return set(CLASSES)
+    return {CLASS_CHOICES[name] for name in kernels.split(",")}
 
 
 def arm_name(rules: str) -> str:

@@ -39,7 +39,7 @@ from .cublas_gemms import cublas_gemms_left, time_cublas_gemms
 from .kernel_times import kernel_times_complete, time_kernels
 from .model_plan import ModelPlan, settings_difference
 from .prepare import Preparation, Prepared
-from .reopen import more_budget, reopen_tuning
+from .reopen import comparable, reopen_tuning, widens
 
 
 def run_model(run: Run, plan: ModelPlan, progress) -> ModelReport:
@@ -116,17 +116,16 @@ def _said(error: Exception) -> str:
 
 def open_model_run(out: Path, plan: ModelPlan, say) -> Run:
     """The model's run folder: created, or opened to finish when it holds this model's run
-    with the same settings (its tuning reopened where this command gives it more time or a
-    larger --budget: `reopen`)."""
+    with the same settings (its tuning reopened where this command gives it more time, a larger
+    --budget or more --kernels classes: `reopen`)."""
     from pool_fusion_tuning.tuning.study import save_environment
 
     # An analysis alone runs on the host, whatever it analyses for.
     target = TargetSpec("llvm") if plan.analyze_only else plan.target
 
     def refuse(stored: dict) -> str | None:
-        # Runs made before 2026-12-07's second session held the time budget as a setting.
-        settings = {k: v for k, v in stored["settings"].items() if k != "time_budget_s"}
-        if settings == plan.settings or more_budget(settings, plan.settings):
+        settings = comparable(stored["settings"])
+        if settings == plan.settings or widens(settings, plan.settings):
             return None
         differs = settings_difference(settings, plan.settings)
         return (
