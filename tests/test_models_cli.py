@@ -276,6 +276,24 @@ def test_a_tuned_kernel_is_named_for_what_it_computes(kernel, kind):
     assert kernel_kind(kernel) == kind
 
 
+def test_tuners_names_which_search_each_kernel_and_the_report_says_which_did_not(tmp_path):
+    out = tmp_path / "optuna-only"
+    args = [*QUICK, "--processes", "1", "--peers", "none", "--tune-top", "1", "--budget", "2"]
+    args += ["--kernels", "window-reduction", "--tuners", "optuna", "--out", str(out)]
+    done = tune("model", MATMUL_HEAD, *args, check_exit=0)
+    (name, summary), *_ = read_json(out / "report.json")["tuned"]["kernels"].items()
+    assert summary["metaschedule"] == {"skipped": "left out by --tuners optuna"}
+    assert summary["optuna"]["trials"] == 2 and summary["best"] == "optuna"
+    assert not (out / "tuners" / name / "metaschedule").exists()
+    assert f"{name}: metaschedule skipped, left out by --tuners optuna" in done.stderr
+    assert "skipped: left out by --tuners optuna" in (out / "report.md").read_text()
+    # Not a setting: a later command may name other tuners; the kernel tuned keeps its result.
+    result = (out / "tuners" / name / "result.json").read_bytes()
+    others = [*args[: args.index("--tuners")], "--tuners", "metaschedule", "--out", str(out)]
+    tune("model", MATMUL_HEAD, *others, check_exit=0)
+    assert (out / "tuners" / name / "result.json").read_bytes() == result
+
+
 def test_kernels_takes_the_pattern_any_kernel_or_one_class_costliest_first(model_run):
     from pool_fusion_tuning.reports.kernel_classes import CLASSES
     from pool_fusion_tuning.runfolder.store import Run
@@ -383,6 +401,24 @@ def _one_line(capsys, argv: list[str]) -> str:
         (["model", DENSE, "--budget", "10", "--analyze"], "give --tune-top"),
         (["model", DENSE, "--tune-top", "2", "--analyze"], "give one"),
         (["model", DENSE, "--kernels", "any", "--analyze"], "give --tune-top"),
+        (["model", DENSE, "--tuners", "optuna", "--analyze"], "give --tune-top"),
+        (
+            [
+                "model",
+                DENSE,
+                "--tune-top",
+                "1",
+                "--tuners",
+                "optuna,optuna-one-kernel",
+                "--target",
+                "llvm",
+            ],
+            "--tuners takes one or more of optuna, metaschedule for --tune-top, got",
+        ),
+        (
+            ["model", DENSE, "--tune-top", "1", "--tuners", "nothing", "--target", "llvm"],
+            "unknown tuner 'nothing'",
+        ),
         (
             ["model", DENSE, "--tune-top", "1", "--kernels", "all", "--target", "llvm"],
             "--kernels must be one of pattern, any, matmul, convolution, window-reduction, "

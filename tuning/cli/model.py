@@ -63,6 +63,8 @@ def model_main(argv: list[str]) -> int:
     )
     from pool_fusion_tuning.tuning.models.model_run import open_model_run, run_model
 
+    from .choices import rpc_options
+
     parser = Parser(prog="tune model", description=__doc__)
     parser.add_argument(
         "spec", metavar="SPEC", help="torchvision:NAME, timm:NAME or FILE.py:FUNCTION"
@@ -113,6 +115,14 @@ def model_main(argv: list[str]) -> int:
     parser.add_argument(
         "--budget", type=integer, default=None, help="candidates per tuner and kernel"
     )
+    parser.add_argument(
+        "--tuners",
+        default=None,
+        metavar="NAMES",
+        help="which --tune-top tuners search each kernel, comma-separated (default all: "
+        "optuna,metaschedule); a later command on the run may name others, each kernel "
+        "tuned before keeping what its tuners found",
+    )
     add_rpc(parser)
     add_storage(parser)
     add_shared(parser, trials=Protocol.trials)
@@ -122,7 +132,8 @@ def model_main(argv: list[str]) -> int:
     budget = _tuning(args)
     kernels = _kernels(args, KERNEL_CHOICES, tuple(CLASS_CHOICES))
     settings = settings_of(args)
-    where: RunOptions = {**_rpc(args), **storage_options(args)}
+    tuners = _tuners(args)
+    where: RunOptions = {**rpc_options(args, tuners), **storage_options(args)}
     _check_loads(args.spec, options)
     plan = ModelPlan(
         spec.text,
@@ -132,6 +143,7 @@ def model_main(argv: list[str]) -> int:
         kernels=kernels,
         time_budget_s=args.time_budget,
         kernels_at_once=args.kernels_at_once or 1,
+        tuners=tuners,
         command=recorded_command("tune model", argv),
         where=where,
         **settings,
@@ -226,15 +238,25 @@ def _tuning(args) -> int:
     return (DEFAULT_BUDGET if args.budget is None else args.budget) if args.tune_top else 0
 
 
-def _rpc(args):
-    """--rpc-tracker and --rpc-key as `tune` checks them, the tracker asked for free servers
-    before any work."""
+def _tuners(args) -> list[str]:
+    """--tuners checked: --tune-top's tuners, at least one, only with --tune-top."""
     from pool_fusion_tuning.tuning.tuners.registry import tuners_for
     from pool_fusion_tuning.tuning.tuners.spec import Role
 
-    from .choices import rpc_options
+    from .choices import tuner_names
 
-    return rpc_options(args, tuners_for(Role.TUNE_TOP))
+    allowed = tuners_for(Role.TUNE_TOP)
+    if args.tuners is None:
+        return allowed
+    if not args.tune_top:
+        raise UsageError("--tuners says which tuners search --tune-top's kernels; give --tune-top")
+    names = [n for n in tuner_names(args.tuners) if n]
+    if not names or not set(names) <= set(allowed):
+        raise UsageError(
+            f"--tuners takes one or more of {', '.join(allowed)} for --tune-top, "
+            f"got {args.tuners!r}"
+        )
+    return [name for name in allowed if name in names]
 
 
 def _kernels(args, choices: tuple[str, ...], classes: tuple[str, ...]) -> str:

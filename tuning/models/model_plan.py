@@ -18,6 +18,8 @@ from pool_fusion_tuning.runfolder.records import RunOptions
 from pool_fusion_tuning.runfolder.store import Run
 from pool_fusion_tuning.tuning.measure.model_workload import ModelArm, ModelWorkload
 from pool_fusion_tuning.tuning.measure.protocol import Protocol
+from pool_fusion_tuning.tuning.tuners.registry import tuners_for
+from pool_fusion_tuning.tuning.tuners.spec import Role
 
 KIND = "model"
 TUNED = "tvm-tuned"
@@ -83,6 +85,9 @@ class ModelPlan:
     time_budget_s: float | None = None  # of --tune-top: tuning wall time, over all commands
     # Of --tune-top, how many kernels are tuned side by side: how fast, not what (not a setting).
     kernels_at_once: int = 1
+    # Of --tune-top, which tuners search each kernel: which searches a later kernel gets, not what
+    # a run measures (each kernel's result names a tuner not run), so no setting either.
+    tuners: list[str] = field(default_factory=lambda: tuners_for(Role.TUNE_TOP))
     # --rpc-tracker, --rpc-key (where MetaSchedule measures; `rpc.label` in the trial rows) and
     # --storage (where the kernels' Optuna studies are kept): where, not what, so no setting.
     where: RunOptions = field(default_factory=lambda: RunOptions())

@@ -182,7 +182,7 @@ def _jobs(run: Run, plan: ModelPlan, name: str, func, progress) -> dict:
             phase=f"{tuner} {name}",
             options=kernel_options(run, plan, name),
         )
-        for tuner in tuners_for(Role.TUNE_TOP)
+        for tuner in plan.tuners
     }
 
 
@@ -208,6 +208,8 @@ def _tune_kernel(
             fatal=lambda error: stopped_by_the_run(error) or not isinstance(error, Exception),
         )
     found = {t: _outcome(o) for t, o in outcomes.items()}
+    named = f"left out by --tuners {','.join(jobs)}"
+    found.update({t: {"skipped": named} for t in tuners_for(Role.TUNE_TOP) if t not in jobs})
     timed = {t: s["best_kernel_us"] for t, s in found.items() if s.get("best_kernel_us")}
     best = min(timed, key=timed.__getitem__) if timed else None
     fixed_us = rules["fixed"].get("kernel_us")
@@ -220,7 +222,7 @@ def _tune_kernel(
         "calls": kernel["calls"],
         "default_us": rules["default"].get("kernel_us"),
         "fixed_us": rules["fixed"].get("kernel_us"),
-        **{t: found[t] for t in jobs},
+        **found,
         "best": best,
         "kernel_us": timed.get(best) if best else None,
         "used": TUNED_BASE if slower else best,
@@ -228,7 +230,7 @@ def _tune_kernel(
         "wall_s": time.monotonic() - started,
     }
     write_json(folder / RESULT, summary)
-    for tuner, reason in _not_tuned(summary, jobs).items():
+    for tuner, reason in _not_tuned(summary, found).items():
         progress.line(f"{name}: {tuner} {reason}")
     progress.line(
         f"{name}: default {_us(summary['default_us'])}, fixed {_us(summary['fixed_us'])}, "
@@ -252,10 +254,10 @@ def _outcome(outcome) -> dict:
     return outcome
 
 
-def _not_tuned(summary: dict, jobs: dict) -> dict[str, str]:
+def _not_tuned(summary: dict, tuners: dict) -> dict[str, str]:
     """Each tuner that has no schedule of the kernel: why, as its console line says it."""
     said = {}
-    for tuner in jobs:
+    for tuner in tuners:
         found = summary[tuner]
         if "skipped" in found:
             said[tuner] = f"skipped, {found['skipped']}"
