@@ -12,6 +12,10 @@
                                                  too, each against its default schedule
     tune model torchvision:convnext_tiny --tune-top all --kernels matmul --budget 128
                                                  every matmul that matters, at a larger budget
+    tune model torchvision:resnet50 --tune-top all --kernels convolution
+        --tuners metaschedule --budget 64        its convolutions (most of its kernel time),
+                                                 MetaSchedule alone; later --kernels
+                                                 convolution,elementwise adds a class
     tune model torchvision:convnext_tiny --tune-top 2 --storage postgresql://me@db/tuning
                                                  each kernel's Optuna study on a server, where
                                                  `tune worker --study NAME` (the name it
