@@ -254,7 +254,7 @@ def _tuners(args) -> list[str]:
         return allowed
     if not args.tune_top:
         raise UsageError("--tuners says which tuners search --tune-top's kernels; give --tune-top")
-    names = [n for n in tuner_names(args.tuners) if n]
+    names = tuner_names(args.tuners)
     if not names or not set(names) <= set(allowed):
         raise UsageError(
             f"--tuners takes one or more of {', '.join(allowed)} for --tune-top, "

@@ -230,7 +230,7 @@ def _tune_kernel(
         "wall_s": time.monotonic() - started,
     }
     write_json(folder / RESULT, summary)
-    for tuner, reason in _not_tuned(summary, found).items():
+    for tuner, reason in _not_tuned(found).items():
         progress.line(f"{name}: {tuner} {reason}")
     progress.line(
         f"{name}: default {_us(summary['default_us'])}, fixed {_us(summary['fixed_us'])}, "
@@ -254,15 +254,15 @@ def _outcome(outcome) -> dict:
     return outcome
 
 
-def _not_tuned(summary: dict, tuners: dict) -> dict[str, str]:
-    """Each tuner that has no schedule of the kernel: why, as its console line says it."""
+def _not_tuned(found: dict[str, dict]) -> dict[str, str]:
+    """Each tuner that has no schedule of the kernel (`found`: each tuner's outcome): why, as its
+    console line says it."""
     said = {}
-    for tuner in tuners:
-        found = summary[tuner]
-        if "skipped" in found:
-            said[tuner] = f"skipped, {found['skipped']}"
-        elif "error" in found:
-            said[tuner] = f"found nothing: {found['error']}"
+    for tuner, outcome in found.items():
+        if "skipped" in outcome:
+            said[tuner] = f"skipped, {outcome['skipped']}"
+        elif "error" in outcome:
+            said[tuner] = f"found nothing: {outcome['error']}"
     return said
 
 
