@@ -85,6 +85,7 @@ def tuned_section(report: ModelReport) -> list[str]:
         f"`{TUNED}` is the {code(report['tuned'].get('base'))} list's build with these "
         "kernels put in.",
         *_still_improving(kernels, tuners),
+        *_warm_started(kernels, tuners),
         *_spent(report, first["budget"]),
     ]
 
@@ -101,6 +102,28 @@ def _still_improving(kernels: dict, tuners: list[str]) -> list[str]:
         return []
     said = "Best found in the last quarter of the search: " + ", ".join(late)
     return ["", said + "; a larger --budget on the same --out goes on from there."]
+
+
+def _warm_started(kernels: dict, tuners: list[str]) -> list[str]:
+    """Where searches began with another run's records (`--warm-start`), and how many kernels
+    that run held."""
+    begun = [
+        cell["warm_start"]
+        for found in kernels.values()
+        for tuner in tuners
+        if "warm_start" in (cell := found.get(tuner, {}))
+    ]
+    if not begun:
+        return []
+    folders = dict.fromkeys((w["folder"], w["gpu"]) for w in begun)  # in the kernels' order
+    said = "; ".join(code(folder) + (f" ({md(gpu)})" if gpu else "") for folder, gpu in folders)
+    held = sum(1 for w in begun if w["kernel"] is not None)
+    return [
+        "",
+        f"Warm start from {said}: it held {held} of the {len(begun)} kernels searched; each "
+        "search's first candidates (`from warm start` above) are its best records there, built, "
+        "checked and timed again here, and counted in the budget.",
+    ]
 
 
 def _spent(report: ModelReport, budget: int) -> list[str]:
@@ -156,7 +179,9 @@ def _tuner_cell(found: dict) -> str:
     valid = f"{found.get('valid', 0)} of {found.get('trials', 0)} valid"
     # Where the best came: late in the budget, a larger one may find more.
     at = f", best at {found['best_trial']}" if found.get("best_trial") else ""
-    return f"{tenths(found.get('best_kernel_us'))} ({valid}{at})"
+    warm = found.get("warm_start", {}).get("records")
+    begun = f", {warm} from warm start" if warm else ""
+    return f"{tenths(found.get('best_kernel_us'))} ({valid}{at}{begun})"
 
 
 def tuned_text(report: ModelReport) -> str:

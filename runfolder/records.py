@@ -171,6 +171,17 @@ class Trial(TypedDict):
     wall_s: NotRequired[TrialWalls]
 
 
+class WarmStart(TypedDict):
+    """Where a kernel's MetaSchedule search began (`tune model --warm-start`): the run folder, the
+    kernel there with the same workload (None: none had it), that run's GPU, and how many of its
+    best records were measured again here, the search's first trial rows."""
+
+    folder: str
+    kernel: str | None
+    gpu: str | None
+    records: Count
+
+
 class TunerRun(TypedDict):
     """What one tuner's search found (a summary's, or one of its resumes')."""
 
@@ -187,6 +198,7 @@ class TunerRun(TypedDict):
     exhaustive_best_kernel_us: NotRequired[TimeUs | None]
     exhaustive_points: NotRequired[Count]
     time_spent: NotRequired[dict[str, Seconds]]
+    warm_start: NotRequired[WarmStart]
 
 
 class TunerSummary(TunerRun):

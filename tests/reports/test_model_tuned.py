@@ -154,3 +154,24 @@ def test_each_tuner_s_cell_says_which_candidate_was_its_best_and_the_row_its_flo
     analysed["window"] = None  # its work unknown: no rate
     row = next(line for line in tuned_section(report) if "fused_matmul" in line)
     assert row.endswith("| metaschedule | — |")
+
+
+def test_a_warm_started_search_says_how_many_candidates_came_from_where():
+    begun = {"folder": "runs/h100", "kernel": "fused_matmul", "gpu": "NVIDIA H100 80GB HBM3"}
+    found = {"best_kernel_us": 20.0, "trials": 64, "valid": 64, "best_trial": 3}
+    kernel = {"kind": "matmul", "calls": 9, "default_us": 66.4, "fixed_us": 66.4, "budget": 64}
+    kernel |= {"metaschedule": found | {"warm_start": begun | {"records": 32}}}
+    kernel |= {"best": "metaschedule", "kernel_us": 20.0}
+    other = kernel | {"metaschedule": found | {"warm_start": begun | {"records": 0}}}
+    other["metaschedule"]["warm_start"]["kernel"] = None
+    report = {
+        "kernels": [],
+        "tuned": {"base": "fixed", "kernels": {"fused_matmul": kernel, "fused_conv2d": other}},
+    }
+    text = "\n".join(tuned_section(report))
+    assert "| 20.0 (64 of 64 valid, best at 3, 32 from warm start) |" in text
+    assert "| 20.0 (64 of 64 valid, best at 3) |" in text  # the kernel the folder lacked
+    assert (
+        "Warm start from `runs/h100` (NVIDIA H100 80GB HBM3): it held 1 of the 2 kernels "
+        "searched; each search's first candidates" in text
+    )

@@ -7,15 +7,17 @@
                                                  the idle-lane pattern; nothing runs
     tune model torchvision:convnext_tiny --tune-top 2 --budget 100
                                                  the 2 costliest pattern kernels tuned
-    tune model torchvision:convnext_tiny --tune-top 8 --kernels any --budget 64
-                                                 the 8 costliest kernels, matmuls and convs
-                                                 too, each against its default schedule
     tune model torchvision:convnext_tiny --tune-top all --kernels matmul --budget 128
                                                  every matmul that matters, at a larger budget
     tune model torchvision:resnet50 --tune-top all --kernels convolution
         --tuners metaschedule --budget 64        its convolutions (most of its kernel time),
                                                  MetaSchedule alone; later --kernels
                                                  convolution,elementwise adds a class
+    tune model torchvision:convnext_tiny --tune-top all --kernels matmul --budget 64
+        --tuners metaschedule --warm-start runs/convnext-h100
+                                                 each matmul's search begins with the best
+                                                 32 that an earlier run (another card)
+                                                 found of it, each measured again here
     tune model torchvision:convnext_tiny --tune-top 2 --storage postgresql://me@db/tuning
                                                  each kernel's Optuna study on a server, where
                                                  `tune worker --study NAME` (the name it
@@ -127,6 +129,14 @@ def model_main(argv: list[str]) -> int:
         "optuna,metaschedule); a later command on the run may name others, each kernel "
         "tuned before keeping what its tuners found",
     )
+    parser.add_argument(
+        "--warm-start",
+        default=None,
+        metavar="DIR",
+        help="each kernel's new MetaSchedule search begins with the best records (at most 32) "
+        "of the same kernel in DIR, an earlier --tune-top run folder (another card, network or "
+        "budget), each measured again here and counted in --budget",
+    )
     add_rpc(parser)
     add_storage(parser)
     add_shared(parser, trials=Protocol.trials)
@@ -137,6 +147,7 @@ def model_main(argv: list[str]) -> int:
     kernels = _kernels(args, KERNEL_CHOICES, tuple(CLASS_CHOICES))
     settings = settings_of(args)
     tuners = _tuners(args)
+    warm_start = _warm_start(args, tuners, settings["target"].kind)
     where: RunOptions = {**rpc_options(args, tuners), **storage_options(args)}
     _check_loads(args.spec, options)
     plan = ModelPlan(
@@ -150,6 +161,7 @@ def model_main(argv: list[str]) -> int:
         tuners=tuners,
         command=recorded_command("tune model", argv),
         where=where,
+        warm_start=warm_start,
         **settings,
     )
     out = Path(args.out or default_out(spec.name, plan))
@@ -261,6 +273,35 @@ def _tuners(args) -> list[str]:
             f"got {args.tuners!r}"
         )
     return [name for name in allowed if name in names]
+
+
+def _warm_start(args, tuners: list[str], target_kind: str) -> Path | None:
+    """--warm-start checked: a run folder holding MetaSchedule databases, tuned for this run's
+    target kind, for --tune-top's MetaSchedule measuring here."""
+    from pool_fusion_tuning.tuning.tuners.metaschedule import METASCHEDULE
+    from pool_fusion_tuning.tuning.tuners.metaschedule.warm_start import databases, environment_of
+
+    if args.warm_start is None:
+        return None
+    if not args.tune_top:
+        raise UsageError("--warm-start begins the searches of --tune-top; give --tune-top")
+    if METASCHEDULE.name not in tuners:
+        raise UsageError("--warm-start begins MetaSchedule's searches, which --tuners leaves out")
+    if args.rpc_tracker is not None:
+        raise UsageError("--warm-start measures its records here; give it without --rpc-tracker")
+    folder = Path(args.warm_start)
+    if not databases(folder):
+        raise UsageError(
+            f"--warm-start {folder} holds no MetaSchedule database (tuners/*/metaschedule/); "
+            "give the --out of an earlier tune model --tune-top run"
+        )
+    kind = environment_of(folder).get("target_kind")
+    if kind not in (None, target_kind):
+        raise UsageError(
+            f"--warm-start {folder} was tuned for {kind}, this run is for {target_kind}: give a "
+            f"run folder tuned for {target_kind}"
+        )
+    return folder
 
 
 def _kernels(args, choices: tuple[str, ...], classes: tuple[str, ...]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pool_fusion_tuning.baselines.models.model_spec import ModelOptions
 from pool_fusion_tuning.baselines.peers import PeerRole, peers_for
@@ -91,6 +92,9 @@ class ModelPlan:
     # --rpc-tracker, --rpc-key (where MetaSchedule measures; `rpc.label` in the trial rows) and
     # --storage (where the kernels' Optuna studies are kept): where, not what, so no setting.
     where: RunOptions = field(default_factory=lambda: RunOptions())
+    # --warm-start: the run folder whose MetaSchedule records a kernel's new search begins with,
+    # each measured again; each kernel's result says what it took, so no setting either.
+    warm_start: Path | None = None
 
     @property
     def identity(self) -> dict:

@@ -181,6 +181,7 @@ def _jobs(run: Run, plan: ModelPlan, name: str, func, progress) -> dict:
             progress,
             phase=f"{tuner} {name}",
             options=kernel_options(run, plan, name),
+            warm_start=plan.warm_start,
         )
         for tuner in plan.tuners
     }

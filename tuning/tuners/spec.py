@@ -70,7 +70,8 @@ class KernelJob:
     """One kernel task to tune in `folder` (`tune model --tune-top`): at most `budget`
     candidates, each checked against the task's reference; a resume goes on from what `folder`
     holds. `identity`: what a stored search there must have been made for. `options`: where a
-    tuner measures (`rpc_tracker`, `rpc_key`), not what."""
+    tuner measures (`rpc_tracker`, `rpc_key`), not what. `warm_start`: a run folder whose
+    MetaSchedule records of the kernel a new MetaSchedule search begins with."""
 
     task: KernelTask
     folder: Path
@@ -80,6 +81,7 @@ class KernelJob:
     progress: Progress
     phase: str  # the name its progress lines give
     options: RunOptions = field(default_factory=lambda: RunOptions())
+    warm_start: Path | None = None
 
 
 class Tuner(Protocol):

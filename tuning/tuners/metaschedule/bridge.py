@@ -7,7 +7,7 @@ every MetaSchedule candidate passes the correctness gate.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import tvm
@@ -127,17 +127,21 @@ def trial_recorder(
                 )
                 if record["status"] == Status.BUILT:
                     record = finish(built.artifact_path, record, ran)
-                launch = next(iter(launch_configs(candidate.sch.mod).values()), None)
-                rows.append(
-                    {
-                        "trial": len(rows) + 1,
-                        "launch": launch,
-                        "runner": runner,
-                        **{k: v for k, v in record.items() if k != "samples_us"},
-                    }
-                )
+                rows.append(trial_row(rows, candidate.sch.mod, record, runner))
             write_json(path, rows)
             if step is not None:
                 step(rows)
 
     return RecordTrials()
+
+
+def trial_row(rows: list, mod, record: Mapping, runner: str = "local", **marks) -> dict:
+    """The trial row of a candidate (`mod`, scheduled) measured as `record` says, numbered after
+    `rows`: its launch configuration, what measured it, any `marks` (`warm_start`)."""
+    return {
+        "trial": len(rows) + 1,
+        "launch": next(iter(launch_configs(mod).values()), None),
+        "runner": runner,
+        **marks,
+        **{k: v for k, v in record.items() if k != "samples_us"},
+    }

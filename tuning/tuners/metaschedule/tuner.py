@@ -29,7 +29,7 @@ from tvm.s_tir import meta_schedule as ms
 from pool_fusion_tuning.baselines.arms import Arm, tuned_arm
 from pool_fusion_tuning.baselines.case import Case
 from pool_fusion_tuning.baselines.target import TargetSpec
-from pool_fusion_tuning.runfolder.records import TunerSummary, TunerTrials
+from pool_fusion_tuning.runfolder.records import TunerSummary, TunerTrials, WarmStart
 from pool_fusion_tuning.runfolder.store import Run, read_record, read_text, write_json, write_text
 from pool_fusion_tuning.tuning.base.errors import TuningFailed
 from pool_fusion_tuning.tuning.base.progress import Progress
@@ -48,8 +48,11 @@ from .bridge import ScheduledModule, evaluating_builder, recorded_runner, trial_
 from .database import open_database
 from .design_space import template_space
 from .tune import tune_module
+from .warm_start import start_from
 
 RUNS = ("ms-default", "ms-space")
+# Where a search began, in its folder (`warm_start.start_from`), kept for the summary of a resume.
+WARM_START = "warm_start.json"
 
 
 def _ms_target(target: TargetSpec) -> tvm.target.Target:
@@ -70,20 +73,21 @@ def tune_one(
     step=None,
     say=print,
     workers: int | None = None,
+    warm_start: Path | None = None,
 ) -> dict:
     """One MetaSchedule run over `subject`'s kernel, built by `workers` processes (every core by
-    default), resuming from its JSON database and trial rows. `step(rows, done)` follows each
+    default), resuming from its JSON database and trial rows; a new one begins with the best
+    records of the run folder `warm_start` (`warm_start.py`). `step(rows, done)` follows each
     candidate measured in a round and each round's end (`done` 0: MetaSchedule then searches for
-    the next); `say(line)` reports each repair of the database."""
+    the next); `say(line)` reports each repair of the database and the warm start."""
     task = as_task(subject, target)
     func = task.function(target)
     rows_path = directory / "trials.json"
     rows = read_record(rows_path, TunerTrials) if rows_path.exists() else []
-    remaining = budget - len(rows)
     started = time.monotonic()
     database = open_database(directory, say)
     spent: dict = {}
-    if remaining > 0:
+    if len(rows) < budget:
         space = (
             "post-order-apply"
             if name == "ms-default"
@@ -94,10 +98,19 @@ def tune_one(
         outcomes: dict = {}
         book = TimeBook()  # the bridge's waits and writes; the evaluator keeps its own
         remote = bool(options.get("rpc_tracker"))
+        each = None if step is None else lambda done: step(rows, done)
         with (
             CandidateEvaluator(task, target, cache=cache, workers=workers) as evaluator,
             contextlib.ExitStack() as stack,
         ):
+            if warm_start is not None and not rows:
+                found = start_from(
+                    warm_start, func, _ms_target(target), database, evaluator, rows, budget, each
+                )
+                write_json(rows_path, rows)
+                write_json(directory / WARM_START, found)
+                say(_warm_start_said(found))
+            remaining = budget - len(rows)
             if remote:  # the servers check each candidate on the task's inputs
                 runner = stack.enter_context(rpc.remote_runner(options, task, evaluator.protocol))
                 recorder = trial_recorder(
@@ -107,33 +120,28 @@ def tune_one(
                 runner = recorded_runner(outcomes)
                 recorder = trial_recorder(outcomes, rows, rows_path, step=step, book=book)
             tuning_started = time.monotonic()
-            tune_module(
-                kernel_module(func),
-                _ms_target(target),
-                directory,
-                space=space,
-                seed=options.get("seed", 0),
-                num_tuning_cores=evaluator.workers,
-                max_trials_global=remaining,
-                num_trials_per_iter=min(64, remaining),
-                builder=evaluating_builder(
-                    evaluator,
-                    outcomes,
-                    not remote,
-                    book,
-                    None if step is None else lambda done: step(rows, done),
-                ),
-                runner=runner,
-                database=database,
-                cost_model="xgb",
-                # The default list without RemoveBuildArtifact (it deletes the folder
-                # of each artifact): the evaluator and `rpc` delete their own libraries.
-                measure_callbacks=[
-                    ms.measure_callback.AddToDatabase(),
-                    ms.measure_callback.UpdateCostModel(),
-                    recorder,
-                ],
-            )
+            if remaining > 0:  # else the warm start's records were the whole budget
+                tune_module(
+                    kernel_module(func),
+                    _ms_target(target),
+                    directory,
+                    space=space,
+                    seed=options.get("seed", 0),
+                    num_tuning_cores=evaluator.workers,
+                    max_trials_global=remaining,
+                    num_trials_per_iter=min(64, remaining),
+                    builder=evaluating_builder(evaluator, outcomes, not remote, book, each),
+                    runner=runner,
+                    database=database,
+                    cost_model="xgb",
+                    # The default list without RemoveBuildArtifact (it deletes the folder
+                    # of each artifact): the evaluator and `rpc` delete their own libraries.
+                    measure_callbacks=[
+                        ms.measure_callback.AddToDatabase(),
+                        ms.measure_callback.UpdateCostModel(),
+                        recorder,
+                    ],
+                )
             spent = book.totals(evaluator.book)
             # What MetaSchedule's own loop took: its wall less the bridge's calls.
             bridge = spent.get("wait_s", 0) + spent.get("storage_s", 0)
@@ -142,10 +150,22 @@ def tune_one(
     summary = _summary(rows, time.monotonic() - started)
     if spent:  # the session that tuned (a finished run resumed has none to add)
         summary["time_spent"] = spent
+    if (directory / WARM_START).exists():
+        summary["warm_start"] = read_record(directory / WARM_START, WarmStart)
     best = _best_module(database, func, _ms_target(target))
     if best is not None:
         write_text(directory / "best_module.json", tvm.ir.save_json(best))
     return summary
+
+
+def _warm_start_said(found: WarmStart) -> str:
+    if found["kernel"] is None:
+        return f"no warm start: {found['folder']} holds no record of this kernel"
+    gpu = f" ({found['gpu']})" if found["gpu"] else ""
+    return (
+        f"warm start from {found['folder']}{gpu}: the best {found['records']} records of its "
+        f"{found['kernel']}, measured again here"
+    )
 
 
 def _best_module(database, func, target):
@@ -270,8 +290,9 @@ def tune_kernel(job: KernelJob, evaluator: CandidateEvaluator) -> dict:
         {"seed": 0, **job.options},
         evaluator.cache,
         step,
-        job.progress.line,
+        lambda line: job.progress.line(f"{job.phase}: {line}"),
         workers=evaluator.workers,  # the cores this kernel's tuning has (`--kernels-at-once`)
+        warm_start=job.warm_start,
     )
     if not summary["valid"]:
         raise TuningFailed(
