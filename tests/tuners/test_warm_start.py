@@ -10,6 +10,7 @@ from tvm import te
 from tvm.s_tir import meta_schedule as ms
 
 from pool_fusion_tuning.baselines.target import TargetSpec
+from pool_fusion_tuning.runfolder.store import RunError
 from pool_fusion_tuning.tuning.base.progress import Progress
 from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
 from pool_fusion_tuning.tuning.candidates.outcome import Status
@@ -31,16 +32,9 @@ def _matmul(n: int, name: str = "", inputs: str = "ab") -> ModelKernel:
 
 def _tune(folder, task: ModelKernel, budget: int, warm_start=None, console=None) -> dict:
     """`tune model --tune-top`'s MetaSchedule on one kernel, in run folder `folder`."""
-    job = KernelJob(
-        task,
-        folder / "tuners" / task.name / "metaschedule",
-        LLVM,
-        budget,
-        {},
-        Progress(stream=console or io.StringIO()),
-        phase=f"metaschedule {task.name}",
-        warm_start=warm_start,
-    )
+    folder, progress = folder / "tuners" / task.name / "metaschedule", Progress(stream=console)
+    phase = f"metaschedule {task.name}"
+    job = KernelJob(task, folder, LLVM, budget, {}, progress, phase, warm_start=warm_start)
     with CandidateEvaluator(task, LLVM, workers=2) as evaluator:
         return metaschedule.tune_kernel(job, evaluator)
 
@@ -111,6 +105,14 @@ def test_a_kernel_the_source_does_not_hold_is_searched_from_nothing(warm, tmp_pa
     assert summary["warm_start"] == {**summary["warm_start"], "kernel": None, "records": 0}
     rows = read_json(tmp_path / "tuners" / "matmul8" / "metaschedule" / "trials.json")
     assert len(rows) == 2 and not any(row.get("warm_start") for row in rows)
+
+
+def test_a_damaged_database_there_is_said_of_that_folder(warm, tmp_path):
+    damaged = shutil.copytree(warm[0], tmp_path / "damaged")
+    records = next(damaged.glob("tuners/*/metaschedule")) / "database_tuning_record.json"
+    records.write_text("[not json\n" + records.read_text())
+    with pytest.raises(RunError, match=f"MetaSchedule database in {records.parent} "):
+        _tune(tmp_path / "run", _matmul(16), 2, warm_start=damaged)
 
 
 MODEL = f"{ROOT / 'tests' / 'fixtures' / 'matmul_head.py'}:two_linears"

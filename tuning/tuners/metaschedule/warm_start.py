@@ -18,7 +18,7 @@ from tvm import s_tir
 from tvm.s_tir import meta_schedule as ms
 
 from pool_fusion_tuning.runfolder.records import WarmStart
-from pool_fusion_tuning.runfolder.store import read_bytes, read_json, write_bytes
+from pool_fusion_tuning.runfolder.store import RunError, read_bytes, read_json, write_bytes
 from pool_fusion_tuning.tuning.candidates.evaluator import CandidateEvaluator
 from pool_fusion_tuning.tuning.candidates.kernel import kernel_module
 from pool_fusion_tuning.tuning.candidates.outcome import Status
@@ -26,8 +26,8 @@ from pool_fusion_tuning.tuning.candidates.outcome import Status
 from .bridge import ScheduledModule, trial_row
 from .database import FILES, open_database
 
-# Records taken per kernel: 32 build in about 12 s on 16 cores (about 3 s of CPU each on the
-# H100 machine), a tenth of a search of 256; which of them is best here is measured, not assumed.
+# Records taken per kernel: 32 build in about 12 s on 8 cores (3 s of CPU each on the H100
+# machine), a tenth of a search of 256.
 TOP = 32
 # MetaSchedule's time for a candidate that failed (`AddToDatabase`): never among the best.
 FAILED_SECS = 1e10
@@ -35,7 +35,8 @@ FAILED_SECS = 1e10
 
 def databases(folder: Path) -> list[Path]:
     """The MetaSchedule databases of a `tune model --tune-top` run folder, one per kernel."""
-    return sorted(path.parent for path in Path(folder).glob(f"tuners/*/metaschedule/{FILES[1]}"))
+    found = Path(folder).glob(f"tuners/*/metaschedule/{FILES[1]}")
+    return sorted(path.parent for path in found if (path.parent / FILES[0]).is_file())
 
 
 def environment_of(folder: Path) -> dict:
@@ -94,7 +95,10 @@ def _best_records(folder: Path, mod, top: int) -> tuple[Path | None, list]:
         with tempfile.TemporaryDirectory(prefix="warm-start-") as copy:
             for name in FILES:
                 write_bytes(Path(copy) / name, read_bytes(source / name))
-            database = open_database(Path(copy), lambda line: None)
+            try:
+                database = open_database(Path(copy), lambda line: None)
+            except RunError as error:  # said of the copy: say it of the source
+                raise RunError(str(error).replace(copy, str(source))) from None
             if database.has_workload(mod):
                 return source, list(database.get_top_k(database.commit_workload(mod), top))
     return None, []
