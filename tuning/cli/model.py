@@ -14,7 +14,8 @@
                                                  MetaSchedule alone; later --kernels
                                                  convolution,elementwise adds a class
     tune model torchvision:convnext_tiny --tune-top all --kernels matmul --budget 64
-        --tuners metaschedule --warm-start runs/h100 each search begins with the best 32 of
+        --tuners metaschedule --warm-start runs/h100
+                                                 each search begins with the best 32 of
                                                  an earlier run (another card), timed here
     tune model torchvision:convnext_tiny --tune-top 2 --storage postgresql://me@db/tuning
                                                  each kernel's Optuna study on a server, where
