@@ -294,6 +294,20 @@ def test_tuners_names_which_search_each_kernel_and_the_report_says_which_did_not
     assert (out / "tuners" / name / "result.json").read_bytes() == result
 
 
+@pytest.mark.slow
+def test_warm_start_begins_each_search_with_an_earlier_run_s_records(tmp_path):
+    args = [*QUICK, "--processes", "1", "--trials", "1", "--peers", "none", "--tune-top", "1"]
+    args += ["--kernels", "matmul", "--tuners", "metaschedule", "--budget"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    tune("model", MATMUL_HEAD, *args, "2", "--out", str(a), check_exit=0)
+    done = tune(
+        "model", MATMUL_HEAD, *args, "3", "--warm-start", str(a), "--out", str(b), check_exit=0
+    )
+    (name, found), *_ = read_json(b / "report.json")["tuned"]["kernels"].items()
+    taken = {"folder": str(a), "kernel": name, "gpu": None, "records": 2}
+    assert found["metaschedule"]["warm_start"] == taken and f"start from {a}" in done.stderr
+
+
 def test_kernels_takes_the_pattern_any_kernel_or_one_class_costliest_first(model_run):
     from pool_fusion_tuning.reports.kernel_classes import CLASSES
     from pool_fusion_tuning.runfolder.store import Run
