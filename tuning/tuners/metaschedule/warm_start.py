@@ -62,7 +62,7 @@ def start_from(
     mod = kernel_module(func)
     found, records = _best_records(folder, mod, min(TOP, budget))
     replayed = [_replay(record) for record in records]
-    outcomes = evaluator.evaluate([ScheduledModule(mod) for mod in replayed], each)
+    outcomes = evaluator.evaluate([ScheduledModule(scheduled) for scheduled in replayed], each)
     workload = database.commit_workload(mod)
     for record, scheduled, outcome in zip(records, replayed, outcomes):
         ok = outcome["status"] == Status.OK
